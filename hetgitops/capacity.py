@@ -1,0 +1,84 @@
+"""What each pool offers and each quota claims, per extended resource.
+
+Shared by the checks (quota vs capacity) and the compilers (Kueue quotas, Volcano queues), so
+that both count MIG instances and time-slicing replicas the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+
+from hetgitops import mig
+from hetgitops.model import CardType, Fleet, Pool, Quota
+
+
+def main_resource(pool: Pool, card: CardType) -> str:
+    """The resource a pool's whole (or time-sliced) cards are requested by."""
+    if pool.time_slicing_replicas and pool.rename_by_default:
+        return f"{card.resource_name}.shared"
+    return card.resource_name
+
+
+def mig_strategy(fleet: Fleet | None) -> str:
+    return fleet.mig_strategy if fleet else "mixed"
+
+
+def covered_gpus(pool: Pool, cards: int) -> dict[int, dict[str, int]]:
+    """GPU index -> MIG profile counts on a node with `cards` GPUs; later entries win."""
+    layout: dict[int, dict[str, int]] = {}
+    for device in pool.mig:
+        for index in device.gpus if device.gpus is not None else range(cards):
+            if index < cards:
+                layout[index] = dict(device.profiles)
+    return layout
+
+
+def pool_resources(pool: Pool, card: CardType, fleet: Fleet | None) -> dict[str, int]:
+    """Allocatable units per resource across the pool (what the device plugin would advertise)."""
+    total: Counter[str] = Counter()
+    strategy = mig_strategy(fleet)
+    for node in pool.nodes:
+        layout = covered_gpus(pool, node.cards) if pool.mig and strategy != "none" else {}
+        whole = node.cards - len(layout)
+        total[main_resource(pool, card)] += whole * pool.shared_replicas
+        for profiles in layout.values():
+            for profile, count in profiles.items():
+                name = card.resource_name if strategy == "single" else mig.resource_name(profile)
+                total[name] += count
+    return {name: count for name, count in sorted(total.items()) if count or name ==
+            main_resource(pool, card)}
+
+
+def quota_cards(quota: Quota, card: CardType, performance: float | None = None) -> int:
+    """Nominal whole-card quota; normalized units convert through the performance coefficient."""
+    if quota.cards is not None:
+        return quota.cards
+    if quota.normalized is None:
+        return 0
+    coefficient = performance or (card.performance.coefficient if card.performance else None)
+    if not coefficient:
+        return 0
+    # A tiny epsilon keeps 24.0 / 3.0 == 8 from becoming 7.999999.
+    return math.floor(quota.normalized / coefficient + 1e-9)
+
+
+def quota_resources(quota: Quota, pool: Pool, card: CardType, fleet: Fleet | None
+                    ) -> dict[str, int]:
+    """Nominal quota per resource for one team in one pool."""
+    claimed: Counter[str] = Counter()
+    cards = quota_cards(quota, card)
+    if cards or not quota.mig:
+        claimed[main_resource(pool, card)] += cards
+    for profile, count in quota.mig.items():
+        name = card.resource_name if mig_strategy(fleet) == "single" else mig.resource_name(profile)
+        claimed[name] += count
+    return dict(sorted(claimed.items()))
+
+
+def normalized(cards: float, card: CardType) -> float:
+    return cards * (card.performance.coefficient if card.performance else 0.0)
+
+
+HOURS_PER_MONTH = 730

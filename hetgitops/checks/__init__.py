@@ -1,0 +1,19 @@
+"""Check stage: semantic rules over the Policy, one module per family, one explicit registry."""
+
+from __future__ import annotations
+
+from hetgitops.checks.registry import RULES, CheckContext, Rule
+from hetgitops.diagnostics import Diagnostic
+from hetgitops.model import Policy
+
+# Importing a family module registers its rules; this tuple is the explicit list of families.
+FAMILIES: tuple[str, ...] = ()
+
+__all__ = ["FAMILIES", "RULES", "CheckContext", "Rule", "run_checks"]
+
+
+def run_checks(policy: Policy, context: CheckContext) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for registered in RULES.values():
+        found.extend(registered.function(policy, context))
+    return found

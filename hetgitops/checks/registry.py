@@ -1,0 +1,50 @@
+"""The rule registry: every semantic rule registers here under a stable kebab-case id."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model import Policy
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """Inputs a rule may need besides the policy; `now` makes expiry checks deterministic."""
+
+    now: dt.date
+
+
+RuleFunction = Callable[[Policy, CheckContext], Iterator[Diagnostic]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A registered rule: stable id, default severity, docs (the docstring), the function."""
+
+    id: str
+    severity: Severity
+    function: RuleFunction
+
+    @property
+    def doc(self) -> str:
+        return (self.function.__doc__ or "").strip()
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(
+    rule_id: str, severity: Severity = Severity.ERROR
+) -> Callable[[RuleFunction], RuleFunction]:
+    """Register a rule function under a stable kebab-case id."""
+
+    def register(function: RuleFunction) -> RuleFunction:
+        if rule_id in RULES:
+            raise ValueError(f"rule id {rule_id!r} registered twice")
+        RULES[rule_id] = Rule(rule_id, severity, function)
+        return function
+
+    return register

@@ -1,0 +1,24 @@
+"""Compile stage: one module per target system; pure functions Policy -> list[Manifest]."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hetgitops.manifests import Manifest
+from hetgitops.model import Policy
+
+Compiler = Callable[[Policy], list[Manifest]]
+
+# Target name -> compiler. Filled by the target modules' imports below; the keys are the CLI's
+# --target choices and Fleet.spec.targets values.
+COMPILERS: dict[str, Compiler] = {}
+
+
+def compile_policy(policy: Policy, targets: tuple[str, ...] | None = None) -> list[Manifest]:
+    chosen = targets or (policy.fleet.targets if policy.fleet else tuple(COMPILERS))
+    manifests: list[Manifest] = []
+    for target in chosen:
+        compiler = COMPILERS.get(target)
+        if compiler is not None:
+            manifests.extend(compiler(policy))
+    return manifests

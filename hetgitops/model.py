@@ -1,0 +1,304 @@
+"""Model stage: frozen dataclasses built from schema-valid documents; each remembers its origin."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hetgitops.diagnostics import Span
+from hetgitops.loading import PathKey, SourceMap
+
+ALL_TARGETS = ("core", "kueue", "volcano", "nodes", "gpu-operator")
+DEFAULT_RESERVED_PREFIXES = (
+    "nvidia.com/", "feature.node.kubernetes.io/", "amd.com/", "beta.amd.com/",
+    "node.kubernetes.io/", "node-role.kubernetes.io/", "kubernetes.io/", "k8s.io/",
+)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a model object (or part of one) was written; `at()` narrows to a field."""
+
+    source: SourceMap
+    base: PathKey = ()
+
+    def at(self, *path: str | int) -> Span:
+        return self.source.at((*self.base, *path))
+
+    def key_at(self, *path: str | int) -> Span:
+        return self.source.key_at((*self.base, *path))
+
+    def child(self, *path: str | int) -> Origin:
+        return Origin(self.source, (*self.base, *path))
+
+    @property
+    def span(self) -> Span:
+        return self.source.at(self.base)
+
+
+def parse_version(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    return tuple(int(p) for p in text.lstrip("v").split("."))
+
+
+@dataclass(frozen=True)
+class CohortSpec:
+    name: str
+    parent: str | None
+    description: str
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Fleet:
+    name: str
+    cluster: str
+    kubernetes: tuple[int, ...]
+    kueue: tuple[int, ...] | None
+    volcano: tuple[int, ...] | None
+    gpu_operator: tuple[int, ...] | None
+    targets: tuple[str, ...]
+    label_domain: str
+    gpu_operator_namespace: str
+    mig_strategy: str
+    mig_config_name: str
+    device_plugin_config_name: str
+    queueing_strategy: str
+    when_can_borrow: str
+    when_can_preempt: str
+    local_queue_name: str | None
+    volcano_actions: tuple[str, ...]
+    volcano_queue_plugin: str
+    volcano_hierarchy: bool
+    volcano_extra_plugins: tuple[str, ...]
+    cohorts: tuple[CohortSpec, ...]
+    topology_name: str | None
+    topology_levels: tuple[str, ...]
+    cpu_per_card: str
+    memory_per_card: str
+    default_lifecycle_stages: tuple[str, ...]
+    expiry_warning_days: int
+    currency: str
+    origin: Origin
+
+    @property
+    def kueue_api_version(self) -> str:
+        """Kueue serves v1beta2 from 0.15; earlier releases only know v1beta1."""
+        if self.kueue is not None and self.kueue < (0, 15):
+            return "kueue.x-k8s.io/v1beta1"
+        return "kueue.x-k8s.io/v1beta2"
+
+    @property
+    def kubernetes_minor(self) -> str:
+        return f"{self.kubernetes[0]}.{self.kubernetes[1]}"
+
+    def label(self, name: str) -> str:
+        return f"{self.label_domain}/{name}"
+
+
+@dataclass(frozen=True)
+class LabelRule:
+    key: str
+    source: str
+    required: bool
+    allowed_values: tuple[str, ...]
+    pattern: str | None
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class LabelTaxonomy:
+    name: str
+    labels: tuple[LabelRule, ...]
+    reserved_prefixes: tuple[str, ...]
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Performance:
+    coefficient: float
+    reference: str
+    benchmark: str
+    measured_on: str | None
+    coefficient_set: str
+
+
+@dataclass(frozen=True)
+class CardType:
+    name: str
+    vendor: str
+    model: str
+    resource_name: str
+    product_names: tuple[str, ...]
+    pci_device_ids: tuple[str, ...]
+    memory_gib: float
+    architecture: str
+    generation: str
+    interconnect: str
+    precisions: tuple[str, ...]
+    mig_table: str | None
+    performance: Performance | None
+    cost_per_hour: float | None
+    currency: str | None
+    power_watts: int | None
+    lifecycle: str
+    images: Mapping[str, str]
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    cards: int
+    zone: str | None
+    rack: str | None
+    nvlink_domain: str | None
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str | None
+    effect: str
+
+
+@dataclass(frozen=True)
+class MigDevice:
+    gpus: tuple[int, ...] | None  # None = every GPU of the node
+    profiles: Mapping[str, int]
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    card_type: str
+    purpose: str
+    cards_per_node: int
+    nodes: tuple[Node, ...]
+    placement: str
+    taints: tuple[Taint, ...]
+    isolated: bool
+    lend_max_percent: int | None
+    reclaim: bool
+    mig: tuple[MigDevice, ...]
+    time_slicing_replicas: int | None
+    rename_by_default: bool
+    fail_requests_greater_than_one: bool
+    mps_replicas: int | None
+    expires: dt.date | None
+    labels: Mapping[str, str]
+    origin: Origin
+
+    @property
+    def total_cards(self) -> int:
+        return sum(n.cards for n in self.nodes)
+
+    @property
+    def shared_replicas(self) -> int:
+        return self.time_slicing_replicas or self.mps_replicas or 1
+
+
+@dataclass(frozen=True)
+class Quota:
+    pool: str
+    cards: int | None
+    normalized: float | None
+    mig: Mapping[str, int]
+    borrowing_limit: int | None
+    lending_limit: int | None
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Preemption:
+    within_cluster_queue: str | None
+    reclaim_within_cohort: str | None
+    borrow_within_cohort: str | None
+    borrow_max_priority_threshold: int | None
+
+
+@dataclass(frozen=True)
+class Team:
+    name: str
+    namespaces: tuple[str, ...]
+    cohort: str | None
+    quotas: tuple[Quota, ...]
+    tiers: tuple[str, ...]
+    lifecycle_stages: tuple[str, ...]
+    budget_monthly: float | None
+    budget_currency: str | None
+    preemption: Preemption
+    queueing_strategy: str | None
+    cpu_per_card: str | None
+    memory_per_card: str | None
+    volcano_weight: int | None
+    guarantee_percent: int | None
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class PriorityTier:
+    name: str
+    value: int
+    preemption_policy: str
+    preemptible: bool
+    global_default: bool
+    description: str
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class WorkloadProfile:
+    name: str
+    framework: str
+    tier: str
+    teams: tuple[str, ...] | None
+    cards_per_node: int
+    gang: int
+    min_memory_gib: float | None
+    interconnect: tuple[str, ...]
+    precisions: tuple[str, ...]
+    vendors: tuple[str, ...]
+    purposes: tuple[str, ...]
+    mig_profile: str | None
+    card_types: tuple[str, ...] | None
+    performance: Mapping[str, float]
+    image: str | None
+    command: tuple[str, ...]
+    env: Mapping[str, str]
+    cpu_per_card: str | None
+    memory_per_card: str | None
+    port: int
+    probe_initial_delay: int
+    probe_period: int
+    probe_failure_threshold: int
+    topology_preferred: str | None
+    topology_required: str | None
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The whole validated policy. Mappings are ordered by name, so iteration is deterministic."""
+
+    fleet: Fleet | None
+    taxonomy: LabelTaxonomy | None
+    card_types: Mapping[str, CardType]
+    pools: Mapping[str, Pool]
+    teams: Mapping[str, Team]
+    tiers: Mapping[str, PriorityTier]
+    profiles: Mapping[str, WorkloadProfile]
+    # Objects whose documents failed the schema: references to them are not reported again.
+    invalid: frozenset[tuple[str, str]] = field(default=frozenset())
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def card_type_of(self, pool: Pool) -> CardType | None:
+        return self.card_types.get(pool.card_type)
+
+    def tiers_by_value(self) -> list[PriorityTier]:
+        return sorted(self.tiers.values(), key=lambda t: (-t.value, t.name))

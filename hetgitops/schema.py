@@ -1,0 +1,98 @@
+"""Schema stage: JSON Schema checks of policy documents; schemas/ is the single source."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+
+from hetgitops.diagnostics import Diagnostic, error
+from hetgitops.loading import KINDS, Document, format_path
+from hetgitops.resources import data_dir
+
+BASE_URI = "https://hetgitops.io/schemas/v1alpha1/"
+
+
+def schema_file(kind: str) -> str:
+    return f"{kind.lower()}.schema.json"
+
+
+@functools.cache
+def raw_schemas() -> dict[str, dict[str, Any]]:
+    """Every schema file by file name, read once per process."""
+    folder = data_dir("schemas")
+    return {p.name: json.loads(p.read_text("utf-8")) for p in sorted(folder.glob("*.json"))}
+
+
+@functools.cache
+def validators() -> dict[str, jsonschema.protocols.Validator]:
+    """One compiled validator per kind, built once per process."""
+    schemas = raw_schemas()
+    registry: Registry[Any] = Registry().with_resources(
+        (BASE_URI + name, Resource.from_contents(body)) for name, body in schemas.items()
+    )
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+    return {
+        kind: jsonschema.Draft202012Validator(
+            schemas[schema_file(kind)], registry=registry, format_checker=checker
+        )
+        for kind in KINDS
+    }
+
+
+def check_document(doc: Document) -> Iterator[Diagnostic]:
+    validator = validators()[doc.kind]
+    for err in validator.iter_errors(doc.data):
+        yield _diagnostic(doc, _deepest(err))
+
+
+def _deepest(err: ValidationError) -> ValidationError:
+    """For oneOf/anyOf, the most specific sub-error is the one a user can act on."""
+    if err.validator in ("oneOf", "anyOf") and err.context:
+        best = max(err.context, key=lambda e: (len(e.absolute_path), -len(e.message)))
+        if best.validator not in ("type", "const") or len(best.absolute_path) > len(
+            err.absolute_path
+        ):
+            return _deepest(best)
+    return err
+
+
+def _diagnostic(doc: Document, err: ValidationError) -> Diagnostic:
+    path = tuple(err.absolute_path)
+    message, hint, span = _explain(err), "", doc.source.at(path)
+    if err.validator == "additionalProperties":
+        extra = _extra_keys(err)
+        if extra:
+            path = (*path, extra[0])
+            span = doc.source.key_at(path)
+            allowed = sorted(err.schema.get("properties", {}))
+            hint = "allowed here: " + ", ".join(allowed) if allowed else ""
+    elif err.validator == "enum":
+        hint = "one of: " + ", ".join(map(str, err.validator_value))
+    return error("schema", f"{doc.kind}: {message}", span, format_path(path), hint)
+
+
+def _extra_keys(err: ValidationError) -> list[str]:
+    known = set(err.schema.get("properties", {}))
+    instance = err.instance if isinstance(err.instance, dict) else {}
+    return sorted(k for k in instance if k not in known)
+
+
+def _explain(err: ValidationError) -> str:
+    where = format_path(tuple(err.absolute_path)) or "document"
+    if err.validator == "required":
+        return f"{where}: {err.message}"
+    if err.validator == "additionalProperties":
+        return f"{where}: unknown field(s) " + ", ".join(repr(k) for k in _extra_keys(err))
+    if err.validator == "pattern":
+        return f"{where}: {err.instance!r} does not match {err.validator_value}"
+    return f"{where}: {err.message}"
+
+
+def kind_schema(kind: str) -> dict[str, Any]:
+    return raw_schemas()[schema_file(kind)]

@@ -1,0 +1,138 @@
+"""Process stage: start daemons in their own process group, track them by pid file, stop them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows; the control plane is Linux/macOS only
+    fcntl = None  # type: ignore[assignment]
+
+
+class ProcessError(RuntimeError):
+    """A daemon exited early or did not become ready in time."""
+
+
+def free_ports(count: int) -> list[int]:
+    """Distinct free loopback ports; all sockets stay open until every port is chosen."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def spawn(command: Sequence[str], *, pid_file: Path, log_file: Path) -> int:
+    """Start `command` detached (new session = own process group) and record its pid."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("ab") as log:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # survives the caller; killpg reaches anything it forks
+        )
+    # The executable goes in too: `stop` must recognise its own daemon, not a recycled pid.
+    pid_file.write_text(f"{process.pid}\n{command[0]}\n")
+    return process.pid
+
+
+def read_pid_file(pid_file: Path) -> tuple[int, Path] | None:
+    try:
+        pid, executable = pid_file.read_text().splitlines()[:2]
+        return int(pid), Path(executable)
+    except (OSError, ValueError):
+        return None
+
+
+def is_tracked_running(pid_file: Path) -> bool:
+    entry = read_pid_file(pid_file)
+    return entry is not None and is_running(*entry)
+
+
+def is_running(pid: int, executable: Path) -> bool:
+    """True if `pid` is alive and runs `executable` (a recycled pid must never be killed)."""
+    _reap(pid)
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and cmdline.split(b"\0", 1)[0] == os.fsencode(executable)
+
+
+def stop(pid_file: Path, *, grace: float = 10.0) -> None:
+    """SIGTERM the process group, SIGKILL after `grace` seconds, then drop the pid file."""
+    entry = read_pid_file(pid_file)
+    if entry is not None and is_running(*entry):
+        pid, executable = entry
+        _signal_group(pid, signal.SIGTERM)
+        if not _wait_for(lambda: not is_running(pid, executable), grace):
+            _signal_group(pid, signal.SIGKILL)
+            if not _wait_for(lambda: not is_running(pid, executable), 5.0):
+                raise ProcessError(f"{executable.name} (pid {pid}) survived SIGKILL")
+    pid_file.unlink(missing_ok=True)
+
+
+def wait_until(
+    ready: Callable[[], bool], *, timeout: float, alive: Callable[[], bool], what: str
+) -> None:
+    """Poll `ready` until it holds; fail fast when `alive` says the daemon died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ready():
+            return
+        if not alive():
+            raise ProcessError(f"{what} exited during start-up")
+        time.sleep(0.25)
+    raise ProcessError(f"{what} not ready after {timeout:.0f}s")
+
+
+@contextlib.contextmanager
+def locked(lock_file: Path) -> Iterator[None]:
+    """Serialise `up`/`down` across processes (e.g. two pytest runs starting at once)."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with lock_file.open("a") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def tail(path: Path, lines: int = 25) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _signal_group(pid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signum)
+
+
+def _reap(pid: int) -> None:
+    # A daemon we started ourselves stays a zombie until we wait for it, and a zombie still
+    # answers kill(pid, 0): reap it so it counts as stopped.
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
