@@ -60,8 +60,9 @@ def analyse(loaded: LoadResult, options: Options) -> Result:
     return result
 
 
-def _check_output(manifests: list[Manifest], policy: Policy, options: Options
-                  ) -> Iterable[Diagnostic]:
+def _check_output(
+    manifests: list[Manifest], policy: Policy, options: Options
+) -> Iterable[Diagnostic]:
     from hetgitops import output_checks  # the k8s schema stack is heavy; load it only here
 
     return output_checks.check(manifests, policy, crd_dirs=options.crd_dirs)
@@ -71,8 +72,9 @@ def validate(paths: Iterable[Path], options: Options | None = None) -> Result:
     return analyse(load_paths(paths), options or Options())
 
 
-def validate_sources(sources: Iterable[tuple[str, bytes]], options: Options | None = None
-                     ) -> Result:
+def validate_sources(
+    sources: Iterable[tuple[str, bytes]], options: Options | None = None
+) -> Result:
     return analyse(load_sources(sources), options or Options())
 
 

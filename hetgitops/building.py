@@ -47,7 +47,8 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
     topology = spec.get("topology")
     default_targets = [t for t in ALL_TARGETS if t != "volcano" or "volcano" in versions]
     return Fleet(
-        name=doc.name, cluster=spec["cluster"],
+        name=doc.name,
+        cluster=spec["cluster"],
         kubernetes=parse_version(versions["kubernetes"]) or (1, 33),
         kueue=parse_version(versions.get("kueue")),
         volcano=parse_version(versions.get("volcano")),
@@ -58,27 +59,36 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
         mig_strategy=operator.get("migStrategy", "mixed"),
         mig_config_name=operator.get("migConfigName", "hetgitops-mig-config"),
         device_plugin_config_name=operator.get(
-            "devicePluginConfigName", "hetgitops-device-plugin-config"),
+            "devicePluginConfigName", "hetgitops-device-plugin-config"
+        ),
         queueing_strategy=kueue.get("queueingStrategy", "BestEffortFIFO"),
         when_can_borrow=fungibility.get("whenCanBorrow", "MayStopSearch"),
         when_can_preempt=fungibility.get("whenCanPreempt", "TryNextFlavor"),
         local_queue_name=kueue.get("localQueueName"),
-        volcano_actions=tuple(volcano.get(
-            "actions", ["enqueue", "allocate", "preempt", "reclaim", "backfill"])),
+        volcano_actions=tuple(
+            volcano.get("actions", ["enqueue", "allocate", "preempt", "reclaim", "backfill"])
+        ),
         volcano_queue_plugin=volcano.get("queuePlugin", "capacity"),
         volcano_hierarchy=volcano.get("hierarchy", True),
         volcano_extra_plugins=tuple(volcano.get("extraPlugins", [])),
         cohorts=tuple(
-            CohortSpec(c["name"], c.get("parent"), c.get("description", ""),
-                       origin.child("spec", "cohorts", i))
-            for i, c in enumerate(spec.get("cohorts", []))),
+            CohortSpec(
+                c["name"],
+                c.get("parent"),
+                c.get("description", ""),
+                origin.child("spec", "cohorts", i),
+            )
+            for i, c in enumerate(spec.get("cohorts", []))
+        ),
         topology_name=None if topology is None else topology.get("name", "fleet-topology"),
-        topology_levels=() if topology is None else tuple(
-            topology.get("levels", ["zone", "rack", "hostname"])),
+        topology_levels=()
+        if topology is None
+        else tuple(topology.get("levels", ["zone", "rack", "hostname"])),
         cpu_per_card=str(defaults.get("cpuPerCard", 8)),
         memory_per_card=str(defaults.get("memoryPerCard", "64Gi")),
-        default_lifecycle_stages=tuple(defaults.get("lifecycleStages",
-                                                    ["production", "deprecated"])),
+        default_lifecycle_stages=tuple(
+            defaults.get("lifecycleStages", ["production", "deprecated"])
+        ),
         expiry_warning_days=spec.get("expiryWarningDays", 30),
         currency=spec.get("currency", "USD"),
         origin=origin,
@@ -87,10 +97,16 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
 
 def _taxonomy(doc: Document, spec: dict[str, Any], origin: Origin) -> LabelTaxonomy:
     rules = tuple(
-        LabelRule(r["key"], r["from"], r.get("required", True),
-                  tuple(r.get("allowedValues", ())), r.get("pattern"),
-                  origin.child("spec", "labels", i))
-        for i, r in enumerate(spec["labels"]))
+        LabelRule(
+            r["key"],
+            r["from"],
+            r.get("required", True),
+            tuple(r.get("allowedValues", ())),
+            r.get("pattern"),
+            origin.child("spec", "labels", i),
+        )
+        for i, r in enumerate(spec["labels"])
+    )
     reserved = tuple(spec.get("reservedPrefixes", DEFAULT_RESERVED_PREFIXES))
     return LabelTaxonomy(doc.name, rules, reserved, origin)
 
@@ -99,21 +115,33 @@ def _card_type(doc: Document, spec: dict[str, Any], origin: Origin) -> CardType:
     perf = spec.get("performance")
     cost = spec.get("cost", {})
     return CardType(
-        name=doc.name, vendor=spec["vendor"], model=spec["model"],
+        name=doc.name,
+        vendor=spec["vendor"],
+        model=spec["model"],
         resource_name=spec["resourceName"],
         product_names=tuple(spec.get("productNames", ())),
         pci_device_ids=tuple(spec.get("pciDeviceIds", ())),
         memory_gib=float(spec["memoryGiB"]),
-        architecture=spec.get("architecture", ""), generation=spec.get("generation", ""),
+        architecture=spec.get("architecture", ""),
+        generation=spec.get("generation", ""),
         interconnect=spec.get("interconnect", "pcie"),
         precisions=tuple(spec.get("precisions", ())),
         mig_table=spec.get("mig", {}).get("profileTable"),
-        performance=None if perf is None else Performance(
-            float(perf["coefficient"]), perf["reference"], perf.get("benchmark", ""),
-            perf.get("measuredOn"), perf["coefficientSet"]),
-        cost_per_hour=cost.get("perCardHour"), currency=cost.get("currency"),
-        power_watts=spec.get("powerWatts"), lifecycle=spec["lifecycle"],
-        images=dict(sorted(spec.get("images", {}).items())), origin=origin,
+        performance=None
+        if perf is None
+        else Performance(
+            float(perf["coefficient"]),
+            perf["reference"],
+            perf.get("benchmark", ""),
+            perf.get("measuredOn"),
+            perf["coefficientSet"],
+        ),
+        cost_per_hour=cost.get("perCardHour"),
+        currency=cost.get("currency"),
+        power_watts=spec.get("powerWatts"),
+        lifecycle=spec["lifecycle"],
+        images=dict(sorted(spec.get("images", {}).items())),
+        origin=origin,
     )
 
 
@@ -127,38 +155,60 @@ def _nodes(spec: dict[str, Any], origin: Origin, problems: list[Diagnostic]) -> 
             try:
                 names = expand(pattern)
             except RangeError as exc:
-                problems.append(error("node-range-invalid", str(exc), where.at(*path),
-                                      "spec.nodes", "write ranges as name-[001:064]"))
+                problems.append(
+                    error(
+                        "node-range-invalid",
+                        str(exc),
+                        where.at(*path),
+                        "spec.nodes",
+                        "write ranges as name-[001:064]",
+                    )
+                )
                 continue
             nodes.extend(
-                Node(name, group.get("cardsPerNode", spec["cardsPerNode"]), group.get("zone"),
-                     group.get("rack"), group.get("nvlinkDomain"), where.child(*path))
-                for name in names)
+                Node(
+                    name,
+                    group.get("cardsPerNode", spec["cardsPerNode"]),
+                    group.get("zone"),
+                    group.get("rack"),
+                    group.get("nvlinkDomain"),
+                    where.child(*path),
+                )
+                for name in names
+            )
     return tuple(nodes)
 
 
-def _pool(doc: Document, spec: dict[str, Any], origin: Origin,
-          problems: list[Diagnostic]) -> Pool:
+def _pool(doc: Document, spec: dict[str, Any], origin: Origin, problems: list[Diagnostic]) -> Pool:
     lending = spec.get("lending", {})
     sharing = spec.get("timeSlicing", {})
     expires = spec.get("expires")
     return Pool(
-        name=doc.name, card_type=spec["cardType"], purpose=spec["purpose"],
-        cards_per_node=spec["cardsPerNode"], nodes=_nodes(spec, origin, problems),
+        name=doc.name,
+        card_type=spec["cardType"],
+        purpose=spec["purpose"],
+        cards_per_node=spec["cardsPerNode"],
+        nodes=_nodes(spec, origin, problems),
         placement=spec.get("placement", "binpack" if spec["purpose"] == "training" else "spread"),
         taints=tuple(Taint(t["key"], t.get("value"), t["effect"]) for t in spec.get("taints", [])),
-        isolated=spec.get("isolated", False), lend_max_percent=lending.get("maxPercent"),
+        isolated=spec.get("isolated", False),
+        lend_max_percent=lending.get("maxPercent"),
         reclaim=lending.get("reclaim", True),
         mig=tuple(
-            MigDevice(None if d["gpus"] == "all" else tuple(d["gpus"]), dict(d["profiles"]),
-                      origin.child("spec", "mig", "devices", i))
-            for i, d in enumerate(spec.get("mig", {}).get("devices", []))),
+            MigDevice(
+                None if d["gpus"] == "all" else tuple(d["gpus"]),
+                dict(d["profiles"]),
+                origin.child("spec", "mig", "devices", i),
+            )
+            for i, d in enumerate(spec.get("mig", {}).get("devices", []))
+        ),
         time_slicing_replicas=sharing.get("replicas"),
         rename_by_default=sharing.get("renameByDefault", False),
         fail_requests_greater_than_one=sharing.get("failRequestsGreaterThanOne", False),
         mps_replicas=spec.get("mps", {}).get("replicas"),
         expires=None if expires is None else dt.date.fromisoformat(expires),
-        labels=dict(sorted(spec.get("labels", {}).items())), origin=origin,
+        labels=dict(sorted(spec.get("labels", {}).items())),
+        origin=origin,
     )
 
 
@@ -170,17 +220,31 @@ def _team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | No
     if stages is None:
         stages = fleet.default_lifecycle_stages if fleet else ("production", "deprecated")
     return Team(
-        name=doc.name, namespaces=tuple(spec["namespaces"]), cohort=spec.get("cohort"),
+        name=doc.name,
+        namespaces=tuple(spec["namespaces"]),
+        cohort=spec.get("cohort"),
         quotas=tuple(
-            Quota(q["pool"], q.get("cards"), q.get("normalized"), dict(q.get("mig", {})),
-                  q.get("borrowingLimit"), q.get("lendingLimit"),
-                  origin.child("spec", "quotas", i))
-            for i, q in enumerate(spec["quotas"])),
-        tiers=tuple(spec["tiers"]), lifecycle_stages=tuple(stages),
-        budget_monthly=budget.get("monthly"), budget_currency=budget.get("currency"),
-        preemption=Preemption(preemption.get("withinClusterQueue"),
-                              preemption.get("reclaimWithinCohort"), borrow.get("policy"),
-                              borrow.get("maxPriorityThreshold")),
+            Quota(
+                q["pool"],
+                q.get("cards"),
+                q.get("normalized"),
+                dict(q.get("mig", {})),
+                q.get("borrowingLimit"),
+                q.get("lendingLimit"),
+                origin.child("spec", "quotas", i),
+            )
+            for i, q in enumerate(spec["quotas"])
+        ),
+        tiers=tuple(spec["tiers"]),
+        lifecycle_stages=tuple(stages),
+        budget_monthly=budget.get("monthly"),
+        budget_currency=budget.get("currency"),
+        preemption=Preemption(
+            preemption.get("withinClusterQueue"),
+            preemption.get("reclaimWithinCohort"),
+            borrow.get("policy"),
+            borrow.get("maxPriorityThreshold"),
+        ),
         queueing_strategy=spec.get("queueingStrategy"),
         cpu_per_card=_quantity(spec.get("cpuPerCard")),
         memory_per_card=_quantity(spec.get("memoryPerCard")),
@@ -191,10 +255,15 @@ def _team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | No
 
 
 def _tier(doc: Document, spec: dict[str, Any], origin: Origin) -> PriorityTier:
-    return PriorityTier(doc.name, spec["value"],
-                        spec.get("preemptionPolicy", "PreemptLowerPriority"),
-                        spec.get("preemptible", False), spec.get("globalDefault", False),
-                        spec.get("description", ""), origin)
+    return PriorityTier(
+        doc.name,
+        spec["value"],
+        spec.get("preemptionPolicy", "PreemptLowerPriority"),
+        spec.get("preemptible", False),
+        spec.get("globalDefault", False),
+        spec.get("description", ""),
+        origin,
+    )
 
 
 def _profile(doc: Document, spec: dict[str, Any], origin: Origin) -> WorkloadProfile:
@@ -203,16 +272,22 @@ def _profile(doc: Document, spec: dict[str, Any], origin: Origin) -> WorkloadPro
     topology = spec.get("topology", {})
     teams, card_types = spec.get("teams"), spec.get("cardTypes")
     return WorkloadProfile(
-        name=doc.name, framework=spec["framework"], tier=spec["tier"],
+        name=doc.name,
+        framework=spec["framework"],
+        tier=spec["tier"],
         teams=None if teams is None else tuple(teams),
-        cards_per_node=req["cardsPerNode"], gang=req.get("gang", 1),
+        cards_per_node=req["cardsPerNode"],
+        gang=req.get("gang", 1),
         min_memory_gib=req.get("minMemoryGiB"),
         interconnect=tuple(req.get("interconnect", ())),
-        precisions=tuple(req.get("precisions", ())), vendors=tuple(req.get("vendors", ())),
-        purposes=tuple(req.get("purposes", ())), mig_profile=req.get("migProfile"),
+        precisions=tuple(req.get("precisions", ())),
+        vendors=tuple(req.get("vendors", ())),
+        purposes=tuple(req.get("purposes", ())),
+        mig_profile=req.get("migProfile"),
         card_types=None if card_types is None else tuple(card_types),
         performance=dict(sorted(spec.get("performance", {}).items())),
-        image=spec.get("image"), command=tuple(spec.get("command", ())),
+        image=spec.get("image"),
+        command=tuple(spec.get("command", ())),
         env=dict(sorted(spec.get("env", {}).items())),
         cpu_per_card=_quantity(spec.get("cpuPerCard")),
         memory_per_card=_quantity(spec.get("memoryPerCard")),
@@ -230,24 +305,29 @@ def _by_name(items: Iterable[Any]) -> dict[str, Any]:
     return {item.name: item for item in sorted(items, key=lambda i: i.name)}
 
 
-def build_policy(documents: list[Document], invalid: Iterable[Document] = ()
-                 ) -> tuple[Policy, list[Diagnostic]]:
+def build_policy(
+    documents: list[Document], invalid: Iterable[Document] = ()
+) -> tuple[Policy, list[Diagnostic]]:
     """Build the model from documents that passed the schema; `invalid` ones are only named."""
     problems: list[Diagnostic] = []
     by_kind: dict[str, list[Document]] = {}
     for doc in documents:
         by_kind.setdefault(doc.kind, []).append(doc)
     problems.extend(_singletons(by_kind))
-    fleet = next((_fleet(d, d.data["spec"], Origin(d.source)) for d in by_kind.get("Fleet", [])),
-                 None)
-    taxonomy = next((_taxonomy(d, d.data["spec"], Origin(d.source))
-                     for d in by_kind.get("LabelTaxonomy", [])), None)
+    fleet = next(
+        (_fleet(d, d.data["spec"], Origin(d.source)) for d in by_kind.get("Fleet", [])), None
+    )
+    taxonomy = next(
+        (_taxonomy(d, d.data["spec"], Origin(d.source)) for d in by_kind.get("LabelTaxonomy", [])),
+        None,
+    )
 
     def build(kind: str, make: Callable[[Document, dict[str, Any], Origin], Any]) -> dict[str, Any]:
         return _by_name(make(d, d.data["spec"], Origin(d.source)) for d in by_kind.get(kind, []))
 
     policy = Policy(
-        fleet=fleet, taxonomy=taxonomy,
+        fleet=fleet,
+        taxonomy=taxonomy,
         card_types=build("CardType", _card_type),
         pools=build("Pool", lambda d, s, o: _pool(d, s, o, problems)),
         teams=build("Team", lambda d, s, o: _team(d, s, o, fleet)),
@@ -262,6 +342,10 @@ def _singletons(by_kind: dict[str, list[Document]]) -> Iterable[Diagnostic]:
     for kind in ("Fleet", "LabelTaxonomy"):
         for extra in by_kind.get(kind, [])[1:]:
             first = by_kind[kind][0]
-            yield error("duplicate-singleton", f"a policy has one {kind}; another is at "
-                        f"{first.span}", extra.source.at(("kind",)), "kind",
-                        f"merge the two {kind} documents")
+            yield error(
+                "duplicate-singleton",
+                f"a policy has one {kind}; another is at {first.span}",
+                extra.source.at(("kind",)),
+                "kind",
+                f"merge the two {kind} documents",
+            )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
 
 from hetgitops import mig
 from hetgitops.model import CardType, Fleet, Pool, Quota
@@ -39,16 +38,21 @@ def pool_resources(pool: Pool, card: CardType, fleet: Fleet | None) -> dict[str,
     """Allocatable units per resource across the pool (what the device plugin would advertise)."""
     total: Counter[str] = Counter()
     strategy = mig_strategy(fleet)
-    for node in pool.nodes:
-        layout = covered_gpus(pool, node.cards) if pool.mig and strategy != "none" else {}
-        whole = node.cards - len(layout)
-        total[main_resource(pool, card)] += whole * pool.shared_replicas
+    # Nodes of one size offer the same, so the layout is worked out once per size: callers run
+    # this per team quota, and big pools have thousands of nodes but few sizes.
+    for cards, nodes in Counter(node.cards for node in pool.nodes).items():
+        layout = covered_gpus(pool, cards) if pool.mig and strategy != "none" else {}
+        whole = cards - len(layout)
+        total[main_resource(pool, card)] += whole * pool.shared_replicas * nodes
         for profiles in layout.values():
             for profile, count in profiles.items():
                 name = card.resource_name if strategy == "single" else mig.resource_name(profile)
-                total[name] += count
-    return {name: count for name, count in sorted(total.items()) if count or name ==
-            main_resource(pool, card)}
+                total[name] += count * nodes
+    return {
+        name: count
+        for name, count in sorted(total.items())
+        if count or name == main_resource(pool, card)
+    }
 
 
 def quota_cards(quota: Quota, card: CardType, performance: float | None = None) -> int:
@@ -64,8 +68,9 @@ def quota_cards(quota: Quota, card: CardType, performance: float | None = None) 
     return math.floor(quota.normalized / coefficient + 1e-9)
 
 
-def quota_resources(quota: Quota, pool: Pool, card: CardType, fleet: Fleet | None
-                    ) -> dict[str, int]:
+def quota_resources(
+    quota: Quota, pool: Pool, card: CardType, fleet: Fleet | None
+) -> dict[str, int]:
     """Nominal quota per resource for one team in one pool."""
     claimed: Counter[str] = Counter()
     cards = quota_cards(quota, card)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hetgitops import __version__, api
 from hetgitops.loading import KINDS
+
+if TYPE_CHECKING:
+    from hetgitops.manifests import TreeDiff
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -39,18 +43,32 @@ def _paths(paths: tuple[Path, ...]) -> list[Path]:
 
 
 def _guarded(run: Callable[[], int]) -> int:
-    """Turn any unexpected exception into exit 3 with a one-line hint instead of a traceback."""
+    """Turn any unexpected exception into exit 3 with a one-line hint instead of a traceback
+    (set HETGITOPS_DEBUG=1 to see the traceback)."""
     try:
         return run()
     except (click.ClickException, click.exceptions.Exit, click.Abort):
         raise
-    except Exception as exc:  # noqa: BLE001 - last line of defence, by design
-        click.echo(f"hetgitops: internal error: {type(exc).__name__}: {exc}", err=True)
-        click.echo("please report this at the hetgitops issue tracker, with the input that "
-                   "caused it", err=True)
-        if "HETGITOPS_DEBUG" in __import__("os").environ:
+    except Exception as exc:  # the last line of defence, by design
+        what = (str(exc).splitlines() or [""])[0][:200]
+        click.echo(
+            f"hetgitops: internal error ({type(exc).__name__}: {what}); this is a bug, please "
+            "report it with the input that caused it",
+            err=True,
+        )
+        if os.environ.get("HETGITOPS_DEBUG"):
             traceback.print_exc()
         return EXIT_INTERNAL
+
+
+def _echo_report(report: str) -> None:
+    """Print a report; a reader that went away (`| head`) is not an internal error."""
+    try:
+        click.echo(report, nl=False)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python would complain again when flushing stdout at exit; point it at nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -65,40 +83,58 @@ def _formats() -> list[str]:
     return list(FORMATTERS)
 
 
-@main.command(epilog=EXIT_CODES_HELP + """
+def _formats_help() -> str:
+    from hetgitops.reporting import DESCRIPTIONS
 
-\b
-Formats:
-  text    file:line:col: severity[rule]: message (like a compiler)
-  json    {"diagnostics": [...], "summary": {...}}
-  github  ::error file=...,line=...,col=...:: workflow annotations
-  sarif   SARIF 2.1.0 for code-scanning upload
-  junit   JUnit XML, one test case per rule
-  markdown  a table for pull-request comments""")
+    width = max(map(len, DESCRIPTIONS)) + 2
+    lines = [f"  {name:{width}}{summary}" for name, summary in DESCRIPTIONS.items()]
+    return "\b\nFormats:\n" + "\n".join(lines)
+
+
+@main.command(epilog=EXIT_CODES_HELP + "\n\n" + _formats_help())
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "output_format", type=click.Choice(_formats()), default="text",
-              show_default=True, help="Report format.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(_formats()),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
-@click.option("--now", callback=_parse_date, metavar="DATE",
-              help="Today's date for expiry checks (YYYY-MM-DD); default: today.")
-@click.option("--crd-dir", "crd_dirs", multiple=True, type=click.Path(path_type=Path,
-              exists=True, file_okay=False), help="Also check output against CRDs in DIR.")
-def validate(paths: tuple[Path, ...], output_format: str, strict: bool, now: dt.date,
-             crd_dirs: tuple[Path, ...]) -> None:
+@click.option(
+    "--now",
+    callback=_parse_date,
+    metavar="DATE",
+    help="Today's date for expiry checks (YYYY-MM-DD); default: today.",
+)
+@click.option(
+    "--crd-dir",
+    "crd_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Also check output against CRDs in DIR.",
+)
+def validate(
+    paths: tuple[Path, ...],
+    output_format: str,
+    strict: bool,
+    now: dt.date,
+    crd_dirs: tuple[Path, ...],
+) -> None:
     """Check policy files (default: policies/) and the manifests they compile to."""
     from hetgitops.reporting import FORMATTERS
 
     def run() -> int:
         result = api.validate(_paths(paths), api.Options(now=now, crd_dirs=crd_dirs))
-        click.echo(FORMATTERS[output_format](result), nl=False)
+        _echo_report(FORMATTERS[output_format](result))
         return EXIT_FINDINGS if result.failed(strict=strict) else EXIT_OK
 
     sys.exit(_guarded(run))
 
 
 @main.command()
-@click.argument("kind", required=False, type=click.Choice([*KINDS, "all"],
-                                                          case_sensitive=False))
+@click.argument("kind", required=False, type=click.Choice([*KINDS, "all"], case_sensitive=False))
 def schema(kind: str | None) -> None:
     """Print the JSON Schema of a policy KIND (default: the dispatching policy schema)."""
     from hetgitops import schema as schemas
@@ -118,8 +154,117 @@ def schema(kind: str | None) -> None:
 @main.command()
 def rules() -> None:
     """List every rule id with its default severity and documentation."""
-    from hetgitops.checks import RULES
+    from hetgitops.loading import LOAD_RULES
+    from hetgitops.reporting.catalog import STAGE_RULES, known_rules
 
-    for rule_id, registered in sorted(RULES.items()):
-        summary = registered.doc.splitlines()[0] if registered.doc else ""
-        click.echo(f"{rule_id:32} {registered.severity.label:8} {summary}")
+    for rule in known_rules(set(LOAD_RULES) | set(STAGE_RULES)):
+        click.echo(f"{rule.id:32} {rule.severity.label:8} {rule.summary}")
+
+
+def _target_choices() -> list[str]:
+    from hetgitops.compilers import COMPILERS
+
+    return sorted(COMPILERS)
+
+
+@main.command(
+    epilog="""\b
+Exit codes:
+  0  rendered (warnings go to stderr); with --check: DIR is up to date
+  1  the policy has errors (nothing is emitted), the render would be empty,
+     or with --check: DIR is stale (files listed on stderr)
+  2  usage error (bad option or argument)
+  3  internal error (a bug in hetgitops: please report it)
+
+\b
+stdout carries only the YAML stream (for Argo CD's generate); diagnostics go to stderr.
+An empty render is refused: with pruning on, Argo CD would delete everything."""
+)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Write <target>/<kind>-<name>.yaml plus kustomization.yaml to DIR instead of "
+    "stdout. DIR is replaced as a whole, atomically.",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    type=click.Choice(_target_choices()),
+    help="Render only this target (repeatable); default: the Fleet's targets.",
+)
+@click.option(
+    "--now",
+    callback=_parse_date,
+    metavar="DATE",
+    help="Today's date for expiry checks (YYYY-MM-DD); default: today.",
+)
+@click.option(
+    "--crd-dir",
+    "crd_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Also check output against CRDs in DIR.",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="With --output: write nothing, exit 1 if DIR differs from the render (for CI/Flux).",
+)
+def render(
+    paths: tuple[Path, ...],
+    output: Path | None,
+    targets: tuple[str, ...],
+    now: dt.date,
+    crd_dirs: tuple[Path, ...],
+    check: bool,
+) -> None:
+    """Compile policy files (default: policies/) to Kubernetes manifests."""
+    if check and output is None:
+        raise click.UsageError("--check compares with an output tree: give --output DIR")
+
+    def run() -> int:
+        options = api.Options(now=now, targets=targets or None, crd_dirs=crd_dirs)
+        result = api.render(_paths(paths), options)
+        return _emit_render(result, output, check=check)
+
+    sys.exit(_guarded(run))
+
+
+def _emit_render(result: api.Result, output: Path | None, *, check: bool) -> int:
+    from hetgitops.manifests import compare_tree, stream, tree, write_tree
+    from hetgitops.reporting import FORMATTERS
+
+    if result.diagnostics:
+        click.echo(FORMATTERS["text"](result), nl=False, err=True)
+    if result.failed():
+        click.echo("hetgitops: the policy has errors; nothing was rendered", err=True)
+        return EXIT_FINDINGS
+    if not any(m.applied for m in result.manifests):
+        click.echo(
+            "hetgitops: refusing to emit an empty render (a GitOps controller that prunes "
+            "would delete every object); check the Fleet's targets",
+            err=True,
+        )
+        return EXIT_FINDINGS
+    if output is None:
+        click.echo(stream(result.manifests), nl=False)
+        return EXIT_OK
+    files = tree(result.manifests)
+    if not check:
+        write_tree(files, output)
+        return EXIT_OK
+    return _report_tree_diff(compare_tree(files, output), output)
+
+
+def _report_tree_diff(diff: TreeDiff, output: Path) -> int:
+    for label, paths in (("stale", diff.stale), ("missing", diff.missing), ("extra", diff.extra)):
+        for path in paths:
+            click.echo(f"{output / path}: {label}", err=True)
+    if diff:
+        click.echo(f"hetgitops: {output} is out of date; run hetgitops render --output", err=True)
+        return EXIT_FINDINGS
+    return EXIT_OK

@@ -55,7 +55,9 @@ class Diagnostic:
         return self.sort_key() < other.sort_key()
 
 
-def error(rule: str, message: str, span: Span = NOWHERE, path: str = "", hint: str = "") -> Diagnostic:
+def error(
+    rule: str, message: str, span: Span = NOWHERE, path: str = "", hint: str = ""
+) -> Diagnostic:
     return Diagnostic(rule, Severity.ERROR, message, span, path, hint)
 
 

@@ -18,8 +18,17 @@ from hetgitops.model import Fleet
 MANAGED_BY = "hetgitops"
 # Apply order: what others refer to comes first (namespaces, classes, flavors, parent queues).
 KIND_ORDER = (
-    "Namespace", "PriorityClass", "WorkloadPriorityClass", "ConfigMap", "ResourceQuota",
-    "NodeFeatureRule", "Topology", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue",
+    "Namespace",
+    "PriorityClass",
+    "WorkloadPriorityClass",
+    "ConfigMap",
+    "ResourceQuota",
+    "NodeFeatureRule",
+    "Topology",
+    "ResourceFlavor",
+    "Cohort",
+    "ClusterQueue",
+    "LocalQueue",
     "Queue",
 )
 
@@ -64,9 +73,14 @@ def common_labels(fleet: Fleet) -> dict[str, str]:
     return {"app.kubernetes.io/managed-by": MANAGED_BY, fleet.label("fleet"): fleet.cluster}
 
 
-def metadata(fleet: Fleet, name: str, *, namespace: str | None = None,
-             labels: Mapping[str, str] | None = None,
-             annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+def metadata(
+    fleet: Fleet,
+    name: str,
+    *,
+    namespace: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Kubernetes metadata with the labels every hetgitops object carries."""
     meta: dict[str, Any] = {"name": name}
     if namespace:
@@ -92,9 +106,26 @@ def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 _Dumper.add_representer(str, _str_presenter)
 
 
+class FlowList(list[Any]):
+    """A list printed inline (`[0, 1, 2]`), e.g. GPU indexes in a mig-parted config."""
+
+
+def _flow_presenter(dumper: yaml.SafeDumper, data: FlowList) -> yaml.Node:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
+
+
+_Dumper.add_representer(FlowList, _flow_presenter)
+
+
 def to_yaml(obj: Any) -> str:
-    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                     allow_unicode=True, width=1_000_000)
+    return yaml.dump(
+        obj,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=1_000_000,
+    )
 
 
 def ordered(manifests: Iterable[Manifest]) -> list[Manifest]:
@@ -108,8 +139,11 @@ def stream(manifests: Iterable[Manifest]) -> str:
 
 def kustomization(manifests: Iterable[Manifest]) -> dict[str, Any]:
     files = [m.relative_path() for m in ordered(manifests) if m.applied]
-    return {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-            "resources": files}
+    return {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": files,
+    }
 
 
 def tree(manifests: Iterable[Manifest]) -> dict[str, str]:
@@ -121,22 +155,60 @@ def tree(manifests: Iterable[Manifest]) -> dict[str, str]:
 
 
 def write_tree(files: Mapping[str, str], output: Path) -> None:
-    """Write into a temporary sibling, then swap it in: never a half-written tree."""
+    """Write into a temporary sibling, then swap it in: never a half-written tree. A failure
+    after the old tree was moved aside puts it back, so DIR is either old or new."""
     output = output.resolve()
     output.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
+    retired: Path | None = None
     try:
-        for relative, text in files.items():
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        retired = None
+        _fill(staging, files)
         if output.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{output.name}.old-", dir=output.parent))
             os.replace(output, retired / output.name)
         os.replace(staging, output)
+    except BaseException:
+        if retired is not None and not output.exists():
+            os.replace(retired / output.name, output)
+        shutil.rmtree(staging, ignore_errors=True)
         if retired is not None:
             shutil.rmtree(retired, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
         raise
+    if retired is not None:
+        shutil.rmtree(retired, ignore_errors=True)
+
+
+def _fill(staging: Path, files: Mapping[str, str]) -> None:
+    # mkdtemp makes the directory 0700; the swapped-in tree should get the usual mode.
+    umask = os.umask(0)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)
+    for relative, text in files.items():
+        path = staging / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class TreeDiff:
+    """How an existing output directory differs from the tree a render would write."""
+
+    stale: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.stale or self.missing or self.extra)
+
+
+def compare_tree(files: Mapping[str, str], output: Path) -> TreeDiff:
+    """Byte-for-byte comparison of `files` with the files under `output` (for `--check`)."""
+    existing: dict[str, Path] = {}
+    if output.is_dir():
+        existing = {p.relative_to(output).as_posix(): p for p in output.rglob("*") if p.is_file()}
+    stale = [r for r in files if r in existing and existing[r].read_bytes() != files[r].encode()]
+    return TreeDiff(
+        stale=tuple(sorted(stale)),
+        missing=tuple(sorted(set(files) - set(existing))),
+        extra=tuple(sorted(set(existing) - set(files))),
+    )

@@ -29,22 +29,30 @@ class Family:
     kinds: Mapping[str, Slot]
 
 
-SEVEN_SLICE = Family(8, 7, {
-    "1g": Slot(1, 1, (0, 1, 2, 3, 4, 5, 6)),
-    "1g+me": Slot(1, 1, (0, 1, 2, 3, 4, 5, 6)),
-    "1g-2x": Slot(1, 2, (0, 2, 4, 6)),
-    "2g": Slot(2, 2, (0, 2, 4)),
-    "3g": Slot(3, 4, (0, 4)),
-    "4g": Slot(4, 4, (0,)),
-    "7g": Slot(7, 8, (0,)),
-})
-FOUR_SLICE = Family(4, 4, {
-    "1g": Slot(1, 1, (0, 1, 2, 3)),
-    "1g+me": Slot(1, 1, (0, 1, 2, 3)),
-    "2g": Slot(2, 2, (0, 2)),
-    "2g+me": Slot(2, 2, (0, 2)),
-    "4g": Slot(4, 4, (0,)),
-})
+SEVEN_SLICE = Family(
+    8,
+    7,
+    {
+        "1g": Slot(1, 1, (0, 1, 2, 3, 4, 5, 6)),
+        "1g+me": Slot(1, 1, (0, 1, 2, 3, 4, 5, 6)),
+        "1g-2x": Slot(1, 2, (0, 2, 4, 6)),
+        "2g": Slot(2, 2, (0, 2, 4)),
+        "3g": Slot(3, 4, (0, 4)),
+        "4g": Slot(4, 4, (0,)),
+        "7g": Slot(7, 8, (0,)),
+    },
+)
+FOUR_SLICE = Family(
+    4,
+    4,
+    {
+        "1g": Slot(1, 1, (0, 1, 2, 3)),
+        "1g+me": Slot(1, 1, (0, 1, 2, 3)),
+        "2g": Slot(2, 2, (0, 2)),
+        "2g+me": Slot(2, 2, (0, 2)),
+        "4g": Slot(4, 4, (0,)),
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -65,28 +73,44 @@ def _seven(name: str, mem: tuple[int, int, int, int, int]) -> ProfileTable:
     """The seven-slice layout shared by A100/H100/H200-class parts; only memory sizes differ."""
     one, two, three, four, seven = mem
     rows = [
-        (f"1g.{one}gb", "1g", 7), (f"1g.{one}gb+me", "1g+me", 1), (f"1g.{two}gb", "1g-2x", 4),
-        (f"2g.{two}gb", "2g", 3), (f"3g.{three}gb", "3g", 2), (f"4g.{four}gb", "4g", 1),
+        (f"1g.{one}gb", "1g", 7),
+        (f"1g.{one}gb+me", "1g+me", 1),
+        (f"1g.{two}gb", "1g-2x", 4),
+        (f"2g.{two}gb", "2g", 3),
+        (f"3g.{three}gb", "3g", 2),
+        (f"4g.{four}gb", "4g", 1),
         (f"7g.{seven}gb", "7g", 1),
     ]
     return ProfileTable(name, SEVEN_SLICE, {n: Profile(n, k, m) for n, k, m in rows})
 
 
-TABLES: Mapping[str, ProfileTable] = {t.name: t for t in (
-    _seven("A100-40GB", (5, 10, 20, 20, 40)),
-    _seven("A100-80GB", (10, 20, 40, 40, 80)),
-    _seven("H100-80GB", (10, 20, 40, 40, 80)),
-    _seven("H100-94GB", (12, 24, 47, 47, 94)),
-    _seven("H100-96GB", (12, 24, 48, 48, 96)),
-    _seven("H200-141GB", (18, 35, 71, 71, 141)),
-    _seven("GH200-144GB", (18, 36, 72, 72, 144)),
-    _seven("B200-180GB", (23, 45, 90, 90, 180)),
-    ProfileTable("A30-24GB", FOUR_SLICE, {p.name: p for p in (
-        Profile("1g.6gb", "1g", 4), Profile("1g.6gb+me", "1g+me", 1),
-        Profile("2g.12gb", "2g", 2), Profile("2g.12gb+me", "2g+me", 1),
-        Profile("4g.24gb", "4g", 1),
-    )}),
-)}
+TABLES: Mapping[str, ProfileTable] = {
+    t.name: t
+    for t in (
+        _seven("A100-40GB", (5, 10, 20, 20, 40)),
+        _seven("A100-80GB", (10, 20, 40, 40, 80)),
+        _seven("H100-80GB", (10, 20, 40, 40, 80)),
+        _seven("H100-94GB", (12, 24, 47, 47, 94)),
+        _seven("H100-96GB", (12, 24, 48, 48, 96)),
+        _seven("H200-141GB", (18, 35, 71, 71, 141)),
+        _seven("GH200-144GB", (18, 36, 72, 72, 144)),
+        _seven("B200-180GB", (23, 45, 90, 90, 180)),
+        ProfileTable(
+            "A30-24GB",
+            FOUR_SLICE,
+            {
+                p.name: p
+                for p in (
+                    Profile("1g.6gb", "1g", 4),
+                    Profile("1g.6gb+me", "1g+me", 1),
+                    Profile("2g.12gb", "2g", 2),
+                    Profile("2g.12gb+me", "2g+me", 1),
+                    Profile("4g.24gb", "4g", 1),
+                )
+            },
+        ),
+    )
+}
 
 _COMPUTE_INSTANCE = re.compile(r"^[0-9]+c\.")
 

@@ -12,8 +12,14 @@ from hetgitops.loading import PathKey, SourceMap
 
 ALL_TARGETS = ("core", "kueue", "volcano", "nodes", "gpu-operator")
 DEFAULT_RESERVED_PREFIXES = (
-    "nvidia.com/", "feature.node.kubernetes.io/", "amd.com/", "beta.amd.com/",
-    "node.kubernetes.io/", "node-role.kubernetes.io/", "kubernetes.io/", "k8s.io/",
+    "nvidia.com/",
+    "feature.node.kubernetes.io/",
+    "amd.com/",
+    "beta.amd.com/",
+    "node.kubernetes.io/",
+    "node-role.kubernetes.io/",
+    "kubernetes.io/",
+    "k8s.io/",
 )
 
 

@@ -1,15 +1,173 @@
-"""Output validation of rendered manifests (Kubernetes + CRD schemas, Kueue CEL rules)."""
+"""Output-validation stage: rendered objects against Kubernetes and CRD schemas and Kueue's rules.
+
+Every finding points at the policy line that produced the object (`Manifest.origin`) and names
+the object and field, so a reviewer fixes the policy, not the generated YAML.
+Rule ids: `k8s-schema` (built-in kinds, object metadata), `crd-schema` (the project's target
+schemas and `--crd-dir` CRDs), `kueue-cel` and `kueue-limits` (Kueue rules a schema cannot say).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from hetgitops.diagnostics import Diagnostic
+from hetgitops import k8s_schemas, kueue_rules
+from hetgitops.diagnostics import Diagnostic, Severity, Span
 from hetgitops.manifests import Manifest
 from hetgitops.model import Policy
 
+K8S, CRD = "k8s-schema", "crd-schema"
+KUEUE_GROUP = "kueue.x-k8s.io/"
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_DNS1123_NAMES = ("Namespace",)  # kinds whose names must be DNS labels, not subdomains
 
-def check(manifests: list[Manifest], policy: Policy, *, crd_dirs: Iterable[Path] = ()
-          ) -> list[Diagnostic]:
-    return []
+
+@dataclass
+class _Context:
+    """What every object is checked against; validators come from process-wide caches."""
+
+    minor: k8s_schemas.Minor | None
+    legacy_kueue: bool
+    crds: k8s_schemas.CrdValidators
+    notes: list[Diagnostic] = field(default_factory=list)
+    unchecked: dict[tuple[str, str], Span] = field(default_factory=dict)
+
+
+def _wanted_minor(policy: Policy) -> k8s_schemas.Minor:
+    fleet = policy.fleet
+    if fleet is not None and len(fleet.kubernetes) > 1:
+        return fleet.kubernetes[0], fleet.kubernetes[1]
+    return k8s_schemas.bundled_minors()[-1]
+
+
+def _fallback_note(
+    policy: Policy, wanted: k8s_schemas.Minor, minor: k8s_schemas.Minor | None
+) -> Diagnostic:
+    used = f"checked against {minor[0]}.{minor[1]}" if minor else "built-in kinds not checked"
+    fleet = policy.fleet
+    where = fleet.origin.at("spec", "versions", "kubernetes") if fleet else Span("<policy>")
+    message = (
+        f"kubernetes-validate {k8s_schemas.package_version()} bundles no schemas for "
+        f"Kubernetes {wanted[0]}.{wanted[1]}; {used}"
+    )
+    return Diagnostic(K8S, Severity.WARNING, message, where, "spec.versions.kubernetes")
+
+
+def _context(policy: Policy, crd_dirs: Iterable[Path]) -> _Context:
+    wanted = _wanted_minor(policy)
+    minor = k8s_schemas.resolve_minor(wanted)
+    crds, unreadable = k8s_schemas.crd_validators(tuple(crd_dirs))
+    kueue = policy.fleet.kueue if policy.fleet else None
+    context = _Context(minor, kueue is not None and kueue < (0, 14), crds)
+    if minor != wanted:
+        context.notes.append(_fallback_note(policy, wanted, minor))
+    context.notes.extend(
+        Diagnostic(CRD, Severity.ERROR, f"cannot read CRD file {message}") for message in unreadable
+    )
+    return context
+
+
+def _ref(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    parts = [str(obj.get("kind")), meta.get("namespace"), str(meta.get("name"))]
+    return "/".join(p for p in parts if p)
+
+
+def _metadata(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """Object-metadata rules the API server applies to every kind; no schema states them."""
+    meta = obj.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    pattern, limit = (_DNS_LABEL, 63) if obj.get("kind") in _DNS1123_NAMES else (_SUBDOMAIN, 253)
+    if not pattern.match(name) or len(name) > limit:
+        yield "metadata.name", f"{name!r} is not a valid name (lower-case DNS name, <= {limit})"
+    for key, value in (meta.get("labels") or {}).items():
+        prefix, _, label = str(key).rpartition("/")
+        valid_key = (
+            _LABEL_NAME.match(label)
+            and len(label) <= 63
+            and (not prefix or (_SUBDOMAIN.match(prefix) and len(prefix) <= 253))
+        )
+        if not valid_key:
+            yield f"metadata.labels.{key}", f"{key!r} is not a valid label key"
+        if not isinstance(value, str) or not _LABEL_VALUE.match(value) or len(value) > 63:
+            yield f"metadata.labels.{key}", f"{value!r} is not a valid label value (<= 63 chars)"
+
+
+def _schema_findings(
+    obj: Mapping[str, Any], context: _Context
+) -> list[tuple[str, str, str]] | None:
+    """(rule, path, message) from every schema that knows the kind; None when none does."""
+    key = (str(obj.get("apiVersion")), str(obj.get("kind")))
+    core = k8s_schemas.k8s_validator(context.minor, *key) if context.minor else None
+    own = k8s_schemas.target_validators().get(key)
+    crd = context.crds.get(key)
+    if core is None and own is None and crd is None:
+        return None
+    found: list[tuple[str, str, str]] = []
+    if core is not None:
+        found += [(K8S, p, m) for p, m in k8s_schemas.problems(core, obj)]
+    if own is not None:
+        found += [(CRD, p, m) for p, m in k8s_schemas.problems(own, obj)]
+    if crd is not None:
+        source = Path(crd[1]).name
+        found += [(CRD, p, f"{m} (CRD {source})") for p, m in k8s_schemas.problems(crd[0], obj)]
+    return found
+
+
+def _check_manifest(manifest: Manifest, context: _Context) -> Iterator[Diagnostic]:
+    obj, span = manifest.obj, manifest.origin
+    ref = _ref(obj)
+    schema = _schema_findings(obj, context)
+    if schema is None:
+        context.unchecked.setdefault((str(obj.get("apiVersion")), manifest.kind), span)
+    findings = [(K8S, p, m) for p, m in _metadata(obj)] + (schema or [])
+    if str(obj.get("apiVersion")).startswith(KUEUE_GROUP):
+        findings += kueue_rules.check_object(obj, legacy=context.legacy_kueue)
+    for rule, path, message in findings:
+        yield Diagnostic(rule, Severity.ERROR, f"{ref}: {path}: {message}", span, path)
+
+
+def _old_cohort_api(policy: Policy, manifests: list[Manifest]) -> Iterator[Diagnostic]:
+    """Kueue < 0.13 served Cohort only as v1alpha1 (`spec.parent`); ours would be rejected."""
+    fleet = policy.fleet
+    if fleet is None or fleet.kueue is None or fleet.kueue >= (0, 13):
+        return
+    if any(
+        m.kind == "Cohort" and str(m.obj.get("apiVersion")).startswith(KUEUE_GROUP)
+        for m in manifests
+    ):
+        yield Diagnostic(
+            kueue_rules.LIMITS,
+            Severity.WARNING,
+            "Kueue < 0.13 serves Cohort only as v1alpha1; the rendered Cohorts need Kueue 0.13+",
+            fleet.origin.at("spec", "versions", "kueue"),
+            "spec.versions.kueue",
+        )
+
+
+def check(
+    manifests: list[Manifest], policy: Policy, *, crd_dirs: Iterable[Path] = ()
+) -> list[Diagnostic]:
+    """Findings for every rendered object that has an apiVersion and kind."""
+    context = _context(policy, crd_dirs)
+    found = [*context.notes, *_old_cohort_api(policy, manifests)]
+    for manifest in manifests:
+        if manifest.obj.get("apiVersion") and manifest.obj.get("kind"):
+            found.extend(_check_manifest(manifest, context))
+    found.extend(
+        Diagnostic(
+            CRD,
+            Severity.INFO,
+            f"no schema for {kind} ({api_version}); not validated",
+            span,
+            hint="pass --crd-dir with its CustomResourceDefinition",
+        )
+        for (api_version, kind), span in sorted(context.unchecked.items())
+    )
+    return found

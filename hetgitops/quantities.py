@@ -11,7 +11,9 @@ from decimal import Decimal
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -3, "u": -2, "m": -1, "": 0, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
-_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?$")
+_QUANTITY = re.compile(
+    r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?$"
+)
 
 
 class QuantityError(ValueError):
@@ -33,8 +35,8 @@ def parse(text: str | int | float) -> tuple[Decimal, bool]:
 
 def canonical(value: Decimal, binary: bool = False) -> str | int:
     """Format like the API server: integers stay plain ints; binary sizes use the largest Xi."""
-    if value == value.to_integral_value() and not binary and abs(value) < 1000:
-        return int(value)
+    if value == 0 or (value == value.to_integral_value() and not binary and abs(value) < 1000):
+        return int(value)  # zero has no unit: `0`, never `0E`
     if binary and value == value.to_integral_value() and value != 0:
         for suffix, power in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
             unit = Decimal(1024) ** power

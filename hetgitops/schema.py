@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
+import reprlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import jsonschema
@@ -16,6 +17,10 @@ from hetgitops.loading import KINDS, Document, format_path
 from hetgitops.resources import data_dir
 
 BASE_URI = "https://hetgitops.io/schemas/v1alpha1/"
+# User values can be megabytes long (or an alias repeated thousands of times): show a prefix.
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 60
+_MAX_MESSAGE = 200
 
 
 def schema_file(kind: str) -> str:
@@ -70,15 +75,21 @@ def _diagnostic(doc: Document, err: ValidationError) -> Diagnostic:
         if extra:
             path = (*path, extra[0])
             span = doc.source.key_at(path)
-            allowed = sorted(err.schema.get("properties", {}))
+            allowed = sorted(_properties(err))
             hint = "allowed here: " + ", ".join(allowed) if allowed else ""
     elif err.validator == "enum":
-        hint = "one of: " + ", ".join(map(str, err.validator_value))
+        choices = err.validator_value
+        hint = "one of: " + ", ".join(map(str, choices)) if isinstance(choices, list) else ""
     return error("schema", f"{doc.kind}: {message}", span, format_path(path), hint)
 
 
+def _properties(err: ValidationError) -> dict[str, Any]:
+    schema = err.schema
+    return dict(schema.get("properties", {})) if isinstance(schema, Mapping) else {}
+
+
 def _extra_keys(err: ValidationError) -> list[str]:
-    known = set(err.schema.get("properties", {}))
+    known = set(_properties(err))
     instance = err.instance if isinstance(err.instance, dict) else {}
     return sorted(k for k in instance if k not in known)
 
@@ -88,10 +99,18 @@ def _explain(err: ValidationError) -> str:
     if err.validator == "required":
         return f"{where}: {err.message}"
     if err.validator == "additionalProperties":
-        return f"{where}: unknown field(s) " + ", ".join(repr(k) for k in _extra_keys(err))
+        return f"{where}: unknown field(s) " + ", ".join(_SHOWN.repr(k) for k in _extra_keys(err))
     if err.validator == "pattern":
-        return f"{where}: {err.instance!r} does not match {err.validator_value}"
-    return f"{where}: {err.message}"
+        return f"{where}: {_SHOWN.repr(err.instance)} does not match {err.validator_value}"
+    return f"{where}: {_shortened(err)}"
+
+
+def _shortened(err: ValidationError) -> str:
+    """jsonschema's message with the offending value cut down to a readable prefix."""
+    if len(err.message) <= _MAX_MESSAGE:
+        return err.message
+    message = err.message.replace(repr(err.instance), _SHOWN.repr(err.instance))
+    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 3] + "..."
 
 
 def kind_schema(kind: str) -> dict[str, Any]:

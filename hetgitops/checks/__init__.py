@@ -2,12 +2,46 @@
 
 from __future__ import annotations
 
+from hetgitops.checks import (
+    borrowing,
+    budget,
+    capacity_rules,
+    coefficients,
+    fleet,
+    inventory,
+    labels,
+    lifecycle,
+    mig_rules,
+    priorities,
+    profiles,
+    queues,
+    references,
+    sharing,
+)
 from hetgitops.checks.registry import RULES, CheckContext, Rule
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.model import Policy
 
 # Importing a family module registers its rules; this tuple is the explicit list of families.
-FAMILIES: tuple[str, ...] = ()
+FAMILIES: tuple[str, ...] = tuple(
+    module.__name__.rsplit(".", 1)[-1]
+    for module in (
+        fleet,
+        references,
+        inventory,
+        capacity_rules,
+        budget,
+        borrowing,
+        mig_rules,
+        sharing,
+        priorities,
+        labels,
+        lifecycle,
+        profiles,
+        coefficients,
+        queues,
+    )
+)
 
 __all__ = ["FAMILIES", "RULES", "CheckContext", "Rule", "run_checks"]
 

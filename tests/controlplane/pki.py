@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import base64
 import datetime
 import ipaddress
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,10 +15,6 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 # Long enough for a development machine that keeps one instance up for weeks, short enough that a
 # leaked test key is worthless; `up` regenerates everything whenever it starts a fresh instance.
 _VALIDITY = datetime.timedelta(days=30)
-
-ADMIN_USER = "hetgitops-admin"
-ADMIN_GROUP = "system:masters"  # bypasses RBAC: the admin must work before any binding exists
-READONLY_USER = "hetgitops-readonly"
 
 
 @dataclass(frozen=True)
@@ -38,8 +32,11 @@ class Pki:
     sa_private_key: Path
 
 
-def generate(directory: Path) -> Pki:
-    """Write a fresh CA and everything it signs into `directory` (created, mode 0700)."""
+def generate(directory: Path, *, admin: tuple[str, str], readonly_user: str) -> Pki:
+    """Write a fresh CA and everything it signs into `directory` (created, mode 0700).
+
+    `admin` is (user, group); the apiserver takes the user from CN= and the group from O=.
+    """
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     ca_key = _new_key()
     ca_cert = _ca_certificate(ca_key)
@@ -68,10 +65,10 @@ def generate(directory: Path) -> Pki:
         paths.admin_key,
         ca_cert,
         ca_key,
-        common_name=ADMIN_USER,
-        organization=ADMIN_GROUP,
+        common_name=admin[0],
+        organization=admin[1],
     )
-    _issue(paths.readonly_cert, paths.readonly_key, ca_cert, ca_key, common_name=READONLY_USER)
+    _issue(paths.readonly_cert, paths.readonly_key, ca_cert, ca_key, common_name=readonly_user)
     _write_service_account_keys(paths.sa_public_key, paths.sa_private_key)
     return paths
 
@@ -182,38 +179,3 @@ def _write_private_key(path: Path, key: ec.EllipticCurvePrivateKey) -> None:
     )
     path.touch(mode=0o600)
     path.write_bytes(data)
-
-
-def write_kubeconfig(path: Path, *, server: str, ca_cert: Path, cert: Path, key: Path) -> None:
-    """Write a self-contained kubeconfig (JSON is valid YAML; no PyYAML needed here)."""
-    user = path.stem
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "hetgitops-test",
-                "cluster": {
-                    "server": server,
-                    "certificate-authority-data": _b64(ca_cert),
-                },
-            }
-        ],
-        "users": [
-            {
-                "name": user,
-                "user": {
-                    "client-certificate-data": _b64(cert),
-                    "client-key-data": _b64(key),
-                },
-            }
-        ],
-        "contexts": [{"name": user, "context": {"cluster": "hetgitops-test", "user": user}}],
-        "current-context": user,
-    }
-    path.touch(mode=0o600)  # it embeds a private key
-    path.write_text(json.dumps(config, indent=2) + "\n")
-
-
-def _b64(path: Path) -> str:
-    return base64.b64encode(path.read_bytes()).decode("ascii")

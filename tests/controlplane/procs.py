@@ -1,20 +1,18 @@
-"""Process stage: start daemons in their own process group, track them by pid file, stop them."""
+"""Process stage: start daemons in their own process group, track them by pid file, stop them.
+
+Linux only: /proc tells whether a pid still runs our binary.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import socket
-import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows; the control plane is Linux/macOS only
-    fcntl = None  # type: ignore[assignment]
 
 
 class ProcessError(RuntimeError):
@@ -34,19 +32,30 @@ def free_ports(count: int) -> list[int]:
 
 
 def spawn(command: Sequence[str], *, pid_file: Path, log_file: Path) -> int:
-    """Start `command` detached (new session = own process group) and record its pid."""
+    """Start `command` detached (new session = own process group) and record its pid.
+
+    posix_spawn rather than Popen: the daemon outlives any Popen object, which would otherwise
+    warn "subprocess is still running" when collected.
+    """
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    with log_file.open("ab") as log:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # survives the caller; killpg reaches anything it forks
+    log = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        pid = os.posix_spawn(
+            command[0],
+            list(command),
+            dict(os.environ),
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, log, 1),
+                (os.POSIX_SPAWN_DUP2, log, 2),
+            ],
+            setsid=True,  # survives the caller; killpg reaches anything it forks
         )
+    finally:
+        os.close(log)
     # The executable goes in too: `stop` must recognise its own daemon, not a recycled pid.
-    pid_file.write_text(f"{process.pid}\n{command[0]}\n")
-    return process.pid
+    pid_file.write_text(f"{pid}\n{command[0]}\n")
+    return pid
 
 
 def read_pid_file(pid_file: Path) -> tuple[int, Path] | None:
@@ -66,11 +75,12 @@ def is_running(pid: int, executable: Path) -> bool:
     """True if `pid` is alive and runs `executable` (a recycled pid must never be killed)."""
     _reap(pid)
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        # /proc/PID/exe, not cmdline: cmdline can read empty for a moment right after exec.
+        image = os.readlink(f"/proc/{pid}/exe").removesuffix(" (deleted)")
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return False
-    return state != "Z" and cmdline.split(b"\0", 1)[0] == os.fsencode(executable)
+    return state != "Z" and image == str(executable.resolve())
 
 
 def stop(pid_file: Path, *, grace: float = 10.0) -> None:
@@ -105,8 +115,7 @@ def locked(lock_file: Path) -> Iterator[None]:
     """Serialise `up`/`down` across processes (e.g. two pytest runs starting at once)."""
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     with lock_file.open("a") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+        fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
 

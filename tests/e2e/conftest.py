@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ REQUIRE_E2E = "HETGITOPS_REQUIRE_E2E"
 FIELD_MANAGER = "hetgitops-e2e"
 
 ControlPlane = harness.ControlPlane
-ApplyTree = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -47,7 +46,7 @@ def control_plane() -> Iterator[ControlPlane]:
 
 
 @pytest.fixture(scope="session")
-def apply_tree(control_plane: ControlPlane) -> ApplyTree:
+def apply_tree(control_plane: ControlPlane) -> harness.ApplyTree:
     """`apply_tree(path, *, dry_run)`: server-side apply a rendered output tree (see below)."""
 
     def apply(path: Path, *, dry_run: bool, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import textwrap
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from controlplane.harness import ControlPlane
+from controlplane.harness import ApplyTree, ControlPlane
 
 pytestmark = pytest.mark.e2e
-
-ApplyTree = Callable[..., subprocess.CompletedProcess[str]]
 
 # Kueue v1beta2 is the storage version: a bare API server has no conversion webhook.
 KUEUE_AND_VOLCANO = """\
@@ -89,13 +85,15 @@ spec:
 
 LOCAL_QUEUE_TREE = {
     "kustomization.yaml": "resources:\n- namespace.yaml\n- kueue/localqueue.yaml\n",
-    "namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-{suffix}\n",
+    # A fixed namespace: dry-run creates it for real, and without a controller-manager a deleted
+    # namespace never finishes terminating, so per-run names would pile up in a kept instance.
+    "namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-team-a\n",
     "kueue/localqueue.yaml": textwrap.dedent("""\
         apiVersion: kueue.x-k8s.io/v1beta2
         kind: LocalQueue
         metadata:
           name: default
-          namespace: team-{suffix}
+          namespace: e2e-team-a
         spec:
           clusterQueue: team-a-{suffix}
         """),
@@ -140,13 +138,22 @@ def test_cel_rule_rejects_borrowing_limit_without_cohort(
     assert "borrowingLimit must be nil when cohort is empty" in result.stderr
 
 
-def test_openapi_schema_rejects_unknown_enum(
+def test_openapi_schema_rejects_wrong_type(
+    apply_tree: ApplyTree, tmp_path: Path, suffix: str
+) -> None:
+    bad = KUEUE_AND_VOLCANO.replace("weight: 1", "weight: heavy")
+    result = apply_tree(_write(tmp_path, {"bad.yaml": bad}, suffix), dry_run=True, check=False)
+    assert result.returncode != 0
+    assert "spec.weight" in result.stderr
+
+
+def test_cel_rule_rejects_invalid_taint_effect(
     apply_tree: ApplyTree, tmp_path: Path, suffix: str
 ) -> None:
     bad = KUEUE_AND_VOLCANO.replace("effect: NoSchedule", "effect: Sometimes")
     result = apply_tree(_write(tmp_path, {"bad.yaml": bad}, suffix), dry_run=True, check=False)
     assert result.returncode != 0
-    assert "Sometimes" in result.stderr
+    assert "supported taint effect values" in result.stderr
 
 
 def test_dry_run_kustomize_tree_in_new_namespace(
@@ -155,9 +162,7 @@ def test_dry_run_kustomize_tree_in_new_namespace(
     tree = _write(tmp_path, LOCAL_QUEUE_TREE, suffix)
     result = apply_tree(tree, dry_run=True)
     assert "localqueue.kueue.x-k8s.io/default serverside-applied" in result.stdout
-    assert not _exists(
-        control_plane, "localqueues.kueue.x-k8s.io", "default", "-n", f"team-{suffix}"
-    )
+    assert not _exists(control_plane, "localqueues.kueue.x-k8s.io", "default", "-n", "e2e-team-a")
 
 
 def test_real_apply_persists(

@@ -63,7 +63,7 @@ def test_readonly_can_get_node(control_plane: ControlPlane, node: str) -> None:
 def test_readonly_cannot_write(
     control_plane: ControlPlane, node: str, args: tuple[str, ...]
 ) -> None:
-    result = _readonly(control_plane, *(arg.format(node=node) for arg in args))
+    result = _readonly(control_plane, *(arg.replace("{node}", node) for arg in args))
     assert result.returncode != 0
     assert "Forbidden" in result.stderr
     stored = json.loads(control_plane.kubectl("get", "node", node, "-o", "json").stdout)

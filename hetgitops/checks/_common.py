@@ -1,0 +1,128 @@
+"""Check stage, shared helpers: locating findings and walking resolved team quotas.
+
+Not a rule family (nothing here registers a rule); the leading underscore keeps it out of
+FAMILIES.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import NamedTuple, Protocol, TypeVar
+
+from hetgitops.diagnostics import Diagnostic, Span, error, warning
+from hetgitops.loading import format_path
+from hetgitops.model import CardType, Node, Origin, Policy, Pool, Quota, Team
+
+PathPart = str | int
+
+
+def _located(origin: Origin, path: Sequence[PathPart], key: bool) -> tuple[Span, str]:
+    span = origin.key_at(*path) if key else origin.at(*path)
+    return span, format_path((*origin.base, *path))
+
+
+def error_at(
+    rule: str,
+    message: str,
+    origin: Origin,
+    *path: PathPart,
+    hint: str = "",
+    key: bool = False,
+    related: Iterable[Span] = (),
+) -> Diagnostic:
+    """An error at `origin` narrowed to `path` (the key itself when `key`)."""
+    span, where = _located(origin, path, key)
+    found = error(rule, message, span, where, hint)
+    return replace(found, related=tuple(related)) if related else found
+
+
+def warning_at(
+    rule: str,
+    message: str,
+    origin: Origin,
+    *path: PathPart,
+    hint: str = "",
+    key: bool = False,
+    related: Iterable[Span] = (),
+) -> Diagnostic:
+    span, where = _located(origin, path, key)
+    found = warning(rule, message, span, where, hint)
+    return replace(found, related=tuple(related)) if related else found
+
+
+def written(origin: Origin, *path: PathPart) -> bool:
+    """Whether `path` was written in the document (not just defaulted by the model)."""
+    return (*origin.base, *path) in origin.source.values
+
+
+def invalid(policy: Policy, kind: str, name: str) -> bool:
+    """A document that failed the schema: references to it were already reported."""
+    return (kind, name) in policy.invalid
+
+
+class _Located(Protocol):
+    @property
+    def origin(self) -> Origin: ...
+
+
+_T = TypeVar("_T", bound=_Located)
+
+
+def in_file_order(items: Iterable[_T]) -> list[_T]:
+    """Objects in the order they are written (file, line), so "first" means what a reader
+    sees first, not the first name alphabetically."""
+    return sorted(items, key=lambda item: item.origin.span)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """A hint listing the closest known names, or all of them when there are few."""
+    names = sorted(known)
+    close = difflib.get_close_matches(name, names, n=3)
+    if close:
+        return "did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+    if not names:
+        return "none is defined yet"
+    return "known: " + listing(names)
+
+
+def listing(items: Sequence[str], limit: int = 6) -> str:
+    """`a, b, c` or `a, b, c and 4 more`: messages stay one line on big fleets."""
+    shown = ", ".join(items[:limit])
+    extra = len(items) - limit
+    return f"{shown} and {extra} more" if extra > 0 else shown
+
+
+def node_group(node: Node) -> Origin:
+    """The `spec.nodes[i]` entry a node came from (zone, rack and cardsPerNode live there)."""
+    base = node.origin.base
+    cut = base.index("names") if "names" in base else len(base)
+    return Origin(node.origin.source, base[:cut])
+
+
+class QuotaUse(NamedTuple):
+    """One team quota entry whose pool and card type both resolve."""
+
+    team: Team
+    quota: Quota
+    pool: Pool
+    card: CardType
+
+
+def quota_uses(policy: Policy) -> Iterator[QuotaUse]:
+    """Resolved quotas in team-name, then quota order; unresolved ones are another rule's job."""
+    for team in policy.teams.values():
+        for quota in team.quotas:
+            pool = policy.pools.get(quota.pool)
+            card = policy.card_type_of(pool) if pool else None
+            if pool is not None and card is not None:
+                yield QuotaUse(team, quota, pool, card)
+
+
+def pools_with_cards(policy: Policy) -> Iterator[tuple[Pool, CardType]]:
+    """Pools whose card type resolves; capacity problems of the others would be cascades."""
+    for pool in policy.pools.values():
+        card = policy.card_type_of(pool)
+        if card is not None:
+            yield pool, card

@@ -1,0 +1,213 @@
+"""Check stage, shared: where a WorkloadProfile can run and how much a team can ever get there.
+
+Used by the profile and coefficient rules. Mirrors what the generated queues allow: the
+flavor plan of `compilers.quota_plan` (nominal, borrowing and lending per pool and resource).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from hetgitops import capacity, mig
+from hetgitops.compilers.quota_plan import FlavorPlan, cohort_root, team_plan
+from hetgitops.model import CardType, Policy, Pool, Team, WorkloadProfile
+
+_MIG_MEMORY = re.compile(r"\.([0-9]+)gb")
+
+
+@dataclass(frozen=True)
+class Route:
+    """One eligible pool for a profile: the resource a pod requests and how much of it."""
+
+    pool: Pool
+    card: CardType
+    resource: str
+    per_pod: int
+    largest_node: int  # most units of `resource` one node offers
+    slots: int  # pods of `per_pod` units the whole pool can hold at once
+
+
+def mismatch(profile: WorkloadProfile, card: CardType) -> str:
+    """Why `card` does not meet the profile's requirements ("" when it does)."""
+    if profile.vendors and card.vendor not in profile.vendors:
+        return f"vendor {card.vendor} is not one of {', '.join(profile.vendors)}"
+    if profile.interconnect and card.interconnect not in profile.interconnect:
+        return f"interconnect {card.interconnect} is not one of {', '.join(profile.interconnect)}"
+    missing = [p for p in profile.precisions if p not in card.precisions]
+    if missing:
+        return f"no {', '.join(missing)} support"
+    if profile.mig_profile is not None:
+        return _mig_mismatch(profile, profile.mig_profile, card)
+    if profile.min_memory_gib is not None and card.memory_gib < profile.min_memory_gib:
+        return f"{card.memory_gib:g} GiB is less than {profile.min_memory_gib:g} GiB"
+    return ""
+
+
+def _mig_mismatch(profile: WorkloadProfile, wanted: str, card: CardType) -> str:
+    table = mig.TABLES.get(card.mig_table) if card.mig_table else None
+    if table is None or wanted not in table.profiles:
+        return f"no MIG profile {wanted}"
+    size = _MIG_MEMORY.search(wanted)
+    memory = float(size.group(1)) if size else card.memory_gib
+    if profile.min_memory_gib is not None and memory < profile.min_memory_gib:
+        return f"{wanted} has {memory:g} GiB, less than {profile.min_memory_gib:g} GiB"
+    return ""
+
+
+def candidate_cards(policy: Policy, profile: WorkloadProfile) -> list[CardType]:
+    """The explicit cardTypes that resolve, or every card type; requirements not yet applied."""
+    if profile.card_types is None:
+        return list(policy.card_types.values())
+    return [policy.card_types[n] for n in profile.card_types if n in policy.card_types]
+
+
+def eligible_cards(policy: Policy, profile: WorkloadProfile) -> list[CardType]:
+    return [c for c in candidate_cards(policy, profile) if not mismatch(profile, c)]
+
+
+class Router:
+    """Routes of profiles over one policy. Node sizes are counted once per pool, so routing
+    every profile costs profiles x pools x distinct node sizes, not profiles x nodes."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.sizes = {
+            name: Counter(node.cards for node in pool.nodes) for name, pool in policy.pools.items()
+        }
+
+    def routes(self, profile: WorkloadProfile) -> list[Route]:
+        """Pools of eligible cards with a matching purpose that offer what a pod requests."""
+        cards = {card.name: card for card in eligible_cards(self.policy, profile)}
+        found: list[Route] = []
+        for pool in self.policy.pools.values():
+            card = cards.get(pool.card_type)
+            if card is None or (profile.purposes and pool.purpose not in profile.purposes):
+                continue
+            route = self._route(pool, card, profile)
+            if route is not None:
+                found.append(route)
+        return found
+
+    def _route(self, pool: Pool, card: CardType, profile: WorkloadProfile) -> Route | None:
+        strategy = capacity.mig_strategy(self.policy.fleet)
+        sizes = self.sizes[pool.name]
+        units = {cards: _units(pool, cards, profile, strategy) for cards in sizes}
+        if profile.mig_profile is not None:
+            if not any(units.values()):
+                return None  # the pool does not carve this profile
+            single = strategy == "single"
+            resource = card.resource_name if single else mig.resource_name(profile.mig_profile)
+            per_pod = 1
+        else:
+            resource, per_pod = capacity.main_resource(pool, card), profile.cards_per_node
+            if pool.fail_requests_greater_than_one and pool.time_slicing_replicas and per_pod > 1:
+                units = dict.fromkeys(units, 0)  # the plugin refuses requests above one replica
+        slots = sum(count * (units[cards] // per_pod) for cards, count in sizes.items())
+        return Route(pool, card, resource, per_pod, max(units.values(), default=0), slots)
+
+
+def _units(pool: Pool, cards: int, profile: WorkloadProfile, strategy: str) -> int:
+    """What a node with `cards` GPUs offers a pod of the profile: whole (or shared) cards, or
+    instances of the profile's MIG size."""
+    layout = capacity.covered_gpus(pool, cards) if pool.mig and strategy != "none" else {}
+    if profile.mig_profile is None:
+        return (cards - len(layout)) * pool.shared_replicas
+    wanted = profile.mig_profile
+    return sum(
+        n
+        for gpu in layout.values()
+        for p, n in gpu.items()
+        if mig.gpu_instance_profile(p) == wanted
+    )
+
+
+def fits(route: Route, profile: WorkloadProfile) -> bool:
+    """The gang can be placed in this pool at all (Kueue gives a job one flavor)."""
+    return route.largest_node >= route.per_pod and route.slots >= profile.gang
+
+
+def candidate_teams(policy: Policy, profile: WorkloadProfile) -> list[tuple[int | None, Team]]:
+    """(index in spec.teams or None, team) for teams that may use the profile's tier."""
+    if profile.teams is None:
+        return [(None, t) for t in policy.teams.values() if profile.tier in t.tiers]
+    return [
+        (i, policy.teams[name])
+        for i, name in enumerate(profile.teams)
+        if name in policy.teams and profile.tier in policy.teams[name].tiers
+    ]
+
+
+class Reach:
+    """The most of each (pool, resource) a team's queue can ever hold: its nominal quota plus
+    what it may borrow, bounded by what the rest of its cohort tree lends."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.plans = {name: team_plan(policy, team) for name, team in policy.teams.items()}
+        self.lent: Counter[tuple[str, str, str]] = Counter()
+        for name, team in policy.teams.items():
+            if team.cohort is None:
+                continue
+            root = cohort_root(policy, team.cohort)
+            for plan in self.plans[name]:
+                for resource in plan.nominal:
+                    self.lent[root, plan.pool.name, resource] += _lendable(plan, resource)
+
+    def most(self, team: Team, pool: Pool, resource: str) -> int | None:
+        """None when the team has no quota entry for the pool (its queue cannot use it)."""
+        plan = next((p for p in self.plans[team.name] if p.pool.name == pool.name), None)
+        if plan is None:
+            return None
+        own = plan.nominal.get(resource, 0)
+        if team.cohort is None:
+            return own
+        root = cohort_root(self.policy, team.cohort)
+        others = self.lent[root, pool.name, resource] - _lendable(plan, resource)
+        limit = plan.borrowing.get(resource)
+        borrow = others if limit is None else min(limit, others)
+        return own + max(borrow, 0)
+
+
+def _lendable(plan: FlavorPlan, resource: str) -> int:
+    limit = plan.lending.get(resource)
+    nominal = plan.nominal.get(resource, 0)
+    return nominal if limit is None else min(limit, nominal)
+
+
+def gang_need(route: Route, profile: WorkloadProfile) -> int:
+    return route.per_pod * profile.gang
+
+
+class Verdict(NamedTuple):
+    """Whether a team can ever be admitted for a profile; else its best case."""
+
+    ok: bool
+    most: int  # the most the team can hold in `route`'s pool
+    route: Route | None  # None: the team has quota in no eligible pool
+
+
+def admissible(reach: Reach, team: Team, routes_: list[Route], profile: WorkloadProfile) -> Verdict:
+    """Whether some route admits the whole gang for `team` at once."""
+    best = Verdict(False, 0, None)
+    for route in routes_:
+        most = reach.most(team, route.pool, route.resource)
+        if most is None or not fits(route, profile):
+            continue
+        if most >= gang_need(route, profile):
+            return Verdict(True, most, route)
+        if best.route is None or most > best.most:
+            best = Verdict(False, most, route)
+    return best
+
+
+def iter_cards(routes_: list[Route]) -> Iterator[CardType]:
+    """Distinct card types of the routes, in route order."""
+    seen: set[str] = set()
+    for route in routes_:
+        if route.card.name not in seen:
+            seen.add(route.card.name)
+            yield route.card

@@ -1,0 +1,138 @@
+"""Check stage, borrowing family: cohorts, borrowing/lending limits and preemption (Kueue rules)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hetgitops import capacity
+from hetgitops.checks._common import error_at
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model import Policy
+
+NEVER = "Never"
+
+
+@rule("borrowing-without-cohort", Severity.ERROR)
+def borrowing_without_cohort(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """borrowingLimit and lendingLimit need the team to be in a cohort (Kueue CEL rule).
+
+    Fails: a team without `cohort` and a quota `{pool: a, cards: 8, borrowingLimit: 4}`.
+    Passes: the same team with `cohort: training`.
+    """
+    for team in policy.teams.values():
+        if team.cohort is not None:
+            continue
+        for quota in team.quotas:
+            for field, value in (
+                ("borrowingLimit", quota.borrowing_limit),
+                ("lendingLimit", quota.lending_limit),
+            ):
+                if value is not None:
+                    yield error_at(
+                        "borrowing-without-cohort",
+                        f"{field} is set but team '{team.name}' is in no cohort, so it can "
+                        "neither borrow nor lend",
+                        quota.origin,
+                        field,
+                        key=True,
+                        hint="set spec.cohort on the team, or remove the limit",
+                    )
+
+
+@rule("lending-exceeds-nominal", Severity.ERROR)
+def lending_exceeds_nominal(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A team lends at most its nominal quota (Kueue webhook: lendingLimit <= nominalQuota).
+
+    Fails: `{pool: a, cards: 8, lendingLimit: 12}`.
+    Passes: `{pool: a, cards: 8, lendingLimit: 4}`.
+    """
+    for team in policy.teams.values():
+        for quota in team.quotas:
+            if quota.lending_limit is None:
+                continue
+            nominal = quota.cards
+            pool = policy.pools.get(quota.pool)
+            card = policy.card_type_of(pool) if pool else None
+            if nominal is None and card is not None:
+                nominal = capacity.quota_cards(quota, card)
+            if nominal is not None and quota.lending_limit > nominal:
+                yield error_at(
+                    "lending-exceeds-nominal",
+                    f"lendingLimit {quota.lending_limit} exceeds the nominal quota of {nominal} "
+                    f"whole card(s) in pool '{quota.pool}'",
+                    quota.origin,
+                    "lendingLimit",
+                    hint=f"lend at most {nominal}",
+                )
+
+
+@rule("borrowing-isolated-pool", Severity.ERROR)
+def borrowing_isolated_pool(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """An isolated pool neither lends nor borrows, so it takes no non-zero limits.
+
+    Fails: `isolated: true` on the pool and a quota `{pool: ascend, cards: 8, borrowingLimit: 4}`
+    (or `lending: {maxPercent: 50}` on the pool).
+    Passes: `{pool: ascend, cards: 8}`.
+    """
+    for lender in policy.pools.values():
+        if lender.isolated and lender.lend_max_percent:
+            yield error_at(
+                "borrowing-isolated-pool",
+                f"pool '{lender.name}' is isolated but lends {lender.lend_max_percent}% of its "
+                "quota",
+                lender.origin,
+                "spec",
+                "lending",
+                "maxPercent",
+                hint="remove spec.lending or set isolated: false",
+            )
+    for team in policy.teams.values():
+        for quota in team.quotas:
+            pool = policy.pools.get(quota.pool)
+            if pool is None or not pool.isolated:
+                continue
+            for field, verb, value in (
+                ("borrowingLimit", "borrow", quota.borrowing_limit),
+                ("lendingLimit", "lend", quota.lending_limit),
+            ):
+                if value:
+                    yield error_at(
+                        "borrowing-isolated-pool",
+                        f"pool '{pool.name}' is isolated: team '{team.name}' cannot {verb} "
+                        "cards there",
+                        quota.origin,
+                        field,
+                        hint=f"remove {field} (the generated queue uses 0 for isolated pools)",
+                    )
+
+
+@rule("preemption-invalid", Severity.ERROR)
+def preemption_invalid(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """borrowWithinCohort needs a cohort and reclaimWithinCohort other than Never (Kueue CEL).
+
+    Fails: `preemption: {borrowWithinCohort: {policy: LowerPriority}}` (reclaim defaults to Never).
+    Passes: `preemption: {reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority}}`.
+    """
+    for team in policy.teams.values():
+        wanted = team.preemption
+        if wanted.borrow_within_cohort in (None, NEVER):
+            continue
+        where = ("spec", "preemption", "borrowWithinCohort", "policy")
+        if team.cohort is None:
+            yield error_at(
+                "preemption-invalid",
+                f"borrowWithinCohort is {wanted.borrow_within_cohort} but team '{team.name}' "
+                "is in no cohort",
+                team.origin,
+                *where,
+                hint="set spec.cohort, or remove borrowWithinCohort",
+            )
+        elif wanted.reclaim_within_cohort in (None, NEVER):
+            yield error_at(
+                "preemption-invalid",
+                "borrowWithinCohort needs reclaimWithinCohort other than Never",
+                team.origin,
+                *where,
+                hint="set preemption.reclaimWithinCohort to LowerPriority or Any",
+            )

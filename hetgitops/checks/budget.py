@@ -1,0 +1,108 @@
+"""Check stage, budget family: what a team's quota costs a month against its budget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hetgitops import capacity
+from hetgitops.checks._common import QuotaUse, error_at, listing, quota_uses, warning_at
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model import Policy
+
+
+def _currency(policy: Policy, explicit: str | None) -> str:
+    return explicit or (policy.fleet.currency if policy.fleet else "USD")
+
+
+def _priced(policy: Policy, use: QuotaUse) -> bool:
+    """Whether the quota has a cost in the team's budget currency (else another rule speaks)."""
+    card_currency = _currency(policy, use.card.currency)
+    return use.card.cost_per_hour is not None and card_currency == _currency(
+        policy, use.team.budget_currency
+    )
+
+
+def monthly_cost(use: QuotaUse) -> float:
+    """Nominal quota x cost per card-hour x hours a month. Time-sliced quotas are replicas, so
+    they are divided back into physical cards; MIG instance quotas are not priced."""
+    cards = capacity.quota_cards(use.quota, use.card) / use.pool.shared_replicas
+    return cards * (use.card.cost_per_hour or 0.0) * capacity.HOURS_PER_MONTH
+
+
+def _budgeted(policy: Policy) -> dict[str, list[QuotaUse]]:
+    uses: dict[str, list[QuotaUse]] = {}
+    for use in quota_uses(policy):
+        if use.team.budget_monthly is not None:
+            uses.setdefault(use.team.name, []).append(use)
+    return uses
+
+
+@rule("budget-exceeded", Severity.ERROR)
+def budget_exceeded(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A team's nominal quota costs no more per month than its budget.
+
+    Cost = cards x cost.perCardHour x 730 hours, summed over the team's pools.
+    Fails: `budget: {monthly: 10000}` with 8 cards at 3.10 an hour (18,104 a month).
+    Passes: `budget: {monthly: 20000}` with the same quota.
+    """
+    for name, uses in _budgeted(policy).items():
+        team = uses[0].team
+        priced = [(use, monthly_cost(use)) for use in uses if _priced(policy, use)]
+        total = sum(cost for _, cost in priced)
+        budget = team.budget_monthly or 0.0
+        if total > budget + 0.005:
+            parts = listing([f"{u.pool.name} {cost:,.2f}" for u, cost in priced if cost])
+            yield error_at(
+                "budget-exceeded",
+                f"team '{name}' quota costs {total:,.2f} {_currency(policy, team.budget_currency)}"
+                f" a month ({parts}) but its budget is {budget:,.2f}",
+                team.origin,
+                "spec",
+                "budget",
+                "monthly",
+                hint=f"cut quota by {total - budget:,.2f} a month or raise the budget",
+            )
+
+
+@rule("cost-missing", Severity.WARNING)
+def cost_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A team with a budget only uses card types that have a cost.
+
+    Fails: a team with `budget: {monthly: 5000}` and quota in a pool of a card without `cost`.
+    Passes: the card type has `cost: {perCardHour: 1.1}`.
+    """
+    for uses in _budgeted(policy).values():
+        for use in uses:
+            if use.card.cost_per_hour is None:
+                yield warning_at(
+                    "cost-missing",
+                    f"card type '{use.card.name}' has no cost, so team '{use.team.name}' "
+                    "budget cannot count this quota",
+                    use.quota.origin,
+                    "pool",
+                    hint=f"add spec.cost.perCardHour to CardType '{use.card.name}'",
+                )
+
+
+@rule("cost-currency-mismatch", Severity.ERROR)
+def cost_currency_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Card costs and team budgets are in the same currency (nothing converts them).
+
+    Fails: a card with `cost: {perCardHour: 2, currency: EUR}` in a team with
+    `budget: {monthly: 5000, currency: USD}`.
+    Passes: both in USD (or both left to the Fleet's currency).
+    """
+    for uses in _budgeted(policy).values():
+        for use in uses:
+            card, team = use.card, use.team
+            if card.cost_per_hour is None or _priced(policy, use):
+                continue
+            yield error_at(
+                "cost-currency-mismatch",
+                f"card type '{card.name}' costs in {_currency(policy, card.currency)} but team "
+                f"'{team.name}' budgets in {_currency(policy, team.budget_currency)}",
+                use.quota.origin,
+                "pool",
+                hint="state both in one currency; hetgitops does not convert",
+            )

@@ -1,0 +1,54 @@
+"""Check stage, coefficients family: normalized performance coefficients for cards in use."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hetgitops.checks._common import error_at, listing, quota_uses
+from hetgitops.checks._routing import Router, iter_cards
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model import Policy
+
+RULE = "coefficient-missing"
+
+
+@rule(RULE, Severity.ERROR)
+def coefficient_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A card type in use has a performance coefficient (normalized capacity depends on it).
+
+    In use: a pool of it holds team quota, or a WorkloadProfile routes to it without its own
+    `performance` override. A `normalized` quota on such a card cannot be converted at all.
+    Fails: a team quota in a pool of a card type without `spec.performance`.
+    Passes: the card type has `performance: {coefficient: 0.75, reference: A100-SXM4-80GB,
+    coefficientSet: "2026.2"}`.
+    """
+    uses: dict[str, list[str]] = {}
+    for use in quota_uses(policy):
+        if use.card.performance is not None:
+            continue
+        uses.setdefault(use.card.name, []).append(f"pool '{use.pool.name}' has team quota")
+        if use.quota.normalized is not None and use.quota.cards is None:
+            yield error_at(
+                RULE,
+                f"normalized quota needs a coefficient, and card type '{use.card.name}' has none",
+                use.quota.origin,
+                "normalized",
+                hint=f"add spec.performance to CardType '{use.card.name}', or use cards",
+            )
+    router = Router(policy)
+    for profile in policy.profiles.values():
+        for card in iter_cards(router.routes(profile)):
+            if card.performance is None and card.name not in profile.performance:
+                uses.setdefault(card.name, []).append(f"profile '{profile.name}' runs on it")
+    for name, reasons in uses.items():
+        card = policy.card_types[name]
+        yield error_at(
+            RULE,
+            f"card type '{name}' has no performance coefficient but is in use: "
+            + listing(sorted(set(reasons)), 3),
+            card.origin,
+            "spec",
+            "performance",
+            hint="measure it against the reference card and add spec.performance",
+        )

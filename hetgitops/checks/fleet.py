@@ -1,0 +1,107 @@
+"""Check stage, fleet family: the Fleet document itself and its cohort tree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hetgitops.checks._common import error_at
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.diagnostics import Diagnostic, Severity, Span, error
+from hetgitops.model import CohortSpec, Origin, Policy
+
+
+@rule("missing-fleet", Severity.ERROR)
+def missing_fleet(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A policy needs exactly one Fleet document (cluster name, target versions).
+
+    Fails: a directory with CardType, Pool and Team documents but no `kind: Fleet`.
+    Passes: the same directory plus `fleet.yaml` with `kind: Fleet`.
+    Not reported when the Fleet document exists but failed the schema.
+    """
+    if policy.fleet is not None or any(kind == "Fleet" for kind, _ in policy.invalid):
+        return
+    origins: list[Origin] = [
+        o.origin
+        for group in (policy.card_types, policy.pools, policy.teams, policy.tiers, policy.profiles)
+        for o in group.values()
+    ]
+    if policy.taxonomy is not None:
+        origins.append(policy.taxonomy.origin)
+    if not origins:
+        return  # nothing usable was loaded; the loader's findings say why
+    first = min(origin.source.file for origin in origins)
+    yield error(
+        "missing-fleet",
+        "the policy has no Fleet document",
+        Span(first),
+        hint="add a document with kind: Fleet, spec.cluster and spec.versions.kubernetes",
+    )
+
+
+@rule("cohort-duplicate", Severity.ERROR)
+def cohort_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Each Fleet cohort name is declared once.
+
+    Fails: `cohorts: [{name: training}, {name: training, parent: org}]`.
+    Passes: `cohorts: [{name: org}, {name: training, parent: org}]`.
+    """
+    if policy.fleet is None:
+        return
+    seen: dict[str, CohortSpec] = {}
+    for cohort in policy.fleet.cohorts:
+        first = seen.setdefault(cohort.name, cohort)
+        if first is not cohort:
+            yield error_at(
+                "cohort-duplicate",
+                f"cohort '{cohort.name}' is already declared at {first.origin.at('name')}",
+                cohort.origin,
+                "name",
+                hint="remove one of the two entries",
+                related=[first.origin.at("name")],
+            )
+
+
+@rule("cohort-cycle", Severity.ERROR)
+def cohort_cycle(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """The cohort tree has no cycle (Kueue disables every cohort in a cycle).
+
+    Fails: `{name: a, parent: b}` and `{name: b, parent: a}`.
+    Passes: `{name: a}` and `{name: b, parent: a}`.
+    """
+    if policy.fleet is None:
+        return
+    by_name: dict[str, CohortSpec] = {}
+    for cohort in policy.fleet.cohorts:
+        by_name.setdefault(cohort.name, cohort)
+    done: set[str] = set()
+    for cohort in policy.fleet.cohorts:
+        cycle = _walk(cohort.name, by_name, done)
+        if cycle:
+            # Report at the member written first, so one cycle gives one finding.
+            members = [by_name[n] for n in cycle]
+            first = min(members, key=lambda c: c.origin.base)
+            yield error_at(
+                "cohort-cycle",
+                "cohort cycle: " + " -> ".join([*cycle, cycle[0]]),
+                first.origin,
+                "parent",
+                hint="a cohort tree needs a root: remove one parent",
+                related=[m.origin.at("parent") for m in members if m is not first],
+            )
+
+
+def _walk(start: str, by_name: dict[str, CohortSpec], done: set[str]) -> list[str]:
+    """Follow parents from `start`; the cycle found on the way, if any. Each name is walked
+    once over all calls (`done`), so the whole rule is linear in the number of cohorts."""
+    path: list[str] = []
+    on_path: set[str] = set()
+    name: str | None = start
+    while name is not None and name in by_name and name not in done:
+        if name in on_path:
+            done.update(path)
+            return path[path.index(name) :]
+        path.append(name)
+        on_path.add(name)
+        name = by_name[name].parent
+    done.update(path)
+    return []

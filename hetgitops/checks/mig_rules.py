@@ -1,0 +1,233 @@
+"""Check stage, MIG family: layouts against the card's profile table and the MIG strategy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from hetgitops import capacity, mig
+from hetgitops.checks._common import error_at, pools_with_cards, quota_uses, warning_at
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model import CardType, MigDevice, Origin, Policy, Pool
+
+
+def _table(card: CardType) -> mig.ProfileTable | None:
+    return mig.TABLES.get(card.mig_table) if card.mig_table else None
+
+
+def _mig_pools(policy: Policy) -> Iterator[tuple[Pool, mig.ProfileTable]]:
+    """Pools with a MIG layout on a MIG-capable card (the others are mig-not-supported)."""
+    for pool, card in pools_with_cards(policy):
+        table = _table(card)
+        if pool.mig and table is not None:
+            yield pool, table
+
+
+def _gpus(device: MigDevice) -> str:
+    if device.gpus is None:
+        return "every GPU"
+    return "GPU " + ", ".join(map(str, device.gpus))
+
+
+@rule("mig-not-supported", Severity.ERROR)
+def mig_not_supported(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A MIG layout needs a card type with a MIG profile table.
+
+    Fails: `mig: {devices: [...]}` on a pool of `l40s-48gb` (no `spec.mig` on the card).
+    Passes: the same layout on a pool of `h100-80gb` (`mig: {profileTable: H100-80GB}`).
+    """
+    for pool, card in pools_with_cards(policy):
+        if pool.mig and _table(card) is None:
+            yield error_at(
+                "mig-not-supported",
+                f"pool '{pool.name}' has a MIG layout but card type '{card.name}' cannot be "
+                "MIG-partitioned",
+                pool.origin,
+                "spec",
+                "mig",
+                key=True,
+                hint=f"remove spec.mig, or add spec.mig.profileTable to CardType '{card.name}'",
+            )
+
+
+@rule("mig-profile-unknown", Severity.ERROR)
+def mig_profile_unknown(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Every MIG profile in a layout or a quota exists on the pool's card.
+
+    Fails: `profiles: {1g.5gb: 7}` on an H100-80GB (its smallest profile is 1g.10gb).
+    Passes: `profiles: {1g.10gb: 7}`.
+    """
+    for pool, table in _mig_pools(policy):
+        for device in pool.mig:
+            for profile in device.profiles:
+                if mig.gpu_instance_profile(profile) not in table.profiles:
+                    yield _unknown(profile, table, device.origin.child("profiles"))
+    for use in quota_uses(policy):
+        own = _table(use.card)
+        if own is None:
+            continue  # MIG quota on a card without MIG: quota-resource-unavailable
+        for profile in use.quota.mig:
+            if profile not in own.profiles:
+                yield _unknown(profile, own, use.quota.origin.child("mig"))
+
+
+def _unknown(profile: str, table: mig.ProfileTable, where: Origin) -> Diagnostic:
+    return error_at(
+        "mig-profile-unknown",
+        f"MIG profile '{profile}' does not exist on {table.name}",
+        where,
+        profile,
+        key=True,
+        hint="profiles of " + table.name + ": " + ", ".join(table.profiles),
+    )
+
+
+@rule("mig-layout-invalid", Severity.ERROR)
+def mig_layout_invalid(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A GPU's profile set fits the card's memory slots (a placement search, not a slice sum).
+
+    Fails on an A100-80GB: `{3g.40gb: 2, 1g.10gb: 1}` (7 compute slices but 9 of 8 memory
+    slices) and `{1g.20gb: 4, 1g.10gb: 1}`.
+    Passes: `{1g.10gb: 2, 2g.20gb: 1, 3g.40gb: 1}` and `{4g.40gb: 1, 3g.40gb: 1}`.
+    """
+    for pool, table in _mig_pools(policy):
+        for device in pool.mig:
+            names = [mig.gpu_instance_profile(p) for p in device.profiles]
+            if any(n not in table.profiles for n in names):
+                continue  # mig-profile-unknown says why
+            if not mig.fits(table, device.profiles):
+                layout = ", ".join(f"{p}: {c}" for p, c in device.profiles.items())
+                yield error_at(
+                    "mig-layout-invalid",
+                    f"{_gpus(device)}: {{{layout}}} does not fit one {table.name} GPU "
+                    f"({_why(table, device.profiles)})",
+                    device.origin,
+                    "profiles",
+                    hint="pick a set the GPU can hold, e.g. one of the GPU Operator's "
+                    "all-balanced layouts",
+                )
+
+
+def _why(table: mig.ProfileTable, counts: Mapping[str, int]) -> str:
+    family = table.family
+    compute = memory = 0
+    for name, count in counts.items():
+        profile = table.profiles[mig.gpu_instance_profile(name)]
+        if count > profile.max_count:
+            return f"a GPU holds at most {profile.max_count} x {name}"
+        slot = family.kinds[profile.kind]
+        compute, memory = compute + slot.compute * count, memory + slot.mem_slices * count
+    if compute > family.compute_slices:
+        return f"needs {compute} of {family.compute_slices} compute slices"
+    if memory > family.memory_slots:
+        return f"needs {memory} of {family.memory_slots} memory slices"
+    return "no placement puts every instance at a legal offset without overlap"
+
+
+@rule("mig-gpu-index", Severity.ERROR)
+def mig_gpu_index(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A MIG device entry names GPU indexes every node of the pool has.
+
+    Fails: `gpus: [8]` in a pool of 8-card nodes (indexes 0-7).
+    Passes: `gpus: [7]`.
+    """
+    for pool in policy.pools.values():
+        if not pool.mig or not pool.nodes:
+            continue
+        smallest = min(pool.nodes, key=lambda n: n.cards)
+        for device in pool.mig:
+            for position, index in enumerate(device.gpus or ()):
+                if index >= smallest.cards:
+                    yield error_at(
+                        "mig-gpu-index",
+                        f"GPU index {index} does not exist on node '{smallest.name}', which has "
+                        f"{smallest.cards} card(s) (indexes 0-{smallest.cards - 1})",
+                        device.origin,
+                        "gpus",
+                        position,
+                        hint="GPU indexes count from 0 in PCI bus order",
+                    )
+
+
+@rule("mig-strategy-single-mixed", Severity.ERROR)
+def mig_strategy_single_mixed(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Under migStrategy single, every GPU of a MIG node carries the same one profile.
+
+    The device plugin fails to start otherwise (`more than one MIG device type present`).
+    Fails: `migStrategy: single` and `gpus: [0]` with `{1g.10gb: 7}` on 8-card nodes.
+    Passes: `gpus: all` with `{1g.10gb: 7}` (or `migStrategy: mixed`).
+    """
+    if capacity.mig_strategy(policy.fleet) != "single":
+        return
+    for pool in policy.pools.values():
+        problem = _single_problem(pool)
+        if problem:
+            yield error_at(
+                "mig-strategy-single-mixed",
+                f"migStrategy is single but {problem} on nodes of pool '{pool.name}'",
+                pool.origin,
+                "spec",
+                "mig",
+                key=True,
+                hint="give every GPU the same single-profile layout, or use migStrategy mixed",
+            )
+
+
+def _single_problem(pool: Pool) -> str:
+    for cards in sorted({node.cards for node in pool.nodes}):
+        layout = capacity.covered_gpus(pool, cards)
+        if not layout:
+            continue
+        profiles = sorted({p for counts in layout.values() for p in counts})
+        if len(profiles) > 1:
+            return "MIG profiles " + ", ".join(profiles) + " share a node"
+        if len(layout) < cards:
+            return f"{cards - len(layout)} of {cards} GPUs stay whole next to MIG GPUs"
+    return ""
+
+
+@rule("mig-compute-instance", Severity.ERROR)
+def mig_compute_instance(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Compute-instance profiles (`1c.3g.40gb`) cannot be exposed under migStrategy mixed.
+
+    Fails: `migStrategy: mixed` and `profiles: {1c.3g.40gb: 2}`.
+    Passes: `profiles: {3g.40gb: 2}`.
+    """
+    if capacity.mig_strategy(policy.fleet) != "mixed":
+        return
+    for pool in policy.pools.values():
+        for device in pool.mig:
+            for profile in device.profiles:
+                if mig.is_compute_instance(profile):
+                    yield error_at(
+                        "mig-compute-instance",
+                        f"'{profile}' is a compute-instance profile; the device plugin's mixed "
+                        "strategy has no resource for it",
+                        device.origin,
+                        "profiles",
+                        profile,
+                        key=True,
+                        hint=f"use the GPU instance profile '{mig.gpu_instance_profile(profile)}'",
+                    )
+
+
+@rule("mig-strategy-none", Severity.WARNING)
+def mig_strategy_none(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Under migStrategy none a MIG layout is invisible to the scheduler.
+
+    Fails: `migStrategy: none` and a pool with `spec.mig`.
+    Passes: `migStrategy: mixed` (the default).
+    """
+    if capacity.mig_strategy(policy.fleet) != "none":
+        return
+    for pool in policy.pools.values():
+        if pool.mig:
+            yield warning_at(
+                "mig-strategy-none",
+                f"pool '{pool.name}' has a MIG layout but migStrategy none exposes whole GPUs only",
+                pool.origin,
+                "spec",
+                "mig",
+                key=True,
+                hint="set Fleet.spec.gpuOperator.migStrategy to mixed or single",
+            )

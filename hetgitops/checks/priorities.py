@@ -1,0 +1,117 @@
+"""Check stage, priorities family: PriorityTier values and which teams may use which tier."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hetgitops.checks._common import error_at, in_file_order
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model import Policy, PriorityTier, WorkloadProfile
+
+# Kubernetes reserves PriorityClass names with this prefix for its own classes.
+RESERVED_TIER_PREFIX = "system-"
+
+
+@rule("priority-value-collision", Severity.ERROR)
+def priority_value_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Each PriorityTier has its own value (equal values make the tiers the same priority).
+
+    Fails: tiers `training` and `batch` both with `value: 1000`.
+    Passes: `training: 1000`, `batch: 500`.
+    """
+    first: dict[int, PriorityTier] = {}
+    for tier in in_file_order(policy.tiers.values()):
+        seen = first.setdefault(tier.value, tier)
+        if seen is not tier:
+            yield error_at(
+                "priority-value-collision",
+                f"tier '{tier.name}' has value {tier.value}, like tier '{seen.name}'",
+                tier.origin,
+                "spec",
+                "value",
+                hint="give each tier a distinct value; the order of values is the preemption order",
+                related=[seen.origin.at("spec", "value")],
+            )
+
+
+@rule("priority-global-default", Severity.ERROR)
+def priority_global_default(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """At most one PriorityTier is the global default (the API server allows one).
+
+    Fails: `globalDefault: true` on both `dev` and `batch`.
+    Passes: `globalDefault: true` on `dev` only.
+    """
+    defaults = [tier for tier in in_file_order(policy.tiers.values()) if tier.global_default]
+    for tier in defaults[1:]:
+        yield error_at(
+            "priority-global-default",
+            f"tier '{tier.name}' is a global default, and so is tier '{defaults[0].name}'",
+            tier.origin,
+            "spec",
+            "globalDefault",
+            hint="keep globalDefault: true on one tier",
+            related=[defaults[0].origin.at("spec", "globalDefault")],
+        )
+
+
+@rule("tier-name-reserved", Severity.ERROR)
+def tier_name_reserved(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Tier names do not start with `system-` (reserved for Kubernetes' own PriorityClasses).
+
+    Fails: a PriorityTier named `system-batch`.
+    Passes: `batch`.
+    """
+    for tier in policy.tiers.values():
+        if tier.name.startswith(RESERVED_TIER_PREFIX):
+            yield error_at(
+                "tier-name-reserved",
+                f"PriorityClass names starting with '{RESERVED_TIER_PREFIX}' are reserved",
+                tier.origin,
+                "metadata",
+                "name",
+                hint="rename the tier",
+            )
+
+
+@rule("tier-not-allowed", Severity.ERROR)
+def tier_not_allowed(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A WorkloadProfile's teams may use its tier; some team may use it at all.
+
+    Fails: profile `tier: training, teams: [serving]` where team serving has
+    `tiers: [online-inference]`; or a profile whose tier no team lists.
+    Passes: team serving lists `tiers: [online-inference, training]`.
+    """
+    for profile in policy.profiles.values():
+        if profile.tier not in policy.tiers:
+            continue  # unresolved-reference
+        if profile.teams is None:
+            yield from _no_team(policy, profile)
+            continue
+        for index, name in enumerate(profile.teams):
+            team = policy.teams.get(name)
+            if team is not None and profile.tier not in team.tiers:
+                yield error_at(
+                    "tier-not-allowed",
+                    f"team '{name}' may not use tier '{profile.tier}' of profile '{profile.name}'",
+                    profile.origin,
+                    "spec",
+                    "teams",
+                    index,
+                    hint=f"add '{profile.tier}' to team '{name}' spec.tiers, or drop the team",
+                )
+
+
+def _no_team(policy: Policy, profile: WorkloadProfile) -> Iterator[Diagnostic]:
+    if any(profile.tier in team.tiers for team in policy.teams.values()):
+        return
+    if any(kind == "Team" for kind, _ in policy.invalid):
+        return  # the team that allows it may be the one that failed the schema
+    yield error_at(
+        "tier-not-allowed",
+        f"no team may use tier '{profile.tier}', so nobody can run profile '{profile.name}'",
+        profile.origin,
+        "spec",
+        "tier",
+        hint=f"add '{profile.tier}' to some team's spec.tiers",
+    )

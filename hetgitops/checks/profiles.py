@@ -1,0 +1,237 @@
+"""Check stage, profiles family: can each WorkloadProfile run somewhere, for some team?"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hetgitops.checks._common import PathPart, error_at, listing, written
+from hetgitops.checks._routing import (
+    Reach,
+    Route,
+    Router,
+    Verdict,
+    admissible,
+    candidate_teams,
+    eligible_cards,
+    fits,
+    gang_need,
+    iter_cards,
+    mismatch,
+)
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model import Policy, Team, WorkloadProfile
+
+REQUIREMENTS = ("spec", "requirements")
+
+
+def _requirement(profile: WorkloadProfile, field: str) -> tuple[PathPart, ...]:
+    """The requirement field when written, else the requirements block."""
+    path = (*REQUIREMENTS, field)
+    return path if written(profile.origin, *path) else REQUIREMENTS
+
+
+@rule("profile-card-mismatch", Severity.ERROR)
+def profile_card_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Card types a profile lists explicitly meet its own requirements.
+
+    Fails: `cardTypes: [l40s-48gb]` with `requirements: {minMemoryGiB: 80}`.
+    Passes: `cardTypes: [h100-80gb]`.
+    """
+    for profile in policy.profiles.values():
+        for index, name in enumerate(profile.card_types or ()):
+            card = policy.card_types.get(name)
+            why = mismatch(profile, card) if card else ""
+            if why:
+                yield error_at(
+                    "profile-card-mismatch",
+                    f"card type '{name}' does not meet the profile's requirements: {why}",
+                    profile.origin,
+                    "spec",
+                    "cardTypes",
+                    index,
+                    hint="drop the card type, or relax spec.requirements",
+                )
+
+
+@rule("profile-no-eligible-card", Severity.ERROR)
+def profile_no_eligible_card(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Some card type meets a profile's requirements and some pool of it suits the profile.
+
+    Fails: `requirements: {minMemoryGiB: 200}` in a fleet of 80 GB cards; or
+    `purposes: [inference]` when no pool of the eligible cards is for inference.
+    Passes: `minMemoryGiB: 80`, and an inference pool of H100s.
+    """
+    router = Router(policy)
+    for profile in policy.profiles.values():
+        cards = eligible_cards(policy, profile)
+        if not cards:
+            # Explicit lists were judged entry by entry (profile-card-mismatch,
+            # unresolved-reference); an invalid CardType might have been the match.
+            if profile.card_types is None and not _invalid(policy, "CardType"):
+                yield error_at(
+                    "profile-no-eligible-card",
+                    f"no card type meets the requirements of profile '{profile.name}'",
+                    profile.origin,
+                    *REQUIREMENTS,
+                    key=True,
+                    hint="relax spec.requirements or add the card type",
+                )
+        elif not router.routes(profile) and not _invalid(policy, "Pool"):
+            yield _no_pool(profile, [c.name for c in cards])
+
+
+def _no_pool(profile: WorkloadProfile, cards: list[str]) -> Diagnostic:
+    if profile.mig_profile is not None:
+        what, field = f"carves MIG profile {profile.mig_profile}", "migProfile"
+    elif profile.purposes:
+        what, field = f"has purpose {' or '.join(profile.purposes)}", "purposes"
+    else:
+        what, field = "offers whole cards", "cardsPerNode"
+    return error_at(
+        "profile-no-eligible-card",
+        f"no pool of the eligible card types ({listing(cards)}) {what}",
+        profile.origin,
+        *_requirement(profile, field),
+        hint="add such a pool, or relax spec.requirements",
+    )
+
+
+def _invalid(policy: Policy, kind: str) -> bool:
+    return any(k == kind for k, _ in policy.invalid)
+
+
+@rule("profile-exceeds-node", Severity.ERROR)
+def profile_exceeds_node(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A profile's pod fits on some eligible node, and its gang in some eligible pool.
+
+    Fails: `cardsPerNode: 8` when every eligible node has 4 cards; `gang: 4` of 8-card pods
+    in a pool of two 8-card nodes.
+    Passes: `cardsPerNode: 4`; `gang: 2`.
+    """
+    router = Router(policy)
+    for profile in policy.profiles.values():
+        found = router.routes(profile)
+        if not found or any(fits(route, profile) for route in found):
+            continue
+        biggest = max(found, key=lambda r: (r.largest_node, r.slots))
+        if biggest.largest_node < biggest.per_pod:
+            yield error_at(
+                "profile-exceeds-node",
+                f"a pod needs {biggest.per_pod} {biggest.resource} on one node, but the largest "
+                f"eligible node offers {biggest.largest_node} (pool '{biggest.pool.name}')",
+                profile.origin,
+                *_requirement(profile, "cardsPerNode"),
+                hint="lower cardsPerNode (and raise gang), or add bigger nodes",
+            )
+            continue
+        roomiest = max(found, key=lambda r: r.slots)
+        yield error_at(
+            "profile-exceeds-node",
+            f"a gang of {profile.gang} pods needs {profile.gang} node slots of "
+            f"{roomiest.per_pod} {roomiest.resource}, but the largest eligible pool "
+            f"'{roomiest.pool.name}' has {roomiest.slots}",
+            profile.origin,
+            *_requirement(profile, "gang"),
+            hint="lower gang, or add nodes to the pool",
+        )
+
+
+@rule("profile-never-admissible", Severity.ERROR)
+def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Some team's quota plus borrowing can hold a profile's whole gang in one eligible pool.
+
+    A team can hold its nominal quota plus what it may borrow: its borrowingLimit, bounded by
+    what the rest of its cohort tree lends. The gang needs gang x cardsPerNode cards (or gang
+    MIG instances) at once, in one pool, because Kueue gives a job one flavor.
+
+    Teams listed in `teams` are checked one by one; without `teams`, the finding means no
+    team allowed the tier can ever run it.
+    Fails: `gang: 4, cardsPerNode: 8` for a team with `cards: 16` and no cohort.
+    Passes: the team has `cards: 32`, or `cards: 16` and a cohort that lends 16 more.
+    """
+    router = Router(policy)
+    reach = Reach(policy)
+    for profile in policy.profiles.values():
+        placeable = [r for r in router.routes(profile) if fits(r, profile)]
+        teams = candidate_teams(policy, profile)
+        if not placeable or not teams:
+            continue  # other profile / tier rules explain why
+        verdicts = [
+            (index, team, admissible(reach, team, placeable, profile)) for index, team in teams
+        ]
+        if profile.teams is not None:
+            for index, team, verdict in verdicts:
+                if not verdict.ok and index is not None:
+                    yield _refused(profile, placeable, index, team, verdict)
+        elif not any(verdict.ok for _, _, verdict in verdicts):
+            _, team, verdict = max(verdicts, key=lambda v: v[2].most)
+            yield _nobody(profile, placeable, team, verdict)
+
+
+def _need(profile: WorkloadProfile, route: Route) -> str:
+    return (
+        f"{gang_need(route, profile)} {route.resource} at once ({profile.gang} x {route.per_pod})"
+    )
+
+
+def _got(team: Team, verdict: Verdict) -> str:
+    if verdict.route is None:
+        return f"team '{team.name}' has no quota in any eligible pool"
+    return f"team '{team.name}' can hold at most {verdict.most} in pool '{verdict.route.pool.name}'"
+
+
+def _nobody(
+    profile: WorkloadProfile, placeable: list[Route], team: Team, verdict: Verdict
+) -> Diagnostic:
+    return error_at(
+        "profile-never-admissible",
+        f"no team can ever be admitted for profile '{profile.name}': it needs "
+        f"{_need(profile, verdict.route or placeable[0])}; the best case: {_got(team, verdict)}",
+        profile.origin,
+        *_requirement(profile, "gang"),
+        hint="raise a team's quota or borrowingLimit in an eligible pool "
+        f"({listing([r.pool.name for r in placeable])}), or shrink the gang",
+    )
+
+
+def _refused(
+    profile: WorkloadProfile, placeable: list[Route], index: int, team: Team, verdict: Verdict
+) -> Diagnostic:
+    need = _need(profile, verdict.route or placeable[0])
+    return error_at(
+        "profile-never-admissible",
+        f"profile '{profile.name}' needs {need}, but {_got(team, verdict)}",
+        profile.origin,
+        "spec",
+        "teams",
+        index,
+        hint="raise the team's quota or borrowingLimit in "
+        f"{listing([r.pool.name for r in placeable])}, or drop the team",
+    )
+
+
+@rule("image-missing", Severity.ERROR)
+def image_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Every card type a profile can run on has a base image for the profile's `image` key.
+
+    Fails: `image: vllm` on a profile eligible for `rtx4090-24gb`, whose `images` has only
+    `pytorch`.
+    Passes: the card type lists `images: {pytorch: ..., vllm: ...}`.
+    """
+    router = Router(policy)
+    for profile in policy.profiles.values():
+        if profile.image is None:
+            continue
+        for card in iter_cards(router.routes(profile)):
+            if profile.image not in card.images:
+                yield error_at(
+                    "image-missing",
+                    f"card type '{card.name}' has no '{profile.image}' image for profile "
+                    f"'{profile.name}'",
+                    profile.origin,
+                    "spec",
+                    "image",
+                    hint=f"add spec.images.{profile.image} to CardType '{card.name}' (built for "
+                    "its driver stack)",
+                )

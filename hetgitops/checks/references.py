@@ -1,0 +1,107 @@
+"""Check stage, references family: every name a document mentions resolves to an object."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+from hetgitops.checks._common import PathPart, did_you_mean, error_at, invalid
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model import Origin, Policy
+
+RULE = "unresolved-reference"
+
+
+class _Resolver:
+    """Checks names against one kind; names of schema-invalid documents count as known."""
+
+    def __init__(self, policy: Policy, kind: str, known: Iterable[str]) -> None:
+        self.policy, self.kind, self.known = policy, kind, set(known)
+
+    def check(
+        self, name: str, origin: Origin, *path: PathPart, key: bool = False
+    ) -> Iterator[Diagnostic]:
+        if name in self.known or invalid(self.policy, self.kind, name):
+            return
+        yield error_at(
+            RULE,
+            f"{self.kind} '{name}' is not defined",
+            origin,
+            *path,
+            key=key,
+            hint=did_you_mean(name, self.known),
+        )
+
+
+@rule(RULE, Severity.ERROR)
+def unresolved_reference(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Every referenced CardType, Pool, Team, PriorityTier and cohort exists.
+
+    Checked: Pool.cardType, Team quotas[].pool / cohort / tiers, Fleet cohort parents,
+    WorkloadProfile tier / teams / cardTypes / performance keys.
+    Fails: `cardType: h100-80g` when the CardType is named `h100-80gb`.
+    Passes: `cardType: h100-80gb`.
+    """
+    cards = _Resolver(policy, "CardType", policy.card_types)
+    tiers = _Resolver(policy, "PriorityTier", policy.tiers)
+    for pool in policy.pools.values():
+        yield from cards.check(pool.card_type, pool.origin, "spec", "cardType")
+    yield from _teams(policy, tiers)
+    yield from _cohort_parents(policy)
+    yield from _profiles(policy, cards, tiers)
+
+
+def _cohorts(policy: Policy) -> set[str] | None:
+    """Declared cohort names, or None when there is no usable Fleet to check against."""
+    return None if policy.fleet is None else {c.name for c in policy.fleet.cohorts}
+
+
+def _teams(policy: Policy, tiers: _Resolver) -> Iterator[Diagnostic]:
+    pools = _Resolver(policy, "Pool", policy.pools)
+    cohorts = _cohorts(policy)
+    for team in policy.teams.values():
+        for quota in team.quotas:
+            yield from pools.check(quota.pool, quota.origin, "pool")
+        for index, tier in enumerate(team.tiers):
+            yield from tiers.check(tier, team.origin, "spec", "tiers", index)
+        if team.cohort is not None and cohorts is not None and team.cohort not in cohorts:
+            yield error_at(
+                RULE,
+                f"cohort '{team.cohort}' is not declared in the Fleet",
+                team.origin,
+                "spec",
+                "cohort",
+                hint=did_you_mean(team.cohort, cohorts) + " (cohorts live in Fleet.spec.cohorts)",
+            )
+
+
+def _cohort_parents(policy: Policy) -> Iterator[Diagnostic]:
+    names = _cohorts(policy) or set()
+    for cohort in policy.fleet.cohorts if policy.fleet else ():
+        if cohort.parent is not None and cohort.parent not in names:
+            yield error_at(
+                RULE,
+                f"parent cohort '{cohort.parent}' is not declared",
+                cohort.origin,
+                "parent",
+                hint=did_you_mean(cohort.parent, names),
+            )
+
+
+def _profiles(policy: Policy, cards: _Resolver, tiers: _Resolver) -> Iterator[Diagnostic]:
+    teams = _Resolver(policy, "Team", policy.teams)
+    for profile in policy.profiles.values():
+        where = profile.origin
+        yield from tiers.check(profile.tier, where, "spec", "tier")
+        for index, team in enumerate(profile.teams or ()):
+            yield from teams.check(team, where, "spec", "teams", index)
+        for index, card in enumerate(profile.card_types or ()):
+            yield from cards.check(card, where, "spec", "cardTypes", index)
+        yield from _performance_keys(cards, profile.performance, where)
+
+
+def _performance_keys(
+    cards: _Resolver, performance: Mapping[str, float], where: Origin
+) -> Iterator[Diagnostic]:
+    for card in performance:
+        yield from cards.check(card, where, "spec", "performance", card, key=True)

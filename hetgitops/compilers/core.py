@@ -1,0 +1,92 @@
+"""Compile stage, target `core`: PriorityClasses, team Namespaces and their ResourceQuotas."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hetgitops import quantities
+from hetgitops.compilers import COMPILERS
+from hetgitops.compilers.quota_plan import admissible
+from hetgitops.manifests import Manifest, metadata
+from hetgitops.model import Fleet, Policy, PriorityTier, Team
+
+TARGET = "core"
+QUOTA_NAME = "hetgitops-accelerators"
+
+
+def team_label(fleet: Fleet) -> str:
+    """The namespace label a team's ClusterQueue selects on."""
+    return fleet.label("team")
+
+
+def priority_class(fleet: Fleet, tier: PriorityTier) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": metadata(fleet, tier.name),
+        "value": tier.value,
+        "preemptionPolicy": tier.preemption_policy,
+    }
+    # The API server omits `globalDefault: false`; writing it would show as drift.
+    if tier.global_default:
+        obj["globalDefault"] = True
+    if tier.description:
+        obj["description"] = tier.description
+    return obj
+
+
+def namespace(fleet: Fleet, team: Team, name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": metadata(fleet, name, labels={team_label(fleet): team.name}),
+    }
+
+
+def resource_quota(policy: Policy, team: Team, *, fleet: Fleet, name: str) -> dict[str, Any] | None:
+    """Caps accelerator requests at what the team's queue can ever admit, so pods created
+    around Kueue (no queue label) cannot take more than the team's share."""
+    caps = admissible(policy, team)
+    if not caps:
+        return None
+    hard = {f"requests.{res}": quantities.normalize(count) for res, count in caps.items()}
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": metadata(
+            fleet, QUOTA_NAME, namespace=name, labels={team_label(fleet): team.name}
+        ),
+        "spec": {"hard": hard},
+    }
+
+
+def _team_manifests(
+    policy: Policy, team: Team, *, fleet: Fleet, claimed: set[str]
+) -> Iterator[Manifest]:
+    for index, name in enumerate(team.namespaces):
+        if name in claimed:  # a namespace listed by two teams is reported by the checks
+            continue
+        claimed.add(name)
+        origin = team.origin.at("spec", "namespaces", index)
+        yield Manifest(TARGET, namespace(fleet, team, name), origin)
+        quota = resource_quota(policy, team, fleet=fleet, name=name)
+        if quota is not None:
+            yield Manifest(TARGET, quota, origin)
+
+
+def compile_core(policy: Policy) -> list[Manifest]:
+    fleet = policy.fleet
+    if fleet is None:
+        return []
+    manifests = [
+        Manifest(TARGET, priority_class(fleet, tier), tier.origin.span)
+        for tier in policy.tiers.values()
+    ]
+    claimed: set[str] = set()
+    for team in policy.teams.values():
+        manifests.extend(_team_manifests(policy, team, fleet=fleet, claimed=claimed))
+    return manifests
+
+
+COMPILERS[TARGET] = compile_core

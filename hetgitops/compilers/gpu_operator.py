@@ -1,0 +1,119 @@
+"""Compile stage, `gpu-operator` target: the custom mig-parted ConfigMap, the device-plugin
+sharing ConfigMap and the Helm values that point the NVIDIA GPU Operator at both.
+
+The node labels that select a config per node come from the `nodes` target; both use
+`hetgitops.compilers.nvidia`, so a label can only name a config shipped here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hetgitops.compilers import COMPILERS, nodes, nvidia
+from hetgitops.diagnostics import NOWHERE, Span
+from hetgitops.manifests import Manifest, metadata, to_yaml
+from hetgitops.model import Fleet, Policy
+
+TARGET = "gpu-operator"
+MIG_CONFIG_KEY = "config.yaml"
+HELM_VALUES_FILE = "helm-values.yaml"
+
+
+def mig_configs(policy: Policy) -> dict[str, list[Any]]:
+    """Config name -> mig-parted entries: `all-disabled` first, then one per distinct layout."""
+    configs: dict[str, list[Any]] = {
+        nvidia.ALL_DISABLED: [{"devices": "all", "mig-enabled": False}]
+    }
+    named: dict[str, list[Any]] = {}
+    for pool, _card in nvidia.nvidia_pools(policy):
+        for node in pool.nodes:
+            found = nvidia.node_mig_config(policy, pool, node)
+            if found is not None and found[0] != nvidia.ALL_DISABLED:
+                named[found[0]] = found[1]
+    configs.update(sorted(named.items()))
+    return configs
+
+
+def sharing_configs(policy: Policy) -> dict[str, dict[str, Any]]:
+    """Device-plugin config key -> config file; `default` (no sharing) is always present."""
+    configs = {nvidia.DEFAULT_SHARING: nvidia.default_sharing_config(policy)}
+    for pool, card in nvidia.nvidia_pools(policy):
+        name = nvidia.sharing_config_name(pool)
+        config = nvidia.sharing_config(policy, pool, card)
+        if name is not None and config is not None:
+            configs[name] = config
+    return dict(sorted(configs.items()))
+
+
+def _origin(policy: Policy) -> Span:
+    """The Fleet's gpuOperator settings (or the Fleet itself, where it has none)."""
+    return policy.fleet.origin.at("spec", "gpuOperator") if policy.fleet else NOWHERE
+
+
+def _mig_config_map(policy: Policy, fleet: Fleet) -> Manifest:
+    document = {"version": "v1", "mig-configs": mig_configs(policy)}
+    obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(fleet, fleet.mig_config_name, namespace=fleet.gpu_operator_namespace),
+        "data": {MIG_CONFIG_KEY: to_yaml(document)},
+    }
+    return Manifest(TARGET, obj, _origin(policy))
+
+
+def _sharing_config_map(policy: Policy, fleet: Fleet) -> Manifest:
+    data = {name: to_yaml(config) for name, config in sharing_configs(policy).items()}
+    obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(
+            fleet, fleet.device_plugin_config_name, namespace=fleet.gpu_operator_namespace
+        ),
+        "data": data,
+    }
+    return Manifest(TARGET, obj, _origin(policy))
+
+
+def helm_values(policy: Policy, fleet: Fleet) -> dict[str, Any]:
+    """The GPU Operator chart values that wire both ConfigMaps in. `create: false` because
+    the ConfigMaps are ours (applied from the tree); the chart must not own them too."""
+    values: dict[str, Any] = {
+        "mig": {"strategy": fleet.mig_strategy},
+        "migManager": {
+            "config": {
+                "create": False,
+                "name": fleet.mig_config_name,
+                "default": nvidia.ALL_DISABLED,
+            }
+        },
+        "devicePlugin": {
+            "config": {
+                "create": False,
+                "name": fleet.device_plugin_config_name,
+                "default": nvidia.DEFAULT_SHARING,
+            }
+        },
+    }
+    if "nodes" in fleet.targets:
+        # The operator bundles NFD with `extraLabelNs: [nvidia.com]`; values replace lists.
+        allowed = sorted({*nodes.label_namespaces(policy), "nvidia.com"})
+        values["node-feature-discovery"] = {"master": {"config": {"extraLabelNs": allowed}}}
+    return values
+
+
+def compile_gpu_operator(policy: Policy) -> list[Manifest]:
+    """Nothing when the fleet has no NVIDIA pool: the operator has nothing to configure."""
+    fleet = policy.fleet
+    if fleet is None or not nvidia.nvidia_pools(policy):
+        return []
+    values = Manifest(
+        TARGET,
+        helm_values(policy, fleet),
+        _origin(policy),
+        applied=False,
+        filename=HELM_VALUES_FILE,
+    )
+    return [_mig_config_map(policy, fleet), _sharing_config_map(policy, fleet), values]
+
+
+COMPILERS[TARGET] = compile_gpu_operator

@@ -1,0 +1,185 @@
+"""Compile stage, target `kueue`: ClusterQueues, Cohorts and LocalQueues.
+
+Every field Kueue's CRD defaults or webhook injects is written out explicitly, so a GitOps
+controller comparing desired with live state sees no difference after apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hetgitops import quantities
+from hetgitops.compilers.core import team_label
+from hetgitops.compilers.quota_plan import FlavorPlan, accelerator_resources, per_card, team_plan
+from hetgitops.manifests import Manifest, metadata
+from hetgitops.model import CohortSpec, Fleet, Policy, Team
+
+TARGET = "kueue"
+NEVER = "Never"
+# v1beta2 merged v1beta1's `Borrow` / `Preempt` into `MayStopSearch`; Kueue < 0.15 knows only
+# the old spellings.
+V1BETA1_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
+
+
+def is_v1beta1(fleet: Fleet) -> bool:
+    return fleet.kueue_api_version.endswith("/v1beta1")
+
+
+def local_queue_name(fleet: Fleet, team: Team) -> str:
+    return fleet.local_queue_name or team.name
+
+
+def _fungibility(fleet: Fleet) -> dict[str, str]:
+    values = {"whenCanBorrow": fleet.when_can_borrow, "whenCanPreempt": fleet.when_can_preempt}
+    if is_v1beta1(fleet):
+        return {k: V1BETA1_FUNGIBILITY[k] if v == "MayStopSearch" else v for k, v in values.items()}
+    return values
+
+
+def _reclaims(policy: Policy, team: Team) -> bool:
+    """A pool that lends with `reclaim` lets its quota holders preempt borrowers."""
+    pools = (policy.pools.get(q.pool) for q in team.quotas)
+    return team.cohort is not None and any(
+        p is not None and not p.isolated and p.lend_max_percent is not None and p.reclaim
+        for p in pools
+    )
+
+
+def preemption(policy: Policy, team: Team) -> dict[str, Any]:
+    """Team settings first, then Kueue's own defaults (`Never`), all three fields written."""
+    wanted = team.preemption
+    reclaim = wanted.reclaim_within_cohort or ("Any" if _reclaims(policy, team) else NEVER)
+    borrow: dict[str, Any] = {"policy": wanted.borrow_within_cohort or NEVER}
+    if wanted.borrow_max_priority_threshold is not None:
+        borrow["maxPriorityThreshold"] = wanted.borrow_max_priority_threshold
+    return {
+        "borrowWithinCohort": borrow,
+        "reclaimWithinCohort": reclaim,
+        "withinClusterQueue": wanted.within_cluster_queue or NEVER,
+    }
+
+
+def _sum(limits: Mapping[str, int | None]) -> int | None:
+    """The cards-equivalent limit for cpu/memory: unbounded if any accelerator is unbounded."""
+    values = list(limits.values())
+    return None if not values or any(v is None for v in values) else sum(v or 0 for v in values)
+
+
+def _entry(name: str, nominal: str | int, *, borrowing: Any, lending: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": name, "nominalQuota": nominal}
+    if borrowing is not None:
+        entry["borrowingLimit"] = borrowing
+    if lending is not None:
+        entry["lendingLimit"] = lending
+    return entry
+
+
+def _per_unit(name: str, per_unit: str, *, plan: FlavorPlan, limited: bool) -> dict[str, Any]:
+    """cpu or memory: the per-card amount times the accelerator units (and their limits)."""
+    borrow, lend = (_sum(plan.borrowing), _sum(plan.lending)) if limited else (None, None)
+    return _entry(
+        name,
+        quantities.times(per_unit, plan.units),
+        borrowing=None if borrow is None else quantities.times(per_unit, borrow),
+        lending=None if lend is None else quantities.times(per_unit, lend),
+    )
+
+
+def flavor_quotas(
+    plan: FlavorPlan, covered: list[str], *, amounts: tuple[str, str], limited: bool
+) -> dict[str, Any]:
+    """One flavor: every covered resource in coveredResources order (0 where the pool has
+    none), as Kueue's webhook demands."""
+    resources = [
+        _per_unit("cpu", amounts[0], plan=plan, limited=limited),
+        _per_unit("memory", amounts[1], plan=plan, limited=limited),
+    ]
+    # A resource the pool lacks: nothing to lend, and an isolated pool borrows nothing.
+    foreign = 0 if plan.pool.isolated and limited else None
+    for name in covered[2:]:
+        if name in plan.nominal:
+            borrow, lend = plan.borrowing.get(name), plan.lending.get(name)
+        else:
+            borrow, lend = foreign, foreign
+        resources.append(_entry(name, plan.nominal.get(name, 0), borrowing=borrow, lending=lend))
+    return {"name": plan.pool.name, "resources": resources}
+
+
+def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, Any]:
+    plans = team_plan(policy, team)
+    covered = ["cpu", "memory", *accelerator_resources(plans)]
+    amounts = per_card(policy, team)
+    limited = team.cohort is not None
+    spec: dict[str, Any] = {}
+    if team.cohort is not None:
+        spec["cohort" if is_v1beta1(fleet) else "cohortName"] = team.cohort
+    spec["namespaceSelector"] = {"matchLabels": {team_label(fleet): team.name}}
+    spec["queueingStrategy"] = team.queueing_strategy or fleet.queueing_strategy
+    spec["stopPolicy"] = "None"
+    spec["flavorFungibility"] = _fungibility(fleet)
+    spec["preemption"] = preemption(policy, team)
+    if plans:
+        flavors = [flavor_quotas(plan, covered, amounts=amounts, limited=limited) for plan in plans]
+        spec["resourceGroups"] = [{"coveredResources": covered, "flavors": flavors}]
+    return spec
+
+
+def cluster_queue(policy: Policy, fleet: Fleet, team: Team) -> dict[str, Any]:
+    return {
+        "apiVersion": fleet.kueue_api_version,
+        "kind": "ClusterQueue",
+        "metadata": metadata(fleet, team.name, labels={team_label(fleet): team.name}),
+        "spec": cluster_queue_spec(policy, fleet, team),
+    }
+
+
+def _depth(fleet: Fleet, cohort: CohortSpec) -> int:
+    parents = {c.name: c.parent for c in fleet.cohorts}
+    depth, seen, name = 0, {cohort.name}, cohort.parent
+    while name is not None and name not in seen:
+        seen.add(name)
+        depth, name = depth + 1, parents.get(name)
+    return depth
+
+
+def cohorts(fleet: Fleet) -> Iterator[Manifest]:
+    """The cohort tree; `depth` puts parents before children in the output."""
+    for cohort in fleet.cohorts:
+        spec = {"parentName": cohort.parent} if cohort.parent else {}
+        obj = {
+            "apiVersion": fleet.kueue_api_version,
+            "kind": "Cohort",
+            "metadata": metadata(fleet, cohort.name),
+            "spec": spec,
+        }
+        yield Manifest(TARGET, obj, cohort.origin.span, depth=_depth(fleet, cohort))
+
+
+def local_queues(fleet: Fleet, team: Team, claimed: set[str]) -> Iterator[Manifest]:
+    """One LocalQueue per team namespace; a namespace two teams list (reported by the checks)
+    belongs to the first, as in the core target."""
+    for index, namespace in enumerate(team.namespaces):
+        if namespace in claimed:
+            continue
+        claimed.add(namespace)
+        obj = {
+            "apiVersion": fleet.kueue_api_version,
+            "kind": "LocalQueue",
+            "metadata": metadata(
+                fleet,
+                local_queue_name(fleet, team),
+                namespace=namespace,
+                labels={team_label(fleet): team.name},
+            ),
+            "spec": {"clusterQueue": team.name, "stopPolicy": "None"},
+        }
+        yield Manifest(TARGET, obj, team.origin.at("spec", "namespaces", index))
+
+
+def queue_manifests(policy: Policy, fleet: Fleet) -> Iterator[Manifest]:
+    yield from cohorts(fleet)
+    claimed: set[str] = set()
+    for team in policy.teams.values():
+        yield Manifest(TARGET, cluster_queue(policy, fleet, team), team.origin.span)
+        yield from local_queues(fleet, team, claimed)

@@ -1,0 +1,140 @@
+"""Compile stage, shared: the node labels hetgitops owns, derived once for every target.
+
+The `nodes` target writes these labels onto nodes; Kueue ResourceFlavors and Volcano queues
+select nodes by them. Deriving them in one place is what keeps the two sides from drifting.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from hetgitops.model import CardType, Node, Policy, Pool
+
+DEFAULT_DOMAIN = "hetgitops.io"
+# Sources whose value differs from node to node; they are not pool-wide labels.
+PER_NODE_SOURCES = ("zone", "rack", "nvlink-domain")
+# Without a LabelTaxonomy every node still gets these (source, key-name) labels.
+DEFAULT_POOL_LABELS = (
+    ("card-type", "card-type"),
+    ("vendor", "vendor"),
+    ("memory", "gpu-memory-gib"),
+    ("generation", "generation"),
+    ("pool", "pool"),
+    ("purpose", "purpose"),
+)
+DEFAULT_NODE_LABELS = (
+    ("zone", "topology.kubernetes.io/zone"),
+    ("rack", "rack"),
+    ("nvlink-domain", "nvlink-domain"),
+)
+# The identity labels: a ResourceFlavor selects its pool's nodes by these alone, because every
+# nodeLabel is injected into the pod's nodeSelector and each extra key is another way to miss.
+IDENTITY_LABELS = ("pool", "card-type")
+MAX_FLAVOR_LABELS = 8
+
+_INVALID = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def domain(policy: Policy) -> str:
+    return policy.fleet.label_domain if policy.fleet else DEFAULT_DOMAIN
+
+
+def label_value(text: str) -> str:
+    """Coerce to a valid label value: [A-Za-z0-9_.-], alphanumeric at both ends, <= 63 chars."""
+    cleaned = _INVALID.sub("-", text)[:63]
+    return cleaned.strip("-_.")
+
+
+def _memory(card: CardType) -> str:
+    gib = card.memory_gib
+    return str(int(gib)) if gib == int(gib) else str(gib)
+
+
+_CARD_SOURCES: dict[str, Callable[[CardType], str]] = {
+    "card-type": lambda c: c.name,
+    "vendor": lambda c: c.vendor,
+    "model": lambda c: c.model,
+    "memory": _memory,
+    "architecture": lambda c: c.architecture,
+    "generation": lambda c: c.generation,
+    "interconnect": lambda c: c.interconnect,
+    "lifecycle": lambda c: c.lifecycle,
+}
+
+
+def _pool_value(source: str, key: str, pool: Pool, card: CardType | None) -> str | None:
+    if source == "pool":
+        return pool.name
+    if source == "purpose":
+        return pool.purpose
+    if source == "static":
+        return pool.labels.get(key)
+    getter = _CARD_SOURCES.get(source)
+    if getter is None or card is None:
+        return None
+    return getter(card)
+
+
+def _node_value(source: str, node: Node) -> str | None:
+    return {"zone": node.zone, "rack": node.rack, "nvlink-domain": node.nvlink_domain}.get(source)
+
+
+def _rules(policy: Policy) -> list[tuple[str, str]]:
+    """(source, key) pairs: the taxonomy's, or the default set under the fleet's domain."""
+    if policy.taxonomy is not None:
+        return [(rule.source, rule.key) for rule in policy.taxonomy.labels]
+    prefix = domain(policy)
+    pairs = [(source, f"{prefix}/{name}") for source, name in DEFAULT_POOL_LABELS]
+    pairs += [(s, n if "/" in n else f"{prefix}/{n}") for s, n in DEFAULT_NODE_LABELS]
+    return pairs
+
+
+def pool_node_labels(policy: Policy, pool: Pool) -> dict[str, str]:
+    """The labels every node of `pool` carries (sorted by key).
+
+    Taxonomy labels whose value is per node (zone, rack, NVLink domain) are left out: see
+    `node_labels`. The identity labels `<domain>/pool` and `<domain>/card-type` are always
+    present, because ResourceFlavors and job templates select nodes by them."""
+    card = policy.card_type_of(pool)
+    labels = {k: v for k, v in pool.labels.items()}
+    for source, key in _rules(policy):
+        if source in PER_NODE_SOURCES:
+            continue
+        value = _pool_value(source, key, pool, card)
+        if value:
+            labels[key] = label_value(value)
+    prefix = domain(policy)
+    labels[f"{prefix}/pool"] = pool.name
+    labels.setdefault(f"{prefix}/card-type", label_value(pool.card_type))
+    return dict(sorted(labels.items()))
+
+
+def node_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
+    """`pool_node_labels` plus the node's own topology labels (zone, rack, NVLink domain)."""
+    labels = pool_node_labels(policy, pool)
+    for source, key in _rules(policy):
+        value = _node_value(source, node) if source in PER_NODE_SOURCES else None
+        if value:
+            labels[key] = label_value(value)
+    return dict(sorted(labels.items()))
+
+
+def flavor_node_labels(policy: Policy, pool: Pool) -> dict[str, str]:
+    """The stable subset a Kueue ResourceFlavor selects on (<= 8 keys, always the pool)."""
+    prefix = domain(policy)
+    labels = pool_node_labels(policy, pool)
+    keys = [f"{prefix}/{name}" for name in IDENTITY_LABELS][:MAX_FLAVOR_LABELS]
+    return {key: labels[key] for key in sorted(keys) if key in labels}
+
+
+def topology_label(policy: Policy, level: str) -> str:
+    """Node label of a Fleet topology level (Kueue Topology, Volcano HyperNodes).
+
+    Follows the taxonomy's key for that source, so the Topology names the label nodes carry."""
+    if level == "hostname":
+        return "kubernetes.io/hostname"
+    for source, key in _rules(policy):
+        if source == level:
+            return key
+    return "topology.kubernetes.io/zone" if level == "zone" else f"{domain(policy)}/{level}"

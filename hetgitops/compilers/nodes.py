@@ -1,0 +1,125 @@
+"""Compile stage, `nodes` target: Node Feature Discovery rules that keep hetgitops' labels on
+every pool node, and a labels-only plan for clusters without NFD.
+
+Node objects never enter the applied tree: Argo CD pruning or replacing a Node would be a
+disaster, and NFD re-applies the labels by itself. The plan (`nodes/plan/node-<name>.yaml`,
+partial Nodes with only labels) is for `kubectl apply --server-side --field-manager=hetgitops`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hetgitops.compilers import COMPILERS, nvidia
+from hetgitops.compilers.labels import node_labels
+from hetgitops.manifests import Manifest, metadata
+from hetgitops.model import Fleet, Node, Policy, Pool
+
+TARGET = "nodes"
+NFD_API_VERSION = "nfd.k8s-sigs.io/v1alpha1"
+# Volcano's nodegroup plugin binds a queue to the nodes carrying this label.
+NODEGROUP_LABEL = "volcano.sh/nodegroup-name"
+RULE_PREFIX = "hetgitops-"
+PLAN_DIR = "plan"
+NFD_VALUES_FILE = "nfd-helm-values.yaml"
+
+
+def desired_node_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
+    """Every label hetgitops owns on `node`: taxonomy and topology labels, the config-selector
+    labels of the GPU Operator, and Volcano's node group (only for targets that read them)."""
+    labels = node_labels(policy, pool, node)
+    targets = policy.fleet.targets if policy.fleet else ()
+    if "gpu-operator" in targets:
+        labels.update(nvidia.node_nvidia_labels(policy, pool, node))
+    if "volcano" in targets:
+        labels[NODEGROUP_LABEL] = pool.name
+    return dict(sorted(labels.items()))
+
+
+def label_namespaces(policy: Policy) -> list[str]:
+    """Label prefixes NFD must be allowed to write (`extraLabelNs`). NFD always refuses
+    `kubernetes.io` and `*.kubernetes.io` (e.g. topology.kubernetes.io/zone) unless listed;
+    the rest are listed too, so a `denyLabelNs` elsewhere cannot silently drop them."""
+    namespaces: set[str] = set()
+    for pool in policy.pools.values():
+        for node in pool.nodes:
+            keys = desired_node_labels(policy, pool, node)
+            namespaces.update(key.split("/", 1)[0] for key in keys if "/" in key)
+    return sorted(namespaces)
+
+
+def _groups(policy: Policy, pool: Pool) -> list[tuple[dict[str, str], list[str]]]:
+    """Nodes that carry identical labels (same rack, zone, MIG config, ...) share a rule."""
+    groups: dict[str, tuple[dict[str, str], list[str]]] = {}
+    for node in pool.nodes:
+        labels = desired_node_labels(policy, pool, node)
+        key = json.dumps(labels, sort_keys=True)
+        groups.setdefault(key, (labels, []))[1].append(node.name)
+    return list(groups.values())
+
+
+def _rule(name: str, labels: dict[str, str], names: list[str]) -> dict[str, Any]:
+    match = {"nodename": {"op": "In", "value": sorted(names)}}
+    return {
+        "name": name,
+        "labels": labels,
+        "matchFeatures": [{"feature": "system.name", "matchExpressions": match}],
+    }
+
+
+def _feature_rule(policy: Policy, fleet: Fleet, pool: Pool) -> Manifest:
+    """One cluster-scoped NodeFeatureRule per pool, one rule per group of identical nodes."""
+    groups = _groups(policy, pool)
+    rules = [
+        _rule(pool.name if len(groups) == 1 else f"{pool.name}-{i}", labels, names)
+        for i, (labels, names) in enumerate(groups, start=1)
+    ]
+    obj = {
+        "apiVersion": NFD_API_VERSION,
+        "kind": "NodeFeatureRule",
+        "metadata": metadata(fleet, RULE_PREFIX + pool.name),
+        "spec": {"rules": rules},
+    }
+    return Manifest(TARGET, obj, pool.origin.span)
+
+
+def _plan(policy: Policy, pool: Pool, node: Node) -> Manifest:
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": node.name, "labels": desired_node_labels(policy, pool, node)},
+    }
+    return Manifest(
+        TARGET,
+        obj,
+        node.origin.span,
+        applied=False,
+        filename=f"{PLAN_DIR}/node-{node.name}.yaml",
+    )
+
+
+def nfd_helm_values(policy: Policy) -> dict[str, Any]:
+    """Values for the node-feature-discovery chart (nfd-master's config file)."""
+    return {"master": {"config": {"extraLabelNs": label_namespaces(policy)}}}
+
+
+def compile_nodes(policy: Policy) -> list[Manifest]:
+    fleet = policy.fleet
+    if fleet is None or not policy.pools:
+        return []
+    manifests = [_feature_rule(policy, fleet, pool) for pool in policy.pools.values()]
+    manifests += [_plan(policy, p, n) for p in policy.pools.values() for n in p.nodes]
+    manifests.append(
+        Manifest(
+            TARGET,
+            nfd_helm_values(policy),
+            fleet.origin.span,
+            applied=False,
+            filename=NFD_VALUES_FILE,
+        )
+    )
+    return manifests
+
+
+COMPILERS[TARGET] = compile_nodes

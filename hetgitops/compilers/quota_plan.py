@@ -1,0 +1,138 @@
+"""Compile stage, shared: what each team's queue holds per pool and resource.
+
+The Kueue ClusterQueue and the core ResourceQuota are two views of one plan; computing it once
+keeps the namespace cap equal to what the queue can really admit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hetgitops import capacity
+from hetgitops.diagnostics import Span
+from hetgitops.model import Policy, Pool, Quota, Team
+
+DEFAULT_CPU_PER_CARD = "8"
+DEFAULT_MEMORY_PER_CARD = "64Gi"
+
+
+@dataclass(frozen=True)
+class FlavorPlan:
+    """One team's quota in one pool, per accelerator resource the pool provides.
+
+    `borrowing` / `lending` hold None where Kueue's limit stays unset (unbounded); both are
+    empty when the team has no cohort, because Kueue forbids limits without one."""
+
+    pool: Pool
+    nominal: Mapping[str, int]
+    borrowing: Mapping[str, int | None]
+    lending: Mapping[str, int | None]
+    origin: Span
+
+    @property
+    def units(self) -> int:
+        return sum(self.nominal.values())
+
+
+def per_card(policy: Policy, team: Team) -> tuple[str, str]:
+    """CPU and memory that go with one accelerator unit: team, then Fleet defaults."""
+    fleet = policy.fleet
+    cpu = team.cpu_per_card or (fleet.cpu_per_card if fleet else DEFAULT_CPU_PER_CARD)
+    memory = team.memory_per_card or (fleet.memory_per_card if fleet else DEFAULT_MEMORY_PER_CARD)
+    return cpu, memory
+
+
+def _borrowing(quota: Quota, pool: Pool, *, resource: str, main: str) -> int | None:
+    if pool.isolated:
+        return 0
+    return quota.borrowing_limit if resource == main else None
+
+
+def _lending(quota: Quota, pool: Pool, *, resource: str, main: str, nominal: int) -> int | None:
+    if pool.isolated:
+        return 0
+    if resource == main and quota.lending_limit is not None:
+        return quota.lending_limit
+    if pool.lend_max_percent is not None:
+        return math.floor(nominal * pool.lend_max_percent / 100)
+    return None
+
+
+def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
+    """The plan for one quota entry, or None when its pool or card type does not resolve."""
+    pool = policy.pools.get(quota.pool)
+    card = policy.card_type_of(pool) if pool else None
+    if pool is None or card is None:
+        return None
+    claimed = capacity.quota_resources(quota, pool, card, policy.fleet)
+    offered = capacity.pool_resources(pool, card, policy.fleet)
+    # Every resource the pool offers is listed (0 when unclaimed): Kueue lets a queue borrow
+    # only what it lists itself.
+    nominal = {r: claimed.get(r, 0) for r in sorted({*offered, *claimed})}
+    main = capacity.main_resource(pool, card)
+    borrowing: dict[str, int | None] = {}
+    lending: dict[str, int | None] = {}
+    if team.cohort is not None:
+        for resource, amount in nominal.items():
+            borrowing[resource] = _borrowing(quota, pool, resource=resource, main=main)
+            lending[resource] = _lending(quota, pool, resource=resource, main=main, nominal=amount)
+    return FlavorPlan(pool, nominal, borrowing, lending, quota.origin.span)
+
+
+def team_plan(policy: Policy, team: Team) -> list[FlavorPlan]:
+    """The team's flavors in quota (= preference) order; a pool listed twice counts once."""
+    plans: list[FlavorPlan] = []
+    seen: set[str] = set()
+    for quota in team.quotas:
+        plan = flavor_plan(policy, team, quota)
+        if plan is not None and plan.pool.name not in seen:
+            seen.add(plan.pool.name)
+            plans.append(plan)
+    return plans
+
+
+def accelerator_resources(plans: list[FlavorPlan]) -> list[str]:
+    return sorted({r for plan in plans for r in plan.nominal})
+
+
+def cohort_root(policy: Policy, cohort: str) -> str:
+    """The root of a cohort's tree; borrowing reaches every queue under it."""
+    parents = {c.name: c.parent for c in policy.fleet.cohorts} if policy.fleet else {}
+    seen = {cohort}
+    while (parent := parents.get(cohort)) and parent not in seen:
+        seen.add(parent)
+        cohort = parent
+    return cohort
+
+
+def tree_nominal(policy: Policy, root: str) -> dict[tuple[str, str], int]:
+    """(pool, resource) -> nominal quota summed over every team in the cohort tree `root`."""
+    total: Counter[tuple[str, str]] = Counter()
+    for team in policy.teams.values():
+        if team.cohort is None or cohort_root(policy, team.cohort) != root:
+            continue
+        for plan in team_plan(policy, team):
+            for resource, amount in plan.nominal.items():
+                total[plan.pool.name, resource] += amount
+    return dict(total)
+
+
+def admissible(policy: Policy, team: Team) -> dict[str, int]:
+    """Per accelerator resource, the most the team's queue can ever admit: nominal plus the
+    borrowing limit, or the cohort tree's whole quota in that pool where borrowing is unbounded."""
+    plans = team_plan(policy, team)
+    tree = tree_nominal(policy, cohort_root(policy, team.cohort)) if team.cohort else {}
+    total: Counter[str] = Counter()
+    for plan in plans:
+        for resource, own in plan.nominal.items():
+            reachable = tree.get((plan.pool.name, resource), own)
+            if team.cohort is None:
+                total[resource] += own
+            elif (limit := plan.borrowing.get(resource)) is None:
+                total[resource] += reachable
+            else:
+                total[resource] += min(own + limit, max(reachable, own))
+    return dict(sorted(total.items()))

@@ -1,0 +1,108 @@
+"""Load stage, files: expand PATH arguments into policy files and read each one once, safely."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from hetgitops.diagnostics import Diagnostic, Span, error
+
+POLICY_SUFFIXES = (".yaml", ".yml")
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+def policy_files(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
+    """Expand PATH arguments into policy files: directories recursively, hidden entries skipped."""
+    files: list[Path] = []
+    problems: list[Diagnostic] = []
+    for path in paths:
+        try:
+            is_dir, is_file = path.is_dir(), path.is_file()
+            path.stat()
+        except OSError as exc:
+            problems.append(_os_problem(path, exc))
+            continue
+        if is_dir:
+            files.extend(_directory_files(path, problems))
+        elif is_file:
+            files.append(path)
+        else:
+            problems.append(
+                error("io-error", "not a regular file or directory", Span(display_name(path)))
+            )
+    return files, problems
+
+
+def _os_problem(path: Path, exc: OSError) -> Diagnostic:
+    if isinstance(exc, FileNotFoundError):
+        return error("not-found", "no such file or directory", Span(display_name(path)))
+    return error("io-error", f"cannot read: {exc.strerror or exc}", Span(display_name(path)))
+
+
+def _directory_files(root: Path, problems: list[Diagnostic]) -> list[Path]:
+    found: list[Path] = []
+    others = 0
+
+    def unreadable(exc: OSError) -> None:  # os.walk would skip the directory silently
+        where = Path(exc.filename) if exc.filename else root
+        problems.append(
+            error(
+                "io-error",
+                f"cannot list directory: {exc.strerror or exc}",
+                Span(display_name(where)),
+            )
+        )
+
+    for folder, dirs, names in os.walk(root, onerror=unreadable):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in names:
+            if name.startswith("."):
+                continue
+            if name.endswith(POLICY_SUFFIXES):
+                found.append(Path(folder) / name)
+            else:
+                others += 1
+    if not found:
+        ignored = f" ({others} other file(s) ignored)" if others else ""
+        problems.append(
+            error(
+                "empty-policy",
+                f"no .yaml/.yml policy files found{ignored}",
+                Span(display_name(root)),
+                hint="point hetgitops at a directory of policy files",
+            )
+        )
+    return sorted(found)
+
+
+def display_name(path: Path) -> str:
+    """Relative to the working directory when inside it (what editors and CI annotations want)."""
+    if not path.is_absolute():
+        return os.path.normpath(path)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def read_files(files: list[Path], problems: list[Diagnostic]) -> Iterator[tuple[str, bytes]]:
+    """(display name, bytes) per file; a file that cannot be read becomes an io-error."""
+    for path in files:
+        name = display_name(path)
+        try:
+            yield name, _read(path)
+        except OSError as exc:
+            message = f"cannot read: {exc.strerror or exc}"
+            hint = "check the file's permissions" if isinstance(exc, PermissionError) else ""
+            problems.append(error("io-error", message, Span(name, 1, 1), hint=hint))
+
+
+def _read(path: Path) -> bytes:
+    # Opening a FIFO or a terminal would wait for a writer forever: only regular files are read.
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise OSError(0, "not a regular file")
+    with path.open("rb") as handle:
+        # Read one byte past the limit so an oversize file is reported, not slurped.
+        return handle.read(MAX_FILE_BYTES + 1)

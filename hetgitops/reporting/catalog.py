@@ -1,0 +1,39 @@
+"""What each rule id means, for reports that describe their rules (SARIF): one lookup over the
+semantic registry and the ids the load and schema stages report."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+from hetgitops.checks import RULES
+from hetgitops.diagnostics import Severity
+from hetgitops.loading import LOAD_RULES
+
+# Stages other than load and check report a handful of fixed ids; documented here, once.
+STAGE_RULES: dict[str, str] = {
+    "schema": "A policy document does not match the JSON Schema of its kind (see `schema KIND`).",
+}
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    id: str
+    summary: str
+    details: str
+    severity: Severity
+
+
+def describe(rule_id: str) -> RuleInfo:
+    """The documentation of `rule_id`; an id nobody documented still gets a usable entry."""
+    registered = RULES.get(rule_id)
+    if registered is not None:
+        summary, _, details = inspect.cleandoc(registered.doc).partition("\n")
+        return RuleInfo(rule_id, summary.strip() or rule_id, details.strip(), registered.severity)
+    doc = LOAD_RULES.get(rule_id) or STAGE_RULES.get(rule_id) or f"hetgitops rule {rule_id}"
+    return RuleInfo(rule_id, doc, "", Severity.ERROR)
+
+
+def known_rules(used: set[str]) -> list[RuleInfo]:
+    """Every registered semantic rule plus the other ids `used` by a report, sorted by id."""
+    return [describe(rule_id) for rule_id in sorted(set(RULES) | used)]

@@ -1,0 +1,41 @@
+"""Rules of the inventory family: node lists."""
+
+from __future__ import annotations
+
+
+def test_node_in_two_pools(policy):
+    policy.replace("pools.yaml", '"gpu-l40s-[01:02]"', '["gpu-l40s-[01:02]", gpu-h100-02]')
+    found = policy.findings("node-duplicate")
+    assert [str(d.span) for d in found] == [
+        policy.pos("pools.yaml", 'gpu-l40s-[01:02]", ^gpu-h100-02')
+    ]
+    assert [str(s) for s in found[0].related] == [policy.pos("pools.yaml", '^"gpu-h100-[01:02]"')]
+
+
+def test_overlapping_ranges_give_one_finding(policy):
+    policy.replace(
+        "pools.yaml",
+        '"gpu-h100-[01:02]", zone: zone-a',
+        '"gpu-h100-[01:02]", zone: zone-a}\n    - {names: "gpu-h100-[00:03]", zone: zone-a',
+    )
+    assert policy.spans("node-duplicate") == [policy.pos("pools.yaml", '^"gpu-h100-[00:03]"')]
+
+
+def test_distinct_nodes_pass(policy):
+    policy.replace("pools.yaml", '"gpu-h100-[01:02]"', '"gpu-h100-[01:04]"')
+    assert policy.spans("node-duplicate") == []
+
+
+def test_topology_level_missing_on_a_node_entry(policy):
+    policy.replace(
+        "fleet.yaml", "  cohorts:", "  topology: {levels: [zone, rack, hostname]}\n  cohorts:"
+    )
+    policy.replace("pools.yaml", "zone: zone-b, rack: rack-b1", "zone: zone-b")
+    assert policy.spans("topology-incomplete") == [policy.pos("pools.yaml", '^"gpu-l40s-[01:02]"')]
+
+
+def test_topology_levels_present(policy):
+    policy.replace(
+        "fleet.yaml", "  cohorts:", "  topology: {levels: [zone, rack, hostname]}\n  cohorts:"
+    )
+    assert policy.spans("topology-incomplete") == []

@@ -1,0 +1,162 @@
+"""Rules of the MIG family: profiles, placement, GPU indexes, strategies."""
+
+from __future__ import annotations
+
+import pytest
+
+H100_POOL = "  cardType: h100-80gb\n"
+
+
+def layout(policy, devices: str, pool: str = H100_POOL) -> None:
+    """Give a pool `mig.devices` (YAML flow list items, one per line)."""
+    body = "".join(f"      - {d}\n" for d in devices.split("\n"))
+    policy.replace("pools.yaml", pool, pool + "  mig:\n    devices:\n" + body)
+
+
+def strategy(policy, name: str) -> None:
+    policy.replace(
+        "fleet.yaml", "  cohorts:", f"  gpuOperator: {{migStrategy: {name}}}\n  cohorts:"
+    )
+
+
+def test_mig_not_supported(policy):
+    layout(policy, "{gpus: all, profiles: {1g.10gb: 7}}", pool="  cardType: l40s-48gb\n")
+    assert policy.spans("mig-not-supported") == [
+        policy.pos("pools.yaml", "cardType: l40s-48gb\n  ^mig:")
+    ]
+
+
+def test_mig_supported(policy):
+    layout(policy, "{gpus: [0], profiles: {1g.10gb: 7}}")
+    assert policy.spans("mig-not-supported") == []
+
+
+def test_mig_profile_unknown_in_layout_and_quota(policy):
+    layout(policy, "{gpus: [0], profiles: {1g.5gb: 7}}\n{gpus: [1], profiles: {1g.10gb: 7}}")
+    policy.replace(
+        "teams.yaml",
+        "- {pool: h100-train, cards: 8}\n    - {pool: l40s-infer",
+        "- {pool: h100-train, cards: 8, mig: {2g.10gb: 1}}\n    - {pool: l40s-infer",
+    )
+    assert policy.spans("mig-profile-unknown") == sorted(
+        [
+            policy.pos("pools.yaml", "profiles: {^1g.5gb: 7}"),
+            policy.pos("teams.yaml", "mig: {^2g.10gb: 1}"),
+        ]
+    )
+    assert policy.spans("quota-resource-unavailable") == []  # one finding per mistake
+    assert policy.spans("mig-layout-invalid") == []
+
+
+def test_mig_profiles_known(policy):
+    layout(policy, "{gpus: [0], profiles: {1g.10gb+me: 1, 1g.10gb: 6}}")
+    assert policy.spans("mig-profile-unknown") == []
+
+
+INVALID_A100_80GB = [
+    "{3g.40gb: 2, 1g.10gb: 1}",  # 7 compute slices, but 9 of 8 memory slices
+    "{1g.20gb: 4, 1g.10gb: 1}",  # 9 memory slices
+    "{1g.10gb: 8}",  # at most 7 per GPU
+    "{4g.40gb: 1, 2g.20gb: 2}",  # 8 compute slices
+    "{2g.20gb: 3, 1g.20gb: 2}",  # 10 memory slices
+]
+VALID_A100_80GB = [
+    "{1g.10gb: 2, 2g.20gb: 1, 3g.40gb: 1}",
+    "{4g.40gb: 1, 3g.40gb: 1}",
+    "{1g.10gb: 7}",
+    "{7g.80gb: 1}",
+    "{3g.40gb: 1, 2g.20gb: 1, 1g.10gb: 2}",
+    "{2g.20gb: 3, 1g.20gb: 1}",  # 2g cannot start at slot 6, but 1g.20gb can
+]
+
+
+@pytest.mark.parametrize("profiles", INVALID_A100_80GB)
+def test_mig_layout_invalid(policy, profiles):
+    policy.replace("cards.yaml", "profileTable: H100-80GB", "profileTable: A100-80GB")
+    layout(policy, f"{{gpus: [2, 3], profiles: {profiles}}}")
+    assert policy.spans("mig-layout-invalid") == [
+        policy.pos("pools.yaml", "gpus: [2, 3], profiles: ^{")
+    ]
+    assert policy.findings("mig-layout-invalid")[0].message.startswith("GPU 2, 3: ")
+
+
+@pytest.mark.parametrize("profiles", VALID_A100_80GB)
+def test_mig_layout_valid(policy, profiles):
+    policy.replace("cards.yaml", "profileTable: H100-80GB", "profileTable: A100-80GB")
+    layout(policy, f"{{gpus: all, profiles: {profiles}}}")
+    assert policy.spans("mig-layout-invalid") == []
+
+
+def test_mig_gpu_index(policy):
+    layout(policy, "{gpus: [0, 8], profiles: {1g.10gb: 7}}")
+    assert policy.spans("mig-gpu-index") == [policy.pos("pools.yaml", "gpus: [0, ^8]")]
+
+
+def test_mig_gpu_index_checks_the_smallest_node(policy):
+    policy.replace(
+        "pools.yaml",
+        '{names: "gpu-h100-[01:02]", zone: zone-a',
+        '{names: "gpu-h100-[01:02]", cardsPerNode: 4, zone: zone-a',
+    )
+    layout(policy, "{gpus: [3, 7], profiles: {1g.10gb: 7}}")
+    assert policy.spans("mig-gpu-index") == [policy.pos("pools.yaml", "gpus: [3, ^7]")]
+
+
+def test_mig_gpu_index_in_range(policy):
+    layout(policy, "{gpus: [0, 7], profiles: {1g.10gb: 7}}")
+    assert policy.spans("mig-gpu-index") == []
+
+
+@pytest.mark.parametrize(
+    "devices",
+    [
+        "{gpus: [0], profiles: {1g.10gb: 7}}",  # other GPUs stay whole
+        "{gpus: all, profiles: {1g.10gb: 3, 2g.20gb: 2}}",  # two profile types
+        "{gpus: all, profiles: {1g.10gb: 7}}\n{gpus: [1], profiles: {3g.40gb: 2}}",
+    ],
+)
+def test_mig_strategy_single_mixed(policy, devices):
+    strategy(policy, "single")
+    layout(policy, devices)
+    assert policy.spans("mig-strategy-single-mixed") == [
+        policy.pos("pools.yaml", "cardType: h100-80gb\n  ^mig:")
+    ]
+
+
+def test_mig_strategy_single_one_profile_everywhere(policy):
+    strategy(policy, "single")
+    layout(policy, "{gpus: all, profiles: {1g.10gb: 7}}")
+    policy.replace(
+        "teams.yaml",
+        "- {pool: l40s-infer, cards: 8}\n    - {pool: h100-train, cards: 8}",
+        "- {pool: l40s-infer, cards: 8}\n    - {pool: h100-train, cards: 0}",
+    )
+    assert policy.spans("mig-strategy-single-mixed") == []
+
+
+def test_mig_compute_instance_under_mixed(policy):
+    layout(policy, "{gpus: [0], profiles: {1c.3g.40gb: 2}}")
+    assert policy.spans("mig-compute-instance") == [
+        policy.pos("pools.yaml", "profiles: {^1c.3g.40gb")
+    ]
+
+
+def test_mig_compute_instance_under_single_passes(policy):
+    strategy(policy, "single")
+    layout(policy, "{gpus: all, profiles: {1c.3g.40gb: 2}}")
+    assert policy.spans("mig-compute-instance") == []
+
+
+def test_mig_strategy_none_warns(policy):
+    strategy(policy, "none")
+    layout(policy, "{gpus: [0], profiles: {1g.10gb: 7}}")
+    found = policy.findings("mig-strategy-none")
+    assert [str(d.span) for d in found] == [
+        policy.pos("pools.yaml", "cardType: h100-80gb\n  ^mig:")
+    ]
+    assert found[0].severity.label == "warning"
+
+
+def test_mig_strategy_mixed_does_not_warn(policy):
+    layout(policy, "{gpus: [0], profiles: {1g.10gb: 7}}")
+    assert policy.spans("mig-strategy-none") == []

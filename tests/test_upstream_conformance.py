@@ -1,0 +1,97 @@
+"""Conformance: the bundled render validates against the real upstream CRDs (../shared/upstream).
+
+Uses the same `--crd-dir` machinery users get, so it also proves the CRD -> JSON Schema
+conversion. Skipped (with the reason shown) when the folder is absent, unless
+HETGITOPS_REQUIRE_UPSTREAM=1, as in CI, where a missing folder fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hetgitops import api, k8s_schemas
+from hetgitops.manifests import Manifest
+
+pytestmark = pytest.mark.upstream
+
+REPO = Path(__file__).resolve().parents[1]
+# Folders holding the CRDs of the targets hetgitops emits (Kueue v0.19.2 serves v1beta1 too).
+CRD_FOLDERS = ("kueue/crds", "volcano/crds", "nfd/crds", "nvidia/crds")
+EXPECTED_KINDS = {
+    "ClusterQueue",
+    "Cohort",
+    "LocalQueue",
+    "ResourceFlavor",
+    "Topology",
+    "WorkloadPriorityClass",
+}
+
+
+def _upstream() -> Path:
+    shared = Path(os.environ.get("HETGITOPS_SHARED", REPO.parent / "shared"))
+    folder = shared / "upstream"
+    if not all((folder / sub).is_dir() for sub in CRD_FOLDERS):
+        reason = f"upstream CRDs not found under {folder} (set HETGITOPS_SHARED)"
+        if os.environ.get("HETGITOPS_REQUIRE_UPSTREAM") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return folder
+
+
+def _crd_errors(manifests: list[Manifest]) -> tuple[list[str], set[str]]:
+    """Errors against the upstream CRDs, and the kinds that had a CRD to check against."""
+    folders = tuple(_upstream() / sub for sub in CRD_FOLDERS)
+    validators, unreadable = k8s_schemas.crd_validators(folders)
+    assert not unreadable
+    errors: list[str] = []
+    checked: set[str] = set()
+    for manifest in manifests:
+        found = validators.get((str(manifest.obj.get("apiVersion")), manifest.kind))
+        if found is None:
+            continue
+        checked.add(manifest.kind)
+        errors += [
+            f"{manifest.relative_path()}: {path}: {message}"
+            for path, message in k8s_schemas.problems(found[0], manifest.obj)
+        ]
+    return errors, checked
+
+
+def _render(policies: Path) -> list[Manifest]:
+    result = api.render([policies])
+    assert not result.failed(), [str(d) for d in result.diagnostics]
+    assert result.manifests
+    return result.manifests
+
+
+def test_bundled_render_matches_upstream_crds() -> None:
+    errors, checked = _crd_errors(_render(REPO / "policies"))
+    assert errors == []
+    assert checked >= EXPECTED_KINDS | {"Queue", "NodeFeatureRule"}
+
+
+def test_v1beta1_render_matches_the_v1beta1_schema(tmp_path: Path) -> None:
+    """A Kueue 0.14 fleet gets v1beta1 objects; the same CRD files still carry that version."""
+    policies = tmp_path / "policies"
+    shutil.copytree(REPO / "policies", policies)
+    fleet = policies / "fleet.yaml"
+    text = fleet.read_text()
+    assert 'kueue: "0.19.2"' in text
+    fleet.write_text(text.replace('kueue: "0.19.2"', 'kueue: "0.14.3"'))
+    manifests = _render(policies)
+    kueue = [m for m in manifests if str(m.obj.get("apiVersion")).startswith("kueue.x-k8s.io/")]
+    assert {m.obj["apiVersion"] for m in kueue} == {"kueue.x-k8s.io/v1beta1"}
+    errors, checked = _crd_errors(kueue)
+    assert errors == []
+    assert checked == EXPECTED_KINDS
+
+
+def test_crd_dir_option_end_to_end() -> None:
+    """The `validate --crd-dir` path: api.validate with every upstream folder, no findings."""
+    folders = tuple(_upstream() / sub for sub in CRD_FOLDERS)
+    result = api.validate([REPO / "policies"], api.Options(crd_dirs=folders))
+    assert [str(d) for d in result.diagnostics] == []
