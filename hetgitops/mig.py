@@ -129,6 +129,15 @@ def resource_name(profile: str) -> str:
     return "nvidia.com/mig-" + gpu_instance_profile(profile).replace("+", ".")
 
 
+def gpu_share(table: ProfileTable, profile: str) -> float:
+    """The share of one GPU an instance holds, by compute slices (1g of 7 = 1/7); unknown
+    profiles count as a whole GPU, which never under-prices them."""
+    known = table.profiles.get(gpu_instance_profile(profile))
+    if known is None:
+        return 1.0
+    return table.family.kinds[known.kind].compute / table.family.compute_slices
+
+
 def fits(table: ProfileTable, counts: Mapping[str, int]) -> bool:
     """True when some placement gives every instance a legal start without overlap."""
     family = table.family

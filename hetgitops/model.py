@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from hetgitops.diagnostics import Span
 from hetgitops.loading import PathKey, SourceMap
+
+T = TypeVar("T")
 
 ALL_TARGETS = ("core", "kueue", "volcano", "nodes", "gpu-operator")
 DEFAULT_RESERVED_PREFIXES = (
@@ -301,10 +303,20 @@ class Policy:
     profiles: Mapping[str, WorkloadProfile]
     # Objects whose documents failed the schema: references to them are not reported again.
     invalid: frozenset[tuple[str, str]] = field(default=frozenset())
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    # Values derived from this (immutable) policy, computed once per policy: see `derived()`.
+    memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def card_type_of(self, pool: Pool) -> CardType | None:
         return self.card_types.get(pool.card_type)
 
     def tiers_by_value(self) -> list[PriorityTier]:
         return sorted(self.tiers.values(), key=lambda t: (-t.value, t.name))
+
+
+def derived(policy: Policy, key: Hashable, compute: Callable[[], T]) -> T:
+    """`compute()` once per policy and key. Checks and several compilers need the same team
+    plans and node labels; the policy never changes, so sharing them is safe."""
+    if key not in policy.memo:
+        policy.memo[key] = compute()
+    value: T = policy.memo[key]
+    return value

@@ -8,6 +8,7 @@ schemas and `--crd-dir` CRDs), `kueue-cel` and `kueue-limits` (Kueue rules a sch
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ class _Context:
     crds: k8s_schemas.CrdValidators
     notes: list[Diagnostic] = field(default_factory=list)
     unchecked: dict[tuple[str, str], Span] = field(default_factory=dict)
+    # Schema findings by object content without its name: thousands of plan Nodes share a few
+    # label sets, and a schema cannot tell two names apart (names are checked by _metadata).
+    seen: dict[str, list[tuple[str, str, str]] | None] = field(default_factory=dict)
 
 
 def _wanted_minor(policy: Policy) -> k8s_schemas.Minor:
@@ -120,10 +124,18 @@ def _schema_findings(
     return found
 
 
+def _fingerprint(obj: Mapping[str, Any]) -> str:
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "name"}
+    return json.dumps({**obj, "metadata": meta}, sort_keys=True, default=str)
+
+
 def _check_manifest(manifest: Manifest, context: _Context) -> Iterator[Diagnostic]:
     obj, span = manifest.obj, manifest.origin
     ref = _ref(obj)
-    schema = _schema_findings(obj, context)
+    fingerprint = _fingerprint(obj)
+    if fingerprint not in context.seen:
+        context.seen[fingerprint] = _schema_findings(obj, context)
+    schema = context.seen[fingerprint]
     if schema is None:
         context.unchecked.setdefault((str(obj.get("apiVersion")), manifest.kind), span)
     findings = [(K8S, p, m) for p, m in _metadata(obj)] + (schema or [])

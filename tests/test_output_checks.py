@@ -190,7 +190,7 @@ def test_flavor_limit_64_or_16_before_kueue_0_14(rendered: tuple[Policy, list[Ma
     found, _ = _check(rendered, "ClusterQueue", "pretraining", _many_flavors(65))
     assert ("kueue-limits", "spec.resourceGroups[0].flavors") in {(d.rule, d.path) for d in found}
 
-    legacy = Policy(**{**vars(policy), "fleet": _with_kueue(policy, (0, 13, 0))})
+    legacy = dataclasses.replace(policy, fleet=_with_kueue(policy, (0, 13, 0)))
     broken, _ = _broken((legacy, manifests), "ClusterQueue", "pretraining", _many_flavors(17))
     found = _errors(output_checks.check(broken, legacy))
     assert ("kueue-limits", "spec.resourceGroups[0].flavors") in {(d.rule, d.path) for d in found}
@@ -208,7 +208,7 @@ def test_unknown_kubernetes_minor_falls_back_with_a_warning(
     assert policy.fleet is not None
     newest = k8s_schemas.bundled_minors()[-1]
     future = dataclasses.replace(policy.fleet, kubernetes=(newest[0], newest[1] + 5))
-    found = output_checks.check(manifests, Policy(**{**vars(policy), "fleet": future}))
+    found = output_checks.check(manifests, dataclasses.replace(policy, fleet=future))
     assert [(d.rule, d.severity, d.span) for d in found] == [
         ("k8s-schema", Severity.WARNING, future.origin.at("spec", "versions", "kubernetes"))
     ]
@@ -297,7 +297,7 @@ def test_unknown_kind_is_reported_once(rendered: tuple[Policy, list[Manifest]]) 
 
 def test_cohorts_need_kueue_0_13(rendered: tuple[Policy, list[Manifest]]) -> None:
     policy, manifests = rendered
-    old = Policy(**{**vars(policy), "fleet": _with_kueue(policy, (0, 12, 0))})
+    old = dataclasses.replace(policy, fleet=_with_kueue(policy, (0, 12, 0)))
     found = [d for d in output_checks.check(manifests, old) if d.severity is Severity.WARNING]
     assert old.fleet is not None
     assert [(d.rule, d.span) for d in found] == [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops import capacity
+from hetgitops import capacity, mig
 from hetgitops.checks._common import QuotaUse, error_at, listing, quota_uses, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
@@ -25,8 +25,11 @@ def _priced(policy: Policy, use: QuotaUse) -> bool:
 
 def monthly_cost(use: QuotaUse) -> float:
     """Nominal quota x cost per card-hour x hours a month. Time-sliced quotas are replicas, so
-    they are divided back into physical cards; MIG instance quotas are not priced."""
+    they are divided back into physical cards; a MIG instance costs its share of a GPU."""
     cards = capacity.quota_cards(use.quota, use.card) / use.pool.shared_replicas
+    table = mig.TABLES.get(use.card.mig_table or "")
+    if table is not None:
+        cards += sum(count * mig.gpu_share(table, p) for p, count in use.quota.mig.items())
     return cards * (use.card.cost_per_hour or 0.0) * capacity.HOURS_PER_MONTH
 
 
@@ -42,7 +45,8 @@ def _budgeted(policy: Policy) -> dict[str, list[QuotaUse]]:
 def budget_exceeded(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """A team's nominal quota costs no more per month than its budget.
 
-    Cost = cards x cost.perCardHour x 730 hours, summed over the team's pools.
+    Cost = cards x cost.perCardHour x 730 hours, summed over the team's pools; a MIG instance
+    counts as its share of a card (a 3g instance of a 7-slice GPU as 3/7).
     Fails: `budget: {monthly: 10000}` with 8 cards at 3.10 an hour (18,104 a month).
     Passes: `budget: {monthly: 20000}` with the same quota.
     """

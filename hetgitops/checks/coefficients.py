@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hetgitops.checks._common import error_at, listing, quota_uses
-from hetgitops.checks._routing import Router, iter_cards
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model import Policy
+from hetgitops.routing import Router, iter_cards
 
 RULE = "coefficient-missing"
 

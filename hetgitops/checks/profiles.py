@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hetgitops.checks._common import PathPart, error_at, listing, written
-from hetgitops.checks._routing import (
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model import Policy, Team, WorkloadProfile
+from hetgitops.routing import (
     Reach,
     Route,
     Router,
@@ -18,9 +21,6 @@ from hetgitops.checks._routing import (
     iter_cards,
     mismatch,
 )
-from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy, Team, WorkloadProfile
 
 REQUIREMENTS = ("spec", "requirements")
 

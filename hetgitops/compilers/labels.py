@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from hetgitops.model import CardType, Node, Policy, Pool
+from hetgitops.model import CardType, Node, Policy, Pool, derived
 
 DEFAULT_DOMAIN = "hetgitops.io"
 # Sources whose value differs from node to node; they are not pool-wide labels.
@@ -96,6 +96,11 @@ def pool_node_labels(policy: Policy, pool: Pool) -> dict[str, str]:
     Taxonomy labels whose value is per node (zone, rack, NVLink domain) are left out: see
     `node_labels`. The identity labels `<domain>/pool` and `<domain>/card-type` are always
     present, because ResourceFlavors and job templates select nodes by them."""
+    shared = derived(policy, ("pool_node_labels", pool.name), lambda: _pool_labels(policy, pool))
+    return dict(shared)
+
+
+def _pool_labels(policy: Policy, pool: Pool) -> dict[str, str]:
     card = policy.card_type_of(pool)
     labels = {k: v for k, v in pool.labels.items()}
     for source, key in _rules(policy):

@@ -14,7 +14,7 @@ from typing import Any
 from hetgitops.compilers import COMPILERS, nvidia
 from hetgitops.compilers.labels import node_labels
 from hetgitops.manifests import Manifest, metadata
-from hetgitops.model import Fleet, Node, Policy, Pool
+from hetgitops.model import Fleet, Node, Policy, Pool, derived
 
 TARGET = "nodes"
 NFD_API_VERSION = "nfd.k8s-sigs.io/v1alpha1"
@@ -28,6 +28,20 @@ NFD_VALUES_FILE = "nfd-helm-values.yaml"
 def desired_node_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
     """Every label hetgitops owns on `node`: taxonomy and topology labels, the config-selector
     labels of the GPU Operator, and Volcano's node group (only for targets that read them)."""
+    table = derived(policy, "desired_node_labels", lambda: _label_table(policy))
+    return table[pool.name, node.name]
+
+
+def _label_table(policy: Policy) -> dict[tuple[str, str], dict[str, str]]:
+    """Labels of every node, computed once: the rules, the plan and NFD's allow-list use them."""
+    return {
+        (pool.name, node.name): _node_labels(policy, pool, node)
+        for pool in policy.pools.values()
+        for node in pool.nodes
+    }
+
+
+def _node_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
     labels = node_labels(policy, pool, node)
     targets = policy.fleet.targets if policy.fleet else ()
     if "gpu-operator" in targets:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from hetgitops import capacity
 from hetgitops.diagnostics import Span
-from hetgitops.model import Policy, Pool, Quota, Team
+from hetgitops.model import Policy, Pool, Quota, Team, derived
 
 DEFAULT_CPU_PER_CARD = "8"
 DEFAULT_MEMORY_PER_CARD = "64Gi"
@@ -84,6 +84,10 @@ def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
 
 def team_plan(policy: Policy, team: Team) -> list[FlavorPlan]:
     """The team's flavors in quota (= preference) order; a pool listed twice counts once."""
+    return derived(policy, ("team_plan", team.name), lambda: _team_plan(policy, team))
+
+
+def _team_plan(policy: Policy, team: Team) -> list[FlavorPlan]:
     plans: list[FlavorPlan] = []
     seen: set[str] = set()
     for quota in team.quotas:
@@ -110,6 +114,10 @@ def cohort_root(policy: Policy, cohort: str) -> str:
 
 def tree_nominal(policy: Policy, root: str) -> dict[tuple[str, str], int]:
     """(pool, resource) -> nominal quota summed over every team in the cohort tree `root`."""
+    return derived(policy, ("tree_nominal", root), lambda: _tree_nominal(policy, root))
+
+
+def _tree_nominal(policy: Policy, root: str) -> dict[tuple[str, str], int]:
     total: Counter[tuple[str, str]] = Counter()
     for team in policy.teams.values():
         if team.cohort is None or cohort_root(policy, team.cohort) != root:

@@ -30,7 +30,13 @@ API_VERSION = "scheduling.volcano.sh/v1beta1"
 ROOT = "root"
 DEFAULT_WEIGHT = 1
 
-__all__ = ["VolcanoConfigError", "compile_volcano", "queue_plans", "scheduler_conflicts"]
+__all__ = [
+    "VolcanoConfigError",
+    "compile_volcano",
+    "leaf_queue_name",
+    "queue_plans",
+    "scheduler_conflicts",
+]
 
 
 @dataclass(frozen=True)
@@ -77,9 +83,14 @@ def _offered(policy: Policy, plan: FlavorPlan) -> dict[str, int]:
     return capacity.pool_resources(plan.pool, card, policy.fleet) if card else {}
 
 
+def leaf_queue_name(team: str, pool: str) -> str:
+    """The leaf queue of a team in a pool; jobs (`hetgitops jobs`) name it in `spec.queue`."""
+    return f"{team}-{pool}"
+
+
 def _leaf(policy: Policy, team: Team, plan: FlavorPlan, *, parent: str, depth: int) -> QueuePlan:
     return QueuePlan(
-        name=f"{team.name}-{plan.pool.name}",
+        name=leaf_queue_name(team.name, plan.pool.name),
         team=team,
         parent=parent,
         depth=depth,

@@ -59,3 +59,24 @@ def test_same_currency_passes(policy):
         "teams.yaml", "budget: {monthly: 100000}", "budget: {monthly: 100000, currency: USD}"
     )
     assert policy.spans("cost-currency-mismatch") == []
+
+
+def test_mig_instances_cost_their_share_of_a_card(policy):
+    # GPUs 0-1 of both H100 nodes carved 7 x 1g.10gb: 28 instances, 14 whole cards left.
+    policy.replace(
+        "pools.yaml",
+        "  cardType: h100-80gb\n",
+        "  cardType: h100-80gb\n  mig:\n    devices:\n"
+        "      - gpus: [0, 1]\n        profiles: {1g.10gb: 7}\n",
+    )
+    policy.replace(
+        "teams.yaml",
+        "- {pool: h100-train, cards: 8}\n    - {pool: l40s-infer",
+        "- {pool: h100-train, cards: 4, mig: {1g.10gb: 14}}\n    - {pool: l40s-infer",
+    )
+    # 4 cards + 14/7 cards of H100 = 6 x 3.0 x 730 = 13,140; 8 L40S = 5,840; total 18,980.
+    policy.replace("teams.yaml", "budget: {monthly: 100000}", "budget: {monthly: 18979}")
+    found = policy.findings("budget-exceeded")
+    assert len(found) == 1 and "18,980.00" in found[0].message
+    policy.replace("teams.yaml", "budget: {monthly: 18979}", "budget: {monthly: 18980}")
+    assert policy.spans("budget-exceeded") == []

@@ -1,7 +1,9 @@
-"""Check stage, shared: where a WorkloadProfile can run and how much a team can ever get there.
+"""Routing: where a WorkloadProfile can run and how much a team can ever get there.
 
-Used by the profile and coefficient rules. Mirrors what the generated queues allow: the
-flavor plan of `compilers.quota_plan` (nominal, borrowing and lending per pool and resource).
+The capability table plus routing rules of the design: used by the profile and coefficient
+checks and by the `jobs` compiler, so a job template exists exactly where the checks say a
+profile can run. Mirrors what the generated queues allow: the flavor plan of
+`compilers.quota_plan` (nominal, borrowing and lending per pool and resource).
 """
 
 from __future__ import annotations

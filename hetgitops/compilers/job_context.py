@@ -1,0 +1,241 @@
+"""Compile stage, `jobs`: the plain-data context (dicts, lists, strings, ints) a template renders.
+
+Every decision is taken here, so templates only place values: which queue, which labels, which
+pods get probes. Keys of the context (documented for `--templates` authors):
+
+- `job`: name, namespace, labels, annotations, gang, workers (= gang - 1), scheduler
+  (`kueue`, `volcano` or `default`), queue (LocalQueue or Volcano leaf queue; "" for default),
+  priority_class, suspend (bool: Kueue admits by un-suspending), port
+- `leader`, `worker`: pod settings of rank 0 and of the other pods (see `_pod`); only the
+  leader listens on the rendezvous port, so only it gets probes
+- `profile`, `team`, `card`, `fleet`: names and facts for custom templates
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hetgitops import quantities
+from hetgitops.compilers.job_targets import KUEUE, VOLCANO, JobTarget
+from hetgitops.compilers.kueue_flavors import toleration
+from hetgitops.compilers.kueue_queues import local_queue_name
+from hetgitops.compilers.labels import domain, pool_node_labels, topology_label
+from hetgitops.compilers.quota_plan import per_card
+from hetgitops.compilers.volcano import leaf_queue_name
+from hetgitops.model import Policy, WorkloadProfile
+
+SERVING = frozenset({"deployment", "leaderworkerset"})
+# Kueue's webhook suspends these itself, but a job created suspended never races admission.
+SUSPENDABLE = frozenset({"job", "jobset", "pytorchjob"})
+KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
+TAS_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+TAS_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
+VOLCANO_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+READINESS_PERIOD = 10
+
+
+class ContextError(ValueError):
+    """The policy lacks something a template needs (reported as `job-template`)."""
+
+
+def job_name(target: JobTarget) -> str:
+    return f"{target.profile.name}-{target.card.name}"
+
+
+def _written(profile: WorkloadProfile, *path: str) -> bool:
+    origin = profile.origin
+    return (*origin.base, *path) in origin.source.values
+
+
+def _image(target: JobTarget) -> str:
+    key = target.profile.image
+    if key is None:
+        raise ContextError(
+            f"profile '{target.profile.name}' sets no spec.image; a job template needs one of "
+            f"card type '{target.card.name}''s images ({', '.join(target.card.images) or 'none'})"
+        )
+    image = target.card.images.get(key)
+    if image is None:
+        raise ContextError(f"card type '{target.card.name}' has no '{key}' image")
+    return image
+
+
+def _resources(policy: Policy, target: JobTarget) -> dict[str, Any]:
+    """Requests == limits for everything: the pod is Guaranteed QoS, last to be evicted under
+    node pressure, and extended resources must be equal anyway."""
+    profile, route = target.profile, target.route
+    cpu, memory = per_card(policy, target.team)
+    amounts = {
+        "cpu": quantities.times(profile.cpu_per_card or cpu, route.per_pod),
+        "memory": quantities.times(profile.memory_per_card or memory, route.per_pod),
+        route.resource: route.per_pod,
+    }
+    return {"requests": dict(amounts), "limits": dict(amounts)}
+
+
+def _probes(target: JobTarget) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(liveness, readiness) of the leader. tcpSocket, never exec: exec probes time out and
+    kill pods under load. Training jobs get one only when the profile asks (`probes`), since a
+    batch job need not listen on a port; servers always do."""
+    profile = target.profile
+    serving = profile.framework in SERVING
+    if not serving and not _written(profile, "spec", "probes"):
+        return None, None
+    socket = {"port": profile.port}
+    liveness = {
+        "tcpSocket": socket,
+        "initialDelaySeconds": profile.probe_initial_delay,
+        "periodSeconds": profile.probe_period,
+        "failureThreshold": profile.probe_failure_threshold,
+    }
+    readiness = {"tcpSocket": socket, "periodSeconds": READINESS_PERIOD} if serving else None
+    return liveness, readiness
+
+
+def _node_selector(policy: Policy, target: JobTarget) -> dict[str, str]:
+    """The card-type label of the pool's nodes, plus the pool when only one is eligible: the
+    same values the Kueue flavors inject, so admission never conflicts with them."""
+    labels = pool_node_labels(policy, target.route.pool)
+    keys = [f"{domain(policy)}/card-type"]
+    if target.pinned:
+        keys.append(f"{domain(policy)}/pool")
+    return {key: labels[key] for key in sorted(keys) if key in labels}
+
+
+def _tolerations(target: JobTarget) -> list[dict[str, str]]:
+    found: list[dict[str, str]] = []
+    for route in target.routes:
+        for taint in route.pool.taints:
+            if toleration(taint) not in found:
+                found.append(toleration(taint))
+    return found
+
+
+def _topology(policy: Policy, profile: WorkloadProfile) -> dict[str, str]:
+    """Kueue TAS annotations; levels the Fleet's Topology lacks are dropped (and reported)."""
+    fleet = policy.fleet
+    if fleet is None or not fleet.topology_name:
+        return {}
+    wanted = (
+        (TAS_REQUIRED, profile.topology_required),
+        (TAS_PREFERRED, profile.topology_preferred),
+    )
+    return {
+        key: topology_label(policy, level)
+        for key, level in wanted
+        if level is not None and level in fleet.topology_levels
+    }
+
+
+def _pod_annotations(policy: Policy, target: JobTarget, queue: str) -> dict[str, str]:
+    if target.scheduler == KUEUE:
+        return _topology(policy, target.profile)
+    if target.scheduler == VOLCANO and target.profile.framework not in (
+        "volcano-job",
+        "pytorchjob",
+    ):
+        return {VOLCANO_QUEUE: queue}  # the podgroup controller reads the pod annotation only
+    return {}
+
+
+def _pod(policy: Policy, target: JobTarget, queue: str, *, leader: bool) -> dict[str, Any]:
+    profile = target.profile
+    liveness, readiness = _probes(target) if leader else (None, None)
+    return {
+        "labels": _identity(policy, target) | {"app.kubernetes.io/name": job_name(target)},
+        "annotations": _pod_annotations(policy, target, queue),
+        "scheduler_name": VOLCANO if target.scheduler == VOLCANO else "",
+        "priority_class_name": profile.tier,
+        "node_selector": _node_selector(policy, target),
+        "tolerations": _tolerations(target),
+        "image": _image(target),
+        "command": list(profile.command),
+        "env": [{"name": k, "value": v} for k, v in sorted(profile.env.items())],
+        "port": profile.port,
+        "resources": _resources(policy, target),
+        "liveness_probe": liveness,
+        "readiness_probe": readiness,
+    }
+
+
+def _identity(policy: Policy, target: JobTarget) -> dict[str, str]:
+    prefix = domain(policy)
+    return {
+        f"{prefix}/card-type": target.card.name,
+        f"{prefix}/profile": target.profile.name,
+        f"{prefix}/team": target.team.name,
+    }
+
+
+def _queue(policy: Policy, target: JobTarget) -> str:
+    if target.scheduler == KUEUE and policy.fleet is not None:
+        return local_queue_name(policy.fleet, target.team)
+    if target.scheduler == VOLCANO:
+        return leaf_queue_name(target.team.name, target.route.pool.name)
+    return ""
+
+
+def _job_metadata(policy: Policy, target: JobTarget, queue: str) -> Iterator[tuple[str, Any]]:
+    """Labels and annotations of the top-level object. Not `managed-by: hetgitops`: a submitted
+    job belongs to its team, and drift treats objects carrying that label as hetgitops' own."""
+    labels = _identity(policy, target)
+    if policy.fleet is not None:
+        labels[policy.fleet.label("fleet")] = policy.fleet.cluster
+    annotations: dict[str, str] = {}
+    if target.scheduler == KUEUE:
+        labels |= {KUEUE_QUEUE: queue, KUEUE_PRIORITY: target.profile.tier}
+    elif target.scheduler == VOLCANO:
+        annotations[VOLCANO_MIN_MEMBER] = str(target.profile.gang)
+    yield "labels", dict(sorted(labels.items()))
+    yield "annotations", annotations
+
+
+def context(policy: Policy, target: JobTarget) -> dict[str, Any]:
+    """Everything a template needs; raises ContextError when the policy lacks an input."""
+    profile, team, card = target.profile, target.team, target.card
+    queue = _queue(policy, target)
+    job: dict[str, Any] = {
+        "name": job_name(target),
+        "namespace": team.namespaces[0] if team.namespaces else team.name,
+        **dict(_job_metadata(policy, target, queue)),
+        "gang": profile.gang,
+        "workers": profile.gang - 1,
+        "scheduler": target.scheduler,
+        "queue": queue,
+        "priority_class": profile.tier,
+        "suspend": target.scheduler == KUEUE and profile.framework in SUSPENDABLE,
+        "port": profile.port,
+    }
+    return {
+        "job": job,
+        "leader": _pod(policy, target, queue, leader=True),
+        "worker": _pod(policy, target, queue, leader=False),
+        "profile": _facts(profile),
+        "team": {"name": team.name, "namespaces": list(team.namespaces)},
+        "card": {
+            "name": card.name,
+            "vendor": card.vendor,
+            "model": card.model,
+            "resource": target.route.resource,
+            "pools": [route.pool.name for route in target.routes],
+        },
+        "fleet": _fleet(policy),
+    }
+
+
+def _facts(profile: WorkloadProfile) -> dict[str, Any]:
+    return {
+        "name": profile.name,
+        "framework": profile.framework,
+        "tier": profile.tier,
+        "cards_per_node": profile.cards_per_node,
+        "gang": profile.gang,
+    }
+
+
+def _fleet(policy: Policy) -> Mapping[str, str]:
+    fleet = policy.fleet
+    return {"cluster": fleet.cluster if fleet else "", "domain": domain(policy)}

@@ -1,0 +1,107 @@
+"""Compile stage, `jobs`: which (profile, team, card type) get a job template, via routing.
+
+A team gets a template for a card type only where it holds quota for the resource the profile
+requests (the routed MIG profile, time-sliced or whole cards) in a pool the profile may run on,
+and where its quota plus what it may borrow can hold the whole gang: a template that could
+never be admitted would only pend forever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hetgitops.compilers.quota_plan import FlavorPlan, team_plan
+from hetgitops.model import CardType, Fleet, Policy, Team, WorkloadProfile
+from hetgitops.routing import Reach, Route, Router, candidate_teams, fits, gang_need
+
+KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"
+
+
+@dataclass(frozen=True)
+class JobTarget:
+    """One template to render. `routes` are the team's pools of `card` the job may land on,
+    in the team's quota (= preference) order; never empty, one resource for all of them."""
+
+    profile: WorkloadProfile
+    team: Team
+    card: CardType
+    routes: tuple[Route, ...]
+    scheduler: str
+
+    @property
+    def filename(self) -> str:
+        return f"{self.profile.name}/{self.team.name}-{self.card.name}.yaml"
+
+    @property
+    def route(self) -> Route:
+        return self.routes[0]
+
+    @property
+    def pinned(self) -> bool:
+        """Exactly one pool: the job selects it by label (and names its Volcano leaf queue)."""
+        return len(self.routes) == 1
+
+
+def scheduler(fleet: Fleet | None, profile: WorkloadProfile) -> str:
+    """Who queues the job: a Volcano Job always goes to Volcano; anything else goes to Kueue
+    when the fleet renders Kueue, else to Volcano when it renders Volcano."""
+    if profile.framework == "volcano-job":
+        return VOLCANO
+    targets = fleet.targets if fleet else ()
+    if KUEUE in targets:
+        return KUEUE
+    return VOLCANO if VOLCANO in targets else DEFAULT
+
+
+def _holds(
+    plan: FlavorPlan | None, reach: Reach, team: Team, route: Route, profile: WorkloadProfile
+) -> bool:
+    if plan is None or plan.nominal.get(route.resource, 0) <= 0:
+        return False
+    most = reach.most(team, route.pool, route.resource)
+    return most is not None and most >= gang_need(route, profile)
+
+
+def _narrow(routes: list[Route], chosen: str) -> tuple[Route, ...]:
+    """One pod spec must fit every pool left: same resource as the preferred pool. Volcano
+    queues a job in one leaf queue, which is bound to one pool."""
+    if chosen == VOLCANO:
+        return (routes[0],)
+    return tuple(r for r in routes if r.resource == routes[0].resource)
+
+
+class Selector:
+    """Routes every profile once per policy; `targets` then filters them per team."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.router = Router(policy)
+        self.reach = Reach(policy)
+
+    def targets(
+        self, profile: WorkloadProfile, teams: frozenset[str] | None
+    ) -> Iterator[JobTarget]:
+        """Templates of one profile, by team name, then card type name."""
+        placeable = [r for r in self.router.routes(profile) if fits(r, profile)]
+        chosen = scheduler(self.policy.fleet, profile)
+        candidates = sorted(candidate_teams(self.policy, profile), key=lambda t: t[1].name)
+        for _, team in candidates:
+            if teams is None or team.name in teams:
+                yield from self._team_targets(profile, team, placeable, chosen)
+
+    def _team_targets(
+        self, profile: WorkloadProfile, team: Team, placeable: list[Route], chosen: str
+    ) -> Iterator[JobTarget]:
+        plans = team_plan(self.policy, team)
+        rank = {plan.pool.name: index for index, plan in enumerate(plans)}
+        by_pool = {plan.pool.name: plan for plan in plans}
+        usable = [
+            r for r in placeable if _holds(by_pool.get(r.pool.name), self.reach, team, r, profile)
+        ]
+        by_card: dict[str, list[Route]] = {}
+        for route in sorted(usable, key=lambda r: rank[r.pool.name]):
+            by_card.setdefault(route.card.name, []).append(route)
+        for name in sorted(by_card):
+            routes = by_card[name]
+            yield JobTarget(profile, team, routes[0].card, _narrow(routes, chosen), chosen)

@@ -1,0 +1,191 @@
+"""Compile stage, `jobs`: per-card job templates (Jinja2) for each eligible (team, profile, card).
+
+Not a render target (not in COMPILERS): the jobs are examples for teams to submit, never part
+of the applied tree. Templates live in `templates/` (one per framework, same names in a
+`--templates` override folder, which may also replace only some of them) and render in a
+sandbox with StrictUndefined; a broken template or invalid YAML is a `job-template` finding at
+the profile, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+from jinja2.sandbox import SandboxedEnvironment
+
+from hetgitops.compilers.job_context import ContextError, context
+from hetgitops.compilers.job_targets import KUEUE, VOLCANO, JobTarget, Selector
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.manifests import Manifest, to_yaml
+from hetgitops.model import Policy, WorkloadProfile
+from hetgitops.resources import data_dir
+
+TARGET = "jobs"
+TEMPLATE_RULE, INTEGRATION_RULE = "job-template", "job-integration"
+TEMPLATES: Mapping[str, str] = {
+    "job": "job.yaml.j2",
+    "pytorchjob": "pytorchjob.yaml.j2",
+    "jobset": "jobset.yaml.j2",
+    "volcano-job": "volcano-job.yaml.j2",
+    "deployment": "deployment.yaml.j2",
+    "leaderworkerset": "leaderworkerset.yaml.j2",
+}
+# Kueue 0.19 dropped the training-operator v1 kinds from its default integrations (#12606).
+PYTORCHJOB_DEFAULT_OFF = (0, 19)
+
+
+@functools.cache
+def environment(templates: Path | None = None) -> SandboxedEnvironment:
+    """One environment per template folder: the user's folder first, the bundled one behind
+    it, so an override may replace a single template and keep the shared parts."""
+    folders = [str(templates)] if templates is not None else []
+    folders.append(str(data_dir("templates")))
+    return SandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(folders),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+    )
+
+
+def _template_line(exc: BaseException) -> str:
+    """`file:line` of the template frame that failed (Jinja rewrites tracebacks to them)."""
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return f"{exc.name or exc.filename}:{exc.lineno}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(".j2")]
+    return f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+
+
+def _problem(profile: WorkloadProfile, message: str) -> Diagnostic:
+    span = profile.origin.at("spec", "framework")
+    return Diagnostic(TEMPLATE_RULE, Severity.ERROR, message, span, "spec.framework")
+
+
+def _render(env: SandboxedEnvironment, name: str, values: Mapping[str, Any]) -> str:
+    return env.get_template(name).render(values)
+
+
+def _parse(text: str, name: str) -> dict[str, Any]:
+    obj = yaml.safe_load(text)
+    if not isinstance(obj, dict) or not obj.get("apiVersion") or not obj.get("kind"):
+        raise ValueError(f"{name} did not render one object with apiVersion and kind")
+    return obj
+
+
+def render_one(
+    policy: Policy, target: JobTarget, env: SandboxedEnvironment
+) -> Manifest | Diagnostic:
+    """The manifest of one target, or the finding that explains why there is none."""
+    profile = target.profile
+    name = TEMPLATES[profile.framework]
+    where = f"job template for team '{target.team.name}' on '{target.card.name}'"
+    try:
+        values = context(policy, target)
+    except ContextError as exc:
+        return _problem(profile, f"{where}: {exc}")
+    try:
+        text = _render(env, name, values)
+    except Exception as exc:  # user-supplied template code: any failure is a finding
+        at = _template_line(exc) or name
+        return _problem(profile, f"{where}: {at}: {type(exc).__name__}: {exc}")
+    try:
+        obj = _parse(text, name)
+    except (yaml.YAMLError, ValueError) as exc:
+        detail = " ".join(str(exc).split())
+        return _problem(profile, f"{where}: {name} rendered invalid YAML: {detail}")
+    return Manifest(TARGET, obj, profile.origin.span, applied=False, filename=target.filename)
+
+
+def _integration(policy: Policy, profile: WorkloadProfile, chosen: str) -> Iterator[Diagnostic]:
+    """Settings outside the policy that the job still depends on."""
+    fleet = policy.fleet
+    if fleet is None:
+        return
+    span = profile.origin.at("spec", "framework")
+    if chosen == KUEUE and profile.framework == "pytorchjob" and fleet.kueue is not None:
+        if fleet.kueue >= PYTORCHJOB_DEFAULT_OFF:
+            yield Diagnostic(
+                INTEGRATION_RULE,
+                Severity.WARNING,
+                "Kueue >= 0.19 ignores PyTorchJob unless `kubeflow.org/pytorchjob` is added to "
+                "its Configuration's integrations.frameworks",
+                span,
+                "spec.framework",
+                hint="enable the integration, or use framework jobset or job",
+            )
+    if chosen == VOLCANO and VOLCANO not in fleet.targets:
+        yield Diagnostic(
+            INTEGRATION_RULE,
+            Severity.WARNING,
+            "the job names a Volcano queue, but the Fleet does not render the volcano target",
+            span,
+            "spec.framework",
+            hint="add volcano to the Fleet's spec.targets",
+        )
+
+
+def _topology(policy: Policy, profile: WorkloadProfile) -> Iterator[Diagnostic]:
+    fleet = policy.fleet
+    if fleet is None or not fleet.topology_name:
+        return
+    levels = (("preferred", profile.topology_preferred), ("required", profile.topology_required))
+    for field, level in levels:
+        if level is not None and level not in fleet.topology_levels:
+            yield Diagnostic(
+                INTEGRATION_RULE,
+                Severity.WARNING,
+                f"topology level '{level}' is not a level of the Fleet's topology; the job "
+                "template carries no topology annotation for it",
+                profile.origin.at("spec", "topology", field),
+                f"spec.topology.{field}",
+            )
+
+
+def _chosen(names: Iterable[str] | None) -> frozenset[str] | None:
+    return None if names is None else frozenset(names)
+
+
+def compile_jobs(
+    policy: Policy,
+    *,
+    profiles: Iterable[str] | None = None,
+    teams: Iterable[str] | None = None,
+    templates: Path | None = None,
+) -> tuple[list[Manifest], list[Diagnostic]]:
+    """Job templates ordered by profile, team and card type (their file names), and findings."""
+    env = environment(templates)
+    wanted, team_names = _chosen(profiles), _chosen(teams)
+    selector = Selector(policy)
+    manifests: list[Manifest] = []
+    found: list[Diagnostic] = []
+    for profile in policy.profiles.values():
+        if wanted is not None and profile.name not in wanted:
+            continue
+        targets = list(selector.targets(profile, team_names))
+        if targets:
+            found.extend(_integration(policy, profile, targets[0].scheduler))
+            found.extend(_topology(policy, profile))
+        for target in targets:
+            made = render_one(policy, target, env)
+            if isinstance(made, Manifest):
+                manifests.append(made)
+            else:
+                found.append(made)
+    manifests.sort(key=lambda m: m.filename or "")
+    return manifests, found
+
+
+def stream(manifests: Iterable[Manifest]) -> str:
+    """All job templates as one multi-document stream, in file-name order."""
+    return "".join("---\n" + to_yaml(m.obj) for m in manifests)
+
+
+def tree(manifests: Iterable[Manifest]) -> dict[str, str]:
+    """`<profile>/<team>-<card>.yaml` -> text; no kustomization: nothing here is applied."""
+    return {m.filename or m.relative_path(): to_yaml(m.obj) for m in manifests}
