@@ -1,4 +1,5 @@
-"""The library API: validate() and render() return Result objects; they never print or exit."""
+"""The library API: validate(), render() and jobs() return Result objects; they never print or
+exit."""
 
 from __future__ import annotations
 
@@ -83,4 +84,45 @@ def render(paths: Iterable[Path], options: Options | None = None) -> Result:
     result = validate(paths, options)
     if result.failed():
         result.manifests = []
+    return result
+
+
+class SelectionError(ValueError):
+    """`jobs` was asked for a profile or team the policy does not define (a usage error)."""
+
+
+def _unknown(kind: str, wanted: Iterable[str], known: Iterable[str]) -> list[str]:
+    missing = sorted(set(wanted) - set(known))
+    return [f"unknown {kind} '{name}' (known: {', '.join(sorted(known))})" for name in missing]
+
+
+def jobs(
+    paths: Iterable[Path],
+    options: Options | None = None,
+    *,
+    profiles: Iterable[str] = (),
+    teams: Iterable[str] = (),
+    templates: Path | None = None,
+) -> Result:
+    """Validate, then compile job templates (all profiles and teams unless narrowed). Like
+    render(), a policy or template with errors yields no manifests."""
+    from hetgitops.compilers.jobs import compile_jobs  # Jinja2 is needed only here
+
+    options = options or Options()
+    result = validate(paths, options)
+    result.manifests = []
+    policy = result.policy
+    if result.failed() or policy is None:
+        return result
+    profiles, teams = tuple(profiles), tuple(teams)
+    unknown = _unknown("profile", profiles, policy.profiles) + _unknown("team", teams, policy.teams)
+    if unknown:
+        raise SelectionError("; ".join(unknown))
+    manifests, found = compile_jobs(
+        policy, profiles=profiles or None, teams=teams or None, templates=templates
+    )
+    if options.check_output:
+        found.extend(_check_output(manifests, policy, options))
+    result.diagnostics = sort_unique([*result.diagnostics, *found])
+    result.manifests = [] if result.failed() else manifests
     return result

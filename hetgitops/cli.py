@@ -268,3 +268,95 @@ def _report_tree_diff(diff: TreeDiff, output: Path) -> int:
         click.echo(f"hetgitops: {output} is out of date; run hetgitops render --output", err=True)
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+@main.command(
+    epilog="""\b
+Exit codes:
+  0  rendered (warnings go to stderr)
+  1  the policy or a template has errors (nothing is emitted), or no job template
+     is eligible for the chosen profiles and teams
+  2  usage error (bad option or argument, unknown --profile or --team)
+  3  internal error (a bug in hetgitops: please report it)
+
+\b
+Job templates are examples for teams to submit: they are never part of `render`'s tree.
+stdout carries only the YAML stream; diagnostics go to stderr."""
+)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Write <profile>/<team>-<card>.yaml to DIR instead of stdout. DIR is replaced as a "
+    "whole, atomically.",
+)
+@click.option("--profile", "profiles", multiple=True, metavar="NAME", help="Only this profile.")
+@click.option("--team", "teams", multiple=True, metavar="NAME", help="Only this team.")
+@click.option(
+    "--templates",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    metavar="DIR",
+    help="Use the templates in DIR (same file names as the bundled ones; any it lacks come "
+    "from the bundled set).",
+)
+@click.option(
+    "--now",
+    callback=_parse_date,
+    metavar="DATE",
+    help="Today's date for expiry checks (YYYY-MM-DD); default: today.",
+)
+@click.option(
+    "--crd-dir",
+    "crd_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Also check the jobs against CRDs in DIR (JobSet, PyTorchJob, Volcano, LWS).",
+)
+def jobs(
+    paths: tuple[Path, ...],
+    output: Path | None,
+    profiles: tuple[str, ...],
+    teams: tuple[str, ...],
+    templates: Path | None,
+    now: dt.date,
+    crd_dirs: tuple[Path, ...],
+) -> None:
+    """Render a job template per eligible (team, workload profile, card type)."""
+
+    def run() -> int:
+        options = api.Options(now=now, crd_dirs=crd_dirs)
+        try:
+            result = api.jobs(
+                _paths(paths), options, profiles=profiles, teams=teams, templates=templates
+            )
+        except api.SelectionError as exc:
+            raise click.UsageError(str(exc)) from None
+        return _emit_jobs(result, output)
+
+    sys.exit(_guarded(run))
+
+
+def _emit_jobs(result: api.Result, output: Path | None) -> int:
+    from hetgitops.compilers.jobs import stream, tree
+    from hetgitops.manifests import write_tree
+    from hetgitops.reporting import FORMATTERS
+
+    if result.diagnostics:
+        click.echo(FORMATTERS["text"](result), nl=False, err=True)
+    if result.failed():
+        click.echo("hetgitops: there are errors; no job template was rendered", err=True)
+        return EXIT_FINDINGS
+    if not result.manifests:
+        click.echo(
+            "hetgitops: no job templates: no chosen team holds quota on a card type that a "
+            "chosen profile can run on",
+            err=True,
+        )
+        return EXIT_FINDINGS
+    if output is None:
+        _echo_report(stream(result.manifests))
+    else:
+        write_tree(tree(result.manifests), output)
+    return EXIT_OK

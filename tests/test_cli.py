@@ -16,6 +16,7 @@ from hetgitops.checks import RULES
 from hetgitops.diagnostics import Diagnostic, Severity, Span
 from hetgitops.loading import LOAD_RULES
 from hetgitops.reporting import FORMATTERS
+from hetgitops.reporting.catalog import STAGE_RULES
 
 REPO = Path(__file__).resolve().parents[1]
 CALM = "2026-09-01"  # no pool expires within the warning window
@@ -208,4 +209,5 @@ def test_rules_lists_every_rule_once() -> None:
     lines = run("rules").stdout.splitlines()
     ids = [line.split()[0] for line in lines]
     assert len(ids) == len(set(ids))
-    assert set(RULES) | set(LOAD_RULES) | {"schema"} == set(ids)
+    assert set(RULES) | set(LOAD_RULES) | set(STAGE_RULES) == set(ids)
+    assert {"schema", "job-template", "job-integration"} <= set(ids)

@@ -3,7 +3,7 @@
 Every decision is taken here, so templates only place values: which queue, which labels, which
 pods get probes. Keys of the context (documented for `--templates` authors):
 
-- `job`: name, namespace, labels, annotations, gang, workers (= gang - 1), scheduler
+- `job`: name, namespace, labels, annotations, selector, gang, workers (= gang - 1), scheduler
   (`kueue`, `volcano` or `default`), queue (LocalQueue or Volcano leaf queue; "" for default),
   priority_class, suspend (bool: Kueue admits by un-suspending), port
 - `leader`, `worker`: pod settings of rank 0 and of the other pods (see `_pod`); only the
@@ -13,7 +13,6 @@ pods get probes. Keys of the context (documented for `--templates` authors):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 from hetgitops import quantities
@@ -26,14 +25,19 @@ from hetgitops.compilers.volcano import leaf_queue_name
 from hetgitops.model import Policy, WorkloadProfile
 
 SERVING = frozenset({"deployment", "leaderworkerset"})
+OWN_QUEUE = frozenset({"volcano-job", "pytorchjob"})
+# Frameworks whose gang is a leader pod set plus a worker pod set.
+TWO_POD_SETS = frozenset({"jobset", "pytorchjob", "leaderworkerset"})
 # Kueue's webhook suspends these itself, but a job created suspended never races admission.
 SUSPENDABLE = frozenset({"job", "jobset", "pytorchjob"})
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 TAS_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 TAS_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+TAS_GROUP = "kueue.x-k8s.io/podset-group-name"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 VOLCANO_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+NAME_LABEL = "app.kubernetes.io/name"  # on every pod; a Deployment selects its pods by it
 READINESS_PERIOD = 10
 
 
@@ -131,13 +135,18 @@ def _topology(policy: Policy, profile: WorkloadProfile) -> dict[str, str]:
 
 
 def _pod_annotations(policy: Policy, target: JobTarget, queue: str) -> dict[str, str]:
+    profile = target.profile
     if target.scheduler == KUEUE:
-        return _topology(policy, target.profile)
-    if target.scheduler == VOLCANO and target.profile.framework not in (
-        "volcano-job",
-        "pytorchjob",
-    ):
-        return {VOLCANO_QUEUE: queue}  # the podgroup controller reads the pod annotation only
+        found = _topology(policy, profile)
+        # Leader and workers are two PodSets; without a group Kueue may put them in
+        # different racks. Kueue groups exactly two PodSets, one of them a single pod.
+        if found and profile.gang > 1 and profile.framework in TWO_POD_SETS:
+            found[TAS_GROUP] = job_name(target)
+        return dict(sorted(found.items()))
+    # Volcano Jobs and PyTorchJobs name their queue in their own spec; other pods are grouped
+    # by the podgroup controller, which reads the queue from the pod annotation only.
+    if target.scheduler == VOLCANO and profile.framework not in OWN_QUEUE:
+        return {VOLCANO_QUEUE: queue}
     return {}
 
 
@@ -145,7 +154,7 @@ def _pod(policy: Policy, target: JobTarget, queue: str, *, leader: bool) -> dict
     profile = target.profile
     liveness, readiness = _probes(target) if leader else (None, None)
     return {
-        "labels": _identity(policy, target) | {"app.kubernetes.io/name": job_name(target)},
+        "labels": dict(sorted({**_identity(policy, target), NAME_LABEL: job_name(target)}.items())),
         "annotations": _pod_annotations(policy, target, queue),
         "scheduler_name": VOLCANO if target.scheduler == VOLCANO else "",
         "priority_class_name": profile.tier,
@@ -178,19 +187,22 @@ def _queue(policy: Policy, target: JobTarget) -> str:
     return ""
 
 
-def _job_metadata(policy: Policy, target: JobTarget, queue: str) -> Iterator[tuple[str, Any]]:
-    """Labels and annotations of the top-level object. Not `managed-by: hetgitops`: a submitted
-    job belongs to its team, and drift treats objects carrying that label as hetgitops' own."""
+def _job_labels(policy: Policy, target: JobTarget, queue: str) -> dict[str, str]:
+    """Labels of the top-level object. Not `managed-by: hetgitops`: a submitted job belongs to
+    its team, and drift treats objects carrying that label as hetgitops' own."""
     labels = _identity(policy, target)
     if policy.fleet is not None:
         labels[policy.fleet.label("fleet")] = policy.fleet.cluster
-    annotations: dict[str, str] = {}
     if target.scheduler == KUEUE:
         labels |= {KUEUE_QUEUE: queue, KUEUE_PRIORITY: target.profile.tier}
-    elif target.scheduler == VOLCANO:
-        annotations[VOLCANO_MIN_MEMBER] = str(target.profile.gang)
-    yield "labels", dict(sorted(labels.items()))
-    yield "annotations", annotations
+    return dict(sorted(labels.items()))
+
+
+def _job_annotations(target: JobTarget) -> dict[str, str]:
+    """Volcano's podgroup controller takes the gang size of plain pods from their owner."""
+    if target.scheduler == VOLCANO and target.profile.framework != "volcano-job":
+        return {VOLCANO_MIN_MEMBER: str(target.profile.gang)}
+    return {}
 
 
 def context(policy: Policy, target: JobTarget) -> dict[str, Any]:
@@ -200,7 +212,9 @@ def context(policy: Policy, target: JobTarget) -> dict[str, Any]:
     job: dict[str, Any] = {
         "name": job_name(target),
         "namespace": team.namespaces[0] if team.namespaces else team.name,
-        **dict(_job_metadata(policy, target, queue)),
+        "labels": _job_labels(policy, target, queue),
+        "annotations": _job_annotations(target),
+        "selector": {NAME_LABEL: job_name(target)},
         "gang": profile.gang,
         "workers": profile.gang - 1,
         "scheduler": target.scheduler,
@@ -236,6 +250,6 @@ def _facts(profile: WorkloadProfile) -> dict[str, Any]:
     }
 
 
-def _fleet(policy: Policy) -> Mapping[str, str]:
+def _fleet(policy: Policy) -> dict[str, str]:
     fleet = policy.fleet
     return {"cluster": fleet.cluster if fleet else "", "domain": domain(policy)}

@@ -63,12 +63,15 @@ def _holds(
     return most is not None and most >= gang_need(route, profile)
 
 
-def _narrow(routes: list[Route], chosen: str) -> tuple[Route, ...]:
+def _narrow(routes: list[Route], chosen: str, profile: WorkloadProfile) -> tuple[Route, ...]:
     """One pod spec must fit every pool left: same resource as the preferred pool. Volcano
-    queues a job in one leaf queue, which is bound to one pool."""
-    if chosen == VOLCANO:
-        return (routes[0],)
-    return tuple(r for r in routes if r.resource == routes[0].resource)
+    queues a job in one leaf queue, which is bound to one pool; with the `single` MIG
+    strategy a slice is requested as a whole card, so only the pool tells them apart."""
+    first = routes[0]
+    single_mig = profile.mig_profile is not None and first.resource == first.card.resource_name
+    if chosen == VOLCANO or single_mig:
+        return (first,)
+    return tuple(r for r in routes if r.resource == first.resource)
 
 
 class Selector:
@@ -104,4 +107,4 @@ class Selector:
             by_card.setdefault(route.card.name, []).append(route)
         for name in sorted(by_card):
             routes = by_card[name]
-            yield JobTarget(profile, team, routes[0].card, _narrow(routes, chosen), chosen)
+            yield JobTarget(profile, team, routes[0].card, _narrow(routes, chosen, profile), chosen)

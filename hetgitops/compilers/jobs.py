@@ -46,12 +46,15 @@ def environment(templates: Path | None = None) -> SandboxedEnvironment:
     it, so an override may replace a single template and keep the shared parts."""
     folders = [str(templates)] if templates is not None else []
     folders.append(str(data_dir("templates")))
-    return SandboxedEnvironment(
+    env = SandboxedEnvironment(
         loader=jinja2.FileSystemLoader(folders),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
     )
+    # Keep the context's key order (requests before limits, tcpSocket first) in the output.
+    env.policies["json.dumps_kwargs"] = {"sort_keys": False}
+    return env
 
 
 def _template_line(exc: BaseException) -> str:
@@ -67,12 +70,11 @@ def _problem(profile: WorkloadProfile, message: str) -> Diagnostic:
     return Diagnostic(TEMPLATE_RULE, Severity.ERROR, message, span, "spec.framework")
 
 
-def _render(env: SandboxedEnvironment, name: str, values: Mapping[str, Any]) -> str:
-    return env.get_template(name).render(values)
-
-
 def _parse(text: str, name: str) -> dict[str, Any]:
-    obj = yaml.safe_load(text)
+    try:
+        obj = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{name} rendered invalid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(obj, dict) or not obj.get("apiVersion") or not obj.get("kind"):
         raise ValueError(f"{name} did not render one object with apiVersion and kind")
     return obj
@@ -90,15 +92,14 @@ def render_one(
     except ContextError as exc:
         return _problem(profile, f"{where}: {exc}")
     try:
-        text = _render(env, name, values)
+        text = env.get_template(name).render(values)
     except Exception as exc:  # user-supplied template code: any failure is a finding
         at = _template_line(exc) or name
         return _problem(profile, f"{where}: {at}: {type(exc).__name__}: {exc}")
     try:
         obj = _parse(text, name)
-    except (yaml.YAMLError, ValueError) as exc:
-        detail = " ".join(str(exc).split())
-        return _problem(profile, f"{where}: {name} rendered invalid YAML: {detail}")
+    except ValueError as exc:
+        return _problem(profile, f"{where}: {exc}")
     return Manifest(TARGET, obj, profile.origin.span, applied=False, filename=target.filename)
 
 
@@ -108,17 +109,17 @@ def _integration(policy: Policy, profile: WorkloadProfile, chosen: str) -> Itera
     if fleet is None:
         return
     span = profile.origin.at("spec", "framework")
-    if chosen == KUEUE and profile.framework == "pytorchjob" and fleet.kueue is not None:
-        if fleet.kueue >= PYTORCHJOB_DEFAULT_OFF:
-            yield Diagnostic(
-                INTEGRATION_RULE,
-                Severity.WARNING,
-                "Kueue >= 0.19 ignores PyTorchJob unless `kubeflow.org/pytorchjob` is added to "
-                "its Configuration's integrations.frameworks",
-                span,
-                "spec.framework",
-                hint="enable the integration, or use framework jobset or job",
-            )
+    kueue = fleet.kueue or (0,)
+    if chosen == KUEUE and profile.framework == "pytorchjob" and kueue >= PYTORCHJOB_DEFAULT_OFF:
+        yield Diagnostic(
+            INTEGRATION_RULE,
+            Severity.WARNING,
+            "Kueue >= 0.19 ignores PyTorchJob unless `kubeflow.org/pytorchjob` is added to its "
+            "Configuration's integrations.frameworks",
+            span,
+            "spec.framework",
+            hint="enable the integration, or use framework jobset or job",
+        )
     if chosen == VOLCANO and VOLCANO not in fleet.targets:
         yield Diagnostic(
             INTEGRATION_RULE,
@@ -130,21 +131,29 @@ def _integration(policy: Policy, profile: WorkloadProfile, chosen: str) -> Itera
         )
 
 
-def _topology(policy: Policy, profile: WorkloadProfile) -> Iterator[Diagnostic]:
+def _topology(policy: Policy, profile: WorkloadProfile, chosen: str) -> Iterator[Diagnostic]:
+    """Topology wishes the job cannot carry: Kueue needs the level in the Fleet's Topology;
+    Volcano would need HyperNodes, which hetgitops does not render (yet)."""
     fleet = policy.fleet
-    if fleet is None or not fleet.topology_name:
-        return
     levels = (("preferred", profile.topology_preferred), ("required", profile.topology_required))
     for field, level in levels:
-        if level is not None and level not in fleet.topology_levels:
-            yield Diagnostic(
-                INTEGRATION_RULE,
-                Severity.WARNING,
-                f"topology level '{level}' is not a level of the Fleet's topology; the job "
-                "template carries no topology annotation for it",
-                profile.origin.at("spec", "topology", field),
-                f"spec.topology.{field}",
-            )
+        if level is None or fleet is None:
+            continue
+        if chosen == KUEUE and fleet.topology_name and level in fleet.topology_levels:
+            continue
+        if chosen != KUEUE:
+            why = "is honoured only through Kueue's Topology-Aware Scheduling"
+        elif fleet.topology_name:
+            why = "is not a level of the Fleet's topology"
+        else:
+            why = "needs a Fleet topology (spec.topology)"
+        yield Diagnostic(
+            INTEGRATION_RULE,
+            Severity.WARNING,
+            f"topology level '{level}' {why}; the job template ignores it",
+            profile.origin.at("spec", "topology", field),
+            f"spec.topology.{field}",
+        )
 
 
 def _chosen(names: Iterable[str] | None) -> frozenset[str] | None:
@@ -170,7 +179,7 @@ def compile_jobs(
         targets = list(selector.targets(profile, team_names))
         if targets:
             found.extend(_integration(policy, profile, targets[0].scheduler))
-            found.extend(_topology(policy, profile))
+            found.extend(_topology(policy, profile, targets[0].scheduler))
         for target in targets:
             made = render_one(policy, target, env)
             if isinstance(made, Manifest):

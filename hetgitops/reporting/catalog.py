@@ -13,7 +13,13 @@ from hetgitops.loading import LOAD_RULES
 # Stages other than load and check report a handful of fixed ids; documented here, once.
 STAGE_RULES: dict[str, str] = {
     "schema": "A policy document does not match the JSON Schema of its kind (see `schema KIND`).",
+    "job-template": "`jobs`: a job template did not render one valid object (template error, "
+    "invalid YAML, or an input the policy lacks, such as the profile's image).",
+    "job-integration": "`jobs`: a job depends on a scheduler setting the policy does not show "
+    "(a Kueue integration, the volcano target, a level of the Fleet's topology).",
 }
+# Stage rules that report below error (the default for the ids above).
+STAGE_SEVERITIES: dict[str, Severity] = {"job-integration": Severity.WARNING}
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,7 @@ def describe(rule_id: str) -> RuleInfo:
         summary, _, details = inspect.cleandoc(registered.doc).partition("\n")
         return RuleInfo(rule_id, summary.strip() or rule_id, details.strip(), registered.severity)
     doc = LOAD_RULES.get(rule_id) or STAGE_RULES.get(rule_id) or f"hetgitops rule {rule_id}"
-    return RuleInfo(rule_id, doc, "", Severity.ERROR)
+    return RuleInfo(rule_id, doc, "", STAGE_SEVERITIES.get(rule_id, Severity.ERROR))
 
 
 def known_rules(used: set[str]) -> list[RuleInfo]:

@@ -1,0 +1,108 @@
+"""`hetgitops jobs`: stdout stream, --output tree, filters, --templates, exit codes 0/1/2/3."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from hetgitops.cli import main
+from hetgitops.compilers import jobs as job_compiler
+
+REPO = Path(__file__).resolve().parents[1]
+POLICIES = str(REPO / "policies")
+GOLDEN = REPO / "tests" / "cases" / "jobs" / "bundled" / "expected"
+NOW = ["--now", "2026-09-01"]
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, ["jobs", *args], catch_exceptions=False)
+
+
+def _names(stream: str) -> list[str]:
+    return [d["metadata"]["name"] for d in yaml.safe_load_all(stream) if d]
+
+
+def test_stdout_is_the_stream_of_every_job() -> None:
+    result = run(POLICIES, *NOW)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("---\n")
+    documents = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert len(documents) == 25
+    golden = sorted(p.relative_to(GOLDEN).as_posix() for p in GOLDEN.rglob("*.yaml"))
+    assert documents == [yaml.safe_load((GOLDEN / path).read_text()) for path in golden]
+    assert "warning[job-integration]" in result.stderr  # PyTorchJob on Kueue 0.19
+    assert "error(s)" not in result.stdout
+
+
+def test_output_writes_one_file_per_job_and_no_kustomization(tmp_path: Path) -> None:
+    out = tmp_path / "jobs"
+    out.mkdir()
+    (out / "stale.yaml").write_text("old\n")
+    result = run(POLICIES, *NOW, "--output", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    golden = sorted(p.relative_to(GOLDEN).as_posix() for p in GOLDEN.rglob("*") if p.is_file())
+    assert written == golden  # the old tree is replaced as a whole
+    assert "kustomization.yaml" not in written
+    for path in written:
+        assert (out / path).read_bytes() == (GOLDEN / path).read_bytes()
+
+
+def test_profile_and_team_filters() -> None:
+    result = run(POLICIES, *NOW, "--profile", "data-filter", "--team", "research")
+    assert result.exit_code == 0, result.stderr
+    assert _names(result.stdout) == ["data-filter-mlu370-x8", "data-filter-rtx4090-24gb"]
+
+
+def test_nothing_eligible_exits_1() -> None:
+    result = run(POLICIES, *NOW, "--profile", "llm-pretrain", "--team", "research")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "no job templates" in result.stderr
+
+
+def test_invalid_policy_renders_nothing(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "policies", tmp_path / "policies")
+    profiles = tmp_path / "policies" / "profiles" / "serving.yaml"
+    profiles.write_text(profiles.read_text().replace("tier: online-inference", "tier: gold", 1))
+    result = run(str(tmp_path / "policies"), *NOW)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "no job template was rendered" in result.stderr
+
+
+def test_broken_template_exits_1_with_a_located_finding(tmp_path: Path) -> None:
+    (tmp_path / "deployment.yaml.j2").write_text("kind: {{ job.no_such_key }}\n")
+    result = run(POLICIES, *NOW, "--templates", str(tmp_path))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "policies/profiles/serving.yaml:7:14: error[job-template]" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--profile", "no-such-profile"],
+        ["--team", "no-such-team"],
+        ["--templates", "/no/such/folder"],
+        ["--now", "yesterday"],
+    ],
+)
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    result = run(POLICIES, *NOW, *args)
+    assert result.exit_code == 2, result.output
+
+
+def test_internal_error_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(job_compiler, "compile_jobs", explode)
+    result = run(POLICIES, *NOW)
+    assert result.exit_code == 3
+    assert "internal error (RuntimeError: boom)" in result.stderr
