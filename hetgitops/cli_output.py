@@ -1,0 +1,204 @@
+"""CLI commands that emit YAML: `render` (the applied tree) and `jobs` (job templates)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from hetgitops import api
+from hetgitops.cli_common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    NOW_OPTION,
+    PATHS_ARGUMENT,
+    crd_dir_option,
+    echo_report,
+    guarded,
+    policy_paths,
+)
+
+if TYPE_CHECKING:
+    from hetgitops.manifests import TreeDiff
+
+
+def _target_choices() -> list[str]:
+    from hetgitops.compilers import COMPILERS
+
+    return sorted(COMPILERS)
+
+
+@click.command(
+    epilog="""\b
+Exit codes:
+  0  rendered (warnings go to stderr); with --check: DIR is up to date
+  1  the policy has errors (nothing is emitted), the render would be empty,
+     or with --check: DIR is stale (files listed on stderr)
+  2  usage error (bad option or argument)
+  3  internal error (a bug in hetgitops: please report it)
+
+\b
+stdout carries only the YAML stream (for Argo CD's generate); diagnostics go to stderr.
+An empty render is refused: with pruning on, Argo CD would delete everything."""
+)
+@PATHS_ARGUMENT
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Write <target>/<kind>-<name>.yaml plus kustomization.yaml to DIR instead of "
+    "stdout. DIR is replaced as a whole, atomically.",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    type=click.Choice(_target_choices()),
+    help="Render only this target (repeatable); default: the Fleet's targets.",
+)
+@NOW_OPTION
+@crd_dir_option("Also check output against CRDs in DIR.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="With --output: write nothing, exit 1 if DIR differs from the render (for CI/Flux).",
+)
+def render(
+    paths: tuple[Path, ...],
+    output: Path | None,
+    targets: tuple[str, ...],
+    now: dt.date,
+    crd_dirs: tuple[Path, ...],
+    check: bool,
+) -> None:
+    """Compile policy files (default: policies/) to Kubernetes manifests."""
+    if check and output is None:
+        raise click.UsageError("--check compares with an output tree: give --output DIR")
+
+    def run() -> int:
+        options = api.Options(now=now, targets=targets or None, crd_dirs=crd_dirs)
+        result = api.render(policy_paths(paths), options)
+        return _emit_render(result, output, check=check)
+
+    sys.exit(guarded(run))
+
+
+def _emit_render(result: api.Result, output: Path | None, *, check: bool) -> int:
+    from hetgitops.manifests import compare_tree, stream, tree, write_tree
+    from hetgitops.reporting import FORMATTERS
+
+    if result.diagnostics:
+        click.echo(FORMATTERS["text"](result), nl=False, err=True)
+    if result.failed():
+        click.echo("hetgitops: the policy has errors; nothing was rendered", err=True)
+        return EXIT_FINDINGS
+    if not any(m.applied for m in result.manifests):
+        click.echo(
+            "hetgitops: refusing to emit an empty render (a GitOps controller that prunes "
+            "would delete every object); check the Fleet's targets",
+            err=True,
+        )
+        return EXIT_FINDINGS
+    if output is None:
+        click.echo(stream(result.manifests), nl=False)
+        return EXIT_OK
+    files = tree(result.manifests)
+    if not check:
+        write_tree(files, output)
+        return EXIT_OK
+    return _report_tree_diff(compare_tree(files, output), output)
+
+
+def _report_tree_diff(diff: TreeDiff, output: Path) -> int:
+    for label, paths in (("stale", diff.stale), ("missing", diff.missing), ("extra", diff.extra)):
+        for path in paths:
+            click.echo(f"{output / path}: {label}", err=True)
+    if diff:
+        click.echo(f"hetgitops: {output} is out of date; run hetgitops render --output", err=True)
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+@click.command(
+    epilog="""\b
+Exit codes:
+  0  rendered (warnings go to stderr)
+  1  the policy or a template has errors (nothing is emitted), or no job template
+     is eligible for the chosen profiles and teams
+  2  usage error (bad option or argument, unknown --profile or --team)
+  3  internal error (a bug in hetgitops: please report it)
+
+\b
+Job templates are examples for teams to submit: they are never part of `render`'s tree.
+stdout carries only the YAML stream; diagnostics go to stderr."""
+)
+@PATHS_ARGUMENT
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Write <profile>/<team>-<card>.yaml to DIR instead of stdout. DIR is replaced as a "
+    "whole, atomically.",
+)
+@click.option("--profile", "profiles", multiple=True, metavar="NAME", help="Only this profile.")
+@click.option("--team", "teams", multiple=True, metavar="NAME", help="Only this team.")
+@click.option(
+    "--templates",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    metavar="DIR",
+    help="Use the templates in DIR (same file names as the bundled ones; any it lacks come "
+    "from the bundled set).",
+)
+@NOW_OPTION
+@crd_dir_option("Also check the jobs against CRDs in DIR (JobSet, PyTorchJob, Volcano, LWS).")
+def jobs(
+    paths: tuple[Path, ...],
+    output: Path | None,
+    profiles: tuple[str, ...],
+    teams: tuple[str, ...],
+    templates: Path | None,
+    now: dt.date,
+    crd_dirs: tuple[Path, ...],
+) -> None:
+    """Render a job template per eligible (team, workload profile, card type)."""
+
+    def run() -> int:
+        options = api.Options(now=now, crd_dirs=crd_dirs)
+        try:
+            result = api.jobs(
+                policy_paths(paths), options, profiles=profiles, teams=teams, templates=templates
+            )
+        except api.SelectionError as exc:
+            raise click.UsageError(str(exc)) from None
+        return _emit_jobs(result, output)
+
+    sys.exit(guarded(run))
+
+
+def _emit_jobs(result: api.Result, output: Path | None) -> int:
+    from hetgitops.compilers.jobs import stream, tree
+    from hetgitops.manifests import write_tree
+    from hetgitops.reporting import FORMATTERS
+
+    if result.diagnostics:
+        click.echo(FORMATTERS["text"](result), nl=False, err=True)
+    if result.failed():
+        click.echo("hetgitops: there are errors; no job template was rendered", err=True)
+        return EXIT_FINDINGS
+    if not result.manifests:
+        click.echo(
+            "hetgitops: no job templates: no chosen team holds quota on a card type that a "
+            "chosen profile can run on",
+            err=True,
+        )
+        return EXIT_FINDINGS
+    if output is None:
+        echo_report(stream(result.manifests))
+    else:
+        write_tree(tree(result.manifests), output)
+    return EXIT_OK
