@@ -57,11 +57,18 @@ def _fatal(file: str, text: str, exc: Abort | yaml.YAMLError) -> Diagnostic:
     return _reader_error(file, text, exc)
 
 
+LIBYAML_DEPTH_PROBLEM = "exceeded maximum nesting depth"
+
+
 def _syntax_error(file: str, text: str, exc: yaml.MarkedYAMLError) -> Diagnostic:
     mark = exc.problem_mark or exc.context_mark
     message = f"YAML syntax error: {exc.problem or exc.context or 'not valid YAML'}"
     if exc.context and exc.context_mark is not None and exc.problem_mark is not None:
         message += f" ({exc.context} at line {exc.context_mark.line + 1})"
+    if exc.problem == LIBYAML_DEPTH_PROBLEM:
+        # Newer libyaml stops deep flow collections itself, before our own depth guard sees
+        # them; it is the same finding, so it gets the same rule id.
+        return error("too-deep", "nesting deeper than the YAML parser allows", span_of(file, mark))
     tab = mark is not None and _char_at(text, mark.line, mark.column) == "\t"
     hint = "indent with spaces: YAML does not allow tabs for indentation" if tab else ""
     return error("syntax", message, span_of(file, mark), hint=hint)

@@ -103,11 +103,16 @@ CASES: dict[str, tuple[str | bytes, list[tuple[str, int, int]]]] = {
 }
 
 
+# libyaml >= 0.2.6 (PyYAML >= 6.0.4 wheels) rejects flow nesting deeper than 1000 while
+# scanning ahead, before hetgitops' own guard at depth 65 sees the events.
+LIBYAML_DEPTH_LIMIT = {"deep-lists": [("too-deep", 1, 1003)]}
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_adversarial_input_is_a_located_diagnostic(name: str) -> None:
     text, expected = CASES[name]
     started = time.perf_counter()
-    assert found(text) == expected
+    assert found(text) in (expected, LIBYAML_DEPTH_LIMIT.get(name))
     assert time.perf_counter() - started < 5, "a hostile file must not take long to reject"
 
 
