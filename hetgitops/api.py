@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hetgitops import checks, compilers, schema
 from hetgitops.building import build_policy
-from hetgitops.diagnostics import Diagnostic, has_errors, sort_unique
+from hetgitops.diagnostics import NOWHERE, Diagnostic, error, has_errors, sort_unique
 from hetgitops.loading import Document, LoadResult, load_paths, load_sources
 from hetgitops.manifests import Manifest
 from hetgitops.model import Policy
@@ -54,7 +54,13 @@ def analyse(loaded: LoadResult, options: Options) -> Result:
     result.diagnostics.extend(problems)
     result.diagnostics.extend(checks.run_checks(policy, checks.CheckContext(options.now)))
     if not result.failed() and not invalid:
-        result.manifests = compilers.compile_policy(policy, options.targets)
+        try:
+            result.manifests = compilers.compile_policy(policy, options.targets)
+        except compilers.CompileError as exc:
+            span = policy.fleet.origin.span if policy.fleet else NOWHERE
+            result.diagnostics.append(error(exc.rule, str(exc), span))
+            result.diagnostics = sort_unique(result.diagnostics)
+            return result
         if options.check_output:
             result.diagnostics.extend(_check_output(result.manifests, policy, options))
     result.diagnostics = sort_unique(result.diagnostics)

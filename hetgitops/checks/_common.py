@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from functools import partial
 from typing import NamedTuple, Protocol, TypeVar
 
-from hetgitops.diagnostics import Diagnostic, Span, error, warning
+from hetgitops.diagnostics import Diagnostic, Severity, Span
 from hetgitops.loading import format_path
 from hetgitops.model import CardType, Node, Origin, Policy, Pool, Quota, Team
 
@@ -23,7 +23,8 @@ def _located(origin: Origin, path: Sequence[PathPart], key: bool) -> tuple[Span,
     return span, format_path((*origin.base, *path))
 
 
-def error_at(
+def finding_at(
+    severity: Severity,
     rule: str,
     message: str,
     origin: Origin,
@@ -32,24 +33,13 @@ def error_at(
     key: bool = False,
     related: Iterable[Span] = (),
 ) -> Diagnostic:
-    """An error at `origin` narrowed to `path` (the key itself when `key`)."""
+    """A finding at `origin` narrowed to `path` (the key itself when `key`)."""
     span, where = _located(origin, path, key)
-    found = error(rule, message, span, where, hint)
-    return replace(found, related=tuple(related)) if related else found
+    return Diagnostic(rule, severity, message, span, where, hint, tuple(related))
 
 
-def warning_at(
-    rule: str,
-    message: str,
-    origin: Origin,
-    *path: PathPart,
-    hint: str = "",
-    key: bool = False,
-    related: Iterable[Span] = (),
-) -> Diagnostic:
-    span, where = _located(origin, path, key)
-    found = warning(rule, message, span, where, hint)
-    return replace(found, related=tuple(related)) if related else found
+error_at = partial(finding_at, Severity.ERROR)
+warning_at = partial(finding_at, Severity.WARNING)
 
 
 def written(origin: Origin, *path: PathPart) -> bool:

@@ -94,8 +94,10 @@ def volcano_plugin_conflict(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
     Passes: `volcano: {queuePlugin: proportion, hierarchy: false}`.
     """
     fleet = policy.fleet
-    if fleet is None or "volcano" not in fleet.targets:
+    if fleet is None:
         return
+    # Checked even when the Fleet does not list the volcano target: `render --target volcano`
+    # may still emit it, and the settings are wrong either way.
     volcano = ("spec", "volcano")
     if fleet.volcano_hierarchy and fleet.volcano_queue_plugin == "proportion":
         yield error_at(

@@ -9,6 +9,15 @@ from hetgitops.model import Policy
 
 Compiler = Callable[[Policy], list[Manifest]]
 
+
+class CompileError(ValueError):
+    """The policy asks for something a target system would reject and no check caught.
+
+    The API turns it into a diagnostic at the Fleet (exit 1), never a traceback (exit 3)."""
+
+    rule = "compile-error"
+
+
 # Target name -> compiler. Filled by the target modules' imports below; the keys are the CLI's
 # --target choices and Fleet.spec.targets values.
 COMPILERS: dict[str, Compiler] = {}

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from hetgitops import quantities
+from hetgitops.compilers import CompileError
 from hetgitops.manifests import Manifest, metadata, to_yaml
 from hetgitops.model import Fleet, Policy
 
@@ -25,8 +26,10 @@ MIN_WEIGHT, MAX_WEIGHT = 1, 65535
 NATIVE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
 
-class VolcanoConfigError(ValueError):
+class VolcanoConfigError(CompileError):
     """A plugin set or Queue tree that Volcano would reject or silently misread."""
+
+    rule = "volcano-config"
 
 
 def _queue_plugin(fleet: Fleet) -> dict[str, Any]:

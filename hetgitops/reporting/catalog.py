@@ -13,6 +13,16 @@ from hetgitops.loading import LOAD_RULES
 # Stages other than load and check report a handful of fixed ids; documented here, once.
 STAGE_RULES: dict[str, str] = {
     "schema": "A policy document does not match the JSON Schema of its kind (see `schema KIND`).",
+    "k8s-schema": "A rendered object fails the Kubernetes schema of the Fleet's Kubernetes minor "
+    "(or object-metadata rules); reported at the policy line that produced it.",
+    "crd-schema": "A rendered custom resource fails its CRD schema (hetgitops' own target "
+    "schemas, or CRDs given with --crd-dir).",
+    "kueue-cel": "A rendered Kueue object breaks a CEL or webhook rule of Kueue (limits need a "
+    "cohort, borrowWithinCohort needs reclaimWithinCohort, flavors list the covered resources).",
+    "compile-error": "A target compiler refused the policy: a target system would reject what it "
+    "asks for, and no check caught it earlier.",
+    "volcano-config": "The Volcano scheduler plugins or Queue tree would be rejected or silently "
+    "misread by Volcano (capacity with proportion, guarantee > deserved > capability, ...).",
     "job-template": "`jobs`: a job template did not render one valid object (template error, "
     "invalid YAML, or an input the policy lacks, such as the profile's image).",
     "job-integration": "`jobs`: a job depends on a scheduler setting the policy does not show "

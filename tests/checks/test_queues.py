@@ -73,11 +73,14 @@ def test_volcano_plugins_pass(policy, fleet):
     assert policy.spans("volcano-plugin-conflict") == []
 
 
-def test_volcano_not_targeted(policy):
+def test_volcano_conflict_reported_even_when_not_targeted(policy):
+    # `render --target volcano` can still emit the scheduler config from these settings.
     policy.replace(
         "fleet.yaml",
         "targets: [core, kueue, volcano, nodes, gpu-operator]",
         "targets: [core, kueue]",
     )
     policy.replace("fleet.yaml", "  cohorts:", "  volcano: {queuePlugin: proportion}\n  cohorts:")
-    assert policy.spans("volcano-plugin-conflict") == []
+    assert policy.spans("volcano-plugin-conflict") == [
+        policy.pos("fleet.yaml", "volcano: {queuePlugin: ^proportion}")
+    ]

@@ -1,0 +1,39 @@
+"""The library API keeps its contract: user mistakes come back as diagnostics, never raise."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from hetgitops import api, compilers
+from hetgitops.compilers import CompileError
+from hetgitops.model import Policy
+
+POLICIES = Path(__file__).resolve().parents[1] / "policies"
+NOW = dt.date(2026, 12, 1)
+
+
+def test_a_compiler_refusal_is_a_diagnostic_at_the_fleet(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(policy: Policy) -> list[compilers.Manifest]:
+        raise CompileError("the target would reject this")
+
+    monkeypatch.setitem(compilers.COMPILERS, "core", refuse)
+    result = api.render([POLICIES], api.Options(now=NOW))
+    assert result.failed() and result.manifests == []
+    found = [(d.rule, d.span.file.endswith("fleet.yaml"), d.span.line) for d in result.diagnostics]
+    assert found == [("compile-error", True, 3)]
+
+
+def test_forced_volcano_target_with_conflicting_plugins_is_exit_1(tmp_path: Path) -> None:
+    for source in POLICIES.rglob("*.yaml"):
+        target = tmp_path / source.relative_to(POLICIES)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(source.read_text())
+    fleet = tmp_path / "fleet.yaml"
+    text = fleet.read_text().replace("queuePlugin: capacity", "queuePlugin: proportion")
+    fleet.write_text(text.replace("targets: [core, kueue, volcano,", "targets: [core, kueue,"))
+    result = api.render([tmp_path], api.Options(now=NOW, targets=("volcano",)))
+    assert [d.rule for d in result.diagnostics] == ["volcano-plugin-conflict"]
+    assert result.manifests == []
