@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hetgitops import checks, compilers, schema
 from hetgitops.building import build_policy
-from hetgitops.diagnostics import NOWHERE, Diagnostic, error, has_errors, sort_unique
+from hetgitops.diagnostics import NOWHERE, Diagnostic, Severity, error, has_errors, sort_unique
 from hetgitops.loading import Document, LoadResult, load_paths, load_sources
 from hetgitops.manifests import Manifest
 from hetgitops.model import Policy
@@ -36,10 +36,26 @@ class Options:
     targets: tuple[str, ...] | None = None
     crd_dirs: tuple[Path, ...] = ()
     check_output: bool = True
+    # Rules that render() and jobs() report as warnings while validate() (the CI gate) keeps
+    # them errors: an expired pool's nodes stay in the cluster until the policy changes, and
+    # refusing to render would break every GitOps sync the night the date passes.
+    render_warnings: frozenset[str] = frozenset({"pool-expired"})
 
 
-def analyse(loaded: LoadResult, options: Options) -> Result:
-    """Schema, model, semantic checks and (when those pass) compile + output validation."""
+def _downgrade(diagnostics: Iterable[Diagnostic], rules: frozenset[str]) -> list[Diagnostic]:
+    return [
+        replace(d, severity=Severity.WARNING)
+        if d.rule in rules and d.severity is Severity.ERROR
+        else d
+        for d in diagnostics
+    ]
+
+
+def analyse(
+    loaded: LoadResult, options: Options, *, downgrade: frozenset[str] = frozenset()
+) -> Result:
+    """Schema, model, semantic checks and (when those pass) compile + output validation.
+    Errors of the `downgrade` rules become warnings (render and jobs)."""
     result = Result(list(loaded.diagnostics), loaded.files, len(loaded.documents))
     valid: list[Document] = []
     invalid: list[Document] = []
@@ -52,7 +68,8 @@ def analyse(loaded: LoadResult, options: Options) -> Result:
     policy, problems = build_policy(valid, invalid)
     result.policy = policy
     result.diagnostics.extend(problems)
-    result.diagnostics.extend(checks.run_checks(policy, checks.CheckContext(options.now)))
+    found = checks.run_checks(policy, checks.CheckContext(options.now))
+    result.diagnostics.extend(_downgrade(found, downgrade))
     if not result.failed() and not invalid:
         try:
             result.manifests = compilers.compile_policy(policy, options.targets)
@@ -85,9 +102,15 @@ def validate_sources(
     return analyse(load_sources(sources), options or Options())
 
 
+def _for_output(paths: Iterable[Path], options: Options) -> Result:
+    """validate() with Options.render_warnings downgraded: what render and jobs build on."""
+    return analyse(load_paths(paths), options, downgrade=options.render_warnings)
+
+
 def render(paths: Iterable[Path], options: Options | None = None) -> Result:
-    """Like validate; an invalid policy yields no manifests (render must emit nothing)."""
-    result = validate(paths, options)
+    """Like validate (with Options.render_warnings as warnings); an invalid policy yields no
+    manifests (render must emit nothing)."""
+    result = _for_output(paths, options or Options())
     if result.failed():
         result.manifests = []
     return result
@@ -115,7 +138,7 @@ def jobs(
     from hetgitops.compilers.jobs import compile_jobs  # Jinja2 is needed only here
 
     options = options or Options()
-    result = validate(paths, options)
+    result = _for_output(paths, options)
     result.manifests = []
     policy = result.policy
     if result.failed() or policy is None:

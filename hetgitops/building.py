@@ -10,6 +10,8 @@ from hetgitops.diagnostics import Diagnostic, error
 from hetgitops.loading import Document
 from hetgitops.model import (
     ALL_TARGETS,
+    DEFAULT_CPU_PER_CARD,
+    DEFAULT_MEMORY_PER_CARD,
     DEFAULT_RESERVED_PREFIXES,
     CardType,
     CohortSpec,
@@ -84,8 +86,8 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
         topology_levels=()
         if topology is None
         else tuple(topology.get("levels", ["zone", "rack", "hostname"])),
-        cpu_per_card=str(defaults.get("cpuPerCard", 8)),
-        memory_per_card=str(defaults.get("memoryPerCard", "64Gi")),
+        cpu_per_card=str(defaults.get("cpuPerCard", DEFAULT_CPU_PER_CARD)),
+        memory_per_card=str(defaults.get("memoryPerCard", DEFAULT_MEMORY_PER_CARD)),
         default_lifecycle_stages=tuple(
             defaults.get("lifecycleStages", ["production", "deprecated"])
         ),

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
+from fractions import Fraction
 
 from hetgitops import mig
 from hetgitops.model import CardType, Fleet, Pool, Quota
@@ -80,6 +82,42 @@ def quota_resources(
         name = card.resource_name if mig_strategy(fleet) == "single" else mig.resource_name(profile)
         claimed[name] += count
     return dict(sorted(claimed.items()))
+
+
+def _mig_profiles(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> list[str]:
+    """The MIG profiles one unit of `resource` may be; empty for whole cards and replicas."""
+    strategy = mig_strategy(fleet)
+    if strategy == "single" and resource == card.resource_name:
+        return [p for device in pool.mig for p in device.profiles] if pool.mig else []
+    if not resource.startswith(mig.resource_name("")):
+        return []
+    table = mig.TABLES.get(card.mig_table or "")
+    known = [p for p in table.profiles if mig.resource_name(p) == resource] if table else []
+    return known or [resource]  # an unknown profile weighs a whole card (gpu_share below)
+
+
+def unit_weight(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> Fraction:
+    """Card-equivalent weight of one unit of `resource` in `pool`: a whole card 1, a
+    time-sliced or MPS replica 1/replicas, a MIG instance its compute share (`mig.gpu_share`).
+
+    The one place that converts units into cards: the cpu/memory that go with a quota and the
+    budget's cost both use it, so they never disagree. Under migStrategy single a mixed layout
+    (reported by `mig-strategy-single-mixed`) weighs its largest profile, never under-counting.
+    """
+    profiles = _mig_profiles(pool, card, resource, fleet)
+    if not profiles:
+        return Fraction(1, pool.shared_replicas)
+    table = mig.TABLES.get(card.mig_table or "")
+    return max(mig.gpu_share(table, p) for p in profiles) if table else Fraction(1)
+
+
+def card_equivalents(
+    counts: Mapping[str, int], *, pool: Pool, card: CardType, fleet: Fleet | None
+) -> Fraction:
+    """Σ units x unit_weight: how many physical cards `counts` of this pool's resources are."""
+    return sum(
+        (n * unit_weight(pool, card, r, fleet) for r, n in counts.items()), start=Fraction(0)
+    )
 
 
 def normalized(cards: float, card: CardType) -> float:

@@ -37,7 +37,7 @@ Exit codes:
   0  rendered (warnings go to stderr); with --check: DIR is up to date
   1  the policy has errors (nothing is emitted), the render would be empty,
      or with --check: DIR is stale (files listed on stderr)
-  2  usage error (bad option or argument)
+  2  usage error (bad option or argument, or an unsafe --output DIR)
   3  internal error (a bug in hetgitops: please report it)
 
 \b
@@ -51,7 +51,9 @@ An empty render is refused: with pruning on, Argo CD would delete everything."""
     type=click.Path(path_type=Path, file_okay=False),
     metavar="DIR",
     help="Write <target>/<kind>-<name>.yaml plus kustomization.yaml to DIR instead of "
-    "stdout. DIR is replaced as a whole, atomically.",
+    "stdout. DIR is replaced as a whole, atomically; it must be new, empty or an earlier "
+    "output tree (marked by a .hetgitops-output file), apart from the input paths and not "
+    "the current directory or a parent of it.",
 )
 @click.option(
     "--target",
@@ -81,13 +83,27 @@ def render(
 
     def run() -> int:
         options = api.Options(now=now, targets=targets or None, crd_dirs=crd_dirs)
-        result = api.render(policy_paths(paths), options)
-        return _emit_render(result, output, check=check)
+        inputs = policy_paths(paths)
+        if output is not None and not check:
+            _refuse_unsafe_output(output, inputs)
+        return _emit_render(api.render(inputs, options), output, check=check, inputs=inputs)
 
     sys.exit(guarded(run))
 
 
-def _emit_render(result: api.Result, output: Path | None, *, check: bool) -> int:
+def _refuse_unsafe_output(output: Path, inputs: list[Path]) -> None:
+    """Usage error (exit 2) before any work when --output DIR must not be replaced."""
+    from hetgitops.manifests import UnsafeOutput, check_output_dir
+
+    try:
+        check_output_dir(output, inputs)
+    except UnsafeOutput as exc:
+        raise click.UsageError(f"refusing --output: {exc}") from None
+
+
+def _emit_render(
+    result: api.Result, output: Path | None, *, check: bool, inputs: list[Path]
+) -> int:
     from hetgitops.manifests import compare_tree, stream, tree, write_tree
     from hetgitops.reporting import FORMATTERS
 
@@ -108,7 +124,7 @@ def _emit_render(result: api.Result, output: Path | None, *, check: bool) -> int
         return EXIT_OK
     files = tree(result.manifests)
     if not check:
-        write_tree(files, output)
+        write_tree(files, output, inputs=inputs)
         return EXIT_OK
     return _report_tree_diff(compare_tree(files, output), output)
 
@@ -129,7 +145,7 @@ Exit codes:
   0  rendered (warnings go to stderr)
   1  the policy or a template has errors (nothing is emitted), or no job template
      is eligible for the chosen profiles and teams
-  2  usage error (bad option or argument, unknown --profile or --team)
+  2  usage error (bad option or argument, unknown --profile or --team, unsafe --output)
   3  internal error (a bug in hetgitops: please report it)
 
 \b
@@ -143,7 +159,7 @@ stdout carries only the YAML stream; diagnostics go to stderr."""
     type=click.Path(path_type=Path, file_okay=False),
     metavar="DIR",
     help="Write <profile>/<team>-<card>.yaml to DIR instead of stdout. DIR is replaced as a "
-    "whole, atomically.",
+    "whole, atomically; the same safety rules as render --output apply.",
 )
 @click.option("--profile", "profiles", multiple=True, metavar="NAME", help="Only this profile.")
 @click.option("--team", "teams", multiple=True, metavar="NAME", help="Only this team.")
@@ -169,18 +185,20 @@ def jobs(
 
     def run() -> int:
         options = api.Options(now=now, crd_dirs=crd_dirs)
+        inputs = policy_paths(paths)
+        sources = [*inputs, *([templates] if templates else [])]
+        if output is not None:
+            _refuse_unsafe_output(output, sources)
         try:
-            result = api.jobs(
-                policy_paths(paths), options, profiles=profiles, teams=teams, templates=templates
-            )
+            result = api.jobs(inputs, options, profiles=profiles, teams=teams, templates=templates)
         except api.SelectionError as exc:
             raise click.UsageError(str(exc)) from None
-        return _emit_jobs(result, output)
+        return _emit_jobs(result, output, sources)
 
     sys.exit(guarded(run))
 
 
-def _emit_jobs(result: api.Result, output: Path | None) -> int:
+def _emit_jobs(result: api.Result, output: Path | None, inputs: list[Path]) -> int:
     from hetgitops.compilers.jobs import stream, tree
     from hetgitops.manifests import write_tree
     from hetgitops.reporting import FORMATTERS
@@ -200,5 +218,5 @@ def _emit_jobs(result: api.Result, output: Path | None) -> int:
     if output is None:
         echo_report(stream(result.manifests))
     else:
-        write_tree(tree(result.manifests), output)
+        write_tree(tree(result.manifests), output, inputs=inputs)
     return EXIT_OK

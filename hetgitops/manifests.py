@@ -154,9 +154,43 @@ def tree(manifests: Iterable[Manifest]) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-def write_tree(files: Mapping[str, str], output: Path) -> None:
+# Marks a directory as an output tree, so `--output` may replace it; never in `tree()`.
+MARKER = ".hetgitops-output"
+MARKER_TEXT = "Written by hetgitops render/jobs --output: the whole directory is replaced.\n"
+
+
+class UnsafeOutput(ValueError):
+    """An output directory that replacing as a whole would destroy something (a usage error)."""
+
+
+def check_output_dir(output: Path, inputs: Iterable[Path] = ()) -> None:
+    """Raise UnsafeOutput unless `output` may be replaced: not the working directory or one
+    of its parents, apart from every input path, and absent, empty or a tree we wrote."""
+    out = output.resolve()
+    cwd = Path.cwd().resolve()
+    if out == cwd or out in cwd.parents:
+        raise UnsafeOutput(f"{output} is the current directory or one of its parents")
+    for source in inputs:
+        src = source.resolve()
+        if out == src or out in src.parents or src in out.parents:
+            raise UnsafeOutput(f"{output} overlaps the input {source}; write the tree elsewhere")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise UnsafeOutput(
+            f"{output} is not empty and has no {MARKER} marker (not a hetgitops output tree); "
+            "remove it or choose another directory"
+        )
+
+
+def write_tree(files: Mapping[str, str], output: Path, *, inputs: Iterable[Path] = ()) -> None:
+    """Replace `output` with `files` plus the MARKER file, after check_output_dir()."""
+    check_output_dir(output, inputs)
+    replace_tree({**files, MARKER: MARKER_TEXT}, output)
+
+
+def replace_tree(files: Mapping[str, str], output: Path) -> None:
     """Write into a temporary sibling, then swap it in: never a half-written tree. A failure
-    after the old tree was moved aside puts it back, so DIR is either old or new."""
+    after the old tree was moved aside puts it back, so DIR is either old or new. No safety
+    checks: callers outside tests use write_tree()."""
     output = output.resolve()
     output.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
@@ -202,10 +236,12 @@ class TreeDiff:
 
 
 def compare_tree(files: Mapping[str, str], output: Path) -> TreeDiff:
-    """Byte-for-byte comparison of `files` with the files under `output` (for `--check`)."""
+    """Byte-for-byte comparison of `files` with the files under `output` (for `--check`);
+    the MARKER file is not part of the render."""
     existing: dict[str, Path] = {}
     if output.is_dir():
         existing = {p.relative_to(output).as_posix(): p for p in output.rglob("*") if p.is_file()}
+        existing.pop(MARKER, None)
     stale = [r for r in files if r in existing and existing[r].read_bytes() != files[r].encode()]
     return TreeDiff(
         stale=tuple(sorted(stale)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 
 @dataclass(frozen=True)
@@ -129,13 +130,14 @@ def resource_name(profile: str) -> str:
     return "nvidia.com/mig-" + gpu_instance_profile(profile).replace("+", ".")
 
 
-def gpu_share(table: ProfileTable, profile: str) -> float:
+def gpu_share(table: ProfileTable, profile: str) -> Fraction:
     """The share of one GPU an instance holds, by compute slices (1g of 7 = 1/7); unknown
-    profiles count as a whole GPU, which never under-prices them."""
+    profiles count as a whole GPU, which never under-prices them. Exact, so that 7 x 1/7 is
+    one card and not a hair more (quotas round up)."""
     known = table.profiles.get(gpu_instance_profile(profile))
     if known is None:
-        return 1.0
-    return table.family.kinds[known.kind].compute / table.family.compute_slices
+        return Fraction(1)
+    return Fraction(table.family.kinds[known.kind].compute, table.family.compute_slices)
 
 
 def fits(table: ProfileTable, counts: Mapping[str, int]) -> bool:

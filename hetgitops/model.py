@@ -12,6 +12,8 @@ from hetgitops.loading import PathKey, SourceMap
 
 T = TypeVar("T")
 
+DEFAULT_CPU_PER_CARD = "8"
+DEFAULT_MEMORY_PER_CARD = "64Gi"
 ALL_TARGETS = ("core", "kueue", "volcano", "nodes", "gpu-operator")
 DEFAULT_RESERVED_PREFIXES = (
     "nvidia.com/",

@@ -84,23 +84,44 @@ def _ref(obj: Mapping[str, Any]) -> str:
 
 
 def _metadata(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """Object-metadata rules the API server applies to every kind; no schema states them."""
+    """Object-metadata rules the API server applies to every kind; no schema states them.
+    Labels are checked wherever a `metadata.labels` mapping sits: the object's own and its
+    pod templates' (Job, JobSet, PyTorchJob, Volcano Job, LeaderWorkerSet)."""
     meta = obj.get("metadata") or {}
     name = str(meta.get("name", ""))
     pattern, limit = (_DNS_LABEL, 63) if obj.get("kind") in _DNS1123_NAMES else (_SUBDOMAIN, 253)
     if not pattern.match(name) or len(name) > limit:
         yield "metadata.name", f"{name!r} is not a valid name (lower-case DNS name, <= {limit})"
-    for key, value in (meta.get("labels") or {}).items():
-        prefix, _, label = str(key).rpartition("/")
-        valid_key = (
-            _LABEL_NAME.match(label)
-            and len(label) <= 63
-            and (not prefix or (_SUBDOMAIN.match(prefix) and len(prefix) <= 253))
-        )
-        if not valid_key:
-            yield f"metadata.labels.{key}", f"{key!r} is not a valid label key"
-        if not isinstance(value, str) or not _LABEL_VALUE.match(value) or len(value) > 63:
-            yield f"metadata.labels.{key}", f"{value!r} is not a valid label value (<= 63 chars)"
+    for where, labels in _label_maps(obj, ""):
+        for key, value in labels.items():
+            yield from _label_problems(f"{where}metadata.labels.{key}", key, value)
+
+
+def _label_maps(node: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(path prefix, labels) of every `metadata.labels` mapping inside `node`, outermost first."""
+    if isinstance(node, Mapping):
+        meta = node.get("metadata")
+        if isinstance(meta, Mapping) and isinstance(meta.get("labels"), Mapping):
+            yield where, meta["labels"]
+        for key, value in node.items():
+            if key != "metadata":
+                yield from _label_maps(value, f"{where}{key}.")
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _label_maps(item, f"{where.removesuffix('.')}[{index}].")
+
+
+def _label_problems(path: str, key: object, value: object) -> Iterator[tuple[str, str]]:
+    prefix, _, label = str(key).rpartition("/")
+    valid_key = (
+        _LABEL_NAME.match(label)
+        and len(label) <= 63
+        and (not prefix or (_SUBDOMAIN.match(prefix) and len(prefix) <= 253))
+    )
+    if not valid_key:
+        yield path, f"{key!r} is not a valid label key"
+    if not isinstance(value, str) or not _LABEL_VALUE.match(value) or len(value) > 63:
+        yield path, f"{value!r} is not a valid label value (<= 63 chars)"
 
 
 def _schema_findings(
@@ -146,7 +167,8 @@ def _check_manifest(manifest: Manifest, context: _Context) -> Iterator[Diagnosti
 
 
 def _old_cohort_api(policy: Policy, manifests: list[Manifest]) -> Iterator[Diagnostic]:
-    """Kueue < 0.13 served Cohort only as v1alpha1 (`spec.parent`); ours would be rejected."""
+    """Kueue < 0.13 served Cohort only as v1alpha1 (`spec.parent`); ours would be rejected, so
+    the apply would fail: an error, not a warning."""
     fleet = policy.fleet
     if fleet is None or fleet.kueue is None or fleet.kueue >= (0, 13):
         return
@@ -156,7 +178,7 @@ def _old_cohort_api(policy: Policy, manifests: list[Manifest]) -> Iterator[Diagn
     ):
         yield Diagnostic(
             kueue_rules.LIMITS,
-            Severity.WARNING,
+            Severity.ERROR,
             "Kueue < 0.13 serves Cohort only as v1alpha1; the rendered Cohorts need Kueue 0.13+",
             fleet.origin.at("spec", "versions", "kueue"),
             "spec.versions.kueue",

@@ -6,8 +6,10 @@ form ourselves is what keeps Argo CD from showing permanent drift.
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal
+from fractions import Fraction
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -3, "u": -2, "m": -1, "": 0, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
@@ -33,32 +35,44 @@ def parse(text: str | int | float) -> tuple[Decimal, bool]:
     return number * (Decimal(10) ** int(suffix[1:])), False
 
 
-def canonical(value: Decimal, binary: bool = False) -> str | int:
-    """Format like the API server: integers stay plain ints; binary sizes use the largest Xi."""
+def canonical(value: Decimal, binary: bool = False) -> str:
+    """Format like the API server: plain integers below 1000, binary sizes in the largest Xi.
+
+    Always a string: Kubernetes serialises a `resource.Quantity` as a JSON string, so a YAML
+    int (`960`) comes back from the webhooks as `"960"` and a GitOps diff never settles."""
     if value == 0 or (value == value.to_integral_value() and not binary and abs(value) < 1000):
-        return int(value)  # zero has no unit: `0`, never `0E`
+        return str(int(value))  # zero has no unit: `0`, never `0E`
     if binary and value == value.to_integral_value() and value != 0:
         for suffix, power in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
             unit = Decimal(1024) ** power
             if value % unit == 0:
                 return f"{int(value / unit)}{suffix}"
-        return int(value)
+        return str(int(value))
     for suffix, power in sorted(_DECIMAL.items(), key=lambda kv: -kv[1]):
         unit = Decimal(1000) ** power
         scaled = value / unit
         if scaled == scaled.to_integral_value() and (power <= 0 or value % unit == 0):
-            return int(scaled) if suffix == "" else f"{int(scaled)}{suffix}"
+            return f"{int(scaled)}{suffix}"
     # Finer than nanounits: the API server rounds up to 1n.
     return f"{int((value * Decimal(10) ** 9).to_integral_value(rounding='ROUND_CEILING'))}n"
 
 
-def times(quantity: str | int | float, factor: int | float) -> str | int:
+def times(quantity: str | int | float, factor: int | float) -> str:
     """`quantity * factor`, canonical; used for cpu/memory per card times cards."""
     value, binary = parse(quantity)
     return canonical(value * Decimal(str(factor)), binary)
 
 
-def normalize(quantity: str | int | float) -> str | int:
+def times_rounded_up(quantity: str | int | float, factor: Fraction, *, step: str) -> str:
+    """`quantity * factor` rounded up to a whole number of `step`s (`1`, `1Gi`), canonical in
+    the step's family; exact, so 56 x 1/7 x 12 is 96 and not 97."""
+    value, _ = parse(quantity)
+    unit, binary = parse(step)
+    steps = math.ceil(Fraction(value) * factor / Fraction(unit))
+    return canonical(steps * unit, binary)
+
+
+def normalize(quantity: str | int | float) -> str:
     value, binary = parse(quantity)
     return canonical(value, binary)
 

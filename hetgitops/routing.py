@@ -3,7 +3,7 @@
 The capability table plus routing rules of the design: used by the profile and coefficient
 checks and by the `jobs` compiler, so a job template exists exactly where the checks say a
 profile can run. Mirrors what the generated queues allow: the flavor plan of
-`compilers.quota_plan` (nominal, borrowing and lending per pool and resource).
+`quota_plan` (nominal, borrowing and lending per pool and resource).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from hetgitops import capacity, mig
-from hetgitops.compilers.quota_plan import FlavorPlan, cohort_root, team_plan
 from hetgitops.model import CardType, Policy, Pool, Team, WorkloadProfile
+from hetgitops.quota_plan import FlavorPlan, cohort_root, team_plan
 
 _MIG_MEMORY = re.compile(r"\.([0-9]+)gb")
 

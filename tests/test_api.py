@@ -9,6 +9,7 @@ import pytest
 
 from hetgitops import api, compilers
 from hetgitops.compilers import CompileError
+from hetgitops.diagnostics import Severity
 from hetgitops.model import Policy
 
 POLICIES = Path(__file__).resolve().parents[1] / "policies"
@@ -37,3 +38,21 @@ def test_forced_volcano_target_with_conflicting_plugins_is_exit_1(tmp_path: Path
     result = api.render([tmp_path], api.Options(now=NOW, targets=("volcano",)))
     assert [d.rule for d in result.diagnostics] == ["volcano-plugin-conflict"]
     assert result.manifests == []
+
+
+def test_pool_expired_is_a_warning_for_render_and_jobs_but_fails_validate() -> None:
+    """The nodes of an expired pool stay in the cluster until the policy changes: render keeps
+    Argo CD syncing; validate (the CI gate) still fails."""
+    options = api.Options(now=dt.date(2027, 6, 1))  # the bundled a100 pool expires 2027-03-31
+    found = api.validate([POLICIES], options).diagnostics
+    assert [(d.rule, d.severity) for d in found] == [("pool-expired", Severity.ERROR)]
+    for result in (api.render([POLICIES], options), api.jobs([POLICIES], options)):
+        expired = [d for d in result.diagnostics if d.rule == "pool-expired"]
+        assert [(d.severity, d.span.line) for d in expired] == [(Severity.WARNING, 37)]
+        assert not result.failed() and result.manifests
+
+
+def test_render_warnings_can_be_turned_off() -> None:
+    options = api.Options(now=dt.date(2027, 6, 1), render_warnings=frozenset())
+    result = api.render([POLICIES], options)
+    assert result.failed() and result.manifests == []

@@ -43,9 +43,13 @@ def test_output_writes_one_file_per_job_and_no_kustomization(tmp_path: Path) -> 
     out.mkdir()
     (out / "stale.yaml").write_text("old\n")
     result = run(POLICIES, *NOW, "--output", str(out))
+    assert result.exit_code == 2 and "refusing --output" in result.stderr  # not our tree
+    (out / ".hetgitops-output").write_text("")  # as an earlier `jobs --output` leaves it
+    result = run(POLICIES, *NOW, "--output", str(out))
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
-    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert (out / ".hetgitops-output").read_text()
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml") if p.is_file())
     golden = sorted(p.relative_to(GOLDEN).as_posix() for p in GOLDEN.rglob("*") if p.is_file())
     assert written == golden  # the old tree is replaced as a whole
     assert "kustomization.yaml" not in written

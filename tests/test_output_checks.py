@@ -298,8 +298,68 @@ def test_unknown_kind_is_reported_once(rendered: tuple[Policy, list[Manifest]]) 
 def test_cohorts_need_kueue_0_13(rendered: tuple[Policy, list[Manifest]]) -> None:
     policy, manifests = rendered
     old = dataclasses.replace(policy, fleet=_with_kueue(policy, (0, 12, 0)))
-    found = [d for d in output_checks.check(manifests, old) if d.severity is Severity.WARNING]
+    found = [d for d in output_checks.check(manifests, old) if d.path == "spec.versions.kueue"]
     assert old.fleet is not None
-    assert [(d.rule, d.span) for d in found] == [
-        ("kueue-limits", old.fleet.origin.at("spec", "versions", "kueue"))
+    assert [(d.rule, d.severity, d.span) for d in found] == [
+        ("kueue-limits", Severity.ERROR, old.fleet.origin.at("spec", "versions", "kueue"))
+    ]
+
+
+_BAD = {"example.io/profile": "p" * 64}
+
+
+def _pod(labels: dict[str, str]) -> dict[str, Any]:
+    return {"metadata": {"labels": labels}, "spec": {"containers": []}}
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "spec", "path"),
+    [
+        ("batch/v1", "Job", {"template": _pod(_BAD)}, "spec.template"),
+        (
+            "jobset.x-k8s.io/v1alpha2",
+            "JobSet",
+            {"replicatedJobs": [{"template": {"spec": {"template": _pod(_BAD)}}}]},
+            "spec.replicatedJobs[0].template.spec.template",
+        ),
+        (
+            "kubeflow.org/v1",
+            "PyTorchJob",
+            {"pytorchReplicaSpecs": {"Worker": {"template": _pod(_BAD)}}},
+            "spec.pytorchReplicaSpecs.Worker.template",
+        ),
+        (
+            "batch.volcano.sh/v1alpha1",
+            "Job",
+            {"tasks": [{"template": _pod(_BAD)}]},
+            "spec.tasks[0].template",
+        ),
+        (
+            "leaderworkerset.x-k8s.io/v1",
+            "LeaderWorkerSet",
+            {"leaderWorkerTemplate": {"workerTemplate": _pod(_BAD)}},
+            "spec.leaderWorkerTemplate.workerTemplate",
+        ),
+    ],
+)
+def test_pod_template_labels_are_checked(
+    rendered: tuple[Policy, list[Manifest]],
+    api_version: str,
+    kind: str,
+    spec: dict[str, Any],
+    path: str,
+) -> None:
+    """Any `metadata.labels` inside the object, reported with its path."""
+    policy, _ = rendered
+    obj = {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": "j", "namespace": "t", "labels": {"ok": "fine"}},
+        "spec": spec,
+    }
+    found = [
+        d for d in output_checks.check([Manifest("jobs", obj)], policy) if d.rule == "k8s-schema"
+    ]
+    assert [(d.path, d.severity) for d in found] == [
+        (f"{path}.metadata.labels.example.io/profile", Severity.ERROR)
     ]

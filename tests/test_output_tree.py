@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from hetgitops import manifests
-from hetgitops.manifests import compare_tree, write_tree
+from hetgitops.manifests import MARKER, UnsafeOutput, compare_tree, replace_tree, write_tree
 
 FILES = {"kustomization.yaml": "resources: []\n", "core/a.yaml": "a: 1\n"}
+MARKED = {**FILES, MARKER: manifests.MARKER_TEXT}
 
 
 def _read(root: Path) -> dict[str, str]:
@@ -21,7 +22,7 @@ def test_write_replaces_the_whole_tree(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_tree({**FILES, "old/stale.yaml": "x: 1\n"}, out)
     write_tree(FILES, out)
-    assert _read(out) == FILES
+    assert _read(out) == MARKED
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporaries left
     assert out.stat().st_mode & 0o755 == 0o755
 
@@ -42,7 +43,7 @@ def test_failed_swap_restores_the_old_tree(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(OSError, match="disk on fire"):
         write_tree({"kustomization.yaml": "new\n"}, out)
     monkeypatch.undo()
-    assert _read(out) == FILES
+    assert _read(out) == MARKED
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
@@ -63,3 +64,60 @@ def test_compare_tree_of_a_missing_dir_lists_everything_missing(tmp_path: Path) 
     assert diff.missing == tuple(sorted(FILES)) and not diff.stale and not diff.extra
     write_tree(FILES, tmp_path / "absent")
     assert not compare_tree(FILES, tmp_path / "absent")
+
+
+def test_compare_tree_ignores_the_marker(tmp_path: Path) -> None:
+    write_tree(FILES, tmp_path / "out")
+    assert (tmp_path / "out" / MARKER).is_file()
+    assert not compare_tree(FILES, tmp_path / "out")
+    assert MARKER not in manifests.tree([])  # never part of a render (nor of a golden tree)
+
+
+@pytest.mark.parametrize("where", [".", "..", "/"])
+def test_refuses_the_working_directory_and_its_parents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "keep.txt").write_text("mine\n")
+    monkeypatch.chdir(work)
+    with pytest.raises(UnsafeOutput, match="current directory"):
+        write_tree(FILES, Path(where))
+    assert (work / "keep.txt").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("output", ["policy", "policy/out", "."])
+def test_refuses_an_output_overlapping_an_input(tmp_path: Path, output: str) -> None:
+    """Equal to, inside, or containing an input path (a directory or a file)."""
+    policy = tmp_path / "policy"
+    policy.mkdir()
+    (policy / "fleet.yaml").write_text("kind: Fleet\n")
+    for source in (policy, policy / "fleet.yaml"):
+        if output != "." and source.is_file():
+            continue  # DIR can neither equal a file nor lie inside one
+        with pytest.raises(UnsafeOutput, match="overlaps the input"):
+            write_tree(FILES, tmp_path / output, inputs=[source])
+    assert sorted(p.name for p in policy.iterdir()) == ["fleet.yaml"]
+
+
+def test_refuses_a_non_empty_unmarked_directory(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.md").write_text("mine\n")
+    with pytest.raises(UnsafeOutput, match="not a hetgitops output tree"):
+        write_tree(FILES, out)
+    assert _read(out) == {"notes.md": "mine\n"}
+
+
+def test_rewrites_an_empty_dir_and_a_marked_tree(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    write_tree({**FILES, "old.yaml": "o: 1\n"}, out)
+    write_tree(FILES, out)
+    assert _read(out) == MARKED
+
+
+def test_replace_tree_writes_no_marker(tmp_path: Path) -> None:
+    """Golden trees are written with replace_tree: exactly the rendered files."""
+    replace_tree(FILES, tmp_path / "expected")
+    assert _read(tmp_path / "expected") == FILES

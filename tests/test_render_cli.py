@@ -114,6 +114,33 @@ def test_output_tree_and_check(tmp_path: Path) -> None:
     assert run(policy, *NOW, "--output", str(out), "--check").exit_code == 0
 
 
+@pytest.mark.parametrize("output", [".", "policy", "policy/out", "unmarked"])
+def test_unsafe_output_is_a_usage_error_and_touches_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: str
+) -> None:
+    shutil.copytree(CASES / "volcano-only" / "policy", tmp_path / "policy")
+    (tmp_path / "unmarked").mkdir()
+    (tmp_path / "unmarked" / "notes.md").write_text("mine\n")
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.as_posix() for p in tmp_path.rglob("*"))
+    result = run("policy", *NOW, "--output", output)
+    assert result.exit_code == 2, result.output
+    assert "refusing --output" in result.stderr
+    assert result.stdout == ""
+    assert sorted(p.as_posix() for p in tmp_path.rglob("*")) == before
+
+
+def test_output_rewrites_its_own_marked_tree(tmp_path: Path) -> None:
+    policy, out = str(CASES / "volcano-only" / "policy"), tmp_path / "out"
+    assert run(policy, *NOW, "-o", str(out)).exit_code == 0
+    assert (out / ".hetgitops-output").is_file()
+    assert ".hetgitops-output" not in (out / "kustomization.yaml").read_text()
+    (out / "leftover.yaml").write_text("kind: Old\n")
+    assert run(policy, *NOW, "-o", str(out)).exit_code == 0
+    assert not (out / "leftover.yaml").exists()
+    assert (out / ".hetgitops-output").is_file()
+
+
 def test_check_needs_an_output_dir() -> None:
     result = run(str(REPO / "policies"), "--check")
     assert result.exit_code == 2
@@ -123,3 +150,12 @@ def test_check_needs_an_output_dir() -> None:
 @pytest.mark.parametrize("option", [["--target", "nope"], ["--now", "yesterday"]])
 def test_usage_errors_exit_2(option: list[str]) -> None:
     assert run(str(REPO / "policies"), *option).exit_code == 2
+
+
+def test_expired_pool_warns_but_renders_while_validate_fails() -> None:
+    later = ["--now", "2027-06-01"]  # the bundled a100 transition pool expired on 2027-03-31
+    result = run(str(REPO / "policies"), *later)
+    assert result.exit_code == 0, result.stderr
+    assert "warning[pool-expired]" in result.stderr and result.stdout.startswith("---\n")
+    validated = CliRunner().invoke(main, ["validate", str(REPO / "policies"), *later])
+    assert validated.exit_code == 1 and "error[pool-expired]" in validated.output

@@ -58,7 +58,7 @@ def test_render_matches_golden(scenario: str, update_golden: bool) -> None:
     files = render_tree(scenario)
     expected = CASES / scenario / "expected"
     if update_golden:
-        manifests.write_tree(files, expected)
+        manifests.replace_tree(files, expected)  # goldens carry no output marker
         return
     diff = manifests.compare_tree(files, expected)
     assert not diff, _explain(files, expected, diff)

@@ -8,7 +8,7 @@ from hetgitops import capacity
 from hetgitops.checks._common import error_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy
+from hetgitops.model import Policy, Quota
 
 NEVER = "Never"
 
@@ -40,6 +40,23 @@ def borrowing_without_cohort(policy: Policy, ctx: CheckContext) -> Iterator[Diag
                     )
 
 
+def _own_units(policy: Policy, quota: Quota) -> int | None:
+    """The nominal a quota's limits are counted against: its cards, else (MIG-only) the
+    smallest MIG count, since the limit applies to each MIG resource it claims."""
+    if quota.cards is not None:
+        return quota.cards
+    if quota.normalized is None and quota.mig:
+        return min(quota.mig.values())
+    pool = policy.pools.get(quota.pool)
+    card = policy.card_type_of(pool) if pool else None
+    return capacity.quota_cards(quota, card) if card is not None else None
+
+
+def _unit(quota: Quota) -> str:
+    mig_only = quota.cards is None and quota.normalized is None and quota.mig
+    return "instance(s) of its smallest MIG profile count" if mig_only else "whole card(s)"
+
+
 @rule("lending-exceeds-nominal", Severity.ERROR)
 def lending_exceeds_nominal(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """A team lends at most its nominal quota (Kueue webhook: lendingLimit <= nominalQuota).
@@ -51,16 +68,12 @@ def lending_exceeds_nominal(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
         for quota in team.quotas:
             if quota.lending_limit is None:
                 continue
-            nominal = quota.cards
-            pool = policy.pools.get(quota.pool)
-            card = policy.card_type_of(pool) if pool else None
-            if nominal is None and card is not None:
-                nominal = capacity.quota_cards(quota, card)
+            nominal = _own_units(policy, quota)
             if nominal is not None and quota.lending_limit > nominal:
                 yield error_at(
                     "lending-exceeds-nominal",
                     f"lendingLimit {quota.lending_limit} exceeds the nominal quota of {nominal} "
-                    f"whole card(s) in pool '{quota.pool}'",
+                    f"{_unit(quota)} in pool '{quota.pool}'",
                     quota.origin,
                     "lendingLimit",
                     hint=f"lend at most {nominal}",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops import capacity, mig
+from hetgitops import capacity
 from hetgitops.checks._common import QuotaUse, error_at, listing, quota_uses, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy
+from hetgitops.model import Fleet, Policy
 
 
 def _currency(policy: Policy, explicit: str | None) -> str:
@@ -23,14 +23,13 @@ def _priced(policy: Policy, use: QuotaUse) -> bool:
     )
 
 
-def monthly_cost(use: QuotaUse) -> float:
-    """Nominal quota x cost per card-hour x hours a month. Time-sliced quotas are replicas, so
-    they are divided back into physical cards; a MIG instance costs its share of a GPU."""
-    cards = capacity.quota_cards(use.quota, use.card) / use.pool.shared_replicas
-    table = mig.TABLES.get(use.card.mig_table or "")
-    if table is not None:
-        cards += sum(count * mig.gpu_share(table, p) for p, count in use.quota.mig.items())
-    return cards * (use.card.cost_per_hour or 0.0) * capacity.HOURS_PER_MONTH
+def monthly_cost(use: QuotaUse, fleet: Fleet | None) -> float:
+    """Nominal quota x cost per card-hour x hours a month, in physical cards by the same
+    `capacity.unit_weight` the cpu/memory quotas use: a time-slice replica is 1/replicas of a
+    card, a MIG instance its compute share of a GPU."""
+    claimed = capacity.quota_resources(use.quota, use.pool, use.card, fleet)
+    cards = capacity.card_equivalents(claimed, pool=use.pool, card=use.card, fleet=fleet)
+    return float(cards) * (use.card.cost_per_hour or 0.0) * capacity.HOURS_PER_MONTH
 
 
 def _budgeted(policy: Policy) -> dict[str, list[QuotaUse]]:
@@ -52,7 +51,7 @@ def budget_exceeded(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """
     for name, uses in _budgeted(policy).items():
         team = uses[0].team
-        priced = [(use, monthly_cost(use)) for use in uses if _priced(policy, use)]
+        priced = [(use, monthly_cost(use, policy.fleet)) for use in uses if _priced(policy, use)]
         total = sum(cost for _, cost in priced)
         budget = team.budget_monthly or 0.0
         if total > budget + 0.005:

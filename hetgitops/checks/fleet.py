@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at
+from hetgitops.checks._common import error_at, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity, Span, error
 from hetgitops.model import CohortSpec, Origin, Policy
@@ -36,6 +36,49 @@ def missing_fleet(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
         Span(first),
         hint="add a document with kind: Fleet, spec.cluster and spec.versions.kubernetes",
     )
+
+
+# (target, the target it needs, what goes wrong without it)
+_TARGET_NEEDS = (
+    (
+        "kueue",
+        "core",
+        "nothing labels the team namespaces that the ClusterQueues' namespaceSelector "
+        "selects, so no workload is admitted",
+    ),
+    (
+        "kueue",
+        "nodes",
+        "nothing puts the pool labels that the ResourceFlavors select on the nodes, so "
+        "admitted workloads do not schedule",
+    ),
+    ("gpu-operator", "nodes", "no node carries the nvidia.com/mig.config label it acts on"),
+    ("volcano", "nodes", "no node carries the volcano.sh/nodegroup-name label its queues bind to"),
+)
+
+
+@rule("targets-incomplete", Severity.WARNING)
+def targets_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Warn about a Fleet target whose objects select labels that no listed target sets.
+
+    Fails (warns): `targets: [kueue]` (no `core` to label the team namespaces, no `nodes` to
+    label the nodes); `targets: [core, volcano]`; `targets: [gpu-operator]`.
+    Passes: `targets: [core, kueue, volcano, nodes, gpu-operator]`.
+    Accept the warning when another tool applies those labels.
+    """
+    if policy.fleet is None:
+        return
+    targets = set(policy.fleet.targets)
+    for target, needed, consequence in _TARGET_NEEDS:
+        if target in targets and needed not in targets:
+            yield warning_at(
+                "targets-incomplete",
+                f"target '{target}' without '{needed}': {consequence}",
+                policy.fleet.origin,
+                "spec",
+                "targets",
+                hint=f"add {needed} to spec.targets, unless something else applies those labels",
+            )
 
 
 @rule("cohort-duplicate", Severity.ERROR)

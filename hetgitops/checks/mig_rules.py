@@ -149,6 +149,44 @@ def mig_gpu_index(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
                     )
 
 
+@rule("mig-gpu-overlap", Severity.ERROR)
+def mig_gpu_overlap(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A GPU gets its MIG layout from one `spec.mig.devices` entry of the pool.
+
+    Two entries naming one GPU leave it to the later one, silently; `gpus: all` names every GPU.
+    Fails: `{gpus: [0, 1], ...}` and `{gpus: [1], ...}`, or `{gpus: all, ...}` next to any
+    other entry.
+    Passes: `{gpus: [0, 1], ...}` and `{gpus: [2, 3], ...}`.
+    """
+    for pool in policy.pools.values():
+        owner: dict[int, MigDevice] = {}
+        every: MigDevice | None = None  # the first `gpus: all` entry
+        for position, device in enumerate(pool.mig):
+            if device.gpus is None:
+                if position:
+                    yield _overlap("every GPU", device, ("gpus",), pool.mig[0])
+                every = every or device
+                continue
+            for at, index in enumerate(device.gpus):
+                earlier = every or owner.setdefault(index, device)
+                if earlier is not device:
+                    yield _overlap(f"GPU {index}", device, ("gpus", at), earlier)
+
+
+def _overlap(
+    what: str, device: MigDevice, path: tuple[str | int, ...], earlier: MigDevice
+) -> Diagnostic:
+    return error_at(
+        "mig-gpu-overlap",
+        f"{what} already has a MIG layout from an earlier devices entry; the later one would "
+        "silently replace it",
+        device.origin,
+        *path,
+        hint="list each GPU index in one devices entry",
+        related=[earlier.origin.at("gpus")],
+    )
+
+
 @rule("mig-strategy-single-mixed", Severity.ERROR)
 def mig_strategy_single_mixed(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """Under migStrategy single, every GPU of a MIG node carries the same one profile.

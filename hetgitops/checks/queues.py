@@ -3,17 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from hetgitops.checks._common import error_at, in_file_order
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.compilers.quota_plan import accelerator_resources, team_plan
-from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Fleet, Policy, Team
+from hetgitops.compilers.volcano import ROOT, leaf_queue_name
+from hetgitops.diagnostics import Diagnostic, Severity, Span
+from hetgitops.model import Fleet, Origin, Policy, Team
+from hetgitops.quota_plan import accelerator_resources, team_plan
 
 # Kueue per resource group: flavors and covered resources (16 before v0.14, PR #6906), and
 # flavor x resource entries (v0.14 on).
 OLD_LIMIT, LIMIT, MAX_ENTRIES = 16, 64, 512
 QUEUE_PLUGINS = ("capacity", "proportion")
+# Volcano's scheduler creates and owns these queues (root's spec is protected); Git must not.
+RESERVED_QUEUES = (ROOT, "default")
+# Queue names travel in label values (e.g. the PodGroup's queue label), which stop at 63.
+MAX_QUEUE_NAME = 63
+# Namespaces of Kubernetes itself and of the systems hetgitops configures: the core target
+# would take ownership of the Namespace object (and prune or relabel it) and add a ResourceQuota.
+RESERVED_NAMESPACES = (
+    "default",
+    "kube-node-lease",
+    "kube-public",
+    "kube-system",
+    "kueue-system",
+    "node-feature-discovery",
+    "volcano-system",
+)
 
 
 def _limit(fleet: Fleet) -> int:
@@ -83,6 +100,136 @@ def namespace_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
                     hint="give each team its own namespaces",
                     related=[where],
                 )
+
+
+@rule("namespace-reserved", Severity.ERROR)
+def namespace_reserved(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A team does not claim a system namespace.
+
+    `default`, `kube-*`, the GPU Operator's namespace, `volcano-system`, `kueue-system` and
+    `node-feature-discovery` belong to the cluster: hetgitops would take over the Namespace
+    object and put a ResourceQuota in it.
+    Fails: `namespaces: [kube-system]`, `namespaces: [kube-flannel]` or `namespaces: [default]`.
+    Passes: `namespaces: [ml]`.
+    """
+    operator = policy.fleet.gpu_operator_namespace if policy.fleet else "gpu-operator"
+    reserved = {*RESERVED_NAMESPACES, operator}
+    for team in policy.teams.values():
+        for index, namespace in enumerate(team.namespaces):
+            if namespace in reserved or namespace.startswith("kube-"):
+                yield error_at(
+                    "namespace-reserved",
+                    f"namespace '{namespace}' is a system namespace; team '{team.name}' "
+                    "cannot own it",
+                    team.origin,
+                    "spec",
+                    "namespaces",
+                    index,
+                    hint="give the team a namespace of its own",
+                )
+
+
+def _volcano_hierarchy(policy: Policy) -> bool | None:
+    """None when the volcano target is off; else whether team queues are rendered."""
+    fleet = policy.fleet
+    if fleet is None or "volcano" not in fleet.targets:
+        return None
+    return fleet.volcano_hierarchy
+
+
+@rule("queue-name-reserved", Severity.ERROR)
+def queue_name_reserved(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A team's Volcano queue is not one of the queues Volcano creates itself.
+
+    With hierarchical queues every team gets a Queue named after it; `root` (protected) and
+    `default` (the queue of every job that names none) belong to the Volcano scheduler.
+    Fails: a Team named `root` or `default` with the volcano target.
+    Passes: a Team named `research`, or the volcano target off.
+    """
+    if not _volcano_hierarchy(policy):
+        return
+    for team in policy.teams.values():
+        if team.name in RESERVED_QUEUES:
+            yield error_at(
+                "queue-name-reserved",
+                f"team '{team.name}' would render Volcano Queue '{team.name}', which the "
+                "Volcano scheduler creates and owns",
+                team.origin,
+                "metadata",
+                "name",
+                hint="rename the team",
+            )
+
+
+class _Queue(NamedTuple):
+    """One Volcano Queue the policy renders, and where in the policy it comes from."""
+
+    name: str
+    what: str
+    origin: Origin
+    path: tuple[str | int, ...]
+
+    @property
+    def span(self) -> Span:
+        return self.origin.at(*self.path)
+
+
+def _volcano_queues(policy: Policy, *, hierarchy: bool) -> Iterator[_Queue]:
+    """Team queues (with the hierarchy), then `<team>-<pool>` leaves, in file order."""
+    for team in in_file_order(policy.teams.values()):
+        if hierarchy:
+            yield _Queue(
+                team.name, f"the queue of team '{team.name}'", team.origin, ("metadata", "name")
+            )
+        pools = {plan.pool.name for plan in team_plan(policy, team)}
+        for index, quota in enumerate(team.quotas):
+            if quota.pool in pools:
+                pools.discard(quota.pool)  # a pool listed twice renders one leaf
+                name = leaf_queue_name(team.name, quota.pool)
+                what = f"the leaf queue of team '{team.name}' in pool '{quota.pool}'"
+                yield _Queue(name, what, team.origin, ("spec", "quotas", index, "pool"))
+
+
+@rule("queue-name-collision", Severity.ERROR)
+def queue_name_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Every Volcano Queue the policy renders has its own name of at most 63 characters.
+
+    Leaf queues are named `<team>-<pool>`, so a team can be named like another team's leaf.
+    Fails: team `research` with quota in pool `mlu370-eval`, and a team named
+    `research-mlu370-eval`; or a team and pool name adding up to more than 63 characters.
+    Passes: a team named `research-eval`.
+    """
+    hierarchy = _volcano_hierarchy(policy)
+    if hierarchy is None:
+        return
+    first: dict[str, _Queue] = {}
+    for queue in _volcano_queues(policy, hierarchy=hierarchy):
+        if len(queue.name) > MAX_QUEUE_NAME:
+            yield _collision(
+                queue,
+                f"{queue.what} would be named '{queue.name}', longer than "
+                f"{MAX_QUEUE_NAME} characters",
+                "use shorter team or pool names",
+            )
+        earlier = first.setdefault(queue.name, queue)
+        if earlier is not queue:
+            yield _collision(
+                queue,
+                f"{queue.what} and {earlier.what} would both be Volcano Queue '{queue.name}'",
+                "rename the team (leaf queues are named <team>-<pool>)",
+                related=earlier.span,
+            )
+
+
+def _collision(queue: _Queue, message: str, hint: str, related: Span | None = None) -> Diagnostic:
+    return error_at(
+        "queue-name-collision",
+        message,
+        queue.origin,
+        *queue.path,
+        hint=hint,
+        related=[related] if related else [],
+    )
 
 
 @rule("volcano-plugin-conflict", Severity.ERROR)

@@ -7,9 +7,9 @@ from typing import Any
 
 from hetgitops import quantities
 from hetgitops.compilers import COMPILERS
-from hetgitops.compilers.quota_plan import admissible
 from hetgitops.manifests import Manifest, metadata
 from hetgitops.model import Fleet, Policy, PriorityTier, Team
+from hetgitops.quota_plan import admissible
 
 TARGET = "core"
 QUOTA_NAME = "hetgitops-accelerators"
@@ -40,7 +40,15 @@ def namespace(fleet: Fleet, team: Team, name: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": metadata(fleet, name, labels={team_label(fleet): team.name}),
+        # Prune=false: dropping a team (or a namespace) from the policy must not let Argo CD
+        # delete the Namespace, which would take every workload, PVC and Secret in it along.
+        # The object is left behind for a human to remove.
+        "metadata": metadata(
+            fleet,
+            name,
+            labels={team_label(fleet): team.name},
+            annotations={"argocd.argoproj.io/sync-options": "Prune=false"},
+        ),
     }
 
 

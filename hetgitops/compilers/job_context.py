@@ -20,9 +20,9 @@ from hetgitops.compilers.job_targets import KUEUE, VOLCANO, JobTarget
 from hetgitops.compilers.kueue_flavors import toleration
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.compilers.labels import domain, pool_node_labels, topology_label
-from hetgitops.compilers.quota_plan import per_card
 from hetgitops.compilers.volcano import leaf_queue_name
 from hetgitops.model import Policy, WorkloadProfile
+from hetgitops.quota_plan import per_card
 
 SERVING = frozenset({"deployment", "leaderworkerset"})
 OWN_QUEUE = frozenset({"volcano-job", "pytorchjob"})
@@ -75,7 +75,7 @@ def _resources(policy: Policy, target: JobTarget) -> dict[str, Any]:
     amounts = {
         "cpu": quantities.times(profile.cpu_per_card or cpu, route.per_pod),
         "memory": quantities.times(profile.memory_per_card or memory, route.per_pod),
-        route.resource: route.per_pod,
+        route.resource: quantities.normalize(route.per_pod),
     }
     return {"requests": dict(amounts), "limits": dict(amounts)}
 

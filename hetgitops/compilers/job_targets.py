@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hetgitops.compilers.quota_plan import FlavorPlan, team_plan
 from hetgitops.model import CardType, Fleet, Policy, Team, WorkloadProfile
+from hetgitops.quota_plan import FlavorPlan, team_plan
 from hetgitops.routing import Reach, Route, Router, candidate_teams, fits, gang_need
 
 KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"

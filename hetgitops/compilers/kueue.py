@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hetgitops.compilers import COMPILERS
+from hetgitops.compilers.argocd import with_sync_wave
 from hetgitops.compilers.kueue_flavors import flavor_manifests
 from hetgitops.compilers.kueue_queues import TARGET, queue_manifests
 from hetgitops.manifests import Manifest
@@ -14,7 +15,10 @@ def compile_kueue(policy: Policy) -> list[Manifest]:
     fleet = policy.fleet
     if fleet is None:
         return []
-    return [*flavor_manifests(policy, fleet), *queue_manifests(policy, fleet)]
+    queues = [
+        with_sync_wave(m) if m.kind == "Cohort" else m for m in queue_manifests(policy, fleet)
+    ]
+    return [*flavor_manifests(policy, fleet), *queues]
 
 
 COMPILERS[TARGET] = compile_kueue

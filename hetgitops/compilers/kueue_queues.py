@@ -6,14 +6,15 @@ controller comparing desired with live state sees no difference after apply.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from fractions import Fraction
 from typing import Any
 
 from hetgitops import quantities
 from hetgitops.compilers.core import team_label
-from hetgitops.compilers.quota_plan import FlavorPlan, accelerator_resources, per_card, team_plan
 from hetgitops.manifests import Manifest, metadata
 from hetgitops.model import CohortSpec, Fleet, Policy, Team
+from hetgitops.quota_plan import FlavorPlan, accelerator_resources, host_quota, team_plan
 
 TARGET = "kueue"
 NEVER = "Never"
@@ -60,41 +61,45 @@ def preemption(policy: Policy, team: Team) -> dict[str, Any]:
     }
 
 
-def _sum(limits: Mapping[str, int | None]) -> int | None:
-    """The cards-equivalent limit for cpu/memory: unbounded if any accelerator is unbounded."""
-    values = list(limits.values())
-    return None if not values or any(v is None for v in values) else sum(v or 0 for v in values)
-
-
-def _entry(name: str, nominal: str | int, *, borrowing: Any, lending: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": name, "nominalQuota": nominal}
+def _entry(
+    name: str, nominal: str | int, *, borrowing: str | int | None, lending: str | int | None
+) -> dict[str, Any]:
+    """Quantities as canonical strings: the API server returns them so (see `quantities`)."""
+    entry: dict[str, Any] = {"name": name, "nominalQuota": quantities.normalize(nominal)}
     if borrowing is not None:
-        entry["borrowingLimit"] = borrowing
+        entry["borrowingLimit"] = quantities.normalize(borrowing)
     if lending is not None:
-        entry["lendingLimit"] = lending
+        entry["lendingLimit"] = quantities.normalize(lending)
     return entry
 
 
-def _per_unit(name: str, per_unit: str, *, plan: FlavorPlan, limited: bool) -> dict[str, Any]:
-    """cpu or memory: the per-card amount times the accelerator units (and their limits)."""
-    borrow, lend = (_sum(plan.borrowing), _sum(plan.lending)) if limited else (None, None)
-    return _entry(
-        name,
-        quantities.times(per_unit, plan.units),
-        borrowing=None if borrow is None else quantities.times(per_unit, borrow),
-        lending=None if lend is None else quantities.times(per_unit, lend),
+def _host(policy: Policy, team: Team, plan: FlavorPlan, *, limited: bool) -> list[dict[str, Any]]:
+    """cpu and memory: per-card amounts times the card-equivalents of the accelerator units
+    (a MIG instance or time-slice replica is a fraction of a card), and of their limits."""
+    nominal = host_quota(policy, team, plan.cards(plan.nominal) or Fraction(0))
+    borrow, lend = (
+        (plan.cards(plan.borrowing), plan.cards(plan.lending)) if limited else (None, None)
     )
+    borrowing = None if borrow is None else host_quota(policy, team, borrow)
+    lending = None if lend is None else host_quota(policy, team, lend)
+    return [
+        _entry(
+            name,
+            nominal[i],
+            borrowing=None if borrowing is None else borrowing[i],
+            lending=None if lending is None else lending[i],
+        )
+        for i, name in enumerate(("cpu", "memory"))
+    ]
 
 
 def flavor_quotas(
-    plan: FlavorPlan, covered: list[str], *, amounts: tuple[str, str], limited: bool
+    policy: Policy, team: Team, plan: FlavorPlan, *, covered: list[str]
 ) -> dict[str, Any]:
     """One flavor: every covered resource in coveredResources order (0 where the pool has
     none), as Kueue's webhook demands."""
-    resources = [
-        _per_unit("cpu", amounts[0], plan=plan, limited=limited),
-        _per_unit("memory", amounts[1], plan=plan, limited=limited),
-    ]
+    limited = team.cohort is not None
+    resources = _host(policy, team, plan, limited=limited)
     # A resource the pool lacks: nothing to lend, and an isolated pool borrows nothing.
     foreign = 0 if plan.pool.isolated and limited else None
     for name in covered[2:]:
@@ -109,8 +114,6 @@ def flavor_quotas(
 def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, Any]:
     plans = team_plan(policy, team)
     covered = ["cpu", "memory", *accelerator_resources(plans)]
-    amounts = per_card(policy, team)
-    limited = team.cohort is not None
     spec: dict[str, Any] = {}
     if team.cohort is not None:
         spec["cohort" if is_v1beta1(fleet) else "cohortName"] = team.cohort
@@ -120,7 +123,7 @@ def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, An
     spec["flavorFungibility"] = _fungibility(fleet)
     spec["preemption"] = preemption(policy, team)
     if plans:
-        flavors = [flavor_quotas(plan, covered, amounts=amounts, limited=limited) for plan in plans]
+        flavors = [flavor_quotas(policy, team, plan, covered=covered) for plan in plans]
         spec["resourceGroups"] = [{"coveredResources": covered, "flavors": flavors}]
     return spec
 

@@ -7,14 +7,15 @@ leaves. Quotas come from `quota_plan`, the same plan the Kueue ClusterQueues use
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from hetgitops import capacity, quantities
 from hetgitops.compilers import COMPILERS
-from hetgitops.compilers.quota_plan import FlavorPlan, per_card, team_plan
+from hetgitops.compilers.argocd import sync_wave
 from hetgitops.compilers.volcano_scheduler import (
     VolcanoConfigError,
     check_invariants,
@@ -24,11 +25,13 @@ from hetgitops.compilers.volcano_scheduler import (
 from hetgitops.diagnostics import Span
 from hetgitops.manifests import Manifest, metadata
 from hetgitops.model import Fleet, Policy, Team
+from hetgitops.quota_plan import FlavorPlan, host_quota, team_plan
 
 TARGET = "volcano"
 API_VERSION = "scheduling.volcano.sh/v1beta1"
 ROOT = "root"
 DEFAULT_WEIGHT = 1
+HOST = ("cpu", "memory")
 
 __all__ = [
     "VolcanoConfigError",
@@ -41,8 +44,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class QueuePlan:
-    """One Queue before rendering: accelerator counts only; cpu and memory follow from them
-    (per card, as in the Kueue ClusterQueue), which keeps every invariant monotone."""
+    """One Queue before rendering, in base units per resource: a leaf's cpu and memory follow
+    from the card-equivalents of its accelerator counts (as in the Kueue ClusterQueue), rounded
+    up per leaf; a team queue sums its leaves exactly, which keeps every invariant monotone."""
 
     name: str
     team: Team
@@ -50,9 +54,9 @@ class QueuePlan:
     depth: int
     pool: str | None
     reclaimable: bool
-    deserved: Mapping[str, int]
-    capability: Mapping[str, int]
-    guarantee: Mapping[str, int]
+    deserved: Mapping[str, Decimal]
+    capability: Mapping[str, Decimal]
+    guarantee: Mapping[str, Decimal]
     origin: Span
 
 
@@ -88,6 +92,17 @@ def leaf_queue_name(team: str, pool: str) -> str:
     return f"{team}-{pool}"
 
 
+def _with_host(
+    policy: Policy, team: Team, plan: FlavorPlan, counts: Mapping[str, int]
+) -> dict[str, Decimal]:
+    """Accelerator counts plus the cpu and memory their card-equivalents carry."""
+    if not counts:
+        return {}
+    cpu, memory = host_quota(policy, team, plan.cards(counts) or Fraction(0))
+    host = {"cpu": quantities.value_of(cpu), "memory": quantities.value_of(memory)}
+    return {**host, **{r: Decimal(n) for r, n in sorted(counts.items())}}
+
+
 def _leaf(policy: Policy, team: Team, plan: FlavorPlan, *, parent: str, depth: int) -> QueuePlan:
     return QueuePlan(
         name=leaf_queue_name(team.name, plan.pool.name),
@@ -96,18 +111,19 @@ def _leaf(policy: Policy, team: Team, plan: FlavorPlan, *, parent: str, depth: i
         depth=depth,
         pool=plan.pool.name,
         reclaimable=not plan.pool.isolated,
-        deserved=dict(plan.nominal),
-        capability=_capability(plan, _offered(policy, plan), team),
-        guarantee=_guarantee(plan, team),
+        deserved=_with_host(policy, team, plan, plan.nominal),
+        capability=_with_host(policy, team, plan, _capability(plan, _offered(policy, plan), team)),
+        guarantee=_with_host(policy, team, plan, _guarantee(plan, team)),
         origin=plan.origin,
     )
 
 
-def _total(maps: list[Mapping[str, int]]) -> dict[str, int]:
-    total: Counter[str] = Counter()
-    for counts in maps:
-        total.update(counts)
-    return dict(sorted(total.items()))
+def _total(maps: list[Mapping[str, Decimal]]) -> dict[str, Decimal]:
+    total: dict[str, Decimal] = {}
+    for values in maps:
+        for name, value in values.items():
+            total[name] = total.get(name, Decimal(0)) + value
+    return total
 
 
 def _team_queue(team: Team, leaves: list[QueuePlan]) -> QueuePlan:
@@ -146,15 +162,11 @@ def queue_plans(policy: Policy) -> list[QueuePlan]:
 def queue_spec(policy: Policy, plan: QueuePlan) -> dict[str, Any]:
     """Every field Volcano would fill in (weight, reclaimable, parent) is written out, so a
     GitOps diff of the live Queue stays clean."""
-    cpu, memory = per_card(policy, plan.team)
 
-    def resources(counts: Mapping[str, int]) -> dict[str, Any]:
-        units = sum(counts.values())
-        return {
-            "cpu": quantities.times(cpu, units),
-            "memory": quantities.times(memory, units),
-            **dict(sorted(counts.items())),
-        }
+    def resources(values: Mapping[str, Decimal]) -> dict[str, str]:
+        """cpu, memory, then the accelerators by name; quantities as canonical strings."""
+        order = [*(r for r in HOST if r in values), *sorted(r for r in values if r not in HOST)]
+        return {r: quantities.canonical(values[r], binary=r == "memory") for r in order}
 
     spec: dict[str, Any] = {
         "parent": plan.parent,
@@ -179,7 +191,7 @@ def _queue(policy: Policy, fleet: Fleet, plan: QueuePlan) -> Manifest:
     obj = {
         "apiVersion": API_VERSION,
         "kind": "Queue",
-        "metadata": metadata(fleet, plan.name, labels=labels),
+        "metadata": metadata(fleet, plan.name, labels=labels, annotations=sync_wave(plan.depth)),
         "spec": queue_spec(policy, plan),
     }
     return Manifest(TARGET, obj, plan.origin, depth=plan.depth)

@@ -89,3 +89,14 @@ def test_borrow_within_cohort_with_reclaim_passes(policy):
         "    borrowWithinCohort: {policy: LowerPriority}\n",
     )
     assert policy.spans("preemption-invalid") == []
+
+
+def test_mig_only_lending_exceeds_its_smallest_mig_count(policy):
+    # a MIG-only quota's limits apply to each MIG resource it claims
+    ml(policy, quota="mig: {1g.10gb: 14, 2g.20gb: 6}, lendingLimit: 7")
+    assert policy.spans("lending-exceeds-nominal") == [policy.pos("teams.yaml", "lendingLimit: ^7")]
+
+
+def test_mig_only_lending_within_each_mig_count_passes(policy):
+    ml(policy, quota="mig: {1g.10gb: 14, 2g.20gb: 6}, lendingLimit: 6")
+    assert policy.spans("lending-exceeds-nominal") == []

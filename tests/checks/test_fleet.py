@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+from hetgitops.diagnostics import Severity
+
 
 def test_base_policy_is_clean(policy):
     assert policy.diagnostics() == []
@@ -51,3 +55,30 @@ def test_cohort_self_parent_is_a_cycle(policy):
 def test_cohort_tree_passes(policy):
     assert policy.spans("cohort-cycle") == []
     assert policy.spans("cohort-duplicate") == []
+
+
+def test_targets_complete_pass(policy):
+    assert policy.spans("targets-incomplete") == []
+
+
+@pytest.mark.parametrize(
+    ("targets", "missing"),
+    [
+        ("[kueue]", [("kueue", "core"), ("kueue", "nodes")]),
+        ("[core, kueue, volcano]", [("kueue", "nodes"), ("volcano", "nodes")]),
+        ("[nodes, kueue]", [("kueue", "core")]),
+        ("[core, gpu-operator]", [("gpu-operator", "nodes")]),
+        ("[core, nodes, volcano, gpu-operator]", []),
+    ],
+)
+def test_targets_incomplete(policy, targets, missing):
+    policy.replace(
+        "fleet.yaml", "targets: [core, kueue, volcano, nodes, gpu-operator]", f"targets: {targets}"
+    )
+    found = policy.findings("targets-incomplete")
+    where = policy.pos("fleet.yaml", "targets: ^[")
+    assert [(d.rule, str(d.span)) for d in found] == [("targets-incomplete", where)] * len(missing)
+    assert all(d.severity is Severity.WARNING for d in found)
+    ordered = sorted(found, key=lambda d: d.message)
+    for (target, needed), diagnostic in zip(missing, ordered, strict=True):
+        assert f"'{target}' without '{needed}'" in diagnostic.message

@@ -160,3 +160,49 @@ def test_mig_strategy_none_warns(policy):
 def test_mig_strategy_mixed_does_not_warn(policy):
     layout(policy, "{gpus: [0], profiles: {1g.10gb: 7}}")
     assert policy.spans("mig-strategy-none") == []
+
+
+@pytest.mark.parametrize(
+    "devices, marked",
+    [
+        (
+            "{gpus: [0, 1], profiles: {1g.10gb: 7}}\n{gpus: [2, 1], profiles: {3g.40gb: 2}}",
+            "gpus: [2, ^1], profiles: {3g",
+        ),
+        (
+            "{gpus: [0], profiles: {1g.10gb: 7}}\n{gpus: all, profiles: {3g.40gb: 2}}",
+            "gpus: ^all",
+        ),
+        (
+            "{gpus: all, profiles: {1g.10gb: 7}}\n{gpus: [3], profiles: {3g.40gb: 2}}",
+            "gpus: [^3]",
+        ),
+    ],
+)
+def test_mig_gpu_overlap(policy, devices, marked):
+    layout(policy, devices)
+    found = policy.findings("mig-gpu-overlap")
+    assert [str(d.span) for d in found] == [policy.pos("pools.yaml", marked)]
+    first = devices.split("\n")[0].replace("{gpus: ", "{gpus: ^", 1)
+    assert [str(s) for s in found[0].related] == [policy.pos("pools.yaml", first)]
+
+
+def test_mig_gpu_overlap_reported_once_per_gpu_and_entry(policy):
+    layout(
+        policy,
+        "{gpus: [0, 1], profiles: {1g.10gb: 7}}\n"
+        "{gpus: [1], profiles: {3g.40gb: 2}}\n"
+        "{gpus: [1, 2], profiles: {7g.80gb: 1}}",
+    )
+    assert policy.spans("mig-gpu-overlap") == sorted(
+        [
+            policy.pos("pools.yaml", "gpus: [^1], profiles: {3g"),
+            policy.pos("pools.yaml", "gpus: [^1, 2]"),
+        ]
+    )
+
+
+def test_mig_gpus_disjoint_pass(policy):
+    layout(policy, "{gpus: [0, 1], profiles: {1g.10gb: 7}}\n{gpus: [2, 3], profiles: {3g.40gb: 2}}")
+    assert policy.spans("mig-gpu-overlap") == []
+    assert policy.spans("mig-layout-invalid") == []

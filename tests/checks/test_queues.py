@@ -84,3 +84,125 @@ def test_volcano_conflict_reported_even_when_not_targeted(policy):
     assert policy.spans("volcano-plugin-conflict") == [
         policy.pos("fleet.yaml", "volcano: {queuePlugin: ^proportion}")
     ]
+
+
+VOLCANO_TARGETS = "targets: [core, kueue, volcano, nodes, gpu-operator]"
+
+
+def rename_team(policy, old: str, new: str) -> None:
+    policy.replace("teams.yaml", f"metadata:\n  name: {old}\n", f"metadata:\n  name: {new}\n")
+
+
+@pytest.mark.parametrize("name", ["root", "default"])
+def test_queue_name_reserved(policy, name):
+    rename_team(policy, "serving", name)
+    assert policy.spans("queue-name-reserved") == [
+        policy.pos("teams.yaml", f"name: ^{name}\nspec:\n  namespaces: [serving]")
+    ]
+
+
+def test_queue_name_reserved_needs_volcano_team_queues(policy):
+    rename_team(policy, "serving", "default")
+    assert policy.spans("queue-name-reserved") != []
+    policy.replace("fleet.yaml", "  cohorts:", "  volcano: {hierarchy: false}\n  cohorts:")
+    assert policy.spans("queue-name-reserved") == []  # only <team>-<pool> leaves are rendered
+    policy.replace("fleet.yaml", VOLCANO_TARGETS, "targets: [core, kueue]")
+    assert policy.spans("queue-name-reserved") == []
+
+
+def test_queue_name_collision_team_and_leaf(policy):
+    # Team ml's leaf queue in pool l40s-infer is `ml-l40s-infer`.
+    rename_team(policy, "serving", "ml-l40s-infer")
+    found = policy.findings("queue-name-collision")
+    assert [str(d.span) for d in found] == [policy.pos("teams.yaml", "name: ^ml-l40s-infer")]
+    assert [str(s) for s in found[0].related] == [
+        policy.pos("teams.yaml", "cards: 8}\n    - {pool: ^l40s-infer, cards: 8}\n  tiers: [tr")
+    ]
+
+
+def test_queue_name_collision_between_leaves(policy):
+    # `ml` in pool `x-pool` and `ml-x` in pool `pool` are both `ml-x-pool`.
+    rename_team(policy, "serving", "ml-x")
+    policy.add(
+        "pools.yaml",
+        "kind: Pool\nmetadata:\n  name: x-pool\nspec:\n  cardType: l40s-48gb\n"
+        "  purpose: batch\n  cardsPerNode: 8\n  nodes: [{names: node-x, zone: zone-c}]\n"
+        "---\n" + "apiVersion: hetgitops.io/v1alpha1\n"
+        "kind: Pool\nmetadata:\n  name: pool\nspec:\n  cardType: l40s-48gb\n"
+        "  purpose: batch\n  cardsPerNode: 8\n  nodes: [{names: node-y, zone: zone-c}]\n",
+    )
+    policy.replace(
+        "teams.yaml", ML_QUOTAS, ML_QUOTAS.replace("\n", "\n    - {pool: x-pool, cards: 1}\n", 1)
+    )
+    policy.replace(
+        "teams.yaml",
+        "- {pool: h100-train, cards: 8}\n  tiers: [serving]",
+        "- {pool: h100-train, cards: 8}\n    - {pool: pool, cards: 1}\n  tiers: [serving]",
+    )
+    assert policy.spans("queue-name-collision") == [
+        policy.pos("teams.yaml", "- {pool: ^pool, cards: 1}")
+    ]
+
+
+def test_queue_name_too_long(policy):
+    rename_team(policy, "serving", "team-" + "x" * 47)  # 52 + "-l40s-infer" = 63: still fine
+    assert policy.spans("queue-name-collision") == []
+    rename_team(policy, "team-" + "x" * 47, "team-" + "x" * 48)  # 64 for both pools
+    assert policy.spans("queue-name-collision") == [
+        policy.pos(
+            "teams.yaml",
+            "- {pool: ^l40s-infer, cards: 8}\n    - {pool: h100-train, cards: 8}\n  tiers: [s",
+        ),
+        policy.pos("teams.yaml", "- {pool: ^h100-train, cards: 8}\n  tiers: [s"),
+    ]
+
+
+def test_queue_names_distinct_pass(policy):
+    rename_team(policy, "serving", "ml-eval")
+    assert policy.spans("queue-name-collision") == []
+    assert policy.spans("queue-name-reserved") == []
+
+
+def test_queue_name_collision_needs_volcano(policy):
+    rename_team(policy, "serving", "ml-l40s-infer")
+    policy.replace("fleet.yaml", VOLCANO_TARGETS, "targets: [core, kueue]")
+    assert policy.spans("queue-name-collision") == []
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        "kube-system",
+        "kube-public",
+        "kube-node-lease",
+        "kube-flannel",
+        "default",
+        "gpu-operator",
+        "volcano-system",
+        "kueue-system",
+        "node-feature-discovery",
+    ],
+)
+def test_namespace_reserved(policy, namespace):
+    policy.replace("teams.yaml", "namespaces: [serving]", f"namespaces: [serving, {namespace}]")
+    assert policy.spans("namespace-reserved") == [
+        policy.pos("teams.yaml", f"[serving, ^{namespace}]")
+    ]
+
+
+def test_namespace_reserved_follows_the_gpu_operator_namespace(policy):
+    policy.replace(
+        "fleet.yaml", "  cohorts:", "  gpuOperator: {namespace: nvidia-gpu-operator}\n  cohorts:"
+    )
+    policy.replace("teams.yaml", "namespaces: [serving]", "namespaces: [nvidia-gpu-operator]")
+    assert policy.spans("namespace-reserved") == [
+        policy.pos("teams.yaml", "namespaces: [^nvidia-gpu-operator]")
+    ]
+
+
+@pytest.mark.parametrize(
+    "namespace", ["kubeflow", "gpu-operator-jobs", "defaults", "ml-kube-system"]
+)
+def test_namespace_not_reserved(policy, namespace):
+    policy.replace("teams.yaml", "namespaces: [serving]", f"namespaces: [{namespace}]")
+    assert policy.spans("namespace-reserved") == []

@@ -43,6 +43,8 @@ def test_namespace_per_team_namespace_carries_team_label() -> None:
             "example.io/fleet": "test-cluster",
             "example.io/team": "alpha",
         },
+        # Removing a team must not make Argo CD delete the namespace and everything in it.
+        "annotations": {"argocd.argoproj.io/sync-options": "Prune=false"},
     }
 
 
@@ -56,20 +58,20 @@ def test_quota_caps_at_nominal_plus_borrowing_within_the_cohort_tree() -> None:
     # l40s: 8 + borrowingLimit 4, but nobody else in the tree holds l40s -> 8; h100 borrowing
     # is unbounded -> the tree's 4 + 4; the isolated ascend pool stays at its nominal 8.
     assert _hard(found, "alpha") == {
-        "requests.huawei.com/Ascend910": 8,
-        "requests.nvidia.com/gpu": 16,
-        "requests.nvidia.com/mig-1g.10gb": 7,
+        "requests.huawei.com/Ascend910": "8",
+        "requests.nvidia.com/gpu": "16",
+        "requests.nvidia.com/mig-1g.10gb": "7",
     }
     assert _hard(found, "alpha") == _hard(found, "alpha-dev")
     # gamma holds no MIG quota but may borrow alpha's 7 instances
     assert _hard(found, "gamma") == {
-        "requests.nvidia.com/gpu": 8,
-        "requests.nvidia.com/mig-1g.10gb": 7,
+        "requests.nvidia.com/gpu": "8",
+        "requests.nvidia.com/mig-1g.10gb": "7",
     }
 
 
 def test_quota_without_cohort_is_nominal_only() -> None:
-    assert _hard(_core(), "beta") == {"requests.nvidia.com/gpu": 8}
+    assert _hard(_core(), "beta") == {"requests.nvidia.com/gpu": "8"}
 
 
 def test_manifests_point_at_the_namespace_line() -> None:

@@ -96,7 +96,7 @@ def test_profile_and_team_filters() -> None:
 def test_mig_profile_requests_one_mig_instance() -> None:
     job = _jobs(job_policy.build())["mig-serve/alpha-h100.yaml"]
     resources = _container(job["spec"]["template"])["resources"]
-    assert resources["limits"] == {"cpu": 12, "memory": "96Gi", "nvidia.com/mig-1g.10gb": 1}
+    assert resources["limits"] == {"cpu": "12", "memory": "96Gi", "nvidia.com/mig-1g.10gb": "1"}
 
 
 def test_requests_equal_limits_everywhere(scenario_policy: Load) -> None:
@@ -112,7 +112,7 @@ def test_cpu_and_memory_per_card_profile_then_team_then_fleet() -> None:
     master = jobs["pretrain/beta-l40s.yaml"]["spec"]["pytorchReplicaSpecs"]["Master"]
     beta = _container(master["template"])
     # profile cpuPerCard 10 x 8; memory from beta's 1024Mi x 8, canonical
-    assert beta["resources"]["requests"] == {"cpu": 80, "memory": "8Gi", "nvidia.com/gpu": 8}
+    assert beta["resources"]["requests"] == {"cpu": "80", "memory": "8Gi", "nvidia.com/gpu": "8"}
 
 
 def test_node_selector_pins_card_and_the_only_pool() -> None:
@@ -189,7 +189,7 @@ def test_single_mig_strategy_pins_the_pool(strategy: str, pinned: bool) -> None:
     policy = job_policy.build(extra=SECOND_MIG_POOL, mig_strategy=strategy)
     pod = next(_pods(_jobs(policy, teams=["delta"])["mig-serve/delta-h100.yaml"]))
     resource = "nvidia.com/gpu" if pinned else "nvidia.com/mig-1g.10gb"
-    assert _container(pod)["resources"]["limits"][resource] == 1
+    assert _container(pod)["resources"]["limits"][resource] == "1"
     assert ("example.io/pool" in pod["spec"]["nodeSelector"]) is pinned
 
 
@@ -342,7 +342,7 @@ def test_bundled_jobs_match_golden(scenario_policy: Load, update_golden: bool) -
     assert [d.rule for d in found] == ["job-integration"]  # PyTorchJob on Kueue 0.19
     files = tree(manifests)
     if update_golden:
-        manifest_output.write_tree(files, GOLDEN)
+        manifest_output.replace_tree(files, GOLDEN)  # goldens carry no output marker
         return
     diff = manifest_output.compare_tree(files, GOLDEN)
     assert not diff, f"{GOLDEN} differs ({diff}); run pytest --update-golden and review the diff"

@@ -69,11 +69,11 @@ def test_mig_mixed_resources_are_covered(found: Objects) -> None:
         _resource(found["ClusterQueue", "alpha"], "h100-pool", "nvidia.com/mig-1g.10gb")[
             "nominalQuota"
         ]
-        == 7
+        == "7"
     )
     # gamma claims no MIG quota, but lists the pool's MIG resource (at 0) so it may borrow it
     gamma = found["ClusterQueue", "gamma"]
-    assert _resource(gamma, "h100-pool", "nvidia.com/mig-1g.10gb")["nominalQuota"] == 0
+    assert _resource(gamma, "h100-pool", "nvidia.com/mig-1g.10gb")["nominalQuota"] == "0"
 
 
 def test_flavor_order_is_quota_order(found: Objects) -> None:
@@ -93,7 +93,7 @@ def test_every_flavor_lists_the_covered_resources_in_order(found: Objects) -> No
 def test_isolated_pool_neither_borrows_nor_lends(found: Objects) -> None:
     flavor = next(f for f in _flavors(found["ClusterQueue", "alpha"]) if f["name"] == "ascend-pool")
     for resource in flavor["resources"]:
-        assert (resource["borrowingLimit"], resource["lendingLimit"]) == (0, 0), resource
+        assert (resource["borrowingLimit"], resource["lendingLimit"]) == ("0", "0"), resource
 
 
 def test_limits_only_with_a_cohort(found: Objects) -> None:
@@ -106,25 +106,49 @@ def test_limits_only_with_a_cohort(found: Objects) -> None:
 def test_team_and_pool_lending_limits(found: Objects) -> None:
     alpha = found["ClusterQueue", "alpha"]
     gpu = _resource(alpha, "l40s-pool", "nvidia.com/gpu")
-    assert (gpu["nominalQuota"], gpu["borrowingLimit"], gpu["lendingLimit"]) == (8, 4, 2)
+    assert (gpu["nominalQuota"], gpu["borrowingLimit"], gpu["lendingLimit"]) == ("8", "4", "2")
     # cpu and memory follow the card limits: 4 x 12 cpu, 2 x 96Gi
-    assert _resource(alpha, "l40s-pool", "cpu")["borrowingLimit"] == 48
+    assert _resource(alpha, "l40s-pool", "cpu")["borrowingLimit"] == "48"
     assert _resource(alpha, "l40s-pool", "memory")["lendingLimit"] == "192Gi"
     # the h100 pool lends at most 50%: floor(4 * 0.5), floor(7 * 0.5); borrowing unbounded
-    assert _resource(alpha, "h100-pool", "nvidia.com/gpu")["lendingLimit"] == 2
+    assert _resource(alpha, "h100-pool", "nvidia.com/gpu")["lendingLimit"] == "2"
     mig = _resource(alpha, "h100-pool", "nvidia.com/mig-1g.10gb")
-    assert mig["lendingLimit"] == 3
+    assert mig["lendingLimit"] == "3"
     assert "borrowingLimit" not in mig
+    # cpu/memory lend card-equivalents: 2 cards + 3 x 1/7 = 17/7; x 12 = 29.14 -> 30 cpu,
+    # x 96Gi = 233.14Gi -> 234Gi (rounded up); borrowing unbounded like the MIG resource
+    assert _resource(alpha, "h100-pool", "cpu")["lendingLimit"] == "30"
+    assert _resource(alpha, "h100-pool", "memory")["lendingLimit"] == "234Gi"
+    assert "borrowingLimit" not in _resource(alpha, "h100-pool", "cpu")
+
+
+def test_mig_instances_count_as_their_share_of_a_card(found: Objects) -> None:
+    # alpha in h100-pool: 4 cards + 7 x 1g.10gb (1/7 of a GPU each) = 5 cards, not 11:
+    # 5 x 12 cpu = 60, 5 x 96Gi = 480Gi
+    alpha = found["ClusterQueue", "alpha"]
+    assert _resource(alpha, "h100-pool", "cpu")["nominalQuota"] == "60"
+    assert _resource(alpha, "h100-pool", "memory")["nominalQuota"] == "480Gi"
 
 
 def test_canonical_quantities(found: Objects) -> None:
     # beta: 8 cards x 500m cpu and x 1024Mi memory
     beta = found["ClusterQueue", "beta"]
-    assert _resource(beta, "l40s-pool", "cpu")["nominalQuota"] == 4
+    assert _resource(beta, "l40s-pool", "cpu")["nominalQuota"] == "4"
     assert _resource(beta, "l40s-pool", "memory")["nominalQuota"] == "8Gi"
     alpha = found["ClusterQueue", "alpha"]
-    assert _resource(alpha, "l40s-pool", "cpu")["nominalQuota"] == 96
-    assert _resource(alpha, "ascend-pool", "memory")["borrowingLimit"] == 0
+    assert _resource(alpha, "l40s-pool", "cpu")["nominalQuota"] == "96"
+    assert _resource(alpha, "ascend-pool", "memory")["borrowingLimit"] == "0"
+
+
+def test_every_quantity_is_a_string(found: Objects) -> None:
+    # The API server serialises quantities as strings; an int would read back as drift.
+    for (kind, _), obj in found.items():
+        if kind != "ClusterQueue":
+            continue
+        for flavor in _flavors(obj):
+            for resource in flavor["resources"]:
+                values = [v for k, v in resource.items() if k != "name"]
+                assert all(isinstance(v, str) for v in values), resource
 
 
 def test_namespace_selector_and_defaults_written(found: Objects) -> None:
@@ -184,6 +208,13 @@ def test_cohort_tree_parents_first() -> None:
     depth = {m.name: m.depth for m in manifests}
     assert depth == {"root": 0, "child": 1}
     assert stream(manifests).index("name: root") < stream(manifests).index("name: child")
+
+
+def test_cohort_sync_wave_is_its_depth(found: Objects) -> None:
+    wave = "argocd.argoproj.io/sync-wave"
+    assert found["Cohort", "root"]["metadata"]["annotations"] == {wave: "0"}
+    assert found["Cohort", "child"]["metadata"]["annotations"] == {wave: "1"}
+    assert "annotations" not in found["ClusterQueue", "alpha"]["metadata"]
 
 
 def test_local_queue_per_team_namespace(found: Objects) -> None:

@@ -59,6 +59,25 @@ def test_team_queue_then_one_leaf_per_pool(scenario_policy: Load) -> None:
     ]
 
 
+def test_sync_wave_creates_parents_first(scenario_policy: Load) -> None:
+    # Argo CD applies lower waves first and prunes in reverse: team queues before their leaves.
+    waves = {
+        name: q["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
+        for name, q in _queues(scenario_policy("volcano-only")).items()
+    }
+    assert waves == {
+        "alpha": "0",
+        "alpha-h100-train": "1",
+        "alpha-l40s-infer": "1",
+        "beta": "0",
+        "beta-h100-train": "1",
+        "beta-l40s-infer": "1",
+    }
+    flat = _with_fleet(scenario_policy("volcano-only"), volcano_hierarchy=False)
+    annotations = [q["metadata"]["annotations"] for q in _queues(flat).values()]
+    assert annotations == [{"argocd.argoproj.io/sync-wave": "0"}] * 4  # leaves under root
+
+
 def test_leaf_is_bound_to_its_pool_nodes(scenario_policy: Load) -> None:
     leaf = _queues(scenario_policy("volcano-only"))["alpha-h100-train"]["spec"]
     required = leaf["affinity"]["nodeGroupAffinity"][
@@ -96,9 +115,9 @@ def test_parent_is_the_sum_of_its_leaves(scenario_policy: Load) -> None:
 def test_deserved_is_the_nominal_quota_in_whole_cards(scenario_policy: Load) -> None:
     spec = _queues(scenario_policy("volcano-only"))["alpha-h100-train"]["spec"]
     # 10 cards at the default 8 CPU / 64Gi per card
-    assert spec["deserved"] == {"cpu": 80, "memory": "640Gi", "nvidia.com/gpu": 10}
+    assert spec["deserved"] == {"cpu": "80", "memory": "640Gi", "nvidia.com/gpu": "10"}
     # borrowingLimit 4 on top of nominal
-    assert spec["capability"]["nvidia.com/gpu"] == 14
+    assert spec["capability"]["nvidia.com/gpu"] == "14"
 
 
 def test_unbounded_borrowing_stops_at_pool_capacity(scenario_policy: Load) -> None:
@@ -108,15 +127,15 @@ def test_unbounded_borrowing_stops_at_pool_capacity(scenario_policy: Load) -> No
     card = policy.card_type_of(pool)
     assert card is not None
     offered = capacity.pool_resources(pool, card, policy.fleet)["nvidia.com/gpu"]
-    assert spec["capability"]["nvidia.com/gpu"] == offered == 16
+    assert spec["capability"]["nvidia.com/gpu"] == str(offered) == "16"
 
 
 def test_guarantee_is_a_rounded_down_share_of_deserved(scenario_policy: Load) -> None:
     queues = _queues(scenario_policy("isolated-pool"))
     # domestic: guaranteePercent 25 of 12 Ascend cards -> 3, of 8 H100 -> 2
     leaf = queues["domestic-ascend"]["spec"]
-    assert leaf["guarantee"]["resource"]["huawei.com/Ascend910"] == 3
-    assert queues["domestic"]["spec"]["guarantee"]["resource"]["nvidia.com/gpu"] == 2
+    assert leaf["guarantee"]["resource"]["huawei.com/Ascend910"] == "3"
+    assert queues["domestic"]["spec"]["guarantee"]["resource"]["nvidia.com/gpu"] == "2"
     assert "guarantee" not in queues["global-ascend"]["spec"]
 
 

@@ -1,7 +1,7 @@
-"""Compile stage, shared: what each team's queue holds per pool and resource.
+"""Shared by checks, routing and compilers: what each team's queue holds per pool and resource.
 
-The Kueue ClusterQueue and the core ResourceQuota are two views of one plan; computing it once
-keeps the namespace cap equal to what the queue can really admit.
+The Kueue ClusterQueue, the Volcano queues and the core ResourceQuota are views of one plan;
+computing it once keeps the namespace cap equal to what the queue can really admit.
 """
 
 from __future__ import annotations
@@ -10,13 +10,25 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
-from hetgitops import capacity
+from hetgitops import capacity, quantities
 from hetgitops.diagnostics import Span
-from hetgitops.model import Policy, Pool, Quota, Team, derived
+from hetgitops.model import (
+    DEFAULT_CPU_PER_CARD,
+    DEFAULT_MEMORY_PER_CARD,
+    CardType,
+    Fleet,
+    Policy,
+    Pool,
+    Quota,
+    Team,
+    derived,
+)
 
-DEFAULT_CPU_PER_CARD = "8"
-DEFAULT_MEMORY_PER_CARD = "64Gi"
+# Host quotas round up to whole CPUs and whole GiB, so Kueue and Volcano get tidy numbers.
+CPU_STEP = "1"
+MEMORY_STEP = "1Gi"
 
 
 @dataclass(frozen=True)
@@ -24,17 +36,25 @@ class FlavorPlan:
     """One team's quota in one pool, per accelerator resource the pool provides.
 
     `borrowing` / `lending` hold None where Kueue's limit stays unset (unbounded); both are
-    empty when the team has no cohort, because Kueue forbids limits without one."""
+    empty when the team has no cohort, because Kueue forbids limits without one. `weights`
+    is the card-equivalent of one unit of each resource (`capacity.unit_weight`)."""
 
     pool: Pool
     nominal: Mapping[str, int]
     borrowing: Mapping[str, int | None]
     lending: Mapping[str, int | None]
+    weights: Mapping[str, Fraction]
     origin: Span
 
-    @property
-    def units(self) -> int:
-        return sum(self.nominal.values())
+    def cards(self, counts: Mapping[str, int | None]) -> Fraction | None:
+        """Physical cards `counts` amount to; None (unbounded) if any count is, or none given."""
+        values = list(counts.values())
+        if not values or any(v is None for v in values):
+            return None
+        return sum(
+            ((n or 0) * self.weights.get(r, Fraction(1)) for r, n in counts.items()),
+            start=Fraction(0),
+        )
 
 
 def per_card(policy: Policy, team: Team) -> tuple[str, str]:
@@ -45,16 +65,33 @@ def per_card(policy: Policy, team: Team) -> tuple[str, str]:
     return cpu, memory
 
 
-def _borrowing(quota: Quota, pool: Pool, *, resource: str, main: str) -> int | None:
-    if pool.isolated:
-        return 0
-    return quota.borrowing_limit if resource == main else None
+def host_quota(policy: Policy, team: Team, cards: Fraction) -> tuple[str, str]:
+    """CPU and memory for `cards` card-equivalents, rounded up to a whole CPU and GiB."""
+    cpu, memory = per_card(policy, team)
+    return (
+        quantities.times_rounded_up(cpu, cards, step=CPU_STEP),
+        quantities.times_rounded_up(memory, cards, step=MEMORY_STEP),
+    )
 
 
-def _lending(quota: Quota, pool: Pool, *, resource: str, main: str, nominal: int) -> int | None:
+def limited_resources(quota: Quota, pool: Pool, card: CardType, fleet: Fleet | None) -> set[str]:
+    """What borrowingLimit / lendingLimit bound: a quota's limits are in its own units, so the
+    main card resource for `cards` / `normalized`, else every MIG resource it claims."""
+    if quota.cards is not None or quota.normalized is not None:
+        return {capacity.main_resource(pool, card)}
+    return set(capacity.quota_resources(quota, pool, card, fleet))
+
+
+def _borrowing(quota: Quota, pool: Pool, *, limited: bool) -> int | None:
     if pool.isolated:
         return 0
-    if resource == main and quota.lending_limit is not None:
+    return quota.borrowing_limit if limited else None
+
+
+def _lending(quota: Quota, pool: Pool, *, limited: bool, nominal: int) -> int | None:
+    if pool.isolated:
+        return 0
+    if limited and quota.lending_limit is not None:
         return quota.lending_limit
     if pool.lend_max_percent is not None:
         return math.floor(nominal * pool.lend_max_percent / 100)
@@ -72,14 +109,16 @@ def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     # Every resource the pool offers is listed (0 when unclaimed): Kueue lets a queue borrow
     # only what it lists itself.
     nominal = {r: claimed.get(r, 0) for r in sorted({*offered, *claimed})}
-    main = capacity.main_resource(pool, card)
+    limited = limited_resources(quota, pool, card, policy.fleet)
     borrowing: dict[str, int | None] = {}
     lending: dict[str, int | None] = {}
     if team.cohort is not None:
         for resource, amount in nominal.items():
-            borrowing[resource] = _borrowing(quota, pool, resource=resource, main=main)
-            lending[resource] = _lending(quota, pool, resource=resource, main=main, nominal=amount)
-    return FlavorPlan(pool, nominal, borrowing, lending, quota.origin.span)
+            bound = resource in limited
+            borrowing[resource] = _borrowing(quota, pool, limited=bound)
+            lending[resource] = _lending(quota, pool, limited=bound, nominal=amount)
+    weights = {r: capacity.unit_weight(pool, card, r, policy.fleet) for r in nominal}
+    return FlavorPlan(pool, nominal, borrowing, lending, weights, quota.origin.span)
 
 
 def team_plan(policy: Policy, team: Team) -> list[FlavorPlan]:

@@ -1,0 +1,25 @@
+"""`hetgitops.quantities`: canonical forms are strings, as the API server returns them."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from hetgitops import quantities
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [(0, "0"), (12, "12"), ("12000m", "12"), ("1024Mi", "1Gi"), ("9216Gi", "9Ti"), ("0.5", "500m")],
+)
+def test_canonical_forms_are_strings(given: str | int, canonical: str) -> None:
+    assert quantities.normalize(given) == canonical
+
+
+def test_times_rounded_up_to_a_whole_step() -> None:
+    # 240/7 cards (online-inference on h100-infer) x 12 cpu = 411.4 -> 412; x 96Gi -> 3292Gi
+    assert quantities.times_rounded_up("12", Fraction(240, 7), step="1") == "412"
+    assert quantities.times_rounded_up("96Gi", Fraction(240, 7), step="1Gi") == "3292Gi"
+    # exact: 7 x 1/7 of a card is one card, not a hair more
+    assert quantities.times_rounded_up("12", Fraction(1, 7) * 7, step="1") == "12"
