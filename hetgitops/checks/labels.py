@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from hetgitops.checks._common import PathPart, error_at, node_group, pools_with_cards, warning_at
 from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.compilers.labels import CARD_VALUES, node_value
 from hetgitops.diagnostics import Diagnostic, Severity, Span
 from hetgitops.model import (
     DEFAULT_RESERVED_PREFIXES,
@@ -24,20 +25,17 @@ MAX_VALUE_LENGTH = 63
 SHARED_PREFIXES = ("topology.kubernetes.io/",)
 
 
-def _memory(card: CardType) -> str:
-    return f"{card.memory_gib:g}"
-
-
-# source -> (value of the card, where the card states it)
+# source -> (value of the card, where the card states it); the values are the compiler's own,
+# so what is checked is exactly what `render` writes onto nodes.
 CARD_SOURCES: dict[str, tuple[Callable[[CardType], str], tuple[str, ...]]] = {
-    "card-type": (lambda c: c.name, ("metadata", "name")),
-    "vendor": (lambda c: c.vendor, ("spec", "vendor")),
-    "model": (lambda c: c.model, ("spec", "model")),
-    "memory": (_memory, ("spec", "memoryGiB")),
-    "architecture": (lambda c: c.architecture, ("spec", "architecture")),
-    "generation": (lambda c: c.generation, ("spec", "generation")),
-    "interconnect": (lambda c: c.interconnect, ("spec", "interconnect")),
-    "lifecycle": (lambda c: c.lifecycle, ("spec", "lifecycle")),
+    "card-type": (CARD_VALUES["card-type"], ("metadata", "name")),
+    "vendor": (CARD_VALUES["vendor"], ("spec", "vendor")),
+    "model": (CARD_VALUES["model"], ("spec", "model")),
+    "memory": (CARD_VALUES["memory"], ("spec", "memoryGiB")),
+    "architecture": (CARD_VALUES["architecture"], ("spec", "architecture")),
+    "generation": (CARD_VALUES["generation"], ("spec", "generation")),
+    "interconnect": (CARD_VALUES["interconnect"], ("spec", "interconnect")),
+    "lifecycle": (CARD_VALUES["lifecycle"], ("spec", "lifecycle")),
 }
 NODE_FIELDS = {"zone": "zone", "rack": "rack", "nvlink-domain": "nvlinkDomain"}
 
@@ -72,9 +70,9 @@ def sites(policy: Policy, label: LabelRule) -> Iterator[Site]:
                 if node.origin.span in seen_nodes:
                     continue
                 seen_nodes.add(node.origin.span)
-                value = {"zone": node.zone, "rack": node.rack, "nvlink-domain": node.nvlink_domain}
                 subject = f"node '{node.name}' of pool '{pool.name}'"
-                yield Site(value[source], node_group(node), (NODE_FIELDS[source],), subject)
+                value = node_value(source, node)
+                yield Site(value, node_group(node), (NODE_FIELDS[source],), subject)
     for card in cards.values():
         getter, path = CARD_SOURCES[source]
         yield Site(getter(card) or None, card.origin, path, f"card type '{card.name}'")

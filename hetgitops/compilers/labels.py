@@ -51,7 +51,7 @@ def _memory(card: CardType) -> str:
     return str(int(gib)) if gib == int(gib) else str(gib)
 
 
-_CARD_SOURCES: dict[str, Callable[[CardType], str]] = {
+CARD_VALUES: dict[str, Callable[[CardType], str]] = {
     "card-type": lambda c: c.name,
     "vendor": lambda c: c.vendor,
     "model": lambda c: c.model,
@@ -70,13 +70,14 @@ def _pool_value(source: str, key: str, pool: Pool, card: CardType | None) -> str
         return pool.purpose
     if source == "static":
         return pool.labels.get(key)
-    getter = _CARD_SOURCES.get(source)
+    getter = CARD_VALUES.get(source)
     if getter is None or card is None:
         return None
     return getter(card)
 
 
-def _node_value(source: str, node: Node) -> str | None:
+def node_value(source: str, node: Node) -> str | None:
+    """The value a per-node source (zone, rack, nvlink-domain) takes on `node`."""
     return {"zone": node.zone, "rack": node.rack, "nvlink-domain": node.nvlink_domain}.get(source)
 
 
@@ -119,7 +120,7 @@ def node_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
     """`pool_node_labels` plus the node's own topology labels (zone, rack, NVLink domain)."""
     labels = pool_node_labels(policy, pool)
     for source, key in _rules(policy):
-        value = _node_value(source, node) if source in PER_NODE_SOURCES else None
+        value = node_value(source, node) if source in PER_NODE_SOURCES else None
         if value:
             labels[key] = label_value(value)
     return dict(sorted(labels.items()))
