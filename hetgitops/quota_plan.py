@@ -151,35 +151,53 @@ def cohort_root(policy: Policy, cohort: str) -> str:
     return cohort
 
 
-def tree_nominal(policy: Policy, root: str) -> dict[tuple[str, str], int]:
-    """(pool, resource) -> nominal quota summed over every team in the cohort tree `root`."""
-    return derived(policy, ("tree_nominal", root), lambda: _tree_nominal(policy, root))
+class Reach:
+    """The most of each (pool, resource) a team's queue can ever hold: its nominal quota plus
+    what it may borrow, bounded by what the rest of its cohort tree lends."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.plans = {name: team_plan(policy, team) for name, team in policy.teams.items()}
+        self.lent: Counter[tuple[str, str, str]] = Counter()
+        for name, team in policy.teams.items():
+            if team.cohort is None:
+                continue
+            root = cohort_root(policy, team.cohort)
+            for plan in self.plans[name]:
+                for resource in plan.nominal:
+                    self.lent[root, plan.pool.name, resource] += _lendable(plan, resource)
+
+    def most(self, team: Team, pool: Pool, resource: str) -> int | None:
+        """None when the team has no quota entry for the pool (its queue cannot use it)."""
+        plan = next((p for p in self.plans[team.name] if p.pool.name == pool.name), None)
+        if plan is None:
+            return None
+        own = plan.nominal.get(resource, 0)
+        if team.cohort is None:
+            return own
+        root = cohort_root(self.policy, team.cohort)
+        others = self.lent[root, pool.name, resource] - _lendable(plan, resource)
+        limit = plan.borrowing.get(resource)
+        borrow = others if limit is None else min(limit, others)
+        return own + max(borrow, 0)
 
 
-def _tree_nominal(policy: Policy, root: str) -> dict[tuple[str, str], int]:
-    total: Counter[tuple[str, str]] = Counter()
-    for team in policy.teams.values():
-        if team.cohort is None or cohort_root(policy, team.cohort) != root:
-            continue
-        for plan in team_plan(policy, team):
-            for resource, amount in plan.nominal.items():
-                total[plan.pool.name, resource] += amount
-    return dict(total)
+def _lendable(plan: FlavorPlan, resource: str) -> int:
+    limit = plan.lending.get(resource)
+    nominal = plan.nominal.get(resource, 0)
+    return nominal if limit is None else min(limit, nominal)
+
+
+def reach(policy: Policy) -> Reach:
+    """The policy's Reach, built once: checks, job routing and ResourceQuotas share it."""
+    return derived(policy, "reach", lambda: Reach(policy))
 
 
 def admissible(policy: Policy, team: Team) -> dict[str, int]:
-    """Per accelerator resource, the most the team's queue can ever admit: nominal plus the
-    borrowing limit, or the cohort tree's whole quota in that pool where borrowing is unbounded."""
-    plans = team_plan(policy, team)
-    tree = tree_nominal(policy, cohort_root(policy, team.cohort)) if team.cohort else {}
+    """Per accelerator resource, the most the team's queue can ever admit at once: what
+    `Reach.most` allows in each of its pools, summed."""
     total: Counter[str] = Counter()
-    for plan in plans:
-        for resource, own in plan.nominal.items():
-            reachable = tree.get((plan.pool.name, resource), own)
-            if team.cohort is None:
-                total[resource] += own
-            elif (limit := plan.borrowing.get(resource)) is None:
-                total[resource] += reachable
-            else:
-                total[resource] += min(own + limit, max(reachable, own))
+    for plan in team_plan(policy, team):
+        for resource in plan.nominal:
+            total[resource] += reach(policy).most(team, plan.pool, resource) or 0
     return dict(sorted(total.items()))

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from hetgitops import capacity, mig
 from hetgitops.model import CardType, Policy, Pool, Team, WorkloadProfile
-from hetgitops.quota_plan import FlavorPlan, cohort_root, team_plan
+from hetgitops.quota_plan import Reach
 
 _MIG_MEMORY = re.compile(r"\.([0-9]+)gb")
 
@@ -141,43 +141,6 @@ def candidate_teams(policy: Policy, profile: WorkloadProfile) -> list[tuple[int 
         for i, name in enumerate(profile.teams)
         if name in policy.teams and profile.tier in policy.teams[name].tiers
     ]
-
-
-class Reach:
-    """The most of each (pool, resource) a team's queue can ever hold: its nominal quota plus
-    what it may borrow, bounded by what the rest of its cohort tree lends."""
-
-    def __init__(self, policy: Policy) -> None:
-        self.policy = policy
-        self.plans = {name: team_plan(policy, team) for name, team in policy.teams.items()}
-        self.lent: Counter[tuple[str, str, str]] = Counter()
-        for name, team in policy.teams.items():
-            if team.cohort is None:
-                continue
-            root = cohort_root(policy, team.cohort)
-            for plan in self.plans[name]:
-                for resource in plan.nominal:
-                    self.lent[root, plan.pool.name, resource] += _lendable(plan, resource)
-
-    def most(self, team: Team, pool: Pool, resource: str) -> int | None:
-        """None when the team has no quota entry for the pool (its queue cannot use it)."""
-        plan = next((p for p in self.plans[team.name] if p.pool.name == pool.name), None)
-        if plan is None:
-            return None
-        own = plan.nominal.get(resource, 0)
-        if team.cohort is None:
-            return own
-        root = cohort_root(self.policy, team.cohort)
-        others = self.lent[root, pool.name, resource] - _lendable(plan, resource)
-        limit = plan.borrowing.get(resource)
-        borrow = others if limit is None else min(limit, others)
-        return own + max(borrow, 0)
-
-
-def _lendable(plan: FlavorPlan, resource: str) -> int:
-    limit = plan.lending.get(resource)
-    nominal = plan.nominal.get(resource, 0)
-    return nominal if limit is None else min(limit, nominal)
 
 
 def gang_need(route: Route, profile: WorkloadProfile) -> int:

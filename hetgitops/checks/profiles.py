@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from hetgitops import quota_plan
 from hetgitops.checks._common import PathPart, error_at, listing, written
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model import Policy, Team, WorkloadProfile
 from hetgitops.routing import (
-    Reach,
     Route,
     Router,
     Verdict,
@@ -151,7 +151,7 @@ def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diag
     Passes: the team has `cards: 32`, or `cards: 16` and a cohort that lends 16 more.
     """
     router = Router(policy)
-    reach = Reach(policy)
+    reach = quota_plan.reach(policy)
     for profile in policy.profiles.values():
         placeable = [r for r in router.routes(profile) if fits(r, profile)]
         teams = candidate_teams(policy, profile)

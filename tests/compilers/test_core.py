@@ -56,17 +56,19 @@ def _hard(found: dict[tuple[str, str], dict[str, object]], namespace: str) -> ob
 def test_quota_caps_at_nominal_plus_borrowing_within_the_cohort_tree() -> None:
     found = _core()
     # l40s: 8 + borrowingLimit 4, but nobody else in the tree holds l40s -> 8; h100 borrowing
-    # is unbounded -> the tree's 4 + 4; the isolated ascend pool stays at its nominal 8.
+    # is unbounded, but gamma lends at most the pool's 50% of its 4 -> 4 + 2; the isolated
+    # ascend pool stays at its nominal 8.
     assert _hard(found, "alpha") == {
         "requests.huawei.com/Ascend910": "8",
-        "requests.nvidia.com/gpu": "16",
+        "requests.nvidia.com/gpu": "14",
         "requests.nvidia.com/mig-1g.10gb": "7",
     }
     assert _hard(found, "alpha") == _hard(found, "alpha-dev")
-    # gamma holds no MIG quota but may borrow alpha's 7 instances
+    # gamma holds no MIG quota; alpha lends the pool's 50% of its 7 instances (3) and of its
+    # 4 cards (2), so gamma reaches 4 + 2 cards
     assert _hard(found, "gamma") == {
-        "requests.nvidia.com/gpu": "8",
-        "requests.nvidia.com/mig-1g.10gb": "7",
+        "requests.nvidia.com/gpu": "6",
+        "requests.nvidia.com/mig-1g.10gb": "3",
     }
 
 
