@@ -13,7 +13,7 @@ from typing import Any
 
 from hetgitops.capacity import covered_gpus, mig_strategy
 from hetgitops.manifests import FlowList
-from hetgitops.model import CardType, Node, Policy, Pool
+from hetgitops.model import CardType, Node, Policy, Pool, derived
 
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
@@ -94,7 +94,9 @@ def node_mig_config(policy: Policy, pool: Pool, node: Node) -> tuple[str, list[A
     if card is None or not is_nvidia(card):
         return None
     if pool.mig:
-        entries = mig_entries(pool, card, node.cards)
+        # The config depends on the pool and the node's GPU count only: built once per size.
+        key = ("mig_config", pool.name, node.cards)
+        entries = derived(policy, key, lambda: mig_entries(pool, card, node.cards))
         return mig_config_name(card, entries), entries
     if card.mig_table is not None:
         return ALL_DISABLED, []
