@@ -8,6 +8,7 @@ from hetgitops.checks import (
     capacity_rules,
     coefficients,
     fleet,
+    host_quota,
     inventory,
     labels,
     lifecycle,
@@ -38,6 +39,7 @@ FAMILIES: tuple[str, ...] = tuple(
         labels,
         lifecycle,
         profiles,
+        host_quota,
         coefficients,
         queues,
     )

@@ -1,0 +1,139 @@
+"""Check stage, host-quota family: the cpu/memory a profile's pods request against the cpu/memory
+that goes with the team's accelerator quota (a ClusterQueue admits a pod only when every
+resource it requests fits, so cpu can block a job that the GPUs would admit)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from fractions import Fraction
+
+from hetgitops import capacity, quantities, quota_plan
+from hetgitops.checks._common import error_at, warning_at
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model import Policy, Team, WorkloadProfile
+from hetgitops.routing import Route, Router, admissible, candidate_teams, fits
+
+HOST_RESOURCES = (("cpu", "cpuPerCard"), ("memory", "memoryPerCard"))
+
+
+def _pod_request(policy: Policy, team: Team, profile: WorkloadProfile) -> dict[str, Decimal]:
+    """Per accelerator unit, what one pod asks for: the profile's own amounts, else the team's."""
+    cpu, memory = quota_plan.per_card(policy, team)
+    return {
+        "cpu": quantities.value_of(profile.cpu_per_card or cpu),
+        "memory": quantities.value_of(profile.memory_per_card or memory),
+    }
+
+
+def _share(policy: Policy, team: Team, route: Route) -> dict[str, Decimal]:
+    """Per accelerator unit, what the team's queue holds: per-card amount x the unit's weight."""
+    cpu, memory = quota_plan.per_card(policy, team)
+    weight = capacity.unit_weight(route.pool, route.card, route.resource, policy.fleet)
+    scale = Decimal(weight.numerator) / Decimal(weight.denominator)
+    return {"cpu": quantities.value_of(cpu) * scale, "memory": quantities.value_of(memory) * scale}
+
+
+def _pairs(policy: Policy) -> Iterator[tuple[WorkloadProfile, Team, Route]]:
+    """(profile, team, route) for every route on which the team's accelerators admit the gang."""
+    router, reach = Router(policy), quota_plan.reach(policy)
+    for profile in policy.profiles.values():
+        routes = [r for r in router.routes(profile) if fits(r, profile)]
+        for _, team in candidate_teams(policy, profile):
+            for route in routes:
+                if admissible(reach, team, [route], profile).ok:
+                    yield profile, team, route
+
+
+@rule("profile-host-share", Severity.WARNING)
+def profile_host_share(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A profile's pods ask no more cpu/memory per accelerator unit than the team's queue holds.
+
+    The queue holds cpuPerCard x the unit's weight (a 1g slice of a 7-slice GPU: 1/7) per unit;
+    pods asking more run out of cpu or memory quota before the accelerators are used up.
+    Fails: team `cpuPerCard: 12` and a 1g.10gb profile with `cpuPerCard: 4` (12/7 ~ 1.7 a slice).
+    Passes: the profile asks `cpuPerCard: 1500m`.
+    """
+    seen: set[tuple[str, str, str]] = set()
+    for profile, team, route in _pairs(policy):
+        asked, held = _pod_request(policy, team, profile), _share(policy, team, route)
+        for resource, field in HOST_RESOURCES:
+            key = (profile.name, team.name, resource)
+            if asked[resource] <= held[resource] or key in seen:
+                continue
+            seen.add(key)
+            usable = int(Fraction(held[resource]) / Fraction(asked[resource]) * 100)
+            yield warning_at(
+                "profile-host-share",
+                f"profile '{profile.name}' pods ask {_fmt(asked[resource], resource)} {resource} "
+                f"per {route.resource} but team '{team.name}' holds "
+                f"{_fmt(held[resource], resource)} per unit in pool '{route.pool.name}': only "
+                f"about {usable}% of its accelerators there can run this profile at once",
+                profile.origin,
+                "spec",
+                field if _written(profile, resource) else "requirements",
+                key=not _written(profile, resource),
+                hint=f"lower the profile's {field} or raise the team's {field}",
+            )
+
+
+@rule("profile-host-quota", Severity.ERROR)
+def profile_host_quota(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A team whose accelerators admit a profile's gang also holds its cpu and memory.
+
+    Fails: gang 4 x 8 cards at `memoryPerCard: 400Gi` (12800Gi) for a team whose queue can
+    reach 112 cards x 96Gi = 10752Gi in the pool.
+    Passes: the profile asks `memoryPerCard: 96Gi` (3072Gi).
+    """
+    best: dict[tuple[str, str], tuple[str, str, Route]] = {}
+    for profile, team, route in _pairs(policy):
+        resource, missing = _missing(policy, team, profile, route)
+        key = (profile.name, team.name)
+        if key not in best or best[key][1]:
+            best[key] = (resource, missing, route)
+    for (profile_name, team_name), (resource, missing, route) in sorted(best.items()):
+        if not missing:
+            continue
+        profile = policy.profiles[profile_name]
+        field = dict(HOST_RESOURCES)[resource]
+        written = _written(profile, resource)
+        yield error_at(
+            "profile-host-quota",
+            f"team '{team_name}' can hold profile '{profile_name}'s accelerators in pool "
+            f"'{route.pool.name}' but never its {missing}",
+            profile.origin,
+            "spec",
+            field if written else "requirements",
+            key=not written,
+            hint=f"lower the profile's {field} or raise the team's",
+        )
+
+
+def _missing(policy: Policy, team: Team, profile: WorkloadProfile, route: Route) -> tuple[str, str]:
+    """(resource, what is missing); ("", "") when the gang's cpu and memory fit what the queue
+    can reach in the route's pool."""
+    plan = next((p for p in quota_plan.team_plan(policy, team) if p.pool is route.pool), None)
+    if plan is None:
+        return "", ""
+    reach = quota_plan.reach(policy)
+    counts = {r: reach.most(team, route.pool, r) or 0 for r in plan.nominal}
+    cards = capacity.card_equivalents(counts, pool=route.pool, card=route.card, fleet=policy.fleet)
+    held = dict(zip(("cpu", "memory"), quota_plan.host_quota(policy, team, cards), strict=True))
+    asked = _pod_request(policy, team, profile)
+    for resource, _ in HOST_RESOURCES:
+        need = asked[resource] * route.per_pod * profile.gang
+        if need > quantities.value_of(held[resource]):
+            reached = held[resource]
+            return resource, f"{resource}: the gang needs {_fmt(need, resource)}, reach {reached}"
+    return "", ""
+
+
+def _written(profile: WorkloadProfile, resource: str) -> bool:
+    return (profile.cpu_per_card if resource == "cpu" else profile.memory_per_card) is not None
+
+
+def _fmt(value: Decimal, resource: str) -> str:
+    amount = float(value) / 1024**3 if resource == "memory" else float(value)
+    text = f"{amount:.2f}".rstrip("0").rstrip(".")
+    return f"{text}Gi" if resource == "memory" else text
