@@ -214,6 +214,22 @@ def _pool(doc: Document, spec: dict[str, Any], origin: Origin, problems: list[Di
     )
 
 
+def _tracked_pool(
+    doc: Document,
+    spec: dict[str, Any],
+    origin: Origin,
+    problems: list[Diagnostic],
+    incomplete: set[str],
+) -> Pool:
+    """A pool whose inventory did not expand is `incomplete`: capacity findings about it would
+    only repeat the node-range error."""
+    before = len(problems)
+    pool = _pool(doc, spec, origin, problems)
+    if len(problems) > before:
+        incomplete.add(pool.name)
+    return pool
+
+
 def _team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | None) -> Team:
     preemption = spec.get("preemption", {})
     borrow = preemption.get("borrowWithinCohort", {})
@@ -327,15 +343,17 @@ def build_policy(
     def build(kind: str, make: Callable[[Document, dict[str, Any], Origin], Any]) -> dict[str, Any]:
         return _by_name(make(d, d.data["spec"], Origin(d.source)) for d in by_kind.get(kind, []))
 
+    incomplete: set[str] = set()
     policy = Policy(
         fleet=fleet,
         taxonomy=taxonomy,
         card_types=build("CardType", _card_type),
-        pools=build("Pool", lambda d, s, o: _pool(d, s, o, problems)),
+        pools=build("Pool", lambda d, s, o: _tracked_pool(d, s, o, problems, incomplete)),
         teams=build("Team", lambda d, s, o: _team(d, s, o, fleet)),
         tiers=build("PriorityTier", _tier),
         profiles=build("WorkloadProfile", _profile),
         invalid=frozenset((d.kind, d.name) for d in invalid),
+        incomplete_pools=frozenset(incomplete),
     )
     return policy, problems
 

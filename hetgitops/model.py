@@ -305,6 +305,8 @@ class Policy:
     profiles: Mapping[str, WorkloadProfile]
     # Objects whose documents failed the schema: references to them are not reported again.
     invalid: frozenset[tuple[str, str]] = field(default=frozenset())
+    # Pools whose node inventory did not expand (node-range-invalid): no capacity findings.
+    incomplete_pools: frozenset[str] = field(default=frozenset())
     # Values derived from this (immutable) policy, computed once per policy: see `derived()`.
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 

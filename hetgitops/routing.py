@@ -31,6 +31,9 @@ class Route:
     per_pod: int
     largest_node: int  # most units of `resource` one node offers
     slots: int  # pods of `per_pod` units the whole pool can hold at once
+    # False when the pool's node ranges did not expand: its size is unknown, so a gang is given
+    # the benefit of the doubt instead of a follow-on finding to the node-range error.
+    complete: bool = True
 
 
 def mismatch(profile: WorkloadProfile, card: CardType) -> str:
@@ -109,7 +112,9 @@ class Router:
             if pool.fail_requests_greater_than_one and pool.time_slicing_replicas and per_pod > 1:
                 units = dict.fromkeys(units, 0)  # the plugin refuses requests above one replica
         slots = sum(count * (units[cards] // per_pod) for cards, count in sizes.items())
-        return Route(pool, card, resource, per_pod, max(units.values(), default=0), slots)
+        largest = max(units.values(), default=0)
+        complete = pool.name not in self.policy.incomplete_pools
+        return Route(pool, card, resource, per_pod, largest, slots, complete)
 
 
 def _units(pool: Pool, cards: int, profile: WorkloadProfile, strategy: str) -> int:
@@ -129,6 +134,8 @@ def _units(pool: Pool, cards: int, profile: WorkloadProfile, strategy: str) -> i
 
 def fits(route: Route, profile: WorkloadProfile) -> bool:
     """The gang can be placed in this pool at all (Kueue gives a job one flavor)."""
+    if not route.complete:
+        return True
     return route.largest_node >= route.per_pod and route.slots >= profile.gang
 
 

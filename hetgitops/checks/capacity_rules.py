@@ -65,6 +65,8 @@ def quota_exceeds_capacity(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
             if amount:
                 claims[use.pool.name][resource].append((use, amount))
     for pool, card in pools_with_cards(policy):
+        if pool.name in policy.incomplete_pools:
+            continue
         offered = capacity.pool_resources(pool, card, policy.fleet)
         for resource, entries in claims.get(pool.name, {}).items():
             if resource in offered:  # an unoffered resource is quota-resource-unavailable

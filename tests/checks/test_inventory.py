@@ -39,3 +39,11 @@ def test_topology_levels_present(policy):
         "fleet.yaml", "  cohorts:", "  topology: {levels: [zone, rack, hostname]}\n  cohorts:"
     )
     assert policy.spans("topology-incomplete") == []
+
+
+def test_a_bad_node_range_is_reported_once_without_follow_on_findings(policy):
+    # The h100 pool's only range fails: its capacity is unknown, not zero, so neither the
+    # quotas in it nor the profile routed to it get findings of their own.
+    policy.replace("pools.yaml", 'names: "gpu-h100-[01:02]"', 'names: "gpu-h100-[02:01]"')
+    found = [(d.rule, str(d.span)) for d in policy.diagnostics() if d.severity.label == "error"]
+    assert found == [("node-range-invalid", policy.pos("pools.yaml", 'names: ^"gpu-h100-[02:01]"'))]
