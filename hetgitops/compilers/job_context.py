@@ -162,12 +162,41 @@ def _pod(policy: Policy, target: JobTarget, queue: str, *, leader: bool) -> dict
         "tolerations": _tolerations(target),
         "image": _image(target),
         "command": list(profile.command),
-        "env": [{"name": k, "value": v} for k, v in sorted(profile.env.items())],
+        "env": _env(target, leader=leader),
         "port": profile.port,
         "resources": _resources(policy, target),
         "liveness_probe": liveness,
         "readiness_probe": readiness,
     }
+
+
+def _rendezvous(target: JobTarget, *, leader: bool) -> list[dict[str, Any]]:
+    """torchrun's rendezvous for a JobSet gang (PyTorchJob, LWS and Volcano inject their own):
+    rank 0 is the leader pod `<name>-leader-0-0.<name>`; a worker's rank is its completion
+    index plus NODE_RANK_OFFSET."""
+    name, profile = job_name(target), target.profile
+    if profile.framework != "jobset" or profile.gang < 2:
+        return []
+    found: list[dict[str, Any]] = [
+        {"name": "MASTER_ADDR", "value": f"{name}-leader-0-0.{name}"},
+        {"name": "MASTER_PORT", "value": str(profile.port)},
+        {"name": "NNODES", "value": str(profile.gang)},
+    ]
+    if leader:
+        return [*found, {"name": "NODE_RANK", "value": "0"}]
+    index = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+    return [
+        *found,
+        {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {"fieldPath": index}}},
+        {"name": "NODE_RANK_OFFSET", "value": "1"},
+    ]
+
+
+def _env(target: JobTarget, *, leader: bool) -> list[dict[str, Any]]:
+    """The profile's env, plus rendezvous variables it does not set itself."""
+    own = [{"name": k, "value": v} for k, v in sorted(target.profile.env.items())]
+    extra = [e for e in _rendezvous(target, leader=leader) if e["name"] not in target.profile.env]
+    return own + extra
 
 
 def _identity(policy: Policy, target: JobTarget) -> dict[str, str]:

@@ -355,3 +355,18 @@ def test_output_is_deterministic_and_never_applied(scenario_policy: Load) -> Non
     assert [m.filename for m in first] == sorted(m.filename or "" for m in first)
     assert all(isinstance(m, Manifest) and not m.applied for m in first)
     assert not any("app.kubernetes.io/managed-by" in m.obj["metadata"]["labels"] for m in first)
+
+
+def test_jobset_gang_gets_torchrun_rendezvous(scenario_policy: Load) -> None:
+    job = _jobs(scenario_policy("bundled"))["llm-finetune/finetune-nlp-a800-80gb.yaml"]
+    leader, worker = (
+        {e["name"]: e for e in _container(pod).get("env", [])} for pod in _pods(job["spec"])
+    )
+    name = job["metadata"]["name"]
+    assert leader["MASTER_ADDR"]["value"] == worker["MASTER_ADDR"]["value"]
+    assert leader["MASTER_ADDR"]["value"] == f"{name}-leader-0-0.{name}"
+    assert (leader["NNODES"]["value"], leader["NODE_RANK"]["value"]) == ("2", "0")
+    assert worker["JOB_COMPLETION_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+        "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+    )
+    assert worker["NODE_RANK_OFFSET"]["value"] == "1" and "NODE_RANK" not in worker
