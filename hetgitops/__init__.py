@@ -3,5 +3,4 @@
 from __future__ import annotations
 
 __version__ = "0.1.0"
-API_GROUP = "hetgitops.io"
 API_VERSION = "hetgitops.io/v1alpha1"

@@ -120,8 +120,4 @@ def card_equivalents(
     )
 
 
-def normalized(cards: float, card: CardType) -> float:
-    return cards * (card.performance.coefficient if card.performance else 0.0)
-
-
 HOURS_PER_MONTH = 730

@@ -90,8 +90,7 @@ def schema(kind: str | None) -> None:
     elif kind.lower() == "all":
         body = raw
     else:
-        canonical = next(k for k in KINDS if k.lower() == kind.lower())
-        body = raw[schemas.schema_file(canonical)]
+        body = schemas.kind_schema(next(k for k in KINDS if k.lower() == kind.lower()))
     click.echo(json.dumps(body, indent=2))
 
 

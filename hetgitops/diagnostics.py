@@ -61,12 +61,6 @@ def error(
     return Diagnostic(rule, Severity.ERROR, message, span, path, hint)
 
 
-def warning(
-    rule: str, message: str, span: Span = NOWHERE, path: str = "", hint: str = ""
-) -> Diagnostic:
-    return Diagnostic(rule, Severity.WARNING, message, span, path, hint)
-
-
 def sort_unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """Stable report order; the same finding reached twice is reported once."""
     return sorted(set(diagnostics), key=Diagnostic.sort_key)

@@ -101,10 +101,6 @@ class Fleet:
             return "kueue.x-k8s.io/v1beta1"
         return "kueue.x-k8s.io/v1beta2"
 
-    @property
-    def kubernetes_minor(self) -> str:
-        return f"{self.kubernetes[0]}.{self.kubernetes[1]}"
-
     def label(self, name: str) -> str:
         return f"{self.label_domain}/{name}"
 
@@ -203,10 +199,6 @@ class Pool:
     expires: dt.date | None
     labels: Mapping[str, str]
     origin: Origin
-
-    @property
-    def total_cards(self) -> int:
-        return sum(n.cards for n in self.nodes)
 
     @property
     def shared_replicas(self) -> int:
@@ -312,9 +304,6 @@ class Policy:
 
     def card_type_of(self, pool: Pool) -> CardType | None:
         return self.card_types.get(pool.card_type)
-
-    def tiers_by_value(self) -> list[PriorityTier]:
-        return sorted(self.tiers.values(), key=lambda t: (-t.value, t.name))
 
 
 def derived(policy: Policy, key: Hashable, compute: Callable[[], T]) -> T:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from hetgitops import capacity, mig
-from hetgitops.model import CardType, Policy, Pool, Team, WorkloadProfile
+from hetgitops.model import CardType, Policy, Pool, Team, WorkloadProfile, derived
 from hetgitops.quota_plan import Reach
 
 _MIG_MEMORY = re.compile(r"\.([0-9]+)gb")
@@ -83,9 +83,16 @@ class Router:
         self.sizes = {
             name: Counter(node.cards for node in pool.nodes) for name, pool in policy.pools.items()
         }
+        # Several rules and the jobs compiler route the same profiles: route each once.
+        self._routes: dict[str, list[Route]] = {}
 
     def routes(self, profile: WorkloadProfile) -> list[Route]:
         """Pools of eligible cards with a matching purpose that offer what a pod requests."""
+        if profile.name not in self._routes:
+            self._routes[profile.name] = self._find_routes(profile)
+        return list(self._routes[profile.name])
+
+    def _find_routes(self, profile: WorkloadProfile) -> list[Route]:
         cards = {card.name: card for card in eligible_cards(self.policy, profile)}
         found: list[Route] = []
         for pool in self.policy.pools.values():
@@ -130,6 +137,11 @@ def _units(pool: Pool, cards: int, profile: WorkloadProfile, strategy: str) -> i
         for p, n in gpu.items()
         if mig.gpu_instance_profile(p) == wanted
     )
+
+
+def router(policy: Policy) -> Router:
+    """The policy's Router, shared by every rule and compiler that routes profiles."""
+    return derived(policy, "router", lambda: Router(policy))
 
 
 def fits(route: Route, profile: WorkloadProfile) -> bool:

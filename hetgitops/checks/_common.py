@@ -7,7 +7,7 @@ FAMILIES.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import NamedTuple, Protocol, TypeVar
 
@@ -40,6 +40,19 @@ def finding_at(
 
 error_at = partial(finding_at, Severity.ERROR)
 warning_at = partial(finding_at, Severity.WARNING)
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def repeats(items: Iterable[V], key: Callable[[V], K]) -> Iterator[tuple[V, V]]:
+    """(first, repeat) for every item whose key an earlier item already had, in order."""
+    first: dict[K, V] = {}
+    for item in items:
+        seen = first.setdefault(key(item), item)
+        if seen is not item:
+            yield seen, item
 
 
 def written(origin: Origin, *path: PathPart) -> bool:

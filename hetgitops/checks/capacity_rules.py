@@ -14,6 +14,7 @@ from hetgitops.checks._common import (
     listing,
     pools_with_cards,
     quota_uses,
+    repeats,
     warning_at,
 )
 from hetgitops.checks.registry import CheckContext, rule
@@ -189,16 +190,12 @@ def quota_pool_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
     Passes: `quotas: [{pool: a, cards: 12}]`.
     """
     for team in policy.teams.values():
-        first: dict[str, Quota] = {}
-        for quota in team.quotas:
-            seen = first.setdefault(quota.pool, quota)
-            if seen is not quota:
-                yield error_at(
-                    "quota-pool-duplicate",
-                    f"pool '{quota.pool}' is already in this team's quotas at "
-                    f"{seen.origin.at('pool')}",
-                    quota.origin,
-                    "pool",
-                    hint="merge the two entries",
-                    related=[seen.origin.at("pool")],
-                )
+        for seen, quota in repeats(team.quotas, lambda q: q.pool):
+            yield error_at(
+                "quota-pool-duplicate",
+                f"pool '{quota.pool}' is already in this team's quotas at {seen.origin.at('pool')}",
+                quota.origin,
+                "pool",
+                hint="merge the two entries",
+                related=[seen.origin.at("pool")],
+            )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from hetgitops import routing
 from hetgitops.checks._common import error_at, listing, quota_uses
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model import Policy
-from hetgitops.routing import Router, iter_cards
+from hetgitops.routing import iter_cards
 
 RULE = "coefficient-missing"
 
@@ -36,7 +37,7 @@ def coefficient_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
                 "normalized",
                 hint=f"add spec.performance to CardType '{use.card.name}', or use cards",
             )
-    router = Router(policy)
+    router = routing.router(policy)
     for profile in policy.profiles.values():
         for card in iter_cards(router.routes(profile)):
             if card.performance is None and card.name not in profile.performance:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at, warning_at
+from hetgitops.checks._common import error_at, repeats, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity, Span, error
 from hetgitops.model import CohortSpec, Origin, Policy
@@ -90,18 +90,15 @@ def cohort_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """
     if policy.fleet is None:
         return
-    seen: dict[str, CohortSpec] = {}
-    for cohort in policy.fleet.cohorts:
-        first = seen.setdefault(cohort.name, cohort)
-        if first is not cohort:
-            yield error_at(
-                "cohort-duplicate",
-                f"cohort '{cohort.name}' is already declared at {first.origin.at('name')}",
-                cohort.origin,
-                "name",
-                hint="remove one of the two entries",
-                related=[first.origin.at("name")],
-            )
+    for first, cohort in repeats(policy.fleet.cohorts, lambda c: c.name):
+        yield error_at(
+            "cohort-duplicate",
+            f"cohort '{cohort.name}' is already declared at {first.origin.at('name')}",
+            cohort.origin,
+            "name",
+            hint="remove one of the two entries",
+            related=[first.origin.at("name")],
+        )
 
 
 @rule("cohort-cycle", Severity.ERROR)

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
 
-from hetgitops import capacity, quantities, quota_plan
+from hetgitops import capacity, quantities, quota_plan, routing
 from hetgitops.checks._common import error_at, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy, Team, WorkloadProfile
-from hetgitops.routing import Route, Router, admissible, candidate_teams, fits
+from hetgitops.model import Policy, Team, WorkloadProfile, derived
+from hetgitops.routing import Route, admissible, candidate_teams, fits
 
 HOST_RESOURCES = (("cpu", "cpuPerCard"), ("memory", "memoryPerCard"))
 
@@ -35,9 +35,14 @@ def _share(policy: Policy, team: Team, route: Route) -> dict[str, Decimal]:
     return {"cpu": quantities.value_of(cpu) * scale, "memory": quantities.value_of(memory) * scale}
 
 
-def _pairs(policy: Policy) -> Iterator[tuple[WorkloadProfile, Team, Route]]:
-    """(profile, team, route) for every route on which the team's accelerators admit the gang."""
-    router, reach = Router(policy), quota_plan.reach(policy)
+def _pairs(policy: Policy) -> list[tuple[WorkloadProfile, Team, Route]]:
+    """(profile, team, route) for every route on which the team's accelerators admit the gang;
+    both rules of this family walk them, so they are found once per policy."""
+    return derived(policy, "host_quota_pairs", lambda: list(_admitted(policy)))
+
+
+def _admitted(policy: Policy) -> Iterator[tuple[WorkloadProfile, Team, Route]]:
+    router, reach = routing.router(policy), quota_plan.reach(policy)
     for profile in policy.profiles.values():
         routes = [r for r in router.routes(profile) if fits(r, profile)]
         for _, team in candidate_teams(policy, profile):

@@ -6,7 +6,14 @@ import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from hetgitops.checks._common import PathPart, error_at, node_group, pools_with_cards, warning_at
+from hetgitops.checks._common import (
+    PathPart,
+    error_at,
+    node_group,
+    pools_with_cards,
+    repeats,
+    warning_at,
+)
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.compilers.labels import CARD_VALUES, node_value
 from hetgitops.diagnostics import Diagnostic, Severity, Span
@@ -244,18 +251,15 @@ def label_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Fails: two entries with `key: hetgitops.io/pool`.
     Passes: one entry per key.
     """
-    first: dict[str, LabelRule] = {}
-    for label in _taxonomy_rules(policy):
-        seen = first.setdefault(label.key, label)
-        if seen is not label:
-            yield error_at(
-                "label-duplicate",
-                f"label '{label.key}' is already declared at {seen.origin.at('key')}",
-                label.origin,
-                "key",
-                hint="remove one of the two entries",
-                related=[seen.origin.at("key")],
-            )
+    for seen, label in repeats(_taxonomy_rules(policy), lambda rule: rule.key):
+        yield error_at(
+            "label-duplicate",
+            f"label '{label.key}' is already declared at {seen.origin.at('key')}",
+            label.origin,
+            "key",
+            hint="remove one of the two entries",
+            related=[seen.origin.at("key")],
+        )
 
 
 @rule("label-outside-domain", Severity.WARNING)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at, in_file_order
+from hetgitops.checks._common import error_at, in_file_order, repeats
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy, PriorityTier, WorkloadProfile
+from hetgitops.model import Policy, WorkloadProfile
 
 # Kubernetes reserves PriorityClass names with this prefix for its own classes.
 RESERVED_TIER_PREFIX = "system-"
@@ -20,19 +20,16 @@ def priority_value_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diag
     Fails: tiers `training` and `batch` both with `value: 1000`.
     Passes: `training: 1000`, `batch: 500`.
     """
-    first: dict[int, PriorityTier] = {}
-    for tier in in_file_order(policy.tiers.values()):
-        seen = first.setdefault(tier.value, tier)
-        if seen is not tier:
-            yield error_at(
-                "priority-value-collision",
-                f"tier '{tier.name}' has value {tier.value}, like tier '{seen.name}'",
-                tier.origin,
-                "spec",
-                "value",
-                hint="give each tier a distinct value; the order of values is the preemption order",
-                related=[seen.origin.at("spec", "value")],
-            )
+    for seen, tier in repeats(in_file_order(policy.tiers.values()), lambda t: t.value):
+        yield error_at(
+            "priority-value-collision",
+            f"tier '{tier.name}' has value {tier.value}, like tier '{seen.name}'",
+            tier.origin,
+            "spec",
+            "value",
+            hint="give each tier a distinct value; the order of values is the preemption order",
+            related=[seen.origin.at("spec", "value")],
+        )
 
 
 @rule("priority-global-default", Severity.ERROR)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops import quota_plan
+from hetgitops import quota_plan, routing
 from hetgitops.checks._common import PathPart, error_at, listing, written
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model import Policy, Team, WorkloadProfile
 from hetgitops.routing import (
     Route,
-    Router,
     Verdict,
     admissible,
     candidate_teams,
@@ -62,7 +61,7 @@ def profile_no_eligible_card(policy: Policy, ctx: CheckContext) -> Iterator[Diag
     `purposes: [inference]` when no pool of the eligible cards is for inference.
     Passes: `minMemoryGiB: 80`, and an inference pool of H100s.
     """
-    router = Router(policy)
+    router = routing.router(policy)
     for profile in policy.profiles.values():
         cards = eligible_cards(policy, profile)
         if not cards:
@@ -109,7 +108,7 @@ def profile_exceeds_node(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
     in a pool of two 8-card nodes.
     Passes: `cardsPerNode: 4`; `gang: 2`.
     """
-    router = Router(policy)
+    router = routing.router(policy)
     for profile in policy.profiles.values():
         found = router.routes(profile)
         if not found or any(fits(route, profile) for route in found):
@@ -150,7 +149,7 @@ def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diag
     Fails: `gang: 4, cardsPerNode: 8` for a team with `cards: 16` and no cohort.
     Passes: the team has `cards: 32`, or `cards: 16` and a cohort that lends 16 more.
     """
-    router = Router(policy)
+    router = routing.router(policy)
     reach = quota_plan.reach(policy)
     for profile in policy.profiles.values():
         placeable = [r for r in router.routes(profile) if fits(r, profile)]
@@ -219,7 +218,7 @@ def image_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     `pytorch`.
     Passes: the card type lists `images: {pytorch: ..., vllm: ...}`.
     """
-    router = Router(policy)
+    router = routing.router(policy)
     for profile in policy.profiles.values():
         if profile.image is None:
             continue

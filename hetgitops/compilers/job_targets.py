@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hetgitops import quota_plan
+from hetgitops import quota_plan, routing
 from hetgitops.model import CardType, Fleet, Policy, Team, WorkloadProfile
 from hetgitops.quota_plan import FlavorPlan, Reach, team_plan
-from hetgitops.routing import Route, Router, candidate_teams, fits, gang_need
+from hetgitops.routing import Route, candidate_teams, fits, gang_need
 
 KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"
 
@@ -80,7 +80,7 @@ class Selector:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self.router = Router(policy)
+        self.router = routing.router(policy)
         self.reach = quota_plan.reach(policy)
 
     def targets(
