@@ -202,9 +202,11 @@ def cold(policy: Path) -> dict[str, Any]:
 
 def warm_stages(policy: Path, repeat: int) -> dict[str, float]:
     """Median seconds per stage over `repeat` runs, in this (already warmed-up) process."""
-    from hetgitops import api, checks, compilers, output_checks, schema
-    from hetgitops.building import build_policy
-    from hetgitops.loading import load_paths
+    from hetgitops import api, checks, compilers
+    from hetgitops.conformance import output_checks
+    from hetgitops.load.documents import load_paths
+    from hetgitops.model import schema
+    from hetgitops.model.building import build_policy
 
     options = api.Options(now=dt.date.fromisoformat(NOW))
     api.validate([policy], options)  # warm every cache first

@@ -8,12 +8,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from hetgitops import checks, compilers, schema
-from hetgitops.building import build_policy
+from hetgitops import checks, compilers
 from hetgitops.diagnostics import NOWHERE, Diagnostic, Severity, error, has_errors, sort_unique
-from hetgitops.loading import Document, LoadResult, load_paths, load_sources
-from hetgitops.manifests import Manifest
-from hetgitops.model import Policy
+from hetgitops.load.documents import Document, LoadResult, load_paths, load_sources
+from hetgitops.model import schema
+from hetgitops.model.building import build_policy
+from hetgitops.model.policy import Policy
+from hetgitops.output.manifests import Manifest
 
 
 @dataclass
@@ -87,7 +88,9 @@ def analyse(
 def _check_output(
     manifests: list[Manifest], policy: Policy, options: Options
 ) -> Iterable[Diagnostic]:
-    from hetgitops import output_checks  # the k8s schema stack is heavy; load it only here
+    from hetgitops.conformance import (
+        output_checks,  # the k8s schema stack is heavy; load it only here
+    )
 
     return output_checks.check(manifests, policy, crd_dirs=options.crd_dirs)
 
@@ -135,7 +138,7 @@ def jobs(
 ) -> Result:
     """Validate, then compile job templates (all profiles and teams unless narrowed). Like
     render(), a policy or template with errors yields no manifests."""
-    from hetgitops.compilers.jobs import compile_jobs  # Jinja2 is needed only here
+    from hetgitops.compilers.jobs.render import compile_jobs  # Jinja2 is needed only here
 
     options = options or Options()
     result = _for_output(paths, options)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hetgitops import api
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

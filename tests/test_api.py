@@ -10,7 +10,7 @@ import pytest
 from hetgitops import api, compilers
 from hetgitops.compilers import CompileError
 from hetgitops.diagnostics import Severity
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
 
 POLICIES = Path(__file__).resolve().parents[1] / "policies"
 NOW = dt.date(2026, 12, 1)

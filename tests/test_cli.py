@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from hetgitops import api, cli
+from hetgitops import api
 from hetgitops.checks import RULES
+from hetgitops.cli import main as cli
 from hetgitops.diagnostics import Diagnostic, Severity, Span
-from hetgitops.loading import LOAD_RULES
+from hetgitops.load.documents import LOAD_RULES
 from hetgitops.reporting import FORMATTERS
 from hetgitops.reporting.catalog import STAGE_RULES
 
@@ -190,7 +191,7 @@ def test_now_is_passed_to_the_checks(in_repo: None) -> None:
 
 
 def test_closed_stdout_is_not_an_internal_error() -> None:
-    command = [sys.executable, "-c", "from hetgitops.cli import main; main()"]
+    command = [sys.executable, "-c", "from hetgitops.cli.main import main; main()"]
     args = ["validate", str(REPO / "policies"), "--now", CALM, "--format", "sarif"]
     process = subprocess.Popen(
         [*command, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from hetgitops import api
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.loading import KINDS, load_paths
+from hetgitops.load.documents import KINDS, load_paths
 from hetgitops.reporting import FORMATTERS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hetgitops import api, cli
+from hetgitops import api
 from hetgitops.checks import RULES
+from hetgitops.cli import main as cli
 
 CASES = Path(__file__).resolve().parent / "cases" / "invalid"
 SCENARIOS = sorted(p.parent.name for p in CASES.glob("*/policy"))

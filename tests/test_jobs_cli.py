@@ -9,8 +9,8 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from hetgitops.cli import main
-from hetgitops.compilers import jobs as job_compiler
+from hetgitops.cli.main import main
+from hetgitops.compilers.jobs import render as job_compiler
 
 REPO = Path(__file__).resolve().parents[1]
 POLICIES = str(REPO / "policies")

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from hetgitops import api, k8s_schemas, output_checks
-from hetgitops.compilers.jobs import compile_jobs
+from hetgitops import api
+from hetgitops.compilers.jobs.render import compile_jobs
+from hetgitops.conformance import k8s_schemas, output_checks
 from hetgitops.diagnostics import Severity
 
 pytestmark = pytest.mark.upstream

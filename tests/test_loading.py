@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hetgitops import cli, loading
 from hetgitops.checks import RULES
-from hetgitops.loading import LOAD_RULES, load_paths, load_sources
-from hetgitops.policyfiles import MAX_FILE_BYTES
-from hetgitops.yamllimits import MAX_DEPTH
+from hetgitops.cli import main as cli
+from hetgitops.load import documents as loading
+from hetgitops.load.documents import LOAD_RULES, load_paths, load_sources
+from hetgitops.load.policyfiles import MAX_FILE_BYTES
+from hetgitops.load.yamllimits import MAX_DEPTH
 
 HEAD = "apiVersion: hetgitops.io/v1alpha1\nkind: PriorityTier\n"
 TIER = HEAD + "metadata:\n  name: gold\nspec:\n  value: 10\n"

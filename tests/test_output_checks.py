@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from hetgitops import api, k8s_schemas, output_checks
+from hetgitops import api
+from hetgitops.conformance import k8s_schemas, output_checks
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.manifests import Manifest
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
+from hetgitops.output.manifests import Manifest
 
 POLICIES = Path(__file__).resolve().parents[1] / "policies"
 Edit = Callable[[dict[str, Any]], None]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hetgitops import manifests
-from hetgitops.manifests import MARKER, UnsafeOutput, compare_tree, replace_tree, write_tree
+from hetgitops.output import manifests
+from hetgitops.output.manifests import MARKER, UnsafeOutput, compare_tree, replace_tree, write_tree
 
 FILES = {"kustomization.yaml": "resources: []\n", "core/a.yaml": "a: 1\n"}
 MARKED = {**FILES, MARKER: manifests.MARKER_TEXT}

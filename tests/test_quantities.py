@@ -1,4 +1,4 @@
-"""`hetgitops.quantities`: canonical forms are strings, as the API server returns them."""
+"""`hetgitops.model.quantities`: canonical forms are strings, as the API server returns them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from hetgitops import quantities
+from hetgitops.model import quantities
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from hetgitops.cli import main
+from hetgitops.cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "tests" / "cases" / "render"

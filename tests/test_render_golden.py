@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hetgitops import api, manifests
+from hetgitops import api
+from hetgitops.output import manifests
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "tests" / "cases" / "render"
@@ -77,7 +78,7 @@ def test_render_is_deterministic_in_process() -> None:
 
 def _render_subprocess(seed: str) -> bytes:
     env = {**os.environ, "PYTHONHASHSEED": seed}
-    code = "from hetgitops.cli import main; main()"
+    code = "from hetgitops.cli.main import main; main()"
     args = [sys.executable, "-c", code, "render", str(policy_dir(BUNDLED)), "--now", "2026-09-01"]
     done = subprocess.run(args, env=env, capture_output=True, check=True, timeout=120)
     return done.stdout

@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 from referencing import Registry, Resource
 
-from hetgitops import cli, schema
+from hetgitops.cli import main as cli
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.loading import KINDS, load_paths, load_sources
+from hetgitops.load.documents import KINDS, load_paths, load_sources
+from hetgitops.model import schema
 
 REPO = Path(__file__).resolve().parents[1]
 HEAD = "apiVersion: hetgitops.io/v1alpha1\nkind: PriorityTier\nmetadata:\n  name: gold\n"

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from hetgitops import api, k8s_schemas
-from hetgitops.manifests import Manifest
+from hetgitops import api
+from hetgitops.conformance import k8s_schemas
+from hetgitops.output.manifests import Manifest
 
 pytestmark = pytest.mark.upstream
 

@@ -21,7 +21,7 @@ from hetgitops.checks import (
 )
 from hetgitops.checks.registry import RULES, CheckContext, Rule
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
 
 # Importing a family module registers its rules; this tuple is the explicit list of families.
 FAMILIES: tuple[str, ...] = tuple(

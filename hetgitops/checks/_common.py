@@ -12,8 +12,8 @@ from functools import partial
 from typing import NamedTuple, Protocol, TypeVar
 
 from hetgitops.diagnostics import Diagnostic, Severity, Span
-from hetgitops.loading import format_path
-from hetgitops.model import CardType, Node, Origin, Policy, Pool, Quota, Team
+from hetgitops.load.documents import format_path
+from hetgitops.model.policy import CardType, Node, Origin, Policy, Pool, Quota, Team
 
 PathPart = str | int
 

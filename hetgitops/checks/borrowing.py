@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops import capacity
 from hetgitops.checks._common import error_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy, Quota
+from hetgitops.model.policy import Policy, Quota
+from hetgitops.plan import capacity
 
 NEVER = "Never"
 

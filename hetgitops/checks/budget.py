@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops import capacity
 from hetgitops.checks._common import QuotaUse, error_at, listing, quota_uses, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Fleet, Policy
+from hetgitops.model.policy import Fleet, Policy
+from hetgitops.plan import capacity
 
 
 def _currency(policy: Policy, explicit: str | None) -> str:

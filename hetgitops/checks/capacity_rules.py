@@ -6,7 +6,6 @@ import math
 from collections import defaultdict
 from collections.abc import Iterator
 
-from hetgitops import capacity, mig
 from hetgitops.checks._common import (
     PathPart,
     QuotaUse,
@@ -19,7 +18,9 @@ from hetgitops.checks._common import (
 )
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Fleet, Policy, Pool, Quota
+from hetgitops.model import mig
+from hetgitops.model.policy import Fleet, Policy, Pool, Quota
+from hetgitops.plan import capacity
 
 
 def offered_profiles(pool: Pool, fleet: Fleet | None) -> set[str]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops import routing
 from hetgitops.checks._common import error_at, listing, quota_uses
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy
-from hetgitops.routing import iter_cards
+from hetgitops.model.policy import Policy
+from hetgitops.plan import routing
+from hetgitops.plan.routing import iter_cards
 
 RULE = "coefficient-missing"
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from hetgitops.checks._common import error_at, repeats, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity, Span, error
-from hetgitops.model import CohortSpec, Origin, Policy
+from hetgitops.model.policy import CohortSpec, Origin, Policy
 
 
 @rule("missing-fleet", Severity.ERROR)

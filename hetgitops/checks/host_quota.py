@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
 
-from hetgitops import capacity, quantities, quota_plan, routing
 from hetgitops.checks._common import error_at, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy, Team, WorkloadProfile, derived
-from hetgitops.routing import Route, admissible, candidate_teams, fits
+from hetgitops.model import quantities
+from hetgitops.model.policy import Policy, Team, WorkloadProfile, derived
+from hetgitops.plan import capacity, quota_plan, routing
+from hetgitops.plan.routing import Route, admissible, candidate_teams, fits
 
 HOST_RESOURCES = (("cpu", "cpuPerCard"), ("memory", "memoryPerCard"))
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from hetgitops.checks._common import error_at, in_file_order, listing, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity, Span
-from hetgitops.model import Node, Policy, Pool
+from hetgitops.model.policy import Node, Policy, Pool
 
 # Node fields behind the Fleet topology levels; `hostname` is every node's own name.
 _LEVEL_FIELDS = {"zone": "zone", "rack": "rack", "nvlink-domain": "nvlinkDomain"}

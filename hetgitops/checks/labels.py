@@ -17,7 +17,7 @@ from hetgitops.checks._common import (
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.compilers.labels import CARD_VALUES, node_value
 from hetgitops.diagnostics import Diagnostic, Severity, Span
-from hetgitops.model import (
+from hetgitops.model.policy import (
     DEFAULT_RESERVED_PREFIXES,
     CardType,
     LabelRule,

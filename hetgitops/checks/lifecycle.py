@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from hetgitops.checks._common import error_at, listing, pools_with_cards, quota_uses, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy, Pool
+from hetgitops.model.policy import Policy, Pool
 
 RETIRED = "retired"
 

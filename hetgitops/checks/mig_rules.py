@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from hetgitops import capacity, mig
 from hetgitops.checks._common import error_at, pools_with_cards, quota_uses, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import CardType, MigDevice, Origin, Policy, Pool
+from hetgitops.model import mig
+from hetgitops.model.policy import CardType, MigDevice, Origin, Policy, Pool
+from hetgitops.plan import capacity
 
 
 def _table(card: CardType) -> mig.ProfileTable | None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from hetgitops.checks._common import error_at, in_file_order, repeats
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy, WorkloadProfile
+from hetgitops.model.policy import Policy, WorkloadProfile
 
 # Kubernetes reserves PriorityClass names with this prefix for its own classes.
 RESERVED_TIER_PREFIX = "system-"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops import quota_plan, routing
 from hetgitops.checks._common import PathPart, error_at, listing, written
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy, Team, WorkloadProfile
-from hetgitops.routing import (
+from hetgitops.model.policy import Policy, Team, WorkloadProfile
+from hetgitops.plan import quota_plan, routing
+from hetgitops.plan.routing import (
     Route,
     Verdict,
     admissible,

@@ -9,8 +9,8 @@ from hetgitops.checks._common import error_at, in_file_order
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.compilers.volcano import ROOT, leaf_queue_name
 from hetgitops.diagnostics import Diagnostic, Severity, Span
-from hetgitops.model import Fleet, Origin, Policy, Team
-from hetgitops.quota_plan import accelerator_resources, team_plan
+from hetgitops.model.policy import Fleet, Origin, Policy, Team
+from hetgitops.plan.quota_plan import accelerator_resources, team_plan
 
 # Kueue per resource group: flavors and covered resources (16 before v0.14, PR #6906), and
 # flavor x resource entries (v0.14 on).

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from hetgitops.checks._common import PathPart, did_you_mean, error_at, invalid
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Origin, Policy
+from hetgitops.model.policy import Origin, Policy
 
 RULE = "unresolved-reference"
 

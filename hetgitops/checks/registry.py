@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
 
 
 @dataclass(frozen=True)

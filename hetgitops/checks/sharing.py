@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops import capacity
 from hetgitops.checks._common import error_at, pools_with_cards
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model import CardType, Fleet, Policy, Pool
+from hetgitops.model.policy import CardType, Fleet, Policy, Pool
+from hetgitops.plan import capacity
 
 RULE = "sharing-conflict"
 

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from hetgitops import __version__, api
-from hetgitops.cli_common import (
+from hetgitops.cli.common import (
     EXIT_CODES_HELP,
     EXIT_FINDINGS,
     EXIT_OK,
@@ -22,8 +22,8 @@ from hetgitops.cli_common import (
     guarded,
     policy_paths,
 )
-from hetgitops.cli_output import jobs, render
-from hetgitops.loading import KINDS
+from hetgitops.cli.output import jobs, render
+from hetgitops.load.documents import KINDS
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -81,7 +81,7 @@ def validate(
 @click.argument("kind", required=False, type=click.Choice([*KINDS, "all"], case_sensitive=False))
 def schema(kind: str | None) -> None:
     """Print the JSON Schema of a policy KIND (default: the dispatching policy schema)."""
-    from hetgitops import schema as schemas
+    from hetgitops.model import schema as schemas
 
     raw = schemas.raw_schemas()
     body: Any
@@ -97,7 +97,7 @@ def schema(kind: str | None) -> None:
 @main.command()
 def rules() -> None:
     """List every rule id with its default severity and documentation."""
-    from hetgitops.loading import LOAD_RULES
+    from hetgitops.load.documents import LOAD_RULES
     from hetgitops.reporting.catalog import STAGE_RULES, known_rules
 
     for rule in known_rules(set(LOAD_RULES) | set(STAGE_RULES)):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hetgitops import api
-from hetgitops.cli_common import (
+from hetgitops.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     NOW_OPTION,
@@ -22,7 +22,7 @@ from hetgitops.cli_common import (
 )
 
 if TYPE_CHECKING:
-    from hetgitops.manifests import TreeDiff
+    from hetgitops.output.manifests import TreeDiff
 
 
 def _target_choices() -> list[str]:
@@ -93,7 +93,7 @@ def render(
 
 def _refuse_unsafe_output(output: Path, inputs: list[Path]) -> None:
     """Usage error (exit 2) before any work when --output DIR must not be replaced."""
-    from hetgitops.manifests import UnsafeOutput, check_output_dir
+    from hetgitops.output.manifests import UnsafeOutput, check_output_dir
 
     try:
         check_output_dir(output, inputs)
@@ -104,7 +104,7 @@ def _refuse_unsafe_output(output: Path, inputs: list[Path]) -> None:
 def _emit_render(
     result: api.Result, output: Path | None, *, check: bool, inputs: list[Path]
 ) -> int:
-    from hetgitops.manifests import compare_tree, stream, tree, write_tree
+    from hetgitops.output.manifests import compare_tree, stream, tree, write_tree
     from hetgitops.reporting import FORMATTERS
 
     if result.diagnostics:
@@ -199,8 +199,8 @@ def jobs(
 
 
 def _emit_jobs(result: api.Result, output: Path | None, inputs: list[Path]) -> int:
-    from hetgitops.compilers.jobs import stream, tree
-    from hetgitops.manifests import write_tree
+    from hetgitops.compilers.jobs.render import stream, tree
+    from hetgitops.output.manifests import write_tree
     from hetgitops.reporting import FORMATTERS
 
     if result.diagnostics:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hetgitops.manifests import Manifest
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
+from hetgitops.output.manifests import Manifest
 
 Compiler = Callable[[Policy], list[Manifest]]
 

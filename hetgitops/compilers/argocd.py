@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hetgitops.manifests import Manifest
+from hetgitops.output.manifests import Manifest
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 

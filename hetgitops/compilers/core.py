@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from hetgitops import quantities
 from hetgitops.compilers import COMPILERS
-from hetgitops.manifests import Manifest, metadata
-from hetgitops.model import Fleet, Policy, PriorityTier, Team
-from hetgitops.quota_plan import admissible
+from hetgitops.model import quantities
+from hetgitops.model.policy import Fleet, Policy, PriorityTier, Team
+from hetgitops.output.manifests import Manifest, metadata
+from hetgitops.plan.quota_plan import admissible
 
 TARGET = "core"
 QUOTA_NAME = "hetgitops-accelerators"

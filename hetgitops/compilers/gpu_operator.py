@@ -11,8 +11,8 @@ from typing import Any
 
 from hetgitops.compilers import COMPILERS, nodes, nvidia
 from hetgitops.diagnostics import NOWHERE, Span
-from hetgitops.manifests import Manifest, metadata, to_yaml
-from hetgitops.model import Fleet, Policy
+from hetgitops.model.policy import Fleet, Policy
+from hetgitops.output.manifests import Manifest, metadata, to_yaml
 
 TARGET = "gpu-operator"
 MIG_CONFIG_KEY = "config.yaml"

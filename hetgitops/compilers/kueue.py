@@ -6,8 +6,8 @@ from hetgitops.compilers import COMPILERS
 from hetgitops.compilers.argocd import with_sync_wave
 from hetgitops.compilers.kueue_flavors import flavor_manifests
 from hetgitops.compilers.kueue_queues import TARGET, queue_manifests
-from hetgitops.manifests import Manifest
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
+from hetgitops.output.manifests import Manifest
 
 
 def compile_kueue(policy: Policy) -> list[Manifest]:

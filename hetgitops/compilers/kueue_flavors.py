@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from hetgitops.compilers.labels import flavor_node_labels, topology_label
-from hetgitops.manifests import Manifest, metadata
-from hetgitops.model import Fleet, Policy, Pool, PriorityTier, Taint
+from hetgitops.model.policy import Fleet, Policy, Pool, PriorityTier, Taint
+from hetgitops.output.manifests import Manifest, metadata
 
 TARGET = "kueue"
 HOSTNAME = "kubernetes.io/hostname"

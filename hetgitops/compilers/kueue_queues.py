@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
-from hetgitops import quantities
 from hetgitops.compilers.core import team_label
-from hetgitops.manifests import Manifest, metadata
-from hetgitops.model import CohortSpec, Fleet, Policy, Team
-from hetgitops.quota_plan import FlavorPlan, accelerator_resources, host_quota, team_plan
+from hetgitops.model import quantities
+from hetgitops.model.policy import CohortSpec, Fleet, Policy, Team
+from hetgitops.output.manifests import Manifest, metadata
+from hetgitops.plan.quota_plan import FlavorPlan, accelerator_resources, host_quota, team_plan
 
 TARGET = "kueue"
 NEVER = "Never"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from hetgitops.model import CardType, Node, Policy, Pool, derived
+from hetgitops.model.policy import CardType, Node, Policy, Pool, derived
 
 DEFAULT_DOMAIN = "hetgitops.io"
 # Sources whose value differs from node to node; they are not pool-wide labels.

@@ -13,8 +13,8 @@ from typing import Any
 
 from hetgitops.compilers import COMPILERS, nvidia
 from hetgitops.compilers.labels import node_labels
-from hetgitops.manifests import Manifest, metadata
-from hetgitops.model import Fleet, Node, Policy, Pool, derived
+from hetgitops.model.policy import Fleet, Node, Policy, Pool, derived
+from hetgitops.output.manifests import Manifest, metadata
 
 TARGET = "nodes"
 NFD_API_VERSION = "nfd.k8s-sigs.io/v1alpha1"

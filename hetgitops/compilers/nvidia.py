@@ -11,9 +11,9 @@ import hashlib
 import json
 from typing import Any
 
-from hetgitops.capacity import covered_gpus, mig_strategy
-from hetgitops.manifests import FlowList
-from hetgitops.model import CardType, Node, Policy, Pool, derived
+from hetgitops.model.policy import CardType, Node, Policy, Pool, derived
+from hetgitops.output.manifests import FlowList
+from hetgitops.plan.capacity import covered_gpus, mig_strategy
 
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"

@@ -13,7 +13,6 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from hetgitops import capacity, quantities
 from hetgitops.compilers import COMPILERS
 from hetgitops.compilers.argocd import sync_wave
 from hetgitops.compilers.volcano_scheduler import (
@@ -23,9 +22,11 @@ from hetgitops.compilers.volcano_scheduler import (
     scheduler_conflicts,
 )
 from hetgitops.diagnostics import Span
-from hetgitops.manifests import Manifest, metadata
-from hetgitops.model import Fleet, Policy, Team
-from hetgitops.quota_plan import FlavorPlan, host_quota, team_plan
+from hetgitops.model import quantities
+from hetgitops.model.policy import Fleet, Policy, Team
+from hetgitops.output.manifests import Manifest, metadata
+from hetgitops.plan import capacity
+from hetgitops.plan.quota_plan import FlavorPlan, host_quota, team_plan
 
 TARGET = "volcano"
 API_VERSION = "scheduling.volcano.sh/v1beta1"

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from hetgitops import quantities
 from hetgitops.compilers import CompileError
-from hetgitops.manifests import Manifest, metadata, to_yaml
-from hetgitops.model import Fleet, Policy
+from hetgitops.model import quantities
+from hetgitops.model.policy import Fleet, Policy
+from hetgitops.output.manifests import Manifest, metadata, to_yaml
 
 TARGET = "volcano"
 CONFIG_MAP = "volcano-scheduler-configmap"

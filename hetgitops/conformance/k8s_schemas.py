@@ -22,8 +22,8 @@ from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 
-from hetgitops.crd_schemas import load_crd_schemas
-from hetgitops.resources import data_dir
+from hetgitops.conformance.crd_schemas import load_crd_schemas
+from hetgitops.load.resources import data_dir
 
 Minor = tuple[int, int]
 GVK = tuple[str, str]  # (apiVersion, kind)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from hetgitops import quantities
+from hetgitops.model import quantities
 
 Finding = tuple[str, str, str]
 CEL, LIMITS = "kueue-cel", "kueue-limits"

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hetgitops import k8s_schemas, kueue_rules
+from hetgitops.conformance import k8s_schemas, kueue_rules
 from hetgitops.diagnostics import Diagnostic, Severity, Span
-from hetgitops.manifests import Manifest
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
+from hetgitops.output.manifests import Manifest
 
 K8S, CRD = "k8s-schema", "crd-schema"
 KUEUE_GROUP = "kueue.x-k8s.io/"

@@ -10,11 +10,11 @@ from typing import Any
 
 from hetgitops import API_VERSION
 from hetgitops.diagnostics import Diagnostic, Span, error
-from hetgitops.policyfiles import MAX_FILE_BYTES, display_name, policy_files, read_files
-from hetgitops.sourcemap import PathKey, SourceMap, format_path
-from hetgitops.yamlbuild import Parsed
-from hetgitops.yamllimits import MAX_CHARS_PER_FILE, MAX_DEPTH, MAX_NODES_PER_FILE
-from hetgitops.yamlread import read_documents
+from hetgitops.load.policyfiles import MAX_FILE_BYTES, display_name, policy_files, read_files
+from hetgitops.load.sourcemap import PathKey, SourceMap, format_path
+from hetgitops.load.yamlbuild import Parsed
+from hetgitops.load.yamllimits import MAX_CHARS_PER_FILE, MAX_DEPTH, MAX_NODES_PER_FILE
+from hetgitops.load.yamlread import read_documents
 
 __all__ = [
     "KINDS",

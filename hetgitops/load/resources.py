@@ -11,4 +11,4 @@ def data_dir(name: str) -> Path:
     installed = Path(str(resources.files("hetgitops"))) / name
     if installed.is_dir():
         return installed
-    return Path(__file__).resolve().parent.parent / name
+    return Path(__file__).resolve().parents[2] / name

@@ -16,9 +16,9 @@ from typing import Any
 import yaml
 
 from hetgitops.diagnostics import Diagnostic, Span, error
-from hetgitops.sourcemap import PathKey, SourceMap, format_path
-from hetgitops.yamllimits import MAX_DEPTH, Abort, Budget
-from hetgitops.yamlscalars import (
+from hetgitops.load.sourcemap import PathKey, SourceMap, format_path
+from hetgitops.load.yamllimits import MAX_DEPTH, Abort, Budget
+from hetgitops.load.yamlscalars import (
     MERGE,
     ScalarError,
     collection_tag_allowed,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hetgitops.diagnostics import Diagnostic, Span, error
-from hetgitops.sourcemap import PathKey, format_path
+from hetgitops.load.sourcemap import PathKey, format_path
 
 MAX_DEPTH = 64
 # Real policy files hold a few thousand values; a billion-laughs file passes this in microseconds.

@@ -8,9 +8,9 @@ from typing import Any
 import yaml
 
 from hetgitops.diagnostics import Diagnostic, Span, error
-from hetgitops.sourcemap import span_of
-from hetgitops.yamlbuild import DocumentBuilder, Parsed
-from hetgitops.yamllimits import Abort, Budget
+from hetgitops.load.sourcemap import span_of
+from hetgitops.load.yamlbuild import DocumentBuilder, Parsed
+from hetgitops.load.yamllimits import Abort, Budget
 
 # libyaml when PyYAML was built with it (10x faster); only its event stream is used.
 _Parser: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from hetgitops.diagnostics import Diagnostic, error
-from hetgitops.loading import Document
-from hetgitops.model import (
+from hetgitops.load.documents import Document
+from hetgitops.model.policy import (
     ALL_TARGETS,
     DEFAULT_CPU_PER_CARD,
     DEFAULT_MEMORY_PER_CARD,
@@ -32,7 +32,7 @@ from hetgitops.model import (
     WorkloadProfile,
     parse_version,
 )
-from hetgitops.ranges import RangeError, expand
+from hetgitops.model.ranges import RangeError, expand
 
 
 def _quantity(value: Any) -> str | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from hetgitops.diagnostics import Span
-from hetgitops.loading import PathKey, SourceMap
+from hetgitops.load.documents import PathKey, SourceMap
 
 T = TypeVar("T")
 

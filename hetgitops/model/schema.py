@@ -13,8 +13,8 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 from hetgitops.diagnostics import Diagnostic, error
-from hetgitops.loading import KINDS, Document, format_path
-from hetgitops.resources import data_dir
+from hetgitops.load.documents import KINDS, Document, format_path
+from hetgitops.load.resources import data_dir
 
 BASE_URI = "https://hetgitops.io/schemas/v1alpha1/"
 # User values can be megabytes long (or an alias repeated thousands of times): show a prefix.

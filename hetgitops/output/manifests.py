@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from hetgitops.diagnostics import NOWHERE, Span
-from hetgitops.model import Fleet
+from hetgitops.model.policy import Fleet
 
 MANAGED_BY = "hetgitops"
 # Apply order: what others refer to comes first (namespaces, classes, flavors, parent queues).

@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Mapping
 from fractions import Fraction
 
-from hetgitops import mig
-from hetgitops.model import CardType, Fleet, Pool, Quota
+from hetgitops.model import mig
+from hetgitops.model.policy import CardType, Fleet, Pool, Quota
 
 
 def main_resource(pool: Pool, card: CardType) -> str:

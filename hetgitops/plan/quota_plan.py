@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from hetgitops import capacity, quantities
 from hetgitops.diagnostics import Span
-from hetgitops.model import (
+from hetgitops.model import quantities
+from hetgitops.model.policy import (
     DEFAULT_CPU_PER_CARD,
     DEFAULT_MEMORY_PER_CARD,
     CardType,
@@ -25,6 +25,7 @@ from hetgitops.model import (
     Team,
     derived,
 )
+from hetgitops.plan import capacity
 
 # Host quotas round up to whole CPUs and whole GiB, so Kueue and Volcano get tidy numbers.
 CPU_STEP = "1"

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from hetgitops import capacity, mig
-from hetgitops.model import CardType, Policy, Pool, Team, WorkloadProfile, derived
-from hetgitops.quota_plan import Reach
+from hetgitops.model import mig
+from hetgitops.model.policy import CardType, Policy, Pool, Team, WorkloadProfile, derived
+from hetgitops.plan import capacity
+from hetgitops.plan.quota_plan import Reach
 
 _MIG_MEMORY = re.compile(r"\.([0-9]+)gb")
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from hetgitops.checks import RULES
 from hetgitops.diagnostics import Severity
-from hetgitops.loading import LOAD_RULES
+from hetgitops.load.documents import LOAD_RULES
 
 # Stages other than load and check report a handful of fixed ids; documented here, once.
 STAGE_RULES: dict[str, str] = {

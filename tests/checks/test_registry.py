@@ -11,7 +11,7 @@ import pytest
 from hetgitops import api, checks
 from hetgitops.checks import FAMILIES, RULES
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
 
 PACKAGE = Path(checks.__file__).parent
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hetgitops import api
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
 
 FILE = "jobs.yaml"
 FLEET = """\

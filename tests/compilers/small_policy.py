@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from hetgitops import api
-from hetgitops.manifests import Manifest
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
+from hetgitops.output.manifests import Manifest
 
 FLEET = """\
 apiVersion: hetgitops.io/v1alpha1

@@ -11,7 +11,7 @@ import yaml
 from hetgitops.compilers import nvidia
 from hetgitops.compilers.gpu_operator import compile_gpu_operator, mig_configs
 from hetgitops.compilers.nodes import compile_nodes
-from hetgitops.model import MigDevice, Policy
+from hetgitops.model.policy import MigDevice, Policy
 
 Load = Callable[[str], Policy]
 

@@ -10,12 +10,12 @@ from typing import Any
 import job_policy
 import pytest
 
-from hetgitops import manifests as manifest_output
-from hetgitops.compilers.jobs import TEMPLATES, compile_jobs, tree
+from hetgitops.compilers.jobs.render import TEMPLATES, compile_jobs, tree
 from hetgitops.compilers.volcano import compile_volcano
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.manifests import Manifest
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
+from hetgitops.output import manifests as manifest_output
+from hetgitops.output.manifests import Manifest
 
 Load = Callable[[str], Policy]
 REPO = Path(__file__).resolve().parents[2]

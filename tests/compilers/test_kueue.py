@@ -8,7 +8,7 @@ import pytest
 from small_policy import FLEET, build, objects
 
 from hetgitops.compilers import compile_policy
-from hetgitops.manifests import Manifest, stream
+from hetgitops.output.manifests import Manifest, stream
 
 Objects = dict[tuple[str, str], dict[str, Any]]
 

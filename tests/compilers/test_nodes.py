@@ -8,8 +8,8 @@ from typing import Any
 
 from hetgitops.compilers.labels import node_labels, pool_node_labels
 from hetgitops.compilers.nodes import compile_nodes, label_namespaces
-from hetgitops.manifests import kustomization, stream
-from hetgitops.model import Policy
+from hetgitops.model.policy import Policy
+from hetgitops.output.manifests import kustomization, stream
 
 Load = Callable[[str], Policy]
 

@@ -1,4 +1,4 @@
-"""`hetgitops.quota_plan` and `capacity.unit_weight`: limits in a quota's own units, and the
+"""`hetgitops.plan.quota_plan` and `capacity.unit_weight`: limits in a quota's own units, and the
 card-equivalents cpu/memory quotas and budgets are counted in."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from fractions import Fraction
 
 from small_policy import build, objects
 
-from hetgitops import capacity
 from hetgitops.checks._common import quota_uses
 from hetgitops.checks.budget import monthly_cost
 from hetgitops.compilers import compile_policy
-from hetgitops.model import Policy
-from hetgitops.quota_plan import team_plan
+from hetgitops.model.policy import Policy
+from hetgitops.plan import capacity
+from hetgitops.plan.quota_plan import team_plan
 
 Load = Callable[[str], Policy]
 

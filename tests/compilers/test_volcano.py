@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 import yaml
 
-from hetgitops import capacity, quantities
 from hetgitops.compilers.volcano import compile_volcano
 from hetgitops.compilers.volcano_scheduler import (
     CONFIG_KEY,
@@ -18,7 +17,9 @@ from hetgitops.compilers.volcano_scheduler import (
     invariant_violations,
     scheduler_conflicts,
 )
-from hetgitops.model import Policy
+from hetgitops.model import quantities
+from hetgitops.model.policy import Policy
+from hetgitops.plan import capacity
 
 Load = Callable[[str], Policy]
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from hetgitops import api, manifests
-from hetgitops.compilers import jobs
+from hetgitops import api
+from hetgitops.compilers.jobs import render as jobs
+from hetgitops.output import manifests
 
 pytestmark = pytest.mark.e2e
 

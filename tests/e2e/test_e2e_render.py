@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hetgitops import api, manifests
+from hetgitops import api
+from hetgitops.output import manifests
 
 pytestmark = pytest.mark.e2e
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from hetgitops import quantities
-from hetgitops.compilers.job_targets import KUEUE, VOLCANO, JobTarget
+from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, JobTarget
 from hetgitops.compilers.kueue_flavors import toleration
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.compilers.labels import domain, pool_node_labels, topology_label
 from hetgitops.compilers.volcano import leaf_queue_name
-from hetgitops.model import Policy, WorkloadProfile
-from hetgitops.quota_plan import per_card
+from hetgitops.model import quantities
+from hetgitops.model.policy import Policy, WorkloadProfile
+from hetgitops.plan.quota_plan import per_card
 
 SERVING = frozenset({"deployment", "leaderworkerset"})
 OWN_QUEUE = frozenset({"volcano-job", "pytorchjob"})

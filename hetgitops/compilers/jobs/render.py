@@ -19,12 +19,12 @@ import jinja2
 import yaml
 from jinja2.sandbox import SandboxedEnvironment
 
-from hetgitops.compilers.job_context import ContextError, context
-from hetgitops.compilers.job_targets import KUEUE, VOLCANO, JobTarget, Selector
+from hetgitops.compilers.jobs.context import ContextError, context
+from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, JobTarget, Selector
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.manifests import Manifest, to_yaml
-from hetgitops.model import Policy, WorkloadProfile
-from hetgitops.resources import data_dir
+from hetgitops.load.resources import data_dir
+from hetgitops.model.policy import Policy, WorkloadProfile
+from hetgitops.output.manifests import Manifest, to_yaml
 
 TARGET = "jobs"
 TEMPLATE_RULE, INTEGRATION_RULE = "job-template", "job-integration"

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hetgitops import quota_plan, routing
-from hetgitops.model import CardType, Fleet, Policy, Team, WorkloadProfile
-from hetgitops.quota_plan import FlavorPlan, Reach, team_plan
-from hetgitops.routing import Route, candidate_teams, fits, gang_need
+from hetgitops.model.policy import CardType, Fleet, Policy, Team, WorkloadProfile
+from hetgitops.plan import quota_plan, routing
+from hetgitops.plan.quota_plan import FlavorPlan, Reach, team_plan
+from hetgitops.plan.routing import Route, candidate_teams, fits, gang_need
 
 KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"
 

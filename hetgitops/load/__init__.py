@@ -1,0 +1,7 @@
+"""Load stage: policy paths -> identified policy Documents with positions, or located diagnostics.
+
+Takes file and directory paths (or in-memory sources). Finds the policy files, reads each once,
+parses YAML with libyaml events into plain data plus a SourceMap (line:col for every key and
+value) within hard limits (size, depth, aliases), and splits the files into documents keyed by
+kind and name. Gives `LoadResult` (documents + diagnostics). Imports nothing but `diagnostics`.
+"""
