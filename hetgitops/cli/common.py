@@ -13,13 +13,17 @@ from typing import Any
 import click
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+# The environment failed, not hetgitops: disk full, read-only folder, closed pipe, cluster
+# unreachable or forbidden. Kept apart from 3 so that 3 always means a bug worth reporting.
+EXIT_ENVIRONMENT = 4
 
 EXIT_CODES_HELP = """\b
 Exit codes:
   0  clean (warnings allowed unless --strict)
   1  findings: errors (or warnings with --strict)
   2  usage error (bad option or argument)
-  3  internal error (a bug in hetgitops: please report it)"""
+  3  internal error (a bug in hetgitops: please report it)
+  4  environment error (disk full, permissions, cluster unreachable or forbidden)"""
 
 
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date:
