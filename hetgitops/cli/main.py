@@ -22,6 +22,7 @@ from hetgitops.cli.common import (
     guarded,
     policy_paths,
 )
+from hetgitops.cli.init import init
 from hetgitops.cli.output import jobs, render
 from hetgitops.load.documents import KINDS
 
@@ -106,3 +107,4 @@ def rules() -> None:
 
 main.add_command(render)
 main.add_command(jobs)
+main.add_command(init)

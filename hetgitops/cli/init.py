@@ -1,0 +1,159 @@
+"""`hetgitops init [DIR]`: scaffold a new policy repository that validates and renders clean."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from hetgitops import api
+from hetgitops.cli.common import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_OK, guarded
+
+
+def _target_choices() -> list[str]:
+    from hetgitops.compilers import COMPILERS
+
+    return sorted(COMPILERS)
+
+
+@click.command(
+    epilog="""\b
+Exit codes:
+  0  the repository was written, validated and rendered
+  2  usage error (DIR not empty without --force, unknown card type, bad --pool)
+  3  internal error (the scaffold did not validate: a bug, please report it)
+  4  environment error (DIR cannot be written)
+
+\b
+Examples:
+  hetgitops init gpu-policy --cluster prod --card h100-80gb --card l40s-48gb
+  hetgitops init gpu-policy --cluster prod --pool train=h100-80gb:4 --team nlp --team vision"""
+)
+@click.argument("directory", default=".", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--cluster", metavar="NAME", help="Cluster name (labels every rendered object).")
+@click.option(
+    "--card",
+    "cards",
+    multiple=True,
+    metavar="TYPE",
+    help="A card type from the catalogue; one pool of 2 nodes x 8 cards each (repeatable). "
+    "See --list-cards.",
+)
+@click.option(
+    "--pool",
+    "pools",
+    multiple=True,
+    metavar="NAME=TYPE[:NODES[:CARDS]]",
+    help="A pool of NODES nodes with CARDS cards of TYPE each (default 2 x 8; repeatable).",
+)
+@click.option("--team", "teams", multiple=True, metavar="NAME", help="A team (repeatable).")
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    type=click.Choice(_target_choices()),
+    help="A system to render for (repeatable; default: core, kueue, nodes).",
+)
+@click.option("--force", is_flag=True, help="Write into DIR even if it is not empty.")
+@click.option(
+    "--interactive/--no-interactive",
+    default=None,
+    help="Ask for what the options leave out (default: when stdin is a terminal).",
+)
+@click.option("--list-cards", is_flag=True, help="List the card-type catalogue and exit.")
+def init(
+    directory: Path,
+    cluster: str | None,
+    cards: tuple[str, ...],
+    pools: tuple[str, ...],
+    teams: tuple[str, ...],
+    targets: tuple[str, ...],
+    force: bool,
+    interactive: bool | None,
+    list_cards: bool,
+) -> None:
+    """Create a policy repository in DIR (default: the current directory)."""
+    from hetgitops import scaffold
+    from hetgitops.scaffold.catalogue import card_types, describe
+
+    if list_cards:
+        for name in card_types():
+            click.echo(describe(name))
+        sys.exit(EXIT_OK)
+    if directory.exists() and any(directory.iterdir()) and not force:
+        raise click.UsageError(f"{directory} is not empty; use --force to write into it anyway")
+    if interactive is None:
+        interactive = sys.stdin.isatty()
+    if interactive:
+        cluster, cards, teams = _ask(directory, cluster, cards if cards or pools else (), teams)
+    try:
+        answers = scaffold.Answers(
+            cluster=cluster or _default_cluster(directory),
+            pools=tuple(scaffold.PoolAnswer(c, c) for c in cards)
+            + tuple(scaffold.parse_pool(p) for p in pools),
+            teams=teams or ("ml",),
+            targets=targets or scaffold.fleet.DEFAULT_TARGETS,
+        )
+        files = scaffold.scaffold_files(answers)
+    except scaffold.BadAnswer as exc:
+        raise click.UsageError(str(exc)) from None
+    sys.exit(guarded(lambda: _write_or_explain(directory, files)))
+
+
+def _write_or_explain(directory: Path, files: dict[str, str]) -> int:
+    try:
+        return _write(directory, files)
+    except OSError as exc:  # a full disk or a read-only folder is not a bug in hetgitops
+        click.echo(f"hetgitops: cannot write {directory}: {exc}", err=True)
+        return EXIT_ENVIRONMENT
+
+
+def _default_cluster(directory: Path) -> str:
+    name = re.sub(r"[^a-z0-9-]+", "-", directory.resolve().name.lower()).strip("-")
+    return name[:63].strip("-") or "my-cluster"
+
+
+def _ask(
+    directory: Path, cluster: str | None, cards: tuple[str, ...], teams: tuple[str, ...]
+) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    from hetgitops.scaffold.catalogue import card_types, describe
+
+    if cluster is None:
+        cluster = click.prompt("Cluster name", default=_default_cluster(directory))
+    if not cards:
+        click.echo("Card types in the catalogue:\n" + "".join(
+            f"  {describe(name)}\n" for name in card_types()), err=True)  # fmt: skip
+        answer = click.prompt("Card types (comma-separated; one pool of 2 x 8 cards each)")
+        cards = tuple(c.strip() for c in answer.split(",") if c.strip())
+    if not teams:
+        answer = click.prompt("Teams (comma-separated)", default="ml")
+        teams = tuple(t.strip() for t in answer.split(",") if t.strip())
+    return cluster, cards, teams
+
+
+def _write(directory: Path, files: dict[str, str]) -> int:
+    from hetgitops import scaffold
+    from hetgitops.output.manifests import tree, write_tree
+    from hetgitops.reporting import FORMATTERS
+
+    for relative, text in files.items():
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    policy = directory / scaffold.POLICY_DIR
+    result = api.render([policy])
+    if result.failed() or not result.manifests:
+        click.echo(FORMATTERS["text"](result), nl=False, err=True)
+        click.echo("hetgitops: internal error: the scaffold does not render; please report it",
+                   err=True)  # fmt: skip
+        return EXIT_INTERNAL
+    write_tree(tree(result.manifests), directory / scaffold.RENDER_DIR, inputs=[policy])
+    click.echo(
+        f"Wrote a policy repository to {directory}: {len(files)} files, and "
+        f"{scaffold.RENDER_DIR}/ with {sum(m.applied for m in result.manifests)} objects.\n"
+        f"Next: cd {directory} && git init && pre-commit install && git add -A && "
+        "git commit -m 'GPU fleet policy'\n"
+    )
+    return EXIT_OK

@@ -1,0 +1,146 @@
+"""Scaffold stage: the policy documents of a minimal fleet built from the answers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from hetgitops.load.resources import data_dir
+from hetgitops.output.manifests import to_yaml
+from hetgitops.scaffold.catalogue import card_types
+
+API_VERSION = "hetgitops.io/v1alpha1"
+SCHEMA_DIR = ".hetgitops/schemas"
+# A DNS-1123 label: pool, team and cluster names become object and queue names.
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+DEFAULT_TARGETS = ("core", "kueue", "nodes")
+
+
+class BadAnswer(ValueError):
+    """An answer that cannot make a valid fleet (the CLI reports it as a usage error)."""
+
+
+@dataclass(frozen=True)
+class PoolAnswer:
+    name: str
+    card_type: str
+    nodes: int = 2
+    cards_per_node: int = 8
+
+    @property
+    def cards(self) -> int:
+        return self.nodes * self.cards_per_node
+
+
+@dataclass(frozen=True)
+class Answers:
+    cluster: str
+    pools: tuple[PoolAnswer, ...]
+    teams: tuple[str, ...] = ("ml",)
+    targets: tuple[str, ...] = DEFAULT_TARGETS
+
+
+def parse_pool(text: str) -> PoolAnswer:
+    """`NAME=CARD[:NODES[:CARDS_PER_NODE]]`, or just `CARD` (the pool is named after it)."""
+    name, _, rest = text.partition("=") if "=" in text else (text.split(":")[0], "", text)
+    card, *numbers = rest.split(":")
+    if len(numbers) > 2 or not all(n.isdigit() and int(n) > 0 for n in numbers):
+        raise BadAnswer(f"pool {text!r}: expected NAME=CARD[:NODES[:CARDS_PER_NODE]]")
+    sizes = [int(n) for n in numbers]
+    return PoolAnswer(name, card, *sizes)
+
+
+def check(answers: Answers) -> None:
+    """Raise BadAnswer for what the policy could not express."""
+    known = card_types()
+    for name in (answers.cluster, *answers.teams, *(p.name for p in answers.pools)):
+        if not _NAME.match(name):
+            raise BadAnswer(f"{name!r} is not a lowercase DNS label (a-z, 0-9, '-')")
+    if not answers.pools:
+        raise BadAnswer("give at least one card type or pool")
+    if not answers.teams:
+        raise BadAnswer("give at least one team")
+    for pool in answers.pools:
+        if pool.card_type not in known:
+            raise BadAnswer(
+                f"unknown card type {pool.card_type!r} (known: {', '.join(known)})"
+            )
+        if pool.cards < len(answers.teams):
+            raise BadAnswer(f"pool {pool.name!r} has fewer cards than there are teams")
+    for label, names in (("pool", [p.name for p in answers.pools]), ("team", answers.teams)):
+        if len(set(names)) != len(names):
+            raise BadAnswer(f"a {label} name is given twice")
+
+
+def _bundled_versions() -> Mapping[str, Any]:
+    """The component versions of the bundled fleet: the ones hetgitops is tested against."""
+    text = (data_dir("policies") / "fleet.yaml").read_text("utf-8")
+    fleet = next(d for d in yaml.safe_load_all(text) if d and d.get("kind") == "Fleet")
+    return dict(fleet["spec"]["versions"])
+
+
+def _document(kind: str, name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": API_VERSION, "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+def _file(header: str, docs: Iterable[Mapping[str, Any]]) -> str:
+    schema = f"# yaml-language-server: $schema=../{SCHEMA_DIR}/policy.schema.json\n"
+    return schema + f"# {header}\n" + "---\n".join(to_yaml(dict(d)) for d in docs)
+
+
+def _fleet(answers: Answers) -> dict[str, Any]:
+    spec = {
+        "cluster": answers.cluster,
+        "versions": _bundled_versions(),
+        "targets": list(answers.targets),
+    }
+    return _document("Fleet", answers.cluster, spec)
+
+
+def _card(name: str) -> dict[str, Any]:
+    doc = card_types()[name]
+    return _document("CardType", name, dict(doc["spec"]))
+
+
+def _pool(pool: PoolAnswer) -> dict[str, Any]:
+    spec = {
+        "cardType": pool.card_type,
+        "purpose": "training",
+        "cardsPerNode": pool.cards_per_node,
+        "nodes": [{"names": f"{pool.name}-[1:{pool.nodes}]" if pool.nodes > 1 else pool.name}],
+    }
+    return _document("Pool", pool.name, spec)
+
+
+def _team(name: str, answers: Answers) -> dict[str, Any]:
+    share = len(answers.teams)
+    quotas = [{"pool": p.name, "cards": p.cards // share} for p in answers.pools]
+    stages = sorted({str(card_types()[p.card_type]["spec"].get("lifecycle", "production"))
+                     for p in answers.pools} | {"production"})  # fmt: skip
+    spec: dict[str, Any] = {"namespaces": [name], "quotas": quotas, "tiers": ["standard"]}
+    if stages != ["production"]:
+        spec["lifecycleStages"] = stages
+    return _document("Team", name, spec)
+
+
+def policy_files(answers: Answers) -> dict[str, str]:
+    """policies/<file> -> text for the fleet the answers describe."""
+    check(answers)
+    cards = sorted({p.card_type for p in answers.pools})
+    tier = {"value": 1000, "preemptionPolicy": "Never", "description": "Every team's work."}
+    return {
+        "policies/fleet.yaml": _file("The cluster and the systems hetgitops renders for it.",
+                                     [_fleet(answers)]),
+        "policies/cards.yaml": _file("Card types, copied from hetgitops' catalogue.",
+                                     [_card(c) for c in cards]),
+        "policies/pools.yaml": _file("Pools: nodes of one card type.",
+                                     [_pool(p) for p in answers.pools]),
+        "policies/teams.yaml": _file("Teams and the cards they hold in each pool.",
+                                     [_team(t, answers) for t in answers.teams]),
+        "policies/tiers.yaml": _file("Priority tiers.",
+                                     [_document("PriorityTier", "standard", tier)]),
+    }  # fmt: skip
