@@ -8,7 +8,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "hetgitops"
 TOP_MODULES = {"__init__.py", "api.py", "diagnostics.py"}
 STAGES = {
-    "load", "model", "plan", "checks", "compilers", "output", "conformance", "reporting", "cli",
+    "load", "model", "plan", "checks", "compilers", "output", "conformance", "reporting",
+    "scaffold", "cli",
 }  # fmt: skip
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -86,7 +87,10 @@ def render(
         inputs = policy_paths(paths)
         if output is not None and not check:
             _refuse_unsafe_output(output, inputs)
-        return _emit_render(api.render(inputs, options), output, check=check, inputs=inputs)
+        fix = _fix_command(inputs, output, targets)
+        return _emit_render(
+            api.render(inputs, options), output, check=check, inputs=inputs, fix=fix
+        )
 
     sys.exit(guarded(run))
 
@@ -101,8 +105,16 @@ def _refuse_unsafe_output(output: Path, inputs: list[Path]) -> None:
         raise click.UsageError(f"refusing --output: {exc}") from None
 
 
+def _fix_command(inputs: list[Path], output: Path | None, targets: tuple[str, ...]) -> str:
+    """The command that rewrites the committed tree, to paste after a failed --check."""
+    words = ["hetgitops", "render", *map(str, inputs), "--output", str(output)]
+    for target in targets:
+        words += ["--target", target]
+    return shlex.join(words)
+
+
 def _emit_render(
-    result: api.Result, output: Path | None, *, check: bool, inputs: list[Path]
+    result: api.Result, output: Path | None, *, check: bool, inputs: list[Path], fix: str
 ) -> int:
     from hetgitops.output.manifests import compare_tree, stream, tree, write_tree
     from hetgitops.reporting import FORMATTERS
@@ -126,15 +138,28 @@ def _emit_render(
     if not check:
         write_tree(files, output, inputs=inputs)
         return EXIT_OK
-    return _report_tree_diff(compare_tree(files, output), output)
+    return _report_tree_diff(compare_tree(files, output), output, fix)
 
 
-def _report_tree_diff(diff: TreeDiff, output: Path) -> int:
+_DIFF_LABELS = {
+    "stale": "differs from the render",
+    "missing": "missing (the render has it)",
+    "extra": "not in the render",
+}
+
+
+def _report_tree_diff(diff: TreeDiff, output: Path, fix: str) -> int:
+    """List what differs (read-only: nothing was written), then the command that fixes it."""
     for label, paths in (("stale", diff.stale), ("missing", diff.missing), ("extra", diff.extra)):
         for path in paths:
-            click.echo(f"{output / path}: {label}", err=True)
+            click.echo(f"{output / path}: {_DIFF_LABELS[label]}", err=True)
     if diff:
-        click.echo(f"hetgitops: {output} is out of date; run hetgitops render --output", err=True)
+        count = len(diff.stale) + len(diff.missing) + len(diff.extra)
+        click.echo(
+            f"hetgitops: {output} is out of date with the policy ({count} file(s)); "
+            f"re-render and commit it:\n    {fix}",
+            err=True,
+        )
         return EXIT_FINDINGS
     return EXIT_OK
 

@@ -1,4 +1,4 @@
-"""Scaffold stage: the card-type catalogue, i.e. the CardType documents bundled in policies/cards."""
+"""Scaffold stage: the card-type catalogue (the CardType documents in policies/cards)."""
 
 from __future__ import annotations
 

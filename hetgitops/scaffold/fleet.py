@@ -66,9 +66,7 @@ def check(answers: Answers) -> None:
         raise BadAnswer("give at least one team")
     for pool in answers.pools:
         if pool.card_type not in known:
-            raise BadAnswer(
-                f"unknown card type {pool.card_type!r} (known: {', '.join(known)})"
-            )
+            raise BadAnswer(f"unknown card type {pool.card_type!r} (known: {', '.join(known)})")
         if pool.cards < len(answers.teams):
             raise BadAnswer(f"pool {pool.name!r} has fewer cards than there are teams")
     for label, names in (("pool", [p.name for p in answers.pools]), ("team", answers.teams)):

@@ -1,0 +1,104 @@
+"""`hetgitops init`: the scaffold validates and renders clean at once; refusals are usage errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from hetgitops import api
+from hetgitops.cli.main import main
+from hetgitops.scaffold.catalogue import card_types
+
+
+def init(*args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(main, ["init", *args], input=stdin, catch_exceptions=False)
+
+
+def _clean(repo: Path) -> api.Result:
+    result = api.validate([repo / "policies"])
+    assert not result.failed(strict=True), [str(d) for d in result.diagnostics]
+    return result
+
+
+@pytest.mark.parametrize("card", sorted(card_types()))
+def test_every_catalogue_card_scaffolds_a_clean_fleet_for_every_target(
+    tmp_path: Path, card: str
+) -> None:
+    targets = ["core", "kueue", "volcano", "nodes", "gpu-operator"]
+    args = [str(tmp_path / "repo"), "--cluster", "demo", "--card", card, "--no-interactive"]
+    result = init(*args, *(a for t in targets for a in ("--target", t)))
+    assert result.exit_code == 0, result.output
+    assert _clean(tmp_path / "repo").policy is not None
+
+
+def test_scaffold_is_a_whole_repository_whose_render_is_current(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    args = ["--cluster", "prod", "--pool", "train=h100-80gb:4", "--card", "l40s-48gb"]
+    result = init(str(repo), *args, "--team", "nlp", "--team", "vision", "--no-interactive")
+    assert result.exit_code == 0, result.output
+    for name in (".pre-commit-config.yaml", ".github/workflows/hetgitops.yml", ".editorconfig"):
+        assert (repo / name).is_file(), name
+    for policy_file in sorted((repo / "policies").glob("*.yaml")):
+        first = policy_file.read_text().splitlines()[0]
+        assert first == "# yaml-language-server: $schema=../.hetgitops/schemas/policy.schema.json"
+    assert (repo / ".hetgitops/schemas/policy.schema.json").is_file()
+    policy = _clean(repo).policy
+    assert policy is not None and policy.fleet is not None
+    assert policy.fleet.cluster == "prod"
+    assert sorted(policy.teams) == ["nlp", "vision"]
+    assert policy.pools["train"].nodes and len(policy.pools["train"].nodes) == 4
+    check = CliRunner().invoke(
+        main,
+        ["render", str(repo / "policies"), "--output", str(repo / "rendered"), "--check"],
+    )
+    assert check.exit_code == 0, check.output
+
+
+def test_questions_fill_in_what_the_options_leave_out(tmp_path: Path) -> None:
+    repo = tmp_path / "asked"
+    result = init(str(repo), "--interactive", stdin="lab\nh100-80gb, a800-80gb\nalpha,beta\n")
+    assert result.exit_code == 0, result.output
+    fleet = yaml.safe_load((repo / "policies/fleet.yaml").read_text())
+    assert fleet["spec"]["cluster"] == "lab"
+    cards = [
+        d["metadata"]["name"]
+        for d in yaml.safe_load_all((repo / "policies/cards.yaml").read_text())
+    ]
+    assert cards == ["a800-80gb", "h100-80gb"]
+    _clean(repo)
+
+
+def test_refuses_a_non_empty_directory_unless_forced(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n")
+    refused = init(str(tmp_path), "--card", "h100-80gb", "--no-interactive")
+    assert refused.exit_code == 2
+    assert "not empty" in refused.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    forced = init(str(tmp_path), "--card", "h100-80gb", "--no-interactive", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"
+    _clean(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--card", "h100"],  # not in the catalogue
+        ["--pool", "a=h100-80gb:0"],  # no nodes
+        ["--pool", "Big=h100-80gb"],  # not a DNS label
+        ["--card", "h100-80gb", "--team", "a", "--team", "a"],
+    ],
+)
+def test_bad_answers_are_usage_errors_and_write_nothing(tmp_path: Path, args: list[str]) -> None:
+    result = init(str(tmp_path / "repo"), *args, "--no-interactive")
+    assert result.exit_code == 2, result.output
+    assert not (tmp_path / "repo").exists()
+
+
+def test_list_cards_shows_the_catalogue() -> None:
+    result = init("--list-cards")
+    assert result.exit_code == 0
+    assert [line.split()[0] for line in result.output.splitlines()] == sorted(card_types())
