@@ -142,9 +142,9 @@ def _emit_render(
 
 
 _DIFF_LABELS = {
-    "stale": "differs from the render",
+    "stale": "stale (differs from the render)",
     "missing": "missing (the render has it)",
-    "extra": "not in the render",
+    "extra": "extra (not in the render)",
 }
 
 
