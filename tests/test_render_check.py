@@ -37,5 +37,5 @@ def test_stale_tree_message_names_the_fix_command_with_paths_and_targets(tmp_pat
     assert _snapshot(out) == before  # read-only: not even a marker or a temp folder
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rendered dir"]
     # Running the named command makes the check pass.
-    assert CliRunner().invoke(main, shlex.split(fix)[1:] + ["--now", "2026-09-01"]).exit_code == 0
+    assert CliRunner().invoke(main, [*shlex.split(fix)[1:], "--now", "2026-09-01"]).exit_code == 0
     assert CliRunner().invoke(main, ["render", *args, "--check"]).exit_code == 0
