@@ -1,0 +1,1 @@
+"""Benchmarks: `fleetgen` (synthetic fleets, valid by construction) and `run` (the runner)."""
