@@ -39,10 +39,8 @@ def test_stream_applies_in_dependency_order() -> None:
     assert order.index("Namespace") == 0
     assert max(i for i, k in enumerate(order) if k == "Namespace") < order.index("ResourceQuota")
     assert max(i for i, k in enumerate(order) if k == "Cohort") < order.index("ClusterQueue")
-    queues = [name for kind, name in kinds if kind == "Queue"]
-    teams = {"pretraining", "research", "online-inference"}
-    for team in teams:
-        assert queues.index(team) < min(i for i, q in enumerate(queues) if q.startswith(team + "-"))
+    # Volcano Queues are all children of root (no order among them is needed).
+    assert "pretraining-a800-train" in [name for kind, name in kinds if kind == "Queue"]
     cohorts = [name for kind, name in kinds if kind == "Cohort"]
     assert cohorts[0] == "ai-centre"  # the root before its children
 
@@ -89,7 +87,7 @@ def test_output_tree_and_check(tmp_path: Path) -> None:
     policy, out = str(CASES / "volcano-only" / "policy"), tmp_path / "out"
     assert run(policy, *NOW, "--output", str(out)).exit_code == 0
     assert (out / "kustomization.yaml").is_file()
-    assert (out / "volcano" / "queue-alpha.yaml").is_file()
+    assert (out / "volcano" / "queue-alpha-h100-train.yaml").is_file()
     assert (out / "nodes" / "plan" / "node-h100-01.yaml").is_file()
     resources = yaml.safe_load((out / "kustomization.yaml").read_text())["resources"]
     assert all((out / r).is_file() for r in resources)
@@ -97,16 +95,16 @@ def test_output_tree_and_check(tmp_path: Path) -> None:
     result = run(policy, *NOW, "--output", str(out), "--check")
     assert (result.exit_code, result.stdout) == (0, "")
 
-    (out / "volcano" / "queue-alpha.yaml").write_text("tampered\n")
+    (out / "volcano" / "queue-alpha-h100-train.yaml").write_text("tampered\n")
     (out / "core" / "namespace-alpha.yaml").unlink()
     (out / "leftover.yaml").write_text("kind: Old\n")
     result = run(policy, *NOW, "--output", str(out), "--check")
     assert result.exit_code == 1
-    assert f"{out / 'volcano' / 'queue-alpha.yaml'}: stale" in result.stderr
+    assert f"{out / 'volcano' / 'queue-alpha-h100-train.yaml'}: stale" in result.stderr
     assert f"{out / 'core' / 'namespace-alpha.yaml'}: missing" in result.stderr
     assert f"{out / 'leftover.yaml'}: extra" in result.stderr
     assert (
-        out / "volcano" / "queue-alpha.yaml"
+        out / "volcano" / "queue-alpha-h100-train.yaml"
     ).read_text() == "tampered\n"  # check writes nothing
 
     assert run(policy, *NOW, "--output", str(out)).exit_code == 0

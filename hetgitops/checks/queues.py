@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from hetgitops.checks._common import error_at, in_file_order
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.compilers.volcano import ROOT, leaf_queue_name
+from hetgitops.compilers.volcano import leaf_queue_name
 from hetgitops.diagnostics import Diagnostic, Severity, Span
 from hetgitops.model.policy import Fleet, Origin, Policy, Team
 from hetgitops.plan.quota_plan import accelerator_resources, team_plan
@@ -16,8 +16,6 @@ from hetgitops.plan.quota_plan import accelerator_resources, team_plan
 # flavor x resource entries (v0.14 on).
 OLD_LIMIT, LIMIT, MAX_ENTRIES = 16, 64, 512
 QUEUE_PLUGINS = ("capacity", "proportion")
-# Volcano's scheduler creates and owns these queues (root's spec is protected); Git must not.
-RESERVED_QUEUES = (ROOT, "default")
 # Queue names travel in label values (e.g. the PodGroup's queue label), which stop at 63.
 MAX_QUEUE_NAME = 63
 # Namespaces of Kubernetes itself and of the systems hetgitops configures: the core target
@@ -129,36 +127,9 @@ def namespace_reserved(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
                 )
 
 
-def _volcano_hierarchy(policy: Policy) -> bool | None:
-    """None when the volcano target is off; else whether team queues are rendered."""
+def _volcano_on(policy: Policy) -> bool:
     fleet = policy.fleet
-    if fleet is None or "volcano" not in fleet.targets:
-        return None
-    return fleet.volcano_hierarchy
-
-
-@rule("queue-name-reserved", Severity.ERROR)
-def queue_name_reserved(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
-    """A team's Volcano queue is not one of the queues Volcano creates itself.
-
-    With hierarchical queues every team gets a Queue named after it; `root` (protected) and
-    `default` (the queue of every job that names none) belong to the Volcano scheduler.
-    Fails: a Team named `root` or `default` with the volcano target.
-    Passes: a Team named `research`, or the volcano target off.
-    """
-    if not _volcano_hierarchy(policy):
-        return
-    for team in policy.teams.values():
-        if team.name in RESERVED_QUEUES:
-            yield error_at(
-                "queue-name-reserved",
-                f"team '{team.name}' would render Volcano Queue '{team.name}', which the "
-                "Volcano scheduler creates and owns",
-                team.origin,
-                "metadata",
-                "name",
-                hint="rename the team",
-            )
+    return fleet is not None and "volcano" in fleet.targets
 
 
 class _Queue(NamedTuple):
@@ -174,13 +145,9 @@ class _Queue(NamedTuple):
         return self.origin.at(*self.path)
 
 
-def _volcano_queues(policy: Policy, *, hierarchy: bool) -> Iterator[_Queue]:
-    """Team queues (with the hierarchy), then `<team>-<pool>` leaves, in file order."""
+def _volcano_queues(policy: Policy) -> Iterator[_Queue]:
+    """The `<team>-<pool>` leaves (the only Queues rendered), in file order."""
     for team in in_file_order(policy.teams.values()):
-        if hierarchy:
-            yield _Queue(
-                team.name, f"the queue of team '{team.name}'", team.origin, ("metadata", "name")
-            )
         pools = {plan.pool.name for plan in team_plan(policy, team)}
         for index, quota in enumerate(team.quotas):
             if quota.pool in pools:
@@ -194,16 +161,15 @@ def _volcano_queues(policy: Policy, *, hierarchy: bool) -> Iterator[_Queue]:
 def queue_name_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """Every Volcano Queue the policy renders has its own name of at most 63 characters.
 
-    Leaf queues are named `<team>-<pool>`, so a team can be named like another team's leaf.
-    Fails: team `research` with quota in pool `mlu370-eval`, and a team named
-    `research-mlu370-eval`; or a team and pool name adding up to more than 63 characters.
-    Passes: a team named `research-eval`.
+    Leaf queues are named `<team>-<pool>`, so two (team, pool) pairs can meet in one name.
+    Fails: team `ml` in pool `x-pool` and team `ml-x` in pool `pool` (both `ml-x-pool`); or a
+    team and pool name adding up to more than 63 characters.
+    Passes: team `ml-eval` in pool `pool`.
     """
-    hierarchy = _volcano_hierarchy(policy)
-    if hierarchy is None:
+    if not _volcano_on(policy):
         return
     first: dict[str, _Queue] = {}
-    for queue in _volcano_queues(policy, hierarchy=hierarchy):
+    for queue in _volcano_queues(policy):
         if len(queue.name) > MAX_QUEUE_NAME:
             yield _collision(
                 queue,

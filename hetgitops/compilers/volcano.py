@@ -1,8 +1,19 @@
-"""Compile stage, `volcano` target: the Queue hierarchy and the scheduler ConfigMap.
+"""Compile stage, `volcano` target: one flat level of Queues and the scheduler ConfigMap.
 
 Every NVIDIA card is `nvidia.com/gpu` to Volcano, so a per-card-type quota needs one queue per
-(team, pool), bound to the pool's nodes by nodegroup affinity: team queue -> `<team>-<pool>`
-leaves. Quotas come from `quota_plan`, the same plan the Kueue ClusterQueues use.
+(team, pool), bound to the pool's nodes by nodegroup affinity: the `<team>-<pool>` leaves, all
+children of `root`. There is deliberately no team (or pool) parent queue: Volcano's webhook
+requires a parent's deserved and guarantee to cover the sum of its children's at every step,
+so growing needs the parent first and shrinking needs the children first; no static order
+(Argo CD waves, Flux stages, `kubectl apply -k`) can sync both, and Flux's dry-run of a whole
+stage cannot even create a child before its parent. Children of `root` are checked against
+nothing (validate_queue.go, `validateHierarchicalQueueResources`), so every single policy
+change applies in one pass in any order (`tests/compilers/test_volcano_day2.py` replays it).
+
+The numbers mean what the team's Kueue ClusterQueue means (`quota_plan`):
+deserved = nominal quota; capability = the most Kueue can ever admit (nominal plus what it may
+borrow from what its cohort tree lends, `Reach.most`); guarantee = the part Kueue never lends
+(nominal minus the lendable part), which Volcano keeps from other queues.
 """
 
 from __future__ import annotations
@@ -25,8 +36,7 @@ from hetgitops.diagnostics import Span
 from hetgitops.model import quantities
 from hetgitops.model.policy import Fleet, Policy, Team
 from hetgitops.output.manifests import Manifest, metadata
-from hetgitops.plan import capacity
-from hetgitops.plan.quota_plan import FlavorPlan, host_quota, team_plan
+from hetgitops.plan.quota_plan import FlavorPlan, host_quota, lendable, reach, team_plan
 
 TARGET = "volcano"
 API_VERSION = "scheduling.volcano.sh/v1beta1"
@@ -45,47 +55,43 @@ __all__ = [
 
 @dataclass(frozen=True)
 class QueuePlan:
-    """One Queue before rendering, in base units per resource: a leaf's cpu and memory follow
-    from the card-equivalents of its accelerator counts (as in the Kueue ClusterQueue), rounded
-    up per leaf; a team queue sums its leaves exactly, which keeps every invariant monotone."""
+    """One leaf Queue before rendering, in base units per resource: cpu and memory follow
+    from the card-equivalents of its accelerator counts (as in the Kueue ClusterQueue)."""
 
     name: str
     team: Team
-    parent: str
-    depth: int
-    pool: str | None
+    pool: str
     reclaimable: bool
     deserved: Mapping[str, Decimal]
     capability: Mapping[str, Decimal]
     guarantee: Mapping[str, Decimal]
     origin: Span
+    parent: str = ROOT
+    depth: int = 0
 
 
-def _capability(plan: FlavorPlan, offered: Mapping[str, int], team: Team) -> dict[str, int]:
-    """Nominal plus the borrowing limit; unbounded borrowing stops at the pool's capacity.
-    Never below nominal, so `deserved <= capability` holds even for an over-quota policy
-    (which the capacity checks report)."""
-    capability: dict[str, int] = {}
+def capability_counts(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, int]:
+    """Kueue's real ceiling per resource: nominal plus what the queue may borrow from what
+    the rest of its cohort tree lends (never below nominal, so `deserved <= capability`)."""
+    ceilings = reach(policy)
+    counts: dict[str, int] = {}
     for resource, nominal in plan.nominal.items():
-        limit = plan.borrowing.get(resource, 0) if team.cohort is not None else 0
-        ceiling = offered.get(resource, nominal)
-        wanted = ceiling if limit is None else nominal + limit
-        capability[resource] = max(nominal, min(wanted, ceiling))
-    return capability
+        most = ceilings.most(team, plan.pool, resource)
+        counts[resource] = max(nominal, most if most is not None else nominal)
+    return counts
 
 
-def _guarantee(plan: FlavorPlan, team: Team) -> dict[str, int]:
-    """guaranteePercent of deserved, rounded down to whole cards; zero entries left out."""
-    if not team.guarantee_percent:
-        return {}
-    # Integer arithmetic: a float share can land just under a whole card and lose it.
-    counts = {r: n * team.guarantee_percent // 100 for r, n in plan.nominal.items()}
+def guarantee_counts(plan: FlavorPlan, team: Team) -> dict[str, int]:
+    """What Kueue never lends (nominal minus the lendable part: an isolated pool or a team
+    without a cohort lends nothing); `guaranteePercent` of nominal is a floor on top, rounded
+    down to whole units. Zero entries are left out."""
+    counts: dict[str, int] = {}
+    for resource, nominal in plan.nominal.items():
+        kept = nominal - lendable(plan, resource) if team.cohort is not None else nominal
+        # Integer arithmetic: a float share can land just under a whole card and lose it.
+        floor = nominal * (team.guarantee_percent or 0) // 100
+        counts[resource] = max(kept, floor)
     return {r: n for r, n in counts.items() if n > 0}
-
-
-def _offered(policy: Policy, plan: FlavorPlan) -> dict[str, int]:
-    card = policy.card_type_of(plan.pool)
-    return capacity.pool_resources(plan.pool, card, policy.fleet) if card else {}
 
 
 def leaf_queue_name(team: str, pool: str) -> str:
@@ -104,60 +110,22 @@ def _with_host(
     return {**host, **{r: Decimal(n) for r, n in sorted(counts.items())}}
 
 
-def _leaf(policy: Policy, team: Team, plan: FlavorPlan, *, parent: str, depth: int) -> QueuePlan:
+def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
     return QueuePlan(
         name=leaf_queue_name(team.name, plan.pool.name),
         team=team,
-        parent=parent,
-        depth=depth,
         pool=plan.pool.name,
         reclaimable=not plan.pool.isolated,
         deserved=_with_host(policy, team, plan, plan.nominal),
-        capability=_with_host(policy, team, plan, _capability(plan, _offered(policy, plan), team)),
-        guarantee=_with_host(policy, team, plan, _guarantee(plan, team)),
+        capability=_with_host(policy, team, plan, capability_counts(policy, team, plan)),
+        guarantee=_with_host(policy, team, plan, guarantee_counts(plan, team)),
         origin=plan.origin,
     )
 
 
-def _total(maps: list[Mapping[str, Decimal]]) -> dict[str, Decimal]:
-    total: dict[str, Decimal] = {}
-    for values in maps:
-        for name, value in values.items():
-            total[name] = total.get(name, Decimal(0)) + value
-    return total
-
-
-def _team_queue(team: Team, leaves: list[QueuePlan]) -> QueuePlan:
-    """Sums of its leaves: Volcano counts a value the parent leaves unset as 0, and rejects
-    children whose deserved or guarantee add up to more than the parent's."""
-    return QueuePlan(
-        name=team.name,
-        team=team,
-        parent=ROOT,
-        depth=0,
-        pool=None,
-        reclaimable=True,
-        deserved=_total([leaf.deserved for leaf in leaves]),
-        capability=_total([leaf.capability for leaf in leaves]),
-        guarantee=_total([leaf.guarantee for leaf in leaves]),
-        origin=team.origin.span,
-    )
-
-
 def queue_plans(policy: Policy) -> list[QueuePlan]:
-    """Team queues (depth 0) and their per-pool leaves (depth 1); without the hierarchy the
-    leaves hang directly under root."""
-    hierarchy = policy.fleet.volcano_hierarchy if policy.fleet else True
-    plans: list[QueuePlan] = []
-    for team in policy.teams.values():
-        parent, depth = (team.name, 1) if hierarchy else (ROOT, 0)
-        leaves = [
-            _leaf(policy, team, p, parent=parent, depth=depth) for p in team_plan(policy, team)
-        ]
-        if leaves and hierarchy:
-            plans.append(_team_queue(team, leaves))
-        plans.extend(leaves)
-    return plans
+    """One leaf per (team, pool), every one a child of root (see the module docstring)."""
+    return [_leaf(policy, team, p) for team in policy.teams.values() for p in team_plan(policy, team)]
 
 
 def queue_spec(policy: Policy, plan: QueuePlan) -> dict[str, Any]:
@@ -178,17 +146,14 @@ def queue_spec(policy: Policy, plan: QueuePlan) -> dict[str, Any]:
     }
     if plan.guarantee:
         spec["guarantee"] = {"resource": resources(plan.guarantee)}
-    if plan.pool is not None:
-        groups = {"requiredDuringSchedulingIgnoredDuringExecution": [plan.pool]}
-        spec["affinity"] = {"nodeGroupAffinity": groups}
+    groups = {"requiredDuringSchedulingIgnoredDuringExecution": [plan.pool]}
+    spec["affinity"] = {"nodeGroupAffinity": groups}
     spec["dequeueStrategy"] = "traverse"
     return spec
 
 
 def _queue(policy: Policy, fleet: Fleet, plan: QueuePlan) -> Manifest:
-    labels = {fleet.label("team"): plan.team.name}
-    if plan.pool is not None:
-        labels[fleet.label("pool")] = plan.pool
+    labels = {fleet.label("team"): plan.team.name, fleet.label("pool"): plan.pool}
     obj = {
         "apiVersion": API_VERSION,
         "kind": "Queue",

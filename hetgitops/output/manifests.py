@@ -146,11 +146,33 @@ def kustomization(manifests: Iterable[Manifest]) -> dict[str, Any]:
     }
 
 
+def stage_kustomizations(manifests: Iterable[Manifest]) -> dict[str, str]:
+    """`<target>/kustomization.yaml` per target directory, each listing that target's applied
+    files in apply order: a Flux Kustomization (integrations/flux/) applies one target per
+    stage, and Flux needs a kustomization.yaml where the directory also holds files that are
+    not applied (Helm values, the node plan)."""
+    by_target: dict[str, list[str]] = {}
+    for m in ordered(manifests):
+        if m.applied:
+            by_target.setdefault(m.target, []).append(m.relative_path().split("/", 1)[1])
+    return {
+        f"{target}/kustomization.yaml": to_yaml(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": files,
+            }
+        )
+        for target, files in by_target.items()
+    }
+
+
 def tree(manifests: Iterable[Manifest]) -> dict[str, str]:
     """Relative path -> file text for the whole output directory."""
     items = ordered(manifests)
     files = {m.relative_path(): to_yaml(m.obj) for m in items}
     files["kustomization.yaml"] = to_yaml(kustomization(items))
+    files.update(stage_kustomizations(items))
     return dict(sorted(files.items()))
 
 

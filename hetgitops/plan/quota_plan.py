@@ -166,7 +166,7 @@ class Reach:
             root = cohort_root(policy, team.cohort)
             for plan in self.plans[name]:
                 for resource in plan.nominal:
-                    self.lent[root, plan.pool.name, resource] += _lendable(plan, resource)
+                    self.lent[root, plan.pool.name, resource] += lendable(plan, resource)
 
     def most(self, team: Team, pool: Pool, resource: str) -> int | None:
         """None when the team has no quota entry for the pool (its queue cannot use it)."""
@@ -177,13 +177,14 @@ class Reach:
         if team.cohort is None:
             return own
         root = cohort_root(self.policy, team.cohort)
-        others = self.lent[root, pool.name, resource] - _lendable(plan, resource)
+        others = self.lent[root, pool.name, resource] - lendable(plan, resource)
         limit = plan.borrowing.get(resource)
         borrow = others if limit is None else min(limit, others)
         return own + max(borrow, 0)
 
 
-def _lendable(plan: FlavorPlan, resource: str) -> int:
+def lendable(plan: FlavorPlan, resource: str) -> int:
+    """What the queue lends of `resource` at most: its lending limit, else all its nominal."""
     limit = plan.lending.get(resource)
     nominal = plan.nominal.get(resource, 0)
     return nominal if limit is None else min(limit, nominal)

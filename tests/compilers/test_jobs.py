@@ -248,7 +248,8 @@ def test_volcano_job_names_the_leaf_queue() -> None:
     assert spec["priorityClassName"] == "train"
     assert [(t["name"], t["replicas"]) for t in spec["tasks"]] == [("master", 1), ("worker", 1)]
     queues = {m.name: m.obj["spec"] for m in compile_volcano(policy) if m.kind == "Queue"}
-    assert queues["beta-ascend"]["parent"] == "beta"  # a leaf, as Volcano demands
+    assert queues["beta-ascend"]["parent"] == "root"  # a leaf (no children), as Volcano demands
+    assert not [q for q in queues.values() if q["parent"] == "beta-ascend"]
     assert not any(q["parent"] == "beta-ascend" for q in queues.values())
 
 
