@@ -125,7 +125,9 @@ def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
 
 def queue_plans(policy: Policy) -> list[QueuePlan]:
     """One leaf per (team, pool), every one a child of root (see the module docstring)."""
-    return [_leaf(policy, team, p) for team in policy.teams.values() for p in team_plan(policy, team)]
+    return [
+        _leaf(policy, team, p) for team in policy.teams.values() for p in team_plan(policy, team)
+    ]
 
 
 def queue_spec(policy: Policy, plan: QueuePlan) -> dict[str, Any]:
