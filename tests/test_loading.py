@@ -70,7 +70,7 @@ CASES: dict[str, tuple[str | bytes, list[tuple[str, int, int]]]] = {
     "wide-alias-bomb": (
         "a: &a " + "x" * 100_000 + "\nb: &b [" + ", ".join(["*a"] * 100) + "]\n"
         "c: [" + ", ".join(["*b"] * 100) + "]\n",
-        [("alias-bomb", 2, 336)],
+        [("alias-bomb", 2, 340)],
     ),
     "recursive-alias-sequence": ("a: &a [1, *a]\n", [("recursive-alias", 1, 11)]),
     "recursive-alias-mapping": ("a: &a\n  b: *a\n", [("recursive-alias", 2, 6)]),
@@ -192,6 +192,24 @@ def test_very_long_value_loads() -> None:
     result = loaded(TIER.replace("name: gold", "name: " + "g" * 1_000_000))
     assert result.diagnostics == []
     assert len(result.documents[0].name) == 1_000_000
+
+
+def test_large_plain_file_without_aliases_loads() -> None:
+    """Size has its own limit (file-too-large): >200,000 plain values in 1.8 MB are no bomb."""
+    values = ", ".join(["4.25"] * 300_000)
+    text = TIER.replace("value: 10", "value: 10\n  x: [" + values + "]")
+    assert 1_500_000 < len(text) < MAX_FILE_BYTES
+    result = loaded(text)
+    assert "alias-bomb" not in {d.rule for d in result.diagnostics}
+    assert len(result.documents[0].data["spec"]["x"]) == 300_000
+
+
+def test_alias_budget_counts_only_what_aliases_add() -> None:
+    """A modest anchor repeated by a few aliases in a large file is fine; the bomb is not."""
+    plain = ", ".join(["1"] * 190_000)
+    text = f"a: [{plain}]\nb: &b [1, 2, 3]\nc: [*b, *b, *b]\n"
+    assert "alias-bomb" not in {r for r, _, _ in found(text)}
+    assert [r for r, _, _ in found(BOMB)] == ["alias-bomb"]
 
 
 @pytest.mark.parametrize("extra, rules", [(0, ["unknown-api-version"]), (1, ["too-deep"])])

@@ -13,7 +13,11 @@ from hetgitops.diagnostics import Diagnostic, Span, error
 from hetgitops.load.policyfiles import MAX_FILE_BYTES, display_name, policy_files, read_files
 from hetgitops.load.sourcemap import PathKey, SourceMap, format_path
 from hetgitops.load.yamlbuild import Parsed
-from hetgitops.load.yamllimits import MAX_CHARS_PER_FILE, MAX_DEPTH, MAX_NODES_PER_FILE
+from hetgitops.load.yamllimits import (
+    MAX_ALIAS_CHARS_PER_FILE,
+    MAX_ALIAS_NODES_PER_FILE,
+    MAX_DEPTH,
+)
 from hetgitops.load.yamlread import read_documents
 
 __all__ = [
@@ -42,8 +46,8 @@ LOAD_RULES: dict[str, str] = {
     "syntax": "Not valid YAML, or YAML a policy may not use: tags, non-scalar keys, bad merges.",
     "duplicate-key": "A mapping repeats a key; YAML would silently keep only one of the values.",
     "recursive-alias": "An alias refers to a node that contains it.",
-    "alias-bomb": f"Aliases expand a file past {MAX_NODES_PER_FILE} values or "
-    f"{MAX_CHARS_PER_FILE} characters (a 'billion laughs' document).",
+    "alias-bomb": f"Aliases add more than {MAX_ALIAS_NODES_PER_FILE} values or "
+    f"{MAX_ALIAS_CHARS_PER_FILE} characters to a file (a 'billion laughs' document).",
     "too-deep": f"Data nested deeper than {MAX_DEPTH} levels.",
     "empty-file": "A policy file holds no document: it is empty or only comments.",
     "not-a-mapping": "A document is not a mapping with apiVersion, kind, metadata and spec.",

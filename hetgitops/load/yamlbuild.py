@@ -149,7 +149,7 @@ class DocumentBuilder:
     def _scalar(self, event: yaml.ScalarEvent, span: Span) -> None:
         key = self._expects_key()
         path, weak = (self.stack[-1].path, False) if key else self._where()
-        self.budget.charge(1, len(event.value), span, path)
+        self.budget.charge(1, len(event.value))
         try:
             tag = scalar_tag(event, key=key)
             value = event.value if key else scalar_value(event.value, tag)
@@ -202,7 +202,7 @@ class DocumentBuilder:
 
     def _expand(self, anchor: _Anchor, span: Span) -> None:
         path, weak = self._where()
-        self.budget.charge(anchor.nodes, anchor.chars, span, path)
+        self.budget.expand(anchor.nodes, anchor.chars, span, path)
         self._record(False, path, span, weak)
         for is_key, below, where, was_weak in anchor.entries:
             if is_key or below:
@@ -225,7 +225,7 @@ class DocumentBuilder:
                 )
             )
         path, weak = self._container_place(span)
-        self.budget.charge(1, 0, span, path)
+        self.budget.charge(1, 0)
         self._record(False, path, span, weak)
         top = self.stack[-1] if self.stack else None
         merging = not mapping and top is not None and top.state == "merge"

@@ -1,4 +1,8 @@
-"""Load stage, limits: what one file's YAML may cost before reading stops (depth, size)."""
+"""Load stage, limits: what one file's YAML may cost before reading stops (depth, aliases).
+
+The size of what is written is bounded by the file size limit (`policyfiles.MAX_FILE_BYTES`,
+rule `file-too-large`); this budget bounds only what aliases add on top of it, so a large plain
+file loads and a small file of nested aliases (a 'billion laughs') stops early."""
 
 from __future__ import annotations
 
@@ -6,10 +10,11 @@ from hetgitops.diagnostics import Diagnostic, Span, error
 from hetgitops.load.sourcemap import PathKey, format_path
 
 MAX_DEPTH = 64
-# Real policy files hold a few thousand values; a billion-laughs file passes this in microseconds.
-MAX_NODES_PER_FILE = 200_000
-# Aliases share one string in memory, but schema messages and reports print values: bound that.
-MAX_CHARS_PER_FILE = 8 * 1024 * 1024
+# Values and characters that aliases may add to one file. Real policies reuse a few small
+# anchors; a billion-laughs file passes this in microseconds. Aliases share one string in
+# memory, but schema messages and reports print values: bound the characters too.
+MAX_ALIAS_NODES_PER_FILE = 200_000
+MAX_ALIAS_CHARS_PER_FILE = 8 * 1024 * 1024
 
 
 class Abort(Exception):
@@ -21,18 +26,30 @@ class Abort(Exception):
 
 
 class Budget:
-    """Values and characters read from one file, an alias counted at its expanded size."""
+    """Values and characters read from one file, an alias counted at its expanded size
+    (`nodes`, `chars`: anchors measure themselves with them), and what aliases added."""
 
     def __init__(self, file: str) -> None:
         self.file, self.nodes, self.chars = file, 0, 0
+        self.alias_nodes, self.alias_chars = 0, 0
 
-    def charge(self, nodes: int, chars: int, span: Span, path: PathKey) -> None:
+    def charge(self, nodes: int, chars: int) -> None:
+        """A value as written: bounded by the file size, not by this budget."""
         self.nodes += nodes
         self.chars += chars
-        if self.nodes > MAX_NODES_PER_FILE or self.chars > MAX_CHARS_PER_FILE:
+
+    def expand(self, nodes: int, chars: int, span: Span, path: PathKey) -> None:
+        """An alias, at the size of what it repeats."""
+        self.charge(nodes, chars)
+        self.alias_nodes += nodes
+        self.alias_chars += chars
+        if (
+            self.alias_nodes > MAX_ALIAS_NODES_PER_FILE
+            or self.alias_chars > MAX_ALIAS_CHARS_PER_FILE
+        ):
             message = (
-                f"file expands to more than {MAX_NODES_PER_FILE} values or "
-                f"{MAX_CHARS_PER_FILE} characters (alias expansion bomb?)"
+                f"aliases expand the file by more than {MAX_ALIAS_NODES_PER_FILE} values or "
+                f"{MAX_ALIAS_CHARS_PER_FILE} characters (alias expansion bomb?)"
             )
             raise Abort(
                 error(
