@@ -1,17 +1,18 @@
-"""Writing and comparing output trees: atomic swap, restore on failure, byte-exact --check."""
+"""Writing and comparing output trees: atomic swap, old tree kept on failure, byte-exact --check.
+
+Kills at every step are in test_output_crash.py."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from hetgitops.output import manifests
-from hetgitops.output.manifests import MARKER, UnsafeOutput, compare_tree, replace_tree, write_tree
+from hetgitops.output import manifests, writer
+from hetgitops.output.writer import MARKER, UnsafeOutput, compare_tree, replace_tree, write_tree
 
 FILES = {"kustomization.yaml": "resources: []\n", "core/a.yaml": "a: 1\n"}
-MARKED = {**FILES, MARKER: manifests.MARKER_TEXT}
+MARKED = {**FILES, MARKER: writer.MARKER_TEXT}
 
 
 def _read(root: Path) -> dict[str, str]:
@@ -27,22 +28,20 @@ def test_write_replaces_the_whole_tree(tmp_path: Path) -> None:
     assert out.stat().st_mode & 0o755 == 0o755
 
 
-def test_failed_swap_restores_the_old_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("step", ["staging", "marker", "file", "filled"])
+def test_a_failure_before_the_switch_keeps_the_old_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
     out = tmp_path / "out"
     write_tree(FILES, out)
-    real_replace = os.replace
-    calls: list[tuple[str, str]] = []
 
-    def flaky(src: str | Path, dst: str | Path) -> None:
-        calls.append((str(src), str(dst)))
-        if len(calls) == 2:  # old tree moved aside; now swapping the new one in fails
-            raise OSError("disk on fire")
-        real_replace(src, dst)
+    def fail(name: str) -> None:
+        if name == step:
+            raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(manifests.os, "replace", flaky)
-    with pytest.raises(OSError, match="disk on fire"):
+    monkeypatch.setattr(writer, "STEP_HOOK", fail)
+    with pytest.raises(OSError, match="No space"):
         write_tree({"kustomization.yaml": "new\n"}, out)
-    monkeypatch.undo()
     assert _read(out) == MARKED
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 

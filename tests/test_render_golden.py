@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from hetgitops import api
-from hetgitops.output import manifests
+from hetgitops.output import manifests, writer
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "tests" / "cases" / "render"
@@ -43,7 +43,7 @@ def render_tree(scenario: str) -> dict[str, str]:
     return manifests.tree(render(scenario).manifests)
 
 
-def _explain(files: dict[str, str], expected: Path, diff: manifests.TreeDiff) -> str:
+def _explain(files: dict[str, str], expected: Path, diff: writer.TreeDiff) -> str:
     lines = [f"{expected} differs (run pytest --update-golden and review the diff):"]
     lines += [f"  missing from expected: {p}" for p in diff.missing]
     lines += [f"  not rendered any more: {p}" for p in diff.extra]
@@ -59,9 +59,9 @@ def test_render_matches_golden(scenario: str, update_golden: bool) -> None:
     files = render_tree(scenario)
     expected = CASES / scenario / "expected"
     if update_golden:
-        manifests.replace_tree(files, expected)  # goldens carry no output marker
+        writer.replace_tree(files, expected)  # goldens carry no output marker
         return
-    diff = manifests.compare_tree(files, expected)
+    diff = writer.compare_tree(files, expected)
     assert not diff, _explain(files, expected, diff)
 
 
@@ -112,7 +112,7 @@ def kubectl() -> str:
 def test_kubectl_kustomize_builds_the_tree(scenario: str, kubectl: str, tmp_path: Path) -> None:
     result = render(scenario)
     out = tmp_path / "tree"
-    manifests.write_tree(manifests.tree(result.manifests), out)
+    writer.write_tree(manifests.tree(result.manifests), out)
     built = subprocess.run(
         [kubectl, "kustomize", str(out)], capture_output=True, text=True, check=True, timeout=120
     )

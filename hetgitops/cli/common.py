@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import errno
 import os
 import sys
 import traceback
@@ -60,29 +62,82 @@ def policy_paths(paths: tuple[Path, ...]) -> list[Path]:
 
 
 def guarded(run: Callable[[], int]) -> int:
-    """Turn any unexpected exception into exit 3 with a one-line hint instead of a traceback
-    (set HETGITOPS_DEBUG=1 to see the traceback)."""
+    """Run a command: a fault of the environment (disk full, read-only folder, closed pipe, a
+    name too long for the file system) is exit 4 saying what happened where; any other
+    unexpected exception is exit 3 with a one-line hint, never a traceback (set
+    HETGITOPS_DEBUG=1 to see it)."""
     try:
         return run()
     except (click.ClickException, click.exceptions.Exit, click.Abort):
         raise
+    except OSError as exc:
+        _say(
+            f"hetgitops: {environment_message(exc)}; no output was completed "
+            "(exit 4: the environment failed, not hetgitops)"
+        )
+        _debug()
+        return EXIT_ENVIRONMENT
     except Exception as exc:  # the last line of defence, by design
         what = (str(exc).splitlines() or [""])[0][:200]
-        click.echo(
+        _say(
             f"hetgitops: internal error ({type(exc).__name__}: {what}); this is a bug, please "
-            "report it with the input that caused it",
-            err=True,
+            "report it with the input that caused it"
         )
-        if os.environ.get("HETGITOPS_DEBUG"):
-            traceback.print_exc()
+        _debug()
         return EXIT_INTERNAL
 
 
-def echo_report(report: str) -> None:
-    """Print a report; a reader that went away (`| head`) is not an internal error."""
+def environment_message(exc: OSError) -> str:
+    """`<where>: <what happened>` from an OSError, without Python's `[Errno n]` noise."""
+    what = exc.strerror or str(exc)
+    where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+    if exc.errno == errno.EPIPE:
+        what += " (the reader went away, e.g. `| head`)"
+    return f"{where}: {what}" if where else what
+
+
+def _debug() -> None:
+    if os.environ.get("HETGITOPS_DEBUG"):
+        traceback.print_exc()
+
+
+def _say(message: str) -> None:
+    """A last word on stderr; if stderr itself is gone there is no one left to tell."""
+    with contextlib.suppress(OSError):
+        emit(message + "\n", err=True)
+
+
+def emit(text: str, *, err: bool = False) -> None:
+    """Write all of `text` to stdout (or stderr), flushed, or raise OSError naming the stream:
+    nothing partial is ever presented as success (with PYTHONUNBUFFERED=1 Python's own
+    stream would drop the rest of a short write to a full disk without a word)."""
+    from hetgitops.output.writer import write_all
+
+    stream = sys.stderr if err else sys.stdout
     try:
-        click.echo(report, nl=False)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # Python would complain again when flushing stdout at exit; point it at nothing.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # in-process (click's CliRunner): no descriptor
+        stream.write(text)
+        stream.flush()
+        return
+    name = "<stderr>" if err else "<stdout>"
+    try:
+        stream.flush()
+        write_all(fd, text.encode("utf-8", "surrogateescape"), name)
+    except OSError as exc:
+        if exc.errno == errno.EPIPE and not err:
+            # Python would complain again when flushing stdout at exit; point it at nothing.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, name) from None
+        raise
+
+
+def note(message: str) -> None:
+    """One line for the reader on stderr, checked like everything else."""
+    emit(message + "\n", err=True)
+
+
+def echo_report(report: str) -> None:
+    """Print a report on stdout, checked (see emit)."""
+    emit(report)

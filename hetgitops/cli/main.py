@@ -19,6 +19,7 @@ from hetgitops.cli.common import (
     PATHS_ARGUMENT,
     crd_dir_option,
     echo_report,
+    emit,
     guarded,
     policy_paths,
 )
@@ -92,7 +93,7 @@ def schema(kind: str | None) -> None:
         body = raw
     else:
         body = schemas.kind_schema(next(k for k in KINDS if k.lower() == kind.lower()))
-    click.echo(json.dumps(body, indent=2))
+    sys.exit(guarded(lambda: _printed(json.dumps(body, indent=2) + "\n")))
 
 
 @main.command()
@@ -101,8 +102,14 @@ def rules() -> None:
     from hetgitops.load.documents import LOAD_RULES
     from hetgitops.reporting.catalog import STAGE_RULES, known_rules
 
-    for rule in known_rules(set(LOAD_RULES) | set(STAGE_RULES)):
-        click.echo(f"{rule.id:32} {rule.severity.label:8} {rule.summary}")
+    found = known_rules(set(LOAD_RULES) | set(STAGE_RULES))
+    text = "".join(f"{rule.id:32} {rule.severity.label:8} {rule.summary}\n" for rule in found)
+    sys.exit(guarded(lambda: _printed(text)))
+
+
+def _printed(text: str) -> int:
+    emit(text)
+    return EXIT_OK
 
 
 main.add_command(render)

@@ -17,13 +17,14 @@ from hetgitops.cli.common import (
     NOW_OPTION,
     PATHS_ARGUMENT,
     crd_dir_option,
-    echo_report,
+    emit,
     guarded,
+    note,
     policy_paths,
 )
 
 if TYPE_CHECKING:
-    from hetgitops.output.manifests import TreeDiff
+    from hetgitops.output.writer import TreeDiff
 
 
 def _target_choices() -> list[str]:
@@ -40,6 +41,8 @@ Exit codes:
      or with --check: DIR is stale (files listed on stderr)
   2  usage error (bad option or argument, or an unsafe --output DIR)
   3  internal error (a bug in hetgitops: please report it)
+  4  environment error (disk full, read-only or unwritable DIR, closed stdout,
+     a file name too long for the file system); nothing partial counts as done
 
 \b
 stdout carries only the YAML stream (for Argo CD's generate); diagnostics go to stderr.
@@ -97,7 +100,7 @@ def render(
 
 def _refuse_unsafe_output(output: Path, inputs: list[Path]) -> None:
     """Usage error (exit 2) before any work when --output DIR must not be replaced."""
-    from hetgitops.output.manifests import UnsafeOutput, check_output_dir
+    from hetgitops.output.writer import UnsafeOutput, check_output_dir
 
     try:
         check_output_dir(output, inputs)
@@ -116,23 +119,23 @@ def _fix_command(inputs: list[Path], output: Path | None, targets: tuple[str, ..
 def _emit_render(
     result: api.Result, output: Path | None, *, check: bool, inputs: list[Path], fix: str
 ) -> int:
-    from hetgitops.output.manifests import compare_tree, stream, tree, write_tree
+    from hetgitops.output.manifests import stream, tree
+    from hetgitops.output.writer import compare_tree, write_tree
     from hetgitops.reporting import FORMATTERS
 
     if result.diagnostics:
-        click.echo(FORMATTERS["text"](result), nl=False, err=True)
+        emit(FORMATTERS["text"](result), err=True)
     if result.failed():
-        click.echo("hetgitops: the policy has errors; nothing was rendered", err=True)
+        note("hetgitops: the policy has errors; nothing was rendered")
         return EXIT_FINDINGS
     if not any(m.applied for m in result.manifests):
-        click.echo(
+        note(
             "hetgitops: refusing to emit an empty render (a GitOps controller that prunes "
-            "would delete every object); check the Fleet's targets",
-            err=True,
+            "would delete every object); check the Fleet's targets"
         )
         return EXIT_FINDINGS
     if output is None:
-        click.echo(stream(result.manifests), nl=False)
+        emit(stream(result.manifests))
         return EXIT_OK
     files = tree(result.manifests)
     if not check:
@@ -152,13 +155,12 @@ def _report_tree_diff(diff: TreeDiff, output: Path, fix: str) -> int:
     """List what differs (read-only: nothing was written), then the command that fixes it."""
     for label, paths in (("stale", diff.stale), ("missing", diff.missing), ("extra", diff.extra)):
         for path in paths:
-            click.echo(f"{output / path}: {_DIFF_LABELS[label]}", err=True)
+            note(f"{output / path}: {_DIFF_LABELS[label]}")
     if diff:
         count = len(diff.stale) + len(diff.missing) + len(diff.extra)
-        click.echo(
+        note(
             f"hetgitops: {output} is out of date with the policy ({count} file(s)); "
-            f"re-render and commit it:\n    {fix}",
-            err=True,
+            f"re-render and commit it:\n    {fix}"
         )
         return EXIT_FINDINGS
     return EXIT_OK
@@ -172,6 +174,8 @@ Exit codes:
      is eligible for the chosen profiles and teams
   2  usage error (bad option or argument, unknown --profile or --team, unsafe --output)
   3  internal error (a bug in hetgitops: please report it)
+  4  environment error (disk full, read-only or unwritable DIR, closed stdout,
+     a file name too long for the file system); nothing partial counts as done
 
 \b
 Job templates are examples for teams to submit: they are never part of `render`'s tree.
@@ -225,23 +229,22 @@ def jobs(
 
 def _emit_jobs(result: api.Result, output: Path | None, inputs: list[Path]) -> int:
     from hetgitops.compilers.jobs.render import stream, tree
-    from hetgitops.output.manifests import write_tree
+    from hetgitops.output.writer import write_tree
     from hetgitops.reporting import FORMATTERS
 
     if result.diagnostics:
-        click.echo(FORMATTERS["text"](result), nl=False, err=True)
+        emit(FORMATTERS["text"](result), err=True)
     if result.failed():
-        click.echo("hetgitops: there are errors; no job template was rendered", err=True)
+        note("hetgitops: there are errors; no job template was rendered")
         return EXIT_FINDINGS
     if not result.manifests:
-        click.echo(
+        note(
             "hetgitops: no job templates: no chosen team holds quota on a card type that a "
-            "chosen profile can run on",
-            err=True,
+            "chosen profile can run on"
         )
         return EXIT_FINDINGS
     if output is None:
-        echo_report(stream(result.manifests))
+        emit(stream(result.manifests))
     else:
         write_tree(tree(result.manifests), output, inputs=inputs)
     return EXIT_OK

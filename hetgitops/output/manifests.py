@@ -1,13 +1,9 @@
-"""Write stage: Manifest (object + policy origin), deterministic YAML, atomic output trees."""
+"""Output stage: Manifest (object + policy origin) and deterministic YAML (files: `writer`)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -174,99 +170,3 @@ def tree(manifests: Iterable[Manifest]) -> dict[str, str]:
     files["kustomization.yaml"] = to_yaml(kustomization(items))
     files.update(stage_kustomizations(items))
     return dict(sorted(files.items()))
-
-
-# Marks a directory as an output tree, so `--output` may replace it; never in `tree()`.
-MARKER = ".hetgitops-output"
-MARKER_TEXT = "Written by hetgitops render/jobs --output: the whole directory is replaced.\n"
-
-
-class UnsafeOutput(ValueError):
-    """An output directory that replacing as a whole would destroy something (a usage error)."""
-
-
-def check_output_dir(output: Path, inputs: Iterable[Path] = ()) -> None:
-    """Raise UnsafeOutput unless `output` may be replaced: not the working directory or one
-    of its parents, apart from every input path, and absent, empty or a tree we wrote."""
-    out = output.resolve()
-    cwd = Path.cwd().resolve()
-    if out == cwd or out in cwd.parents:
-        raise UnsafeOutput(f"{output} is the current directory or one of its parents")
-    for source in inputs:
-        src = source.resolve()
-        if out == src or out in src.parents or src in out.parents:
-            raise UnsafeOutput(f"{output} overlaps the input {source}; write the tree elsewhere")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise UnsafeOutput(
-            f"{output} is not empty and has no {MARKER} marker (not a hetgitops output tree); "
-            "remove it or choose another directory"
-        )
-
-
-def write_tree(files: Mapping[str, str], output: Path, *, inputs: Iterable[Path] = ()) -> None:
-    """Replace `output` with `files` plus the MARKER file, after check_output_dir()."""
-    check_output_dir(output, inputs)
-    replace_tree({**files, MARKER: MARKER_TEXT}, output)
-
-
-def replace_tree(files: Mapping[str, str], output: Path) -> None:
-    """Write into a temporary sibling, then swap it in: never a half-written tree. A failure
-    after the old tree was moved aside puts it back, so DIR is either old or new. No safety
-    checks: callers outside tests use write_tree()."""
-    output = output.resolve()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
-    retired: Path | None = None
-    try:
-        _fill(staging, files)
-        if output.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{output.name}.old-", dir=output.parent))
-            os.replace(output, retired / output.name)
-        os.replace(staging, output)
-    except BaseException:
-        if retired is not None and not output.exists():
-            os.replace(retired / output.name, output)
-        shutil.rmtree(staging, ignore_errors=True)
-        if retired is not None:
-            shutil.rmtree(retired, ignore_errors=True)
-        raise
-    if retired is not None:
-        shutil.rmtree(retired, ignore_errors=True)
-
-
-def _fill(staging: Path, files: Mapping[str, str]) -> None:
-    # mkdtemp makes the directory 0700; the swapped-in tree should get the usual mode.
-    umask = os.umask(0)
-    os.umask(umask)
-    staging.chmod(0o777 & ~umask)
-    for relative, text in files.items():
-        path = staging / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8"))
-
-
-@dataclass(frozen=True)
-class TreeDiff:
-    """How an existing output directory differs from the tree a render would write."""
-
-    stale: tuple[str, ...] = ()
-    missing: tuple[str, ...] = ()
-    extra: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.stale or self.missing or self.extra)
-
-
-def compare_tree(files: Mapping[str, str], output: Path) -> TreeDiff:
-    """Byte-for-byte comparison of `files` with the files under `output` (for `--check`);
-    the MARKER file is not part of the render."""
-    existing: dict[str, Path] = {}
-    if output.is_dir():
-        existing = {p.relative_to(output).as_posix(): p for p in output.rglob("*") if p.is_file()}
-        existing.pop(MARKER, None)
-    stale = [r for r in files if r in existing and existing[r].read_bytes() != files[r].encode()]
-    return TreeDiff(
-        stale=tuple(sorted(stale)),
-        missing=tuple(sorted(set(files) - set(existing))),
-        extra=tuple(sorted(set(existing) - set(files))),
-    )

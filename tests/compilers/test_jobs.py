@@ -14,7 +14,7 @@ from hetgitops.compilers.jobs.render import TEMPLATES, compile_jobs, tree
 from hetgitops.compilers.volcano import compile_volcano
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy
-from hetgitops.output import manifests as manifest_output
+from hetgitops.output import writer as manifest_output
 from hetgitops.output.manifests import Manifest
 
 Load = Callable[[str], Policy]

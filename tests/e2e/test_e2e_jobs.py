@@ -12,7 +12,7 @@ import pytest
 
 from hetgitops import api
 from hetgitops.compilers.jobs import render as jobs
-from hetgitops.output import manifests
+from hetgitops.output import writer
 
 pytestmark = pytest.mark.e2e
 
@@ -49,7 +49,7 @@ def test_jobs_tree_dry_runs_cleanly(apply_tree: ApplyTree, tmp_path: Path, varia
     result = api.jobs([_policies(tmp_path, variant)], api.Options(check_output=False))
     assert not result.failed(), result.diagnostics
     out = tmp_path / "jobs"
-    manifests.write_tree(jobs.tree(result.manifests), out)
+    writer.write_tree(jobs.tree(result.manifests), out)
     applied = apply_tree(out, dry_run=True, check=False)
     assert applied.returncode == 0, applied.stderr
     assert applied.stdout.count("serverside-applied") == len(result.manifests)

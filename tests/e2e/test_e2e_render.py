@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hetgitops import api
-from hetgitops.output import manifests
+from hetgitops.output import manifests, writer
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +33,7 @@ def test_rendered_tree_dry_runs_cleanly(
     result = api.render([_policy(scenario)], api.Options(check_output=False))
     assert not result.failed()
     out = tmp_path / "tree"
-    manifests.write_tree(manifests.tree(result.manifests), out)
+    writer.write_tree(manifests.tree(result.manifests), out)
     applied = apply_tree(out, dry_run=True, check=False)
     assert applied.returncode == 0, applied.stderr
     count = sum(1 for m in result.manifests if m.applied)

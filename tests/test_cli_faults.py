@@ -1,0 +1,174 @@
+"""Faults of the environment, told as what they are: exit 4 naming what failed and where, never
+a traceback, never exit 0 with partial output, never exit 3 ("a bug").
+
+Real processes (PYTHONUNBUFFERED=1, as in many CI images), a real full device (/dev/full), real
+small tmpfs mounts (when the test runs as root) and real closed pipes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+POLICIES = str(REPO / "policies")
+NOW = ["--now", "2026-09-01"]
+COMMANDS = {
+    "render": ["render", POLICIES, *NOW],
+    "jobs": ["jobs", POLICIES, *NOW],
+    "validate-sarif": ["validate", "--format", "sarif", POLICIES, *NOW],
+    "validate-json": ["validate", "--format", "json", POLICIES, *NOW],
+}
+CLI = [sys.executable, "-c", "from hetgitops.cli.main import main; main()"]
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+ENV.pop("HETGITOPS_DEBUG", None)
+
+
+def hetgitops(
+    *args: str, stdout: int | Path = subprocess.PIPE, close_stdout: bool = False
+) -> tuple[int, str]:
+    """Run the CLI as a real process; returns (exit code, stderr)."""
+    command = [*CLI, *args]
+    if isinstance(stdout, Path):
+        with stdout.open("wb") as sink:
+            done = subprocess.run(
+                command, stdout=sink, stderr=subprocess.PIPE, env=ENV, check=False
+            )
+        return done.returncode, done.stderr.decode()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    assert proc.stdout is not None and proc.stderr is not None
+    if close_stdout:
+        proc.stdout.close()  # the reader goes away before a byte is read, like `| head -0`
+    else:
+        proc.stdout.read()
+    err = proc.stderr.read().decode()
+    return proc.wait(), err
+
+
+def _environment_fault(code: int, err: str, *needles: str) -> None:
+    assert code == 4, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    last = err.strip().splitlines()[-1]
+    for needle in needles:
+        assert needle in last, last
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[Path]:
+    """A 32 KiB tmpfs: too small for the bundled render (about 49 KB)."""
+    yield from _mount(tmp_path / "small", "size=32k")
+
+
+@pytest.fixture
+def tree_fs(tmp_path: Path) -> Iterator[Path]:
+    """Room for a small tree (a page per file), not for the bundled render's ~90 files."""
+    yield from _mount(tmp_path / "tree", "size=160k")
+
+
+@pytest.fixture
+def read_only_fs(tmp_path: Path) -> Iterator[Path]:
+    yield from _mount(tmp_path / "ro", "size=64k,ro")
+
+
+def _mount(where: Path, options: str) -> Iterator[Path]:
+    where.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a tmpfs needs root")
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=True)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_stdout_on_a_full_device_is_exit_4(name: str) -> None:
+    code, err = hetgitops(*COMMANDS[name], stdout=Path("/dev/full"))
+    _environment_fault(code, err, "<stdout>", "No space left on device")
+
+
+@pytest.mark.parametrize("name", ["render", "jobs", "validate-sarif"])
+def test_a_short_write_to_a_nearly_full_disk_is_exit_4(small_fs: Path, name: str) -> None:
+    """The issue's repro: 49,270 bytes into 32 KiB used to stop at the limit with exit 0."""
+    sink = small_fs / "out"
+    code, err = hetgitops(*COMMANDS[name], stdout=sink)
+    _environment_fault(code, err, "<stdout>", "No space left on device", "bytes")
+    written = sink.stat().st_size
+    assert f"after {written} of " in err
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_closed_stdout_is_exit_4(name: str) -> None:
+    code, err = hetgitops(*COMMANDS[name], close_stdout=True)
+    _environment_fault(code, err, "<stdout>", "Broken pipe")
+
+
+def test_output_dir_on_a_full_disk_keeps_the_old_tree(tree_fs: Path) -> None:
+    out = tree_fs / "tree"
+    code, err = hetgitops("render", POLICIES, *NOW, "--target", "volcano", "-o", str(out))
+    assert code == 0, err
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    code, err = hetgitops("render", POLICIES, *NOW, "-o", str(out))
+    _environment_fault(code, err, "No space left on device", str(tree_fs))
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert [p.name for p in tree_fs.iterdir()] == ["tree"]  # the half-written tree is gone
+
+
+def test_output_dir_on_a_read_only_file_system(read_only_fs: Path) -> None:
+    code, err = hetgitops("render", POLICIES, *NOW, "-o", str(read_only_fs / "tree"))
+    _environment_fault(code, err, "Read-only file system", str(read_only_fs))
+
+
+def test_output_dir_through_a_symlink_loop(tmp_path: Path) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    for command in ("render", "jobs"):
+        code, err = hetgitops(command, POLICIES, *NOW, "-o", str(loop))
+        _environment_fault(code, err, str(loop), "Too many levels of symbolic links")
+
+
+def test_a_valid_node_name_too_long_for_a_file_name(tmp_path: Path) -> None:
+    """A 249-character node name is valid Kubernetes; `node-<name>.yaml` is not a valid file
+    name on ext4 or tmpfs (255 bytes)."""
+    policy = tmp_path / "policy"
+    shutil.copytree(POLICIES, policy)
+    pools = policy / "pools" / "dev.yaml"
+    long_name = "n" * 249
+    pools.write_text(pools.read_text().replace("mlu-370-01", long_name))
+    code, err = hetgitops("validate", str(policy), *NOW)
+    assert code == 0, err
+    out = tmp_path / "out"
+    code, err = hetgitops("render", str(policy), *NOW, "-o", str(out))
+    _environment_fault(code, err, long_name, "File name too long")
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["policy"]
+
+
+def test_output_dir_that_cannot_be_listed_is_exit_4(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.write_bytes(b"")
+    out.unlink()
+    out.mkdir()
+    (out / "sub").symlink_to(out / "sub")
+    code, err = hetgitops("render", POLICIES, *NOW, "-o", str(out / "sub" / "tree"))
+    _environment_fault(code, err, "Too many levels of symbolic links")
+
+
+def test_a_complete_stdout_still_parses_whole() -> None:
+    """Control: the checked writer writes everything when nothing fails."""
+    command = [*CLI, *COMMANDS["render"]]
+    done = subprocess.run(command, capture_output=True, env=ENV, check=True)
+    documents = [d for d in yaml.safe_load_all(done.stdout) if d]
+    assert len(documents) > 40
