@@ -135,7 +135,8 @@ def _ask(
 
 def _write(directory: Path, files: dict[str, str]) -> int:
     from hetgitops import scaffold
-    from hetgitops.output.manifests import tree, write_tree
+    from hetgitops.output.manifests import tree
+    from hetgitops.output.writer import write_tree
     from hetgitops.reporting import FORMATTERS
 
     for relative, text in files.items():
