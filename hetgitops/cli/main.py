@@ -24,6 +24,7 @@ from hetgitops.cli.common import (
     policy_paths,
 )
 from hetgitops.cli.init import init
+from hetgitops.cli.diff import diff
 from hetgitops.cli.output import jobs, render
 from hetgitops.load.documents import KINDS
 
@@ -115,3 +116,4 @@ def _printed(text: str) -> int:
 main.add_command(render)
 main.add_command(jobs)
 main.add_command(init)
+main.add_command(diff)

@@ -1,0 +1,154 @@
+"""Diff stage, orchestration: both sides through the render pipeline once, then the policy
+impact, drain plan, hazards, findings and object changes between them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hetgitops import api, compilers
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diff import drains as drain_plans
+from hetgitops.diff.gitsource import Side
+from hetgitops.diff.hazards import Hazard, hazards
+from hetgitops.diff.impact import Impact, impact
+from hetgitops.diff.objects import ObjectChange, ignored, object_changes
+from hetgitops.model.policy import Policy
+from hetgitops.output.manifests import Manifest
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class SideResult:
+    label: str
+    result: api.Result
+
+    @property
+    def valid(self) -> bool:
+        return not self.result.failed()
+
+    @property
+    def policy(self) -> Policy | None:
+        return self.result.policy if self.valid else None
+
+
+@dataclass
+class DiffResult:
+    """Everything `hetgitops diff` reports; formatters print it, the CLI picks the exit code."""
+
+    base: SideResult
+    head: SideResult
+    impact: Impact
+    drains: list[drain_plans.Drain] = field(default_factory=list)
+    hazards: list[Hazard] = field(default_factory=list)
+    introduced: list[Diagnostic] = field(default_factory=list)
+    resolved: list[Diagnostic] = field(default_factory=list)
+    objects: list[ObjectChange] = field(default_factory=list)
+    ignored: tuple[str, ...] = ()
+
+    @property
+    def invalid(self) -> bool:
+        return not (self.base.valid and self.head.valid)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the rendered output differs (or a side could not be rendered)."""
+        return bool(self.objects) or self.invalid
+
+    @property
+    def risks(self) -> list[str]:
+        """One line per flagged change: what `--exit-code-on risk` fails on."""
+        flags = [f"{h.rule}: {h.subject}" for h in self.hazards]
+        flags += [f"drain: Node {d.node}" for d in self.drains]
+        flags += [
+            f"{c.flag}: {c.topic} {c.subject}" for c in self.impact.changes if c.flag is not None
+        ]
+        flags += [
+            f"new error: {d.rule} at {d.span}"
+            for d in self.introduced
+            if d.severity is Severity.ERROR
+        ]
+        if self.invalid:
+            flags.append("invalid: a side fails validation")
+        return flags
+
+
+def _finding_key(d: Diagnostic) -> tuple[str, int, str]:
+    # Lines move with every edit; a finding is "the same" when rule and message are.
+    return (d.rule, int(d.severity), d.message)
+
+
+def findings_delta(
+    base: Sequence[Diagnostic], head: Sequence[Diagnostic]
+) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(introduced at head, resolved since base), counted as multisets."""
+    old = Counter(map(_finding_key, base))
+    new = Counter(map(_finding_key, head))
+    introduced, resolved = [], []
+    for d in head:
+        if old[_finding_key(d)] > 0:
+            old[_finding_key(d)] -= 1
+        else:
+            introduced.append(d)
+    for d in base:
+        if new[_finding_key(d)] > 0:
+            new[_finding_key(d)] -= 1
+        else:
+            resolved.append(d)
+    return introduced, resolved
+
+
+def _run(side: Side, options: api.Options) -> SideResult:
+    """The render pipeline: render's warnings downgrade; an invalid side gets no manifests."""
+    result = api.analyse(side.loaded, options, downgrade=options.render_warnings)
+    if result.failed():
+        result.manifests = []
+    return SideResult(side.label, result)
+
+
+def _drain_inputs(side: SideResult) -> list[Manifest]:
+    """Node plans and MIG ConfigMaps; compiled here when the Fleet leaves those targets out,
+    because the drain plan concerns the nodes either way."""
+    manifests = side.result.manifests
+    policy = side.policy
+    if policy is None:
+        return []
+    have = {m.target for m in manifests}
+    extra: list[Manifest] = []
+    for target in ("nodes", "gpu-operator"):
+        if target not in have:
+            extra.extend(compilers.COMPILERS[target](policy))
+    return [*manifests, *extra]
+
+
+def _node_pools(*policies: Policy | None) -> dict[str, str]:
+    return {
+        node.name: pool.name
+        for policy in policies
+        if policy is not None
+        for pool in policy.pools.values()
+        for node in pool.nodes
+    }
+
+
+def compare(
+    base: Side, head: Side, options: api.Options, *, ignore: Sequence[str] = ()
+) -> DiffResult:
+    old, new = _run(base, options), _run(head, options)
+    both = old.valid and new.valid
+    empty = Impact((), (), (), ())
+    result = DiffResult(old, new, impact(old.policy, new.policy) if both else empty)
+    result.ignored = tuple(ignore)
+    result.introduced, result.resolved = findings_delta(
+        old.result.diagnostics, new.result.diagnostics
+    )
+    if result.invalid:
+        return result  # an empty side would read as "everything removed"
+    pools = _node_pools(old.policy, new.policy)
+    result.drains = drain_plans.drain_plan(_drain_inputs(old), _drain_inputs(new), pools)
+    result.hazards = hazards(old.result.manifests, new.result.manifests, result.drains)
+    changes = object_changes(old.result.manifests, new.result.manifests)
+    result.objects = [c for c in changes if not ignored(c, ignore)]
+    return result

@@ -1,0 +1,226 @@
+"""Markdown for a pull-request comment: summary table first, details folded, <= 65,536 chars.
+
+The budget is GitHub's limit on a comment body. The summary always comes first and is kept;
+detail sections are added in order while they fit, an object section is cut between objects
+(every code fence is closed), and a closing note says what was cut. No timestamps: the same
+change gives the same bytes, so a bot can update one comment in place (the first line is a
+hidden marker to find it by).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hetgitops.diff.compare import DiffResult
+from hetgitops.diff.formats import common as c
+from hetgitops.diff.formats.text import finding, headline
+from hetgitops.diff.objects import ObjectChange
+from hetgitops.reporting.markdown import code_cell, text_cell
+
+MARKER = "<!-- hetgitops-diff -->"
+BUDGET = 65536
+SUMMARY_ROWS = 25  # the summary stays one screen; the full table is in a details section
+OBJECT_LINES = 200  # one object's diff lines at most (a node plan can be long)
+_CUT_RESERVE = 600  # room kept for the closing "what was cut" note
+
+
+def _quota_table(result: DiffResult, rows: int | None) -> list[str]:
+    shown = result.impact.quotas[:rows] if rows is not None else result.impact.quotas
+    lines = [
+        "| Team | Card type | Pool | Before | After | Δ | Δ% | Reach | Cost Δ/month |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in shown:
+        b, a = c.cards(r.before), c.cards(r.after)
+        lines.append(
+            f"| {text_cell(r.team)} | {text_cell(r.card_type)} | {text_cell(r.pool)} | "
+            f"{c.number(b)} | {c.number(a)} | {c.signed(c.delta(b, a))} | {c.percent(b, a)} | "
+            f"{c.number(c.reach(r.before))} → {c.number(c.reach(r.after))} | "
+            f"{c.team_cost_delta(result, r)} |"
+        )
+    if rows is not None and len(result.impact.quotas) > rows:
+        rest = len(result.impact.quotas) - rows
+        lines.append(f"\n_…and {rest} more row(s) under “All quota changes”._")
+    return lines
+
+
+def _summary(result: DiffResult) -> list[str]:
+    lines = [
+        MARKER,
+        "### hetgitops diff",
+        "",
+        f"{code_cell(result.base.label)} → {code_cell(result.head.label)}: "
+        f"**{text_cell(headline(result))}**",
+        "",
+    ]
+    if result.impact.quotas:
+        lines += [*_quota_table(result, SUMMARY_ROWS), ""]
+    risks = result.risks
+    if risks:
+        lines.append(f"**Risk flags ({len(risks)})**")
+        lines += [f"- ⚠️ {text_cell(r)}" for r in risks[:SUMMARY_ROWS]]
+        if len(risks) > SUMMARY_ROWS:
+            lines.append(f"- …and {len(risks) - SUMMARY_ROWS} more (see the sections below)")
+        lines.append("")
+    return lines
+
+
+def _details(title: str, body: list[str]) -> str:
+    return "\n".join([f"<details><summary>{title}</summary>", "", *body, "", "</details>", ""])
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def _impact_sections(result: DiffResult) -> Iterator[tuple[str, str]]:
+    impact = result.impact
+    if len(impact.quotas) > SUMMARY_ROWS:
+        yield "all quota changes", _details("All quota changes", _quota_table(result, None))
+    if impact.quotas:
+        rows = [
+            [
+                text_cell(f"{r.team} / {r.pool}"),
+                f"{c.number(c.normalized(r.before))} → {c.number(c.normalized(r.after))}",
+                f"{c.number(c.reach(r.before))} → {c.number(c.reach(r.after))}",
+            ]
+            for r in impact.quotas
+        ]
+        table = _table(["Team / pool", "Normalized units", "Reach (nominal + lendable)"], rows)
+        yield "normalized units and reach", _details("Normalized units and reach", table)
+    if impact.capacity:
+        rows = [
+            [
+                text_cell(r.card_type),
+                f"{c.number(r.before_cards)} → {c.number(r.after_cards)}",
+                f"{c.number(r.before_quota)} → {c.number(r.after_quota)}",
+            ]
+            for r in impact.capacity
+        ]
+        table = _table(["Card type", "Capacity (cards)", "Σ quota (cards)"], rows)
+        yield "capacity", _details("Capacity per card type", table)
+    if impact.costs:
+        rows = [
+            [
+                text_cell(r.team),
+                f"{c.number(r.before)} → {c.number(r.after)} {r.currency}",
+                c.signed(c.cost_delta(r)),
+                f"{c.number(c.headroom(r.before, r.budget_before))} → "
+                f"{c.number(c.headroom(r.after, r.budget_after))}",
+            ]
+            for r in impact.costs
+        ]
+        table = _table(["Team", "Monthly cost", "Δ", "Budget headroom"], rows)
+        yield "cost", _details("Monthly cost per team", table)
+    if impact.changes:
+        rows = [
+            [
+                ("⚠️ " + p.flag) if p.flag else "",
+                text_cell(f"{p.topic} {p.subject}"),
+                text_cell(p.before),
+                text_cell(p.after),
+            ]
+            for p in impact.changes
+        ]
+        table = _table(["Flag", "What", "Before", "After"], rows)
+        yield "policy changes", _details(f"Policy changes ({len(impact.changes)})", table)
+
+
+def _risk_sections(result: DiffResult) -> Iterator[tuple[str, str]]:
+    if result.drains:
+        rows = [
+            [
+                code_cell(d.node),
+                text_cell(d.pool),
+                c.gpus(d.gpus),
+                "⚠️ yes" if d.mode_flip else "no",
+                f"{code_cell(d.before)} → {code_cell(d.after)}",
+            ]
+            for d in result.drains
+        ]
+        body = [
+            "Each node must be cordoned and drained of GPU pods before mig-manager applies the "
+            "new layout; a MIG-mode flip restarts the node's GPU stack.",
+            "",
+            *_table(["Node", "Pool", "GPUs", "Mode flip", "mig.config"], rows),
+        ]
+        yield "drain plan", _details(f"⚠️ MIG drain plan ({len(result.drains)} node(s))", body)
+    if result.hazards:
+        body = [
+            f"- **{code_cell(h.rule)}** {text_cell(h.subject)} {text_cell(h.message)}  \n"
+            f"  _do:_ {text_cell(h.action)}  \n  _at:_ {code_cell(str(h.span))}"
+            for h in result.hazards
+        ]
+        yield "hazards", _details(f"⚠️ Day-2 hazards ({len(result.hazards)})", body)
+    if result.introduced or result.resolved:
+        body = [f"- 🆕 {code_cell(finding(d))}" for d in result.introduced]
+        body += [f"- ✔️ {code_cell(finding(d))}" for d in result.resolved]
+        title = f"Findings: {len(result.introduced)} introduced, {len(result.resolved)} resolved"
+        yield "findings", _details(title, body)
+
+
+def _object_block(change: ObjectChange) -> str:
+    head = f"**{c.SIGNS[change.op]} {text_cell(change.title)}** ({code_cell(change.file)})"
+    lines = [f"{sign if sign != '~' else '!'} {line}" for sign, line in c.object_lines(change)]
+    if not lines:
+        return head + "\n"
+    if len(lines) > OBJECT_LINES:
+        lines = [*lines[:OBJECT_LINES], f"# … {len(lines) - OBJECT_LINES} more line(s) cut"]
+    body = "\n".join(line.replace("```", "'''") for line in lines)
+    return f"{head}\n\n```diff\n{body}\n```\n"
+
+
+def _object_sections(result: DiffResult, room: int) -> tuple[list[str], list[str]]:
+    """Per-target details filled object by object within `room`; returns (sections, cuts)."""
+    sections: list[str] = []
+    cuts: list[str] = []
+    for target, changes in c.by_target(result.objects).items():
+        title = f"Objects: {target} ({c.counts(changes)})"
+        opening = f"<details><summary>{text_cell(title)}</summary>\n\n"
+        closing = "\n</details>\n"
+        blocks: list[str] = []
+        used = len(opening) + len(closing)
+        for change in changes:
+            block = _object_block(change)
+            if used + len(block) + 1 > room:
+                break
+            blocks.append(block)
+            used += len(block) + 1
+        if len(blocks) < len(changes):
+            cuts.append(f"{len(changes) - len(blocks)} of {len(changes)} {target} object(s)")
+        if blocks:
+            sections.append(opening + "\n".join(blocks) + closing)
+            room -= used
+    return sections, cuts
+
+
+def render(result: DiffResult, budget: int = BUDGET) -> str:
+    parts = ["\n".join(_summary(result))]
+    used = len(parts[0]) + _CUT_RESERVE
+    cuts: list[str] = []
+    for name, section in [*_impact_sections(result), *_risk_sections(result)]:
+        if used + len(section) + 1 <= budget:
+            parts.append(section)
+            used += len(section) + 1
+        else:
+            cuts.append(name)
+    objects, object_cuts = _object_sections(result, budget - used)
+    parts += objects
+    cuts += object_cuts
+    if cuts:
+        parts.append(
+            f"✂️ Cut to fit GitHub's {budget:,}-character comment limit: {', '.join(cuts)}. "
+            "Run `hetgitops diff --format json` for everything.\n"
+        )
+    text = "\n".join(parts).rstrip("\n") + "\n"
+    return text if len(text) <= budget else _hard_cut(text, budget)
+
+
+def _hard_cut(text: str, budget: int) -> str:
+    """Last resort when even the summary is too long: cut at a line, close any open fence."""
+    note = "\n\n✂️ Cut to fit the comment limit; run `hetgitops diff --format json`.\n"
+    kept = text[: budget - len(note) - 8].rsplit("\n", 1)[0]
+    if kept.count("```") % 2:
+        kept += "\n```"
+    return kept + note

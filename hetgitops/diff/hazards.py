@@ -1,0 +1,233 @@
+"""Diff stage, day-2 hazards: updates the target systems refuse or handle badly, judged from
+the two sides' manifests alone (so they stay right when the compilers change).
+
+Sources: Kueue v0.19 CRD transition rules (ResourceFlavor, LocalQueue, Topology), Volcano's
+queue webhook (child <= parent on every update), Kueue's resource-in-use finalizer, and the
+Prune=false Namespace hetgitops writes; see docs/diff.md for each rule and what to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from hetgitops.diagnostics import NOWHERE, Span
+from hetgitops.diff.drains import Drain
+from hetgitops.model import quantities
+from hetgitops.output.manifests import Manifest
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """A change that needs a human: `rule` is a stable id, `action` what to do about it."""
+
+    rule: str
+    subject: str
+    message: str
+    action: str
+    span: Span = NOWHERE
+
+
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+
+
+def _by_kind(manifests: Sequence[Manifest], kind: str) -> dict[str, Manifest]:
+    return {
+        f"{m.namespace}/{m.name}" if m.namespace else m.name: m for m in manifests if m.kind == kind
+    }
+
+
+def _spec(m: Manifest) -> Mapping[str, Any]:
+    spec = m.obj.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def flavor_immutable(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """Kueue (v0.19 CRD, CEL on UPDATE): once a ResourceFlavor has `topologyName`, its
+    `nodeLabels`, `tolerations` and `topologyName` cannot change; Argo CD's apply fails."""
+    old, new = _by_kind(before, "ResourceFlavor"), _by_kind(after, "ResourceFlavor")
+    for name in sorted(set(old) & set(new)):
+        was, now = _spec(old[name]), _spec(new[name])
+        if "topologyName" not in was:
+            continue
+        fields = [
+            f for f in ("nodeLabels", "tolerations", "topologyName") if was.get(f) != now.get(f)
+        ]
+        if fields:
+            yield Hazard(
+                "kueue-flavor-immutable",
+                f"ResourceFlavor {name}",
+                f"changes {', '.join(fields)}, which Kueue makes immutable once topologyName "
+                "is set: the API server rejects the update",
+                "delete and recreate the flavor (Argo CD sync option Replace=true, or delete it "
+                "by hand and sync) while no workload is admitted on it; or give the pool a new "
+                "name so a new flavor is created",
+                new[name].origin,
+            )
+
+
+def immutable_fields(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """LocalQueue.spec.clusterQueue and Topology.spec.levels are immutable (Kueue CRD)."""
+    for kind, field in (("LocalQueue", "clusterQueue"), ("Topology", "levels")):
+        old, new = _by_kind(before, kind), _by_kind(after, kind)
+        for name in sorted(set(old) & set(new)):
+            if _spec(old[name]).get(field) != _spec(new[name]).get(field):
+                yield Hazard(
+                    f"kueue-{kind.lower()}-immutable",
+                    f"{kind} {name}",
+                    f"changes spec.{field}, which Kueue's CRD makes immutable",
+                    f"delete the {kind} and let the sync recreate it (Replace=true)",
+                    new[name].origin,
+                )
+
+
+def _amounts(spec: Mapping[str, Any], field: str) -> dict[str, Decimal]:
+    values = spec.get(field) or {}
+    if field == "guarantee":
+        values = values.get("resource") or {}
+    found: dict[str, Decimal] = {}
+    for resource, value in values.items():
+        try:
+            found[resource] = quantities.value_of(value)
+        except quantities.QuantityError:
+            continue
+    return found
+
+
+def volcano_shrink_order(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """Volcano's queue webhook checks a parent against its children on every update: a
+    parent shrunk below what its (not yet updated) children hold is refused. Sync waves apply
+    parents first, which is right when growing and wrong when shrinking."""
+    old, new = _by_kind(before, "Queue"), _by_kind(after, "Queue")
+    children: dict[str, list[str]] = {}
+    for name, m in old.items():
+        children.setdefault(str(_spec(m).get("parent", "")), []).append(name)
+    for name in sorted(set(old) & set(new)):
+        kids = [k for k in children.get(name, []) if k in new]
+        if not kids or all(_wave(new[k]) < _wave(new[name]) for k in kids):
+            continue  # no children, or they are synced before the parent anyway
+        short = _parent_short(old, new[name], kids)
+        if short:
+            yield Hazard(
+                "volcano-shrink-order",
+                f"Queue {name}",
+                f"shrinks {', '.join(short)} below what its children "
+                f"({', '.join(sorted(kids))}) hold until they are updated; Volcano's webhook "
+                "refuses the parent update when it is applied first (sync waves put parents "
+                "first)",
+                "land the children's cut first (or sync the child queues before the parent), "
+                "then the parent's",
+                new[name].origin,
+            )
+
+
+def _wave(m: Manifest) -> int:
+    annotations = m.obj.get("metadata", {}).get("annotations") or {}
+    try:
+        return int(annotations.get(SYNC_WAVE, 0))
+    except ValueError:
+        return 0
+
+
+def _parent_short(old: Mapping[str, Manifest], parent: Manifest, kids: list[str]) -> list[str]:
+    spec = _spec(parent)
+    short: list[str] = []
+    capability = _amounts(spec, "capability")
+    for resource, limit in capability.items():
+        if any(
+            _amounts(_spec(old[k]), "capability").get(resource, Decimal(0)) > limit for k in kids
+        ):
+            short.append(f"capability {resource}")
+    for field in ("deserved", "guarantee"):
+        for resource, limit in _amounts(spec, field).items():
+            total = sum(
+                (_amounts(_spec(old[k]), field).get(resource, Decimal(0)) for k in kids),
+                start=Decimal(0),
+            )
+            if total > limit:
+                short.append(f"{field} {resource}")
+    return short
+
+
+def flavor_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """A removed ResourceFlavor: Kueue's resource-in-use finalizer holds the deletion while a
+    ClusterQueue names it, and a ClusterQueue naming a missing flavor goes inactive."""
+    old, new = _by_kind(before, "ResourceFlavor"), _by_kind(after, "ResourceFlavor")
+    users_before = _flavor_users(before)
+    users_after = _flavor_users(after)
+    for name in sorted(set(old) - set(new)):
+        still = sorted(users_after.get(name, []))
+        if still:
+            message = (
+                f"is removed but ClusterQueue(s) {', '.join(still)} still name it: they go inactive"
+            )
+            action = "remove the pool from those teams' quotas in the same change"
+        else:
+            queues = ", ".join(sorted(users_before.get(name, []))) or "none"
+            message = (
+                f"is removed (used before by ClusterQueue(s) {queues}); its deletion waits "
+                "on Kueue's resource-in-use finalizer, and admitted workloads keep running"
+            )
+            action = (
+                "drain or finish the workloads admitted on this flavor; if the deletion "
+                "hangs, check no ClusterQueue still lists it"
+            )
+        yield Hazard(
+            "kueue-flavor-removed", f"ResourceFlavor {name}", message, action, old[name].origin
+        )
+
+
+def _flavor_users(manifests: Sequence[Manifest]) -> dict[str, list[str]]:
+    users: dict[str, list[str]] = {}
+    for m in manifests:
+        if m.kind != "ClusterQueue":
+            continue
+        for group in _spec(m).get("resourceGroups") or []:
+            for flavor in group.get("flavors") or []:
+                users.setdefault(str(flavor.get("name")), []).append(m.name)
+    return users
+
+
+def namespace_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """hetgitops writes Namespaces with Prune=false, so Argo CD leaves a removed one behind,
+    with its workloads, PVCs and Secrets, now outside any team's quota and queue."""
+    old, new = _by_kind(before, "Namespace"), _by_kind(after, "Namespace")
+    for name in sorted(set(old) - set(new)):
+        yield Hazard(
+            "namespace-removed",
+            f"Namespace {name}",
+            "leaves the policy; Prune=false keeps it (and everything in it) in the cluster, "
+            "no longer bound to a team's queue or quota",
+            f"move or delete its workloads and data, then `kubectl delete namespace {name}`",
+            old[name].origin,
+        )
+
+
+def mig_mode_flips(drains: Sequence[Drain]) -> Iterator[Hazard]:
+    for drain in drains:
+        if drain.mode_flip:
+            yield Hazard(
+                "mig-mode-flip",
+                f"Node {drain.node}",
+                "flips MIG mode on some GPUs: mig-manager stops the node's GPU stack "
+                "(device plugin, DCGM, GPU clients) while it reconfigures",
+                f"cordon {drain.node}, drain its GPU pods, let mig.config.state reach "
+                "success, then uncordon",
+                drain.span,
+            )
+
+
+def hazards(
+    before: Sequence[Manifest], after: Sequence[Manifest], drains: Sequence[Drain]
+) -> list[Hazard]:
+    found = [
+        *flavor_immutable(before, after),
+        *immutable_fields(before, after),
+        *volcano_shrink_order(before, after),
+        *flavor_removed(before, after),
+        *namespace_removed(before, after),
+        *mig_mode_flips(drains),
+    ]
+    return sorted(found, key=lambda h: (h.rule, h.subject))
