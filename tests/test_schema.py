@@ -135,6 +135,7 @@ def test_every_kind_has_a_schema(kind: str) -> None:
 def test_every_schema_file_is_a_kind_or_shared() -> None:
     expected = {schema.schema_file(kind) for kind in KINDS}
     expected |= {"policy.schema.json", "common.schema.json"}
+    expected |= {"diff.schema.json"}  # a report shape (hetgitops diff --format json), no kind
     assert {p.name for p in SCHEMA_FILES} == expected
 
 

@@ -206,17 +206,22 @@ def namespace_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> 
 
 
 def mig_mode_flips(drains: Sequence[Drain]) -> Iterator[Hazard]:
+    """One hazard per pool and config change: its nodes flip together."""
+    groups: dict[tuple[str, str, str], list[Drain]] = {}
     for drain in drains:
         if drain.mode_flip:
-            yield Hazard(
-                "mig-mode-flip",
-                f"Node {drain.node}",
-                "flips MIG mode on some GPUs: mig-manager stops the node's GPU stack "
-                "(device plugin, DCGM, GPU clients) while it reconfigures",
-                f"cordon {drain.node}, drain its GPU pods, let mig.config.state reach "
-                "success, then uncordon",
-                drain.span,
-            )
+            groups.setdefault((drain.pool, drain.before, drain.after), []).append(drain)
+    for (pool, _, _), members in groups.items():
+        nodes = ", ".join(d.node for d in members)
+        yield Hazard(
+            "mig-mode-flip",
+            f"Pool {pool}" if pool else f"Node {members[0].node}",
+            f"flips MIG mode on node(s) {nodes}: mig-manager stops each node's GPU stack "
+            "(device plugin, DCGM, GPU clients) while it reconfigures",
+            "one node at a time: cordon, drain its GPU pods, wait for "
+            "nvidia.com/mig.config.state=success, uncordon",
+            members[0].span,
+        )
 
 
 def hazards(

@@ -1,0 +1,104 @@
+"""Golden reports of `hetgitops diff` for typical changes of the bundled fleet (text,
+Markdown, JSON), the JSON checked against schemas/diff.schema.json.
+
+`pytest --update-golden` rewrites tests/cases/diff/<scenario>/expected/ as a whole; review it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from hetgitops import api
+from hetgitops.diff.compare import DiffResult, compare
+from hetgitops.diff.formats import FORMATTERS
+from hetgitops.diff.gitsource import read_folder
+from tests.diff.scenarios import REPO, SCENARIOS, build
+
+CASES = REPO / "tests" / "cases" / "diff"
+NOW = dt.date(2026, 9, 1)
+FILES = {"text": "diff.txt", "markdown": "diff.md", "json": "diff.json"}
+SCHEMA = json.loads((REPO / "schemas" / "diff.schema.json").read_text("utf-8"))
+
+
+def run_scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> DiffResult:
+    build(tmp_path, SCENARIOS[name])
+    monkeypatch.chdir(tmp_path)  # locations read base/... and head/..., not a temp path
+    base = read_folder([Path("base")], "base")
+    head = read_folder([Path("head")], "head")
+    return compare(base, head, api.Options(now=NOW))
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_diff_matches_golden(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, update_golden: bool
+) -> None:
+    result = run_scenario(tmp_path, monkeypatch, name)
+    outputs = {FILES[fmt]: FORMATTERS[fmt](result) for fmt in FILES}
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(outputs["diff.json"]))
+    expected = CASES / name / "expected"
+    if update_golden:
+        shutil.rmtree(expected, ignore_errors=True)
+        expected.mkdir(parents=True)
+        for file, text in outputs.items():
+            (expected / file).write_text(text, encoding="utf-8")
+        return
+    for file, text in outputs.items():
+        want = (expected / file).read_text(encoding="utf-8")
+        if text != want:
+            lines = difflib.unified_diff(want.splitlines(), text.splitlines(), lineterm="")
+            pytest.fail(f"{name}/{file} differs (pytest --update-golden):\n" + "\n".join(lines))
+
+
+# What each golden case must show, so a regenerated golden cannot silently lose it.
+EXPECTED_FLAGS = {
+    "quota-cut": {"volcano-shrink-order: Queue pretraining"},
+    "team-removed": {"namespace-removed: Namespace dataproc", "removal: team data-preprocessing"},
+    "mig-repartition": {"mig-mode-flip: Pool h100-infer", "drain: Node gpu-h100-001"},
+    "tier-demotion": {"demotion: tier training", "demotion: team-tiers data-preprocessing"},
+    "pool-expiry": {"expiry: expiry pool l40s-infer"},
+    "invalid-policy": {"invalid: a side fails validation"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_FLAGS))
+def test_scenario_raises_its_flags(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = run_scenario(tmp_path, monkeypatch, name)
+    assert EXPECTED_FLAGS[name] <= set(result.risks)
+
+
+def test_quota_cut_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = run_scenario(tmp_path, monkeypatch, "quota-cut")
+    (row,) = result.impact.quotas
+    assert (row.team, row.pool, row.card_type) == ("pretraining", "a800-train", "a800-80gb")
+    assert row.before and row.after
+    assert (row.before.cards, row.after.cards) == (80, 64)
+    # Reach: nominal + what the rest of the cohort tree lends, capped by borrowingLimit 32.
+    assert (row.before.reach, row.after.reach) == (92, 76)
+    (cost,) = result.impact.costs
+    assert round(cost.before or 0) == 80 * 1.6 * 730 + 8 * 0.9 * 730 + 8 * 1.2 * 730
+
+
+def test_invalid_side_reports_findings_and_no_object_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = run_scenario(tmp_path, monkeypatch, "invalid-policy")
+    assert result.invalid and result.changed and result.objects == []
+    rules = {(d.rule, d.span.file, d.span.line) for d in result.introduced}
+    assert ("quota-exceeds-capacity", "head/teams/training.yaml", 10) in rules
+
+
+def test_mig_drain_lists_nodes_and_gpu_indices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = run_scenario(tmp_path, monkeypatch, "mig-repartition")
+    assert [d.node for d in result.drains] == [f"gpu-h100-00{i}" for i in range(1, 7)]
+    assert all(d.gpus == (4,) and d.mode_flip for d in result.drains)
