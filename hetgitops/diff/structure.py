@@ -176,13 +176,12 @@ def _apply_one(root: Any, change: FieldChange) -> Any:
     parent = _locate(root, change.path[:-1])
     last = change.path[-1]
     if isinstance(last, Key):
-        position = _find(parent, last)
-        if change.op == "remove":
-            del parent[position]
-        elif change.op == "add":
+        if change.op == "add":
             parent.insert(change.index if change.index is not None else len(parent), change.after)
+        elif change.op == "remove":
+            del parent[_find(parent, last)]
         else:
-            parent[position] = copy.deepcopy(change.after)
+            parent[_find(parent, last)] = copy.deepcopy(change.after)
     elif change.op == "remove":
         del parent[last]
     else:
