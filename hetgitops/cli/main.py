@@ -23,8 +23,8 @@ from hetgitops.cli.common import (
     guarded,
     policy_paths,
 )
-from hetgitops.cli.init import init
 from hetgitops.cli.diff import diff
+from hetgitops.cli.init import init
 from hetgitops.cli.output import jobs, render
 from hetgitops.load.documents import KINDS
 
