@@ -30,11 +30,13 @@ def rendered() -> tuple[Policy, list[Manifest]]:
 def _broken(
     rendered: tuple[Policy, list[Manifest]], kind: str, name: str, edit: Edit
 ) -> tuple[list[Manifest], Manifest]:
-    """The render with one object edited by hand; returns the edited manifest too."""
+    """The render with one object edited by hand; returns the edited manifest too. Flavors and
+    the Topology are named `<name>-<digest of their immutable fields>`: `name` is the stem."""
     out: list[Manifest] = []
     target: Manifest | None = None
     for manifest in rendered[1]:
-        if manifest.kind == kind and manifest.name == name and target is None:
+        named = manifest.name == name or manifest.name.rpartition("-")[0] == name
+        if manifest.kind == kind and named and target is None:
             obj = copy.deepcopy(dict(manifest.obj))
             edit(obj)
             manifest = Manifest(manifest.target, obj, manifest.origin, manifest.depth)
@@ -105,7 +107,8 @@ def test_crd_schema_rejects_unknown_field(rendered: tuple[Policy, list[Manifest]
 
     found, target = _check(rendered, "ResourceFlavor", "a800-train", edit)
     assert [(d.rule, d.span, d.path) for d in found] == [("crd-schema", target.origin, "spec")]
-    assert found[0].message.startswith("ResourceFlavor/a800-train: spec: ")
+    assert found[0].message.startswith(f"ResourceFlavor/{target.name}: spec: ")
+    assert target.name.startswith("a800-train-")
 
 
 def test_k8s_schema_rejects_unknown_field(rendered: tuple[Policy, list[Manifest]]) -> None:

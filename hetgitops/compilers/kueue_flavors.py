@@ -1,8 +1,19 @@
-"""Compile stage, target `kueue`: ResourceFlavors, the Topology and WorkloadPriorityClasses."""
+"""Compile stage, target `kueue`: ResourceFlavors, the Topology and WorkloadPriorityClasses.
+
+Day-2: Kueue 0.19's CRD makes a flavor's `nodeLabels`, `tolerations` and `topologyName`
+immutable once `topologyName` is set, and a Topology's `levels` always (CEL transition rules in
+the API server, not a webhook). A flavor or Topology whose immutable fields change therefore gets
+a new name (`<pool>-<digest>`, `<topology>-<digest>`): the new object is created, the
+ClusterQueues follow it in the same sync, and the old one is pruned once Kueue's in-use
+finalizer sees no ClusterQueue naming it. Without `topologyName` nothing is immutable and the
+flavor keeps the pool's name.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from hetgitops.compilers.labels import flavor_node_labels, topology_label
@@ -20,17 +31,56 @@ def toleration(taint: Taint) -> dict[str, str]:
     return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
 
 
-def resource_flavor(policy: Policy, fleet: Fleet, pool: Pool) -> dict[str, Any]:
+# Kueue v0.19.2 CRD (config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml): with
+# topologyName set, these spec fields are `self == oldSelf` (main ff69552 keeps topologyName).
+IMMUTABLE_WITH_TOPOLOGY = ("nodeLabels", "tolerations", "topologyName")
+DIGEST_LENGTH = 8
+
+
+def immutable_flavor_fields(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """The fields of a ResourceFlavor spec the API server will not let change (for `diff`)."""
+    return IMMUTABLE_WITH_TOPOLOGY if spec.get("topologyName") else ()
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_LENGTH]
+
+
+def identity(name: str, spec: Mapping[str, Any], fields: tuple[str, ...]) -> str:
+    """`name`, or `name-<digest of the immutable fields>` when some are immutable."""
+    if not fields:
+        return name
+    return f"{name}-{_digest({f: spec.get(f) for f in fields})}"
+
+
+def _flavor_spec(policy: Policy, fleet: Fleet, pool: Pool) -> dict[str, Any]:
     spec: dict[str, Any] = {"nodeLabels": flavor_node_labels(policy, pool)}
     if pool.taints:
         spec["tolerations"] = [toleration(t) for t in pool.taints]
     if fleet.topology_name:
-        spec["topologyName"] = fleet.topology_name
+        spec["topologyName"] = topology_name(policy, fleet)
+    return spec
+
+
+def flavor_name(policy: Policy, fleet: Fleet, pool: Pool) -> str:
+    """The ResourceFlavor of `pool`, as ClusterQueues name it."""
+    spec = _flavor_spec(policy, fleet, pool)
+    return identity(pool.name, spec, immutable_flavor_fields(spec))
+
+
+def topology_name(policy: Policy, fleet: Fleet) -> str:
+    """The Topology's name: the Fleet's, plus a digest of its (immutable) levels."""
+    levels = topology_levels(policy, fleet)
+    return identity(fleet.topology_name or "", {"levels": levels}, ("levels",))
+
+
+def resource_flavor(policy: Policy, fleet: Fleet, pool: Pool) -> dict[str, Any]:
     return {
         "apiVersion": fleet.kueue_api_version,
         "kind": "ResourceFlavor",
-        "metadata": metadata(fleet, pool.name),
-        "spec": spec,
+        "metadata": metadata(fleet, flavor_name(policy, fleet, pool)),
+        "spec": _flavor_spec(policy, fleet, pool),
     }
 
 
@@ -46,7 +96,7 @@ def topology(policy: Policy, fleet: Fleet) -> dict[str, Any]:
     return {
         "apiVersion": fleet.kueue_api_version,
         "kind": "Topology",
-        "metadata": metadata(fleet, fleet.topology_name or ""),
+        "metadata": metadata(fleet, topology_name(policy, fleet)),
         "spec": {"levels": [{"nodeLabel": label} for label in topology_levels(policy, fleet)]},
     }
 

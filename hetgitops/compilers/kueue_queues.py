@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from hetgitops.compilers.core import team_label
+from hetgitops.compilers.kueue_flavors import flavor_name
 from hetgitops.model import quantities
 from hetgitops.model.policy import CohortSpec, Fleet, Policy, Team
 from hetgitops.output.manifests import Manifest, metadata
@@ -94,7 +95,7 @@ def _host(policy: Policy, team: Team, plan: FlavorPlan, *, limited: bool) -> lis
 
 
 def flavor_quotas(
-    policy: Policy, team: Team, plan: FlavorPlan, *, covered: list[str]
+    policy: Policy, team: Team, plan: FlavorPlan, *, fleet: Fleet, covered: list[str]
 ) -> dict[str, Any]:
     """One flavor: every covered resource in coveredResources order (0 where the pool has
     none), as Kueue's webhook demands."""
@@ -108,7 +109,7 @@ def flavor_quotas(
         else:
             borrow, lend = foreign, foreign
         resources.append(_entry(name, plan.nominal.get(name, 0), borrowing=borrow, lending=lend))
-    return {"name": plan.pool.name, "resources": resources}
+    return {"name": flavor_name(policy, fleet, plan.pool), "resources": resources}
 
 
 def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, Any]:
@@ -123,7 +124,9 @@ def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, An
     spec["flavorFungibility"] = _fungibility(fleet)
     spec["preemption"] = preemption(policy, team)
     if plans:
-        flavors = [flavor_quotas(policy, team, plan, covered=covered) for plan in plans]
+        flavors = [
+            flavor_quotas(policy, team, plan, fleet=fleet, covered=covered) for plan in plans
+        ]
         spec["resourceGroups"] = [{"coveredResources": covered, "flavors": flavors}]
     return spec
 

@@ -22,10 +22,24 @@ def found() -> Objects:
     return objects(_kueue())
 
 
+def _pool(flavor: str) -> str:
+    """The pool of a flavor name: `<pool>-<8 hex digest>` when the flavor has a topology."""
+    stem, _, digest = flavor.rpartition("-")
+    return stem if len(digest) == 8 and all(c in "0123456789abcdef" for c in digest) else flavor
+
+
+def _named(found: Objects, kind: str, stem: str) -> dict[str, Any]:
+    """The one `kind` object named `stem` or `stem-<digest>`."""
+    hits = [obj for (k, name), obj in found.items() if k == kind and _pool(name) == stem]
+    assert len(hits) == 1, (kind, stem)
+    return hits[0]
+
+
 def _flavors(cq: dict[str, Any]) -> list[dict[str, Any]]:
+    """The CQ's flavors, named by their pool."""
     groups = cq["spec"]["resourceGroups"]
     assert len(groups) == 1
-    return list(groups[0]["flavors"])
+    return [{**f, "name": _pool(f["name"])} for f in groups[0]["flavors"]]
 
 
 def _resource(cq: dict[str, Any], flavor: str, name: str) -> dict[str, Any]:
@@ -172,7 +186,7 @@ def test_preemption_team_first_then_reclaim_for_lending_pools(found: Objects) ->
 
 
 def test_resource_flavor_per_pool(found: Objects) -> None:
-    spec = found["ResourceFlavor", "l40s-pool"]["spec"]
+    spec = _named(found, "ResourceFlavor", "l40s-pool")["spec"]
     assert spec["nodeLabels"]["example.io/pool"] == "l40s-pool"
     assert len(spec["nodeLabels"]) <= 8
     assert spec["tolerations"] == [
@@ -183,23 +197,23 @@ def test_resource_flavor_per_pool(found: Objects) -> None:
             "effect": "NoSchedule",
         }
     ]
-    assert spec["topologyName"] == "topo"
-    ascend = found["ResourceFlavor", "ascend-pool"]["spec"]
+    assert spec["topologyName"] == _named(found, "Topology", "topo")["metadata"]["name"]
+    ascend = _named(found, "ResourceFlavor", "ascend-pool")["spec"]
     assert ascend["tolerations"] == [
         {"key": "example.io/dedicated", "operator": "Exists", "effect": "NoSchedule"}
     ]
-    assert "tolerations" not in found["ResourceFlavor", "h100-pool"]["spec"]
+    assert "tolerations" not in _named(found, "ResourceFlavor", "h100-pool")["spec"]
 
 
 def test_no_topology_without_fleet_topology() -> None:
     fleet = FLEET.replace("  topology: {name: topo, levels: [hostname, zone, rack]}\n", "")
     found = objects(_kueue(fleet=fleet))
     assert not [key for key in found if key[0] == "Topology"]
-    assert "topologyName" not in found["ResourceFlavor", "l40s-pool"]["spec"]
+    assert "topologyName" not in _named(found, "ResourceFlavor", "l40s-pool")["spec"]
 
 
 def test_topology_levels_broadest_first_hostname_last(found: Objects) -> None:
-    levels = [level["nodeLabel"] for level in found["Topology", "topo"]["spec"]["levels"]]
+    levels = [level["nodeLabel"] for level in _named(found, "Topology", "topo")["spec"]["levels"]]
     assert levels == ["topology.kubernetes.io/zone", "example.io/rack", "kubernetes.io/hostname"]
 
 
@@ -243,9 +257,34 @@ def test_origins_point_at_the_policy() -> None:
     policy = build()
     cq = next(m for m in manifests if m.kind == "ClusterQueue" and m.name == "alpha")
     assert cq.origin == policy.teams["alpha"].origin.span
-    rf = next(m for m in manifests if m.kind == "ResourceFlavor" and m.name == "l40s-pool")
+    rf = next(m for m in manifests if m.kind == "ResourceFlavor" and _pool(m.name) == "l40s-pool")
     assert rf.origin == policy.pools["l40s-pool"].origin.span
 
 
 def test_deterministic() -> None:
     assert stream(_kueue()) == stream(_kueue())
+
+
+def test_flavor_identity_follows_its_immutable_fields() -> None:
+    """Kueue 0.19 refuses to change a topology-bound flavor's nodeLabels / tolerations (and a
+    Topology's levels): such a change must yield a new object that the ClusterQueues follow."""
+    from hetgitops.compilers.kueue_flavors import immutable_flavor_fields
+
+    before = objects(_kueue())
+    relevelled = FLEET.replace("levels: [hostname, zone, rack]", "levels: [zone, hostname]")
+    after = objects(_kueue(fleet=relevelled))
+    old_rf = {name for kind, name in before if kind == "ResourceFlavor"}
+    new_rf = {name for kind, name in after if kind == "ResourceFlavor"}
+    assert not old_rf & new_rf  # the topology name is part of every flavor's identity
+    for cq in (o for (kind, _), o in after.items() if kind == "ClusterQueue"):
+        names = {f["name"] for g in cq["spec"].get("resourceGroups", []) for f in g["flavors"]}
+        assert names <= new_rf
+    assert immutable_flavor_fields({"topologyName": "t"}) == (
+        "nodeLabels",
+        "tolerations",
+        "topologyName",
+    )
+    assert immutable_flavor_fields({"nodeLabels": {"a": "b"}}) == ()
+    # Without a topology nothing is immutable and the flavor keeps the pool's name.
+    flat = FLEET.replace("  topology: {name: topo, levels: [hostname, zone, rack]}\n", "")
+    assert ("ResourceFlavor", "l40s-pool") in objects(_kueue(fleet=flat))
