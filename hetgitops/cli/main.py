@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from hetgitops import __version__, api
+from hetgitops.cli.argocd import argocd_cm
 from hetgitops.cli.common import (
     EXIT_CODES_HELP,
     EXIT_FINDINGS,
@@ -117,3 +118,4 @@ main.add_command(render)
 main.add_command(jobs)
 main.add_command(init)
 main.add_command(diff)
+main.add_command(argocd_cm)
