@@ -11,6 +11,16 @@ import yaml
 from hetgitops.diagnostics import NOWHERE, Span
 from hetgitops.model.policy import Fleet
 
+# The file-writing half of this stage lives in `writer`; these names stay importable from here.
+from hetgitops.output.writer import MARKER as MARKER
+from hetgitops.output.writer import MARKER_TEXT as MARKER_TEXT
+from hetgitops.output.writer import TreeDiff as TreeDiff
+from hetgitops.output.writer import UnsafeOutput as UnsafeOutput
+from hetgitops.output.writer import check_output_dir as check_output_dir
+from hetgitops.output.writer import compare_tree as compare_tree
+from hetgitops.output.writer import replace_tree as replace_tree
+from hetgitops.output.writer import write_tree as write_tree
+
 MANAGED_BY = "hetgitops"
 # Apply order: what others refer to comes first (namespaces, classes, flavors, parent queues).
 KIND_ORDER = (
