@@ -190,7 +190,8 @@ def test_now_is_passed_to_the_checks(in_repo: None) -> None:
 # -- output to a closed pipe ---------------------------------------------------------------------
 
 
-def test_closed_stdout_is_not_an_internal_error() -> None:
+def test_closed_stdout_is_an_environment_error_not_a_bug() -> None:
+    """Exit 4 (the report never reached anyone), not 3 and not a silent 0."""
     command = [sys.executable, "-c", "from hetgitops.cli.main import main; main()"]
     args = ["validate", str(REPO / "policies"), "--now", CALM, "--format", "sarif"]
     process = subprocess.Popen(
@@ -199,8 +200,8 @@ def test_closed_stdout_is_not_an_internal_error() -> None:
     assert process.stdout is not None and process.stderr is not None
     process.stdout.close()  # the reader is gone before the report is written
     stderr = process.stderr.read().decode()
-    assert process.wait(timeout=120) == 0, stderr
-    assert stderr == ""
+    assert process.wait(timeout=120) == 4, stderr
+    assert "Broken pipe" in stderr and "Traceback" not in stderr and "internal error" not in stderr
 
 
 # -- rules -------------------------------------------------------------------------------------
