@@ -211,5 +211,7 @@ def test_rules_lists_every_rule_once() -> None:
     lines = run("rules").stdout.splitlines()
     ids = [line.split()[0] for line in lines]
     assert len(ids) == len(set(ids))
-    assert set(RULES) | set(LOAD_RULES) | set(STAGE_RULES) == set(ids)
-    assert {"schema", "job-template", "job-integration"} <= set(ids)
+    from hetgitops.drift.findings import RULES as DRIFT_RULES
+
+    assert set(RULES) | set(LOAD_RULES) | set(STAGE_RULES) | set(DRIFT_RULES) == set(ids)
+    assert {"schema", "job-template", "job-integration", "drift-changed"} <= set(ids)

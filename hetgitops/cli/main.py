@@ -25,6 +25,7 @@ from hetgitops.cli.common import (
     policy_paths,
 )
 from hetgitops.cli.diff import diff
+from hetgitops.cli.drift import drift
 from hetgitops.cli.init import init
 from hetgitops.cli.output import jobs, render
 from hetgitops.load.documents import KINDS
@@ -106,6 +107,13 @@ def rules() -> None:
 
     found = known_rules(set(LOAD_RULES) | set(STAGE_RULES))
     text = "".join(f"{rule.id:32} {rule.severity.label:8} {rule.summary}\n" for rule in found)
+    from hetgitops.drift.findings import RULES as DRIFT_RULES
+    from hetgitops.drift.findings import severity
+
+    text += "".join(
+        f"{rule_id:32} {severity(rule_id).label:8} {summary}\n"
+        for rule_id, summary in sorted(DRIFT_RULES.items())
+    )
     sys.exit(guarded(lambda: _printed(text)))
 
 
@@ -119,3 +127,4 @@ main.add_command(jobs)
 main.add_command(init)
 main.add_command(diff)
 main.add_command(argocd_cm)
+main.add_command(drift)

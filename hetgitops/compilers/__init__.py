@@ -37,3 +37,6 @@ from hetgitops.compilers import core, kueue  # noqa: E402,F401
 
 # isort: split
 from hetgitops.compilers import gpu_operator, nodes, volcano  # noqa: E402,F401
+
+# isort: split
+from hetgitops.compilers import drift_rbac  # noqa: E402,F401  (needs the others registered)

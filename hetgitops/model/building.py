@@ -15,6 +15,7 @@ from hetgitops.model.policy import (
     DEFAULT_RESERVED_PREFIXES,
     CardType,
     CohortSpec,
+    DriftIgnore,
     Fleet,
     LabelRule,
     LabelTaxonomy,
@@ -94,6 +95,16 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
         expiry_warning_days=spec.get("expiryWarningDays", 30),
         currency=spec.get("currency", "USD"),
         origin=origin,
+        drift_ignores=tuple(
+            DriftIgnore(
+                rule["kind"],
+                rule.get("name"),
+                tuple(rule.get("jsonPointers", ())),
+                tuple(rule.get("managers", ())),
+                origin.child("spec", "drift", "ignore", i),
+            )
+            for i, rule in enumerate(spec.get("drift", {}).get("ignore", []))
+        ),
     )
 
 

@@ -63,6 +63,17 @@ class CohortSpec:
 
 
 @dataclass(frozen=True)
+class DriftIgnore:
+    """A Fleet's `spec.drift.ignore` entry: what `drift` does not report for a kind."""
+
+    kind: str
+    name: str | None
+    pointers: tuple[str, ...]
+    managers: tuple[str, ...]
+    origin: Origin
+
+
+@dataclass(frozen=True)
 class Fleet:
     name: str
     cluster: str
@@ -93,6 +104,7 @@ class Fleet:
     expiry_warning_days: int
     currency: str
     origin: Origin
+    drift_ignores: tuple[DriftIgnore, ...] = ()
 
     @property
     def kueue_api_version(self) -> str:

@@ -1,0 +1,64 @@
+"""Drift stage: the rule ids of `drift` and the helpers that word its findings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from hetgitops.diagnostics import Diagnostic, Severity, Span
+from hetgitops.drift.ownership import Writer
+
+# Rule id -> one-line documentation (the catalogue of `drift`'s findings; SARIF uses it).
+RULES: dict[str, str] = {
+    "drift-missing": "An object the policy renders is not in the cluster.",
+    "drift-changed": "A field the policy declares has another value in the cluster; the field "
+    "manager that wrote the live value, and when, is named.",
+    "drift-field-missing": "A field the policy declares is absent from the live object.",
+    "drift-removed": "A field the policy no longer declares is still live, owned by the GitOps "
+    "applier (--manager): the next sync with pruning of fields would remove it.",
+    "drift-added": "A live field the policy does not declare, written by another field manager.",
+    "drift-orphan": "An object carries hetgitops' labels for this fleet, but the policy no longer "
+    "renders it.",
+    "drift-target-missing": "A kind the policy renders is not served by the cluster (its CRD or "
+    "CRD version is not installed).",
+    "drift-forbidden": "The credentials may not list a kind that drift needs to read.",
+    "drift-apply-changes": "--mode server-dry-run: a server-side apply of the policy as field "
+    "manager hetgitops would change this field.",
+    "drift-node-absent": "A node the policy lists is not in the cluster.",
+    "drift-node-unpooled": "A node advertises accelerators but belongs to no policy pool.",
+    "drift-node-labels": "A pool node lacks a label the policy gives it, or carries another value.",
+    "drift-node-taints": "A pool node lacks a taint of its pool, or carries it with another value.",
+    "drift-accelerators": "A node advertises fewer accelerators than the policy counts (a failed "
+    "or missing card); the pool's live quota is then compared with the live capacity.",
+    "drift-mig-failed": "The GPU Operator's MIG manager reports nvidia.com/mig.config.state "
+    "failed on a node.",
+    "drift-mig-pending": "nvidia.com/mig.config.state has been pending for longer than "
+    "--mig-pending-timeout.",
+    "drift-mig-config": "A node's nvidia.com/mig.config differs from the layout the policy gives "
+    "its pool.",
+    "drift-usage-above-quota": "A ClusterQueue's live usage exceeds the nominal quota the policy "
+    "now sets: admitted work keeps running above the new quota until it finishes.",
+}
+WARNINGS = {"drift-usage-above-quota", "drift-mig-pending"}
+
+
+def severity(rule: str) -> Severity:
+    return Severity.WARNING if rule in WARNINGS else Severity.ERROR
+
+
+def finding(rule: str, message: str, span: Span, *, path: str = "", hint: str = "") -> Diagnostic:
+    return Diagnostic(rule, severity(rule), message, span, path, hint)
+
+
+def writers_text(writers: Iterable[Writer]) -> str:
+    names = [str(w) for w in writers]
+    return ", ".join(names) if names else "no field manager recorded"
+
+
+def shown(value: Any) -> str:
+    """A value as one short line (JSON, cut at 120 characters)."""
+    import json
+
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    text = repr(text) if isinstance(value, str) else text
+    return text if len(text) <= 120 else text[:117] + "..."

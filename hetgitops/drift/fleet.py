@@ -1,0 +1,299 @@
+"""Drift stage: the fleet itself against the policy: nodes, their labels, taints and
+accelerators, MIG state, and ClusterQueue usage above a quota the policy has cut."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from hetgitops.compilers import nvidia
+from hetgitops.compilers.nodes import desired_node_labels
+from hetgitops.diagnostics import Diagnostic
+from hetgitops.drift.findings import finding
+from hetgitops.drift.ownership import Ownership
+from hetgitops.model import mig, quantities
+from hetgitops.model.policy import CardType, Node, Policy, Pool
+from hetgitops.output.manifests import Manifest
+from hetgitops.plan.capacity import covered_gpus, main_resource, mig_strategy
+
+MIG_STATE_LABEL = "nvidia.com/mig.config.state"
+ACCELERATOR_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "huawei.com/")
+
+
+def check(
+    policy: Policy,
+    nodes: Sequence[Mapping[str, Any]],
+    cluster_queues: Sequence[Mapping[str, Any]],
+    *,
+    now: dt.datetime,
+    mig_pending_timeout: dt.timedelta,
+) -> list[Diagnostic]:
+    live = {str(n["metadata"]["name"]): n for n in nodes}
+    found: list[Diagnostic] = []
+    pooled: set[str] = set()
+    for pool in policy.pools.values():
+        card = policy.card_type_of(pool)
+        for node in pool.nodes:
+            pooled.add(node.name)
+            obj = live.get(node.name)
+            if obj is None:
+                found.append(_absent(pool, node))
+                continue
+            found += _labels(policy, pool, node, obj)
+            found += _taints(pool, node, obj)
+            found += _mig_state(node, obj, now, mig_pending_timeout)
+            if card is not None:
+                found += _accelerators(policy, pool, card, node, obj, live, cluster_queues)
+    resources = {c.resource_name for c in policy.card_types.values()}
+    found += [
+        _unpooled(policy, n)
+        for name, n in live.items()
+        if name not in pooled and _has_gpus(n, resources)
+    ]
+    return found
+
+
+def _absent(pool: Pool, node: Node) -> Diagnostic:
+    return finding(
+        "drift-node-absent",
+        f"node {node.name} of pool {pool.name} is not in the cluster",
+        node.origin.span,
+        path=f"Node {node.name}",
+        hint="remove it from the pool, or bring the node back",
+    )
+
+
+def _labels(policy: Policy, pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[Diagnostic]:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    desired = desired_node_labels(policy, pool, node)
+    for key, value in desired.items():
+        have = labels.get(key)
+        if have == value:
+            continue
+        if key == nvidia.MIG_CONFIG_LABEL:
+            yield _mig_config(pool, node, value, have, obj)
+            continue
+        writers = Ownership(obj).at(("metadata", "labels", key))
+        state = "lacks" if have is None else f"has {key}={have!r} instead of"
+        by = f"; set by {writers[0]}" if writers and have is not None else ""
+        yield finding(
+            "drift-node-labels",
+            f"node {node.name} {state} {key}={value!r} of pool {pool.name}{by}",
+            node.origin.span,
+            path=f"Node {node.name}: metadata.labels.{key}",
+            hint="NFD (the nodes target's NodeFeatureRule) or `kubectl apply --server-side "
+            "-f nodes/plan/` restores it",
+        )
+
+
+def _mig_config(
+    pool: Pool, node: Node, value: str, have: str | None, obj: Mapping[str, Any]
+) -> Diagnostic:
+    shown = "no nvidia.com/mig.config label" if have is None else f"mig.config {have!r}"
+    return finding(
+        "drift-mig-config",
+        f"node {node.name} has {shown}; the policy's layout for pool {pool.name} is {value!r}",
+        pool.origin.at("spec", "mig") if pool.mig else pool.origin.span,
+        path=f"Node {node.name}: metadata.labels.{nvidia.MIG_CONFIG_LABEL}",
+        hint="the MIG manager re-partitions the node once the label matches (drain it first)",
+    )
+
+
+def _taints(pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[Diagnostic]:
+    live = (obj.get("spec") or {}).get("taints") or []
+    for taint in pool.taints:
+        same = [t for t in live if t.get("key") == taint.key and t.get("effect") == taint.effect]
+        if any(t.get("value") == taint.value for t in same):
+            continue
+        want = f"{taint.key}={taint.value or ''}:{taint.effect}"
+        state = "lacks" if not same else f"has {taint.key}={same[0].get('value')!r} instead of"
+        yield finding(
+            "drift-node-taints",
+            f"node {node.name} {state} the taint {want} of pool {pool.name}",
+            pool.origin.at("spec", "taints"),
+            path=f"Node {node.name}: spec.taints",
+            hint="taint the node as its pool says, or change the pool's taints",
+        )
+
+
+def _mig_state(
+    node: Node, obj: Mapping[str, Any], now: dt.datetime, timeout: dt.timedelta
+) -> Iterator[Diagnostic]:
+    state = ((obj.get("metadata") or {}).get("labels") or {}).get(MIG_STATE_LABEL)
+    if state == "failed":
+        yield finding(
+            "drift-mig-failed",
+            f"node {node.name}: the MIG manager reports {MIG_STATE_LABEL}=failed",
+            node.origin.span,
+            path=f"Node {node.name}: metadata.labels.{MIG_STATE_LABEL}",
+            hint="read the nvidia-mig-manager log on the node; the layout may not fit the GPU",
+        )
+    elif state == "pending":
+        since = _label_time(obj, MIG_STATE_LABEL)
+        if since is not None and now - since > timeout:
+            minutes = int((now - since).total_seconds() // 60)
+            yield finding(
+                "drift-mig-pending",
+                f"node {node.name}: {MIG_STATE_LABEL}=pending for {minutes} min (since "
+                f"{since.isoformat()}), longer than the {timeout} allowed",
+                node.origin.span,
+                path=f"Node {node.name}: metadata.labels.{MIG_STATE_LABEL}",
+                hint="GPU pods still running block the re-partition; drain the node",
+            )
+
+
+def _label_time(obj: Mapping[str, Any], key: str) -> dt.datetime | None:
+    """When the label got its value: the time of the managedFields entry that owns it."""
+    writers = Ownership(obj).at(("metadata", "labels", key))
+    if not writers or not writers[0].time:
+        return None
+    return dt.datetime.fromisoformat(writers[0].time.replace("Z", "+00:00"))
+
+
+def node_resources(policy: Policy, pool: Pool, card: CardType, node: Node) -> dict[str, int]:
+    """Accelerator units the device plugin should advertise on `node` (plan.capacity's rules:
+    whole cards times sharing replicas, MIG instances by profile)."""
+    strategy = mig_strategy(policy.fleet)
+    layout = covered_gpus(pool, node.cards) if pool.mig and strategy != "none" else {}
+    total: Counter[str] = Counter()
+    total[main_resource(pool, card)] += (node.cards - len(layout)) * pool.shared_replicas
+    for profiles in layout.values():
+        for profile, count in profiles.items():
+            name = card.resource_name if strategy == "single" else mig.resource_name(profile)
+            total[name] += count
+    return {name: count for name, count in total.items() if count}
+
+
+def _advertised(obj: Mapping[str, Any], resource: str) -> int:
+    status = obj.get("status") or {}
+    values = status.get("allocatable") or status.get("capacity") or {}
+    try:
+        return int(quantities.value_of(values.get(resource, 0)))
+    except quantities.QuantityError:
+        return 0
+
+
+def _accelerators(
+    policy: Policy,
+    pool: Pool,
+    card: CardType,
+    node: Node,
+    obj: Mapping[str, Any],
+    live: Mapping[str, Mapping[str, Any]],
+    cluster_queues: Sequence[Mapping[str, Any]],
+) -> Iterator[Diagnostic]:
+    for resource, want in node_resources(policy, pool, card, node).items():
+        have = _advertised(obj, resource)
+        if have >= want:
+            continue
+        capacity = sum(_advertised(live[n.name], resource) for n in pool.nodes if n.name in live)
+        quota = live_quota(cluster_queues, pool.name, resource)
+        if quota > capacity:
+            impact = (
+                f"the live ClusterQueues' quota on {pool.name} ({quota}) now exceeds its "
+                f"live capacity ({capacity})"
+            )
+        else:
+            impact = f"live capacity of {pool.name} is {capacity}, live quota {quota}"
+        yield finding(
+            "drift-accelerators",
+            f"node {node.name} advertises {have} of {want} {resource}; {impact}",
+            node.origin.span,
+            path=f"Node {node.name}: status.allocatable.{resource}",
+            hint="a card failed or fell off the bus: repair the node, or lower its card count "
+            "in the pool (and the quotas)",
+        )
+
+
+def live_quota(cluster_queues: Sequence[Mapping[str, Any]], flavor: str, resource: str) -> int:
+    """Σ nominalQuota of `resource` on `flavor` over the live ClusterQueues."""
+    total = 0
+    for _, _, quota in _quotas(cluster_queues, flavor=flavor, resource=resource):
+        total += int(quota)
+    return total
+
+
+def _quotas(
+    cluster_queues: Sequence[Mapping[str, Any]], *, flavor: str, resource: str
+) -> Iterator[tuple[str, str, Any]]:
+    for cq in cluster_queues:
+        for group in (cq.get("spec") or {}).get("resourceGroups") or []:
+            for entry in group.get("flavors") or []:
+                if entry.get("name") != flavor:
+                    continue
+                for item in entry.get("resources") or []:
+                    if item.get("name") == resource:
+                        yield (
+                            cq["metadata"]["name"],
+                            resource,
+                            quantities.value_of(item.get("nominalQuota", 0)),
+                        )
+
+
+def _has_gpus(obj: Mapping[str, Any], resources: set[str]) -> bool:
+    status = obj.get("status") or {}
+    names = set(status.get("capacity") or {}) | set(status.get("allocatable") or {})
+    return any(n in resources or n.startswith(ACCELERATOR_PREFIXES) for n in names) and any(
+        _advertised(obj, n) > 0
+        for n in names
+        if n in resources or n.startswith(ACCELERATOR_PREFIXES)
+    )
+
+
+def _unpooled(policy: Policy, obj: Mapping[str, Any]) -> Diagnostic:
+    name = obj["metadata"]["name"]
+    span = (
+        policy.fleet.origin.span if policy.fleet else next(iter(policy.pools.values())).origin.span
+    )
+    return finding(
+        "drift-node-unpooled",
+        f"node {name} advertises accelerators but is in no pool of the policy",
+        span,
+        path=f"Node {name}",
+        hint="add it to a pool (its cards get no quota and no labels otherwise)",
+    )
+
+
+def usage(
+    manifests: Sequence[Manifest], cluster_queues: Sequence[Mapping[str, Any]]
+) -> list[Diagnostic]:
+    """ClusterQueues whose live usage exceeds a nominal quota the policy has cut."""
+    desired = {m.name: m for m in manifests if m.kind == "ClusterQueue"}
+    found: list[Diagnostic] = []
+    for cq in cluster_queues:
+        name = cq["metadata"]["name"]
+        manifest = desired.get(name)
+        if manifest is None:
+            continue
+        for flavor in (cq.get("status") or {}).get("flavorsUsage") or []:
+            for item in flavor.get("resources") or []:
+                found += _usage_item(manifest, cq, str(flavor.get("name")), item)
+    return found
+
+
+def _usage_item(
+    manifest: Manifest, cq: Mapping[str, Any], flavor: str, item: Mapping[str, Any]
+) -> list[Diagnostic]:
+    resource = str(item.get("name"))
+    try:
+        used = quantities.value_of(item.get("total", 0))
+    except quantities.QuantityError:
+        return []
+    wanted = [q for _, _, q in _quotas([manifest.obj], flavor=flavor, resource=resource)]
+    current = [q for _, _, q in _quotas([cq], flavor=flavor, resource=resource)]
+    if not wanted or not current or wanted[0] >= current[0] or used <= wanted[0]:
+        return []
+    return [
+        finding(
+            "drift-usage-above-quota",
+            f"ClusterQueue {cq['metadata']['name']}: {resource} on {flavor} is in use at "
+            f"{quantities.canonical(used)}, above the new nominal quota "
+            f"{quantities.canonical(wanted[0])} (live {quantities.canonical(current[0])}); "
+            "admitted work keeps running above the new quota",
+            manifest.origin,
+            path=f"ClusterQueue {cq['metadata']['name']}: {flavor}/{resource}",
+            hint="expect no new admissions there until the usage drains below the new quota",
+        )
+    ]

@@ -1,0 +1,166 @@
+"""Drift stage, offline: defaults from CRD schemas, canonical quantities, empty == absent,
+attribution from managedFields, ignore rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hetgitops.drift.compare import compare, display
+from hetgitops.drift.ignore import Ignores, pointer_segments
+from hetgitops.drift.ownership import Ownership, Writer
+from hetgitops.drift.schema import apply_defaults, is_quantity
+
+QUANTITY = {
+    "anyOf": [{"type": "integer"}, {"type": "string"}],
+    "pattern": r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$",
+    "x-kubernetes-int-or-string": True,
+}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "stopPolicy": {"type": "string", "default": "None"},
+                "preemption": {
+                    "type": "object",
+                    "default": {},
+                    "properties": {"withinClusterQueue": {"type": "string", "default": "Never"}},
+                },
+                "flavors": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "items": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}, "quota": QUANTITY},
+                    },
+                },
+                "covered": {"type": "array", "items": {"type": "string"}},
+            },
+        }
+    },
+}
+
+
+def _cq(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "a"},
+        "spec": spec,
+    }
+
+
+def test_defaults_come_from_the_schema_top_down() -> None:
+    defaulted = apply_defaults(_cq(), SCHEMA)
+    assert defaulted["spec"] == {
+        "stopPolicy": "None",
+        "preemption": {"withinClusterQueue": "Never"},
+    }
+
+
+def test_a_live_default_is_no_drift_but_a_changed_default_is() -> None:
+    want = apply_defaults(_cq(), SCHEMA)
+    assert compare(want, apply_defaults(_cq(), SCHEMA), schema=SCHEMA) == ([], [])
+    diffs, _ = compare(
+        want, _cq(stopPolicy="Hold", preemption={"withinClusterQueue": "Never"}), schema=SCHEMA
+    )
+    assert [(d.change, d.display, d.live) for d in diffs] == [
+        ("changed", "spec.stopPolicy", "Hold")
+    ]
+
+
+def test_quantities_compare_canonically_only_where_the_schema_says_quantity() -> None:
+    assert is_quantity(QUANTITY)
+    want = _cq(flavors=[{"name": "a100", "quota": "12000m"}])
+    live = _cq(flavors=[{"name": "a100", "quota": 12}])
+    assert compare(want, live, schema=SCHEMA) == ([], [])
+    diffs, _ = compare(_cq(stopPolicy="12000m"), _cq(stopPolicy="12"), schema=SCHEMA)
+    assert len(diffs) == 1
+
+
+def test_map_lists_match_by_key_not_position() -> None:
+    want = _cq(flavors=[{"name": "a", "quota": "1"}, {"name": "b", "quota": "2"}])
+    live = _cq(flavors=[{"name": "b", "quota": "3"}, {"name": "a", "quota": "1"}])
+    diffs, extras = compare(want, live, schema=SCHEMA)
+    assert [(d.path, d.display) for d in diffs] == [
+        (("spec", "flavors", 0, "quota"), "spec.flavors[name=b].quota")
+    ]
+    assert extras == []
+
+
+def test_empty_and_absent_are_alike() -> None:
+    assert compare(_cq(covered=[], preemption={}), _cq(), schema=None) == ([], [])
+    assert compare(_cq(), _cq(covered=[], x=None), schema=None) == ([], [])
+
+
+def test_live_only_fields_are_returned_for_attribution() -> None:
+    want, live = _cq(stopPolicy="None"), _cq(stopPolicy="None", fairSharing={"weight": "2"})
+    _, extras = compare(want, live, schema=SCHEMA)
+    assert extras == [(("spec", "fairSharing"), {"weight": "2"})]
+
+
+LIVE = {
+    "metadata": {
+        "name": "a",
+        "managedFields": [
+            {
+                "manager": "argocd-controller",
+                "operation": "Apply",
+                "time": "2026-11-30T10:00:00Z",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {
+                    "f:spec": {
+                        "f:covered": {},
+                        "f:flavors": {'k:{"name":"a"}': {".": {}, "f:name": {}, "f:quota": {}}},
+                    }
+                },
+            },
+            {
+                "manager": "kubectl-patch",
+                "operation": "Update",
+                "time": "2026-11-30T11:00:00Z",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {"f:flavors": {'k:{"name":"b"}': {"f:quota": {}}}}},
+            },
+            {
+                "manager": "kueue",
+                "operation": "Update",
+                "subresource": "status",
+                "time": "2026-11-30T12:00:00Z",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:status": {}},
+            },
+        ],
+    },
+    "spec": {
+        "covered": ["cpu", "gpu"],
+        "flavors": [{"name": "b", "quota": "3"}, {"name": "a", "quota": "1"}],
+    },
+}
+
+
+def test_keyed_list_entries_resolve_to_live_indexes() -> None:
+    owners = Ownership(LIVE)
+    assert owners.at(("spec", "flavors", 0, "quota")) == [
+        Writer("kubectl-patch", "Update", "2026-11-30T11:00:00Z")
+    ]
+    assert [w.manager for w in owners.at(("spec", "flavors", 1, "quota"))] == ["argocd-controller"]
+    # An atomic list is owned whole: its elements belong to the list's owner.
+    assert [w.manager for w in owners.at(("spec", "covered", 1))] == ["argocd-controller"]
+    assert [w.manager for w in owners.under(("spec",))] == ["kubectl-patch", "argocd-controller"]
+    assert owners.at(("status",)) == []
+    assert display(LIVE, ("spec", "flavors", 1, "quota")) == "spec.flavors[name=a].quota"
+
+
+def test_ignore_rules_by_pointer_and_by_manager() -> None:
+    from hetgitops.model.policy import DriftIgnore
+
+    assert pointer_segments("/metadata/annotations/a~1b") == ["metadata", "annotations", "a/b"]
+    bot = Writer("quota-bot", "Update", "")
+    rule = DriftIgnore("ClusterQueue", None, ("/spec/flavors/*/quota",), ("autoscaler",), None)  # type: ignore[arg-type]
+    assert Ignores.skips([rule], ("spec", "flavors", 3, "quota"), [bot])
+    assert not Ignores.skips([rule], ("spec", "stopPolicy"), [bot])
+    assert Ignores.skips([rule], ("spec", "stopPolicy"), [Writer("autoscaler", "Update", "")])

@@ -1,0 +1,278 @@
+"""E2E: `hetgitops drift` against a real API server, with exactly the rendered drift-rbac
+permissions: zero findings after a GitOps-style apply, one finding per scripted mutation, and
+a bounded number of requests."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from controlplane.harness import ControlPlane
+from drift_fleet import (
+    ARGOCD,
+    FLUX,
+    applied,
+    create_nodes,
+    drift_kubeconfig,
+    render,
+    reset,
+    server_side_apply,
+    set_node_status,
+)
+
+from hetgitops.cli.main import main
+from hetgitops.diagnostics import Diagnostic
+from hetgitops.drift.engine import DriftOptions, DriftResult, drift
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = REPO / "tests" / "cases" / "render"
+SCENARIOS = sorted(p.parent.name for p in CASES.glob("*/policy"))
+BUNDLED = REPO / "policies"
+
+
+def _policy(scenario: str) -> Path:
+    return BUNDLED if scenario == "bundled" else CASES / scenario / "policy"
+
+
+class Counter:
+    """Counts HTTP requests at the kubernetes client's REST layer (below hetgitops)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from kubernetes.client import rest
+
+        self.calls: list[tuple[str, str]] = []
+        original = rest.RESTClientObject.request
+
+        def request(this: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+            self.calls.append((method, url))
+            return original(this, method, url, *args, **kwargs)
+
+        monkeypatch.setattr(rest.RESTClientObject, "request", request)
+
+
+def _drift(policy: Path, kubeconfig: Path, **options: Any) -> DriftResult:
+    return drift([policy], DriftOptions(kubeconfig=kubeconfig, **options))
+
+
+def _lines(found: list[Diagnostic]) -> list[str]:
+    return [f"{d.rule}: {d.message}" for d in found]
+
+
+def _deploy(plane: ControlPlane, scenario: str, manager: str, tmp: Path) -> Path:
+    """Reset, apply the scenario's tree as `manager`, create its nodes; the drift kubeconfig."""
+    reset(plane)
+    result = render(_policy(scenario))
+    server_side_apply(plane, applied(result), manager=manager)
+    assert result.policy is not None
+    create_nodes(plane, result.policy)
+    return drift_kubeconfig(plane, _policy(scenario), tmp)
+
+
+CASES_AND_MANAGERS = [("bundled", ARGOCD), ("bundled", FLUX)] + [
+    (s, (ARGOCD, FLUX)[i % 2]) for i, s in enumerate(SCENARIOS)
+]
+
+
+@pytest.mark.parametrize(("scenario", "manager"), CASES_AND_MANAGERS)
+def test_no_drift_after_gitops_apply(
+    control_plane: ControlPlane,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    scenario: str,
+    manager: str,
+) -> None:
+    kubeconfig = _deploy(control_plane, scenario, manager, tmp_path)
+    counter = Counter(monkeypatch)
+    found = _drift(_policy(scenario), kubeconfig)
+    assert _lines(found.result.diagnostics) == []
+    assert found.kinds > 0
+    # One LIST per kind, plus the CRDs and the nodes; never a GET per object.
+    assert len(counter.calls) == found.requests <= found.kinds + 5
+    assert all(method == "GET" and "?" in url for method, url in counter.calls)
+    dry = _drift(_policy(scenario), control_plane.admin_kubeconfig, mode="server-dry-run")
+    assert _lines(dry.result.diagnostics) == []
+
+
+def test_server_dry_run_with_read_only_rights_is_an_environment_error(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    kubeconfig = _deploy(control_plane, "no-mig", ARGOCD, tmp_path)
+    result = CliRunner().invoke(
+        main,
+        [
+            "drift",
+            str(_policy("no-mig")),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--mode",
+            "server-dry-run",
+        ],
+    )
+    assert result.exit_code == 4, result.output
+    assert "needs `patch`" in result.output
+
+
+def test_unreachable_cluster_is_exit_4(tmp_path: Path, control_plane: ControlPlane) -> None:
+    config = json.loads(control_plane.readonly_kubeconfig.read_text())
+    config["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:9"
+    path = tmp_path / "gone.kubeconfig"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(main, ["drift", str(BUNDLED), "--kubeconfig", str(path)])
+    assert result.exit_code == 4, result.output
+    assert "cannot reach the API server" in result.output
+    assert "client-key-data" not in result.output and "BEGIN" not in result.output
+
+
+# --- scripted mutations on the bundled fleet, applied by Argo CD's manager -----------------
+
+
+@pytest.fixture(scope="module")
+def fleet(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _deploy(control_plane, "bundled", ARGOCD, tmp_path_factory.mktemp("drift"))
+
+
+@pytest.fixture(scope="module")
+def objects() -> list[dict[str, Any]]:
+    return applied(render(BUNDLED))
+
+
+def _one(kubeconfig: Path, policy: Path = BUNDLED) -> Diagnostic:
+    found = _drift(policy, kubeconfig).result.diagnostics
+    assert len(found) == 1, _lines(found)
+    return found[0]
+
+
+def _first(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    return next(o for o in objects if o["kind"] == kind)
+
+
+@pytest.fixture
+def restore(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]]
+) -> Iterator[None]:
+    """After a mutation: re-apply the tree (taking every field back) and check it is clean."""
+    yield
+    server_side_apply(control_plane, objects, manager=ARGOCD, force=True)
+
+
+def test_quota_patched_by_another_manager(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]], restore: None
+) -> None:
+    cq = _first(objects, "ClusterQueue")
+    name = cq["metadata"]["name"]
+    path = "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota"
+    patch = json.dumps([{"op": "replace", "path": path, "value": "7"}])
+    control_plane.kubectl(
+        "patch", "clusterqueue", name, "--type=json", "-p", patch, "--field-manager=quota-bot"
+    )
+    found = _one(fleet)
+    assert found.rule == "drift-changed"
+    assert f"ClusterQueue {name}" in found.message and "nominalQuota" in found.message
+    assert "quota-bot (updated at" in found.message and "live '7'" in found.message
+
+
+def test_local_queue_deleted(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]], restore: None
+) -> None:
+    lq = _first(objects, "LocalQueue")["metadata"]
+    control_plane.kubectl("delete", "localqueue", lq["name"], "-n", lq["namespace"])
+    found = _one(fleet)
+    assert found.rule == "drift-missing"
+    assert f"LocalQueue {lq['namespace']}/{lq['name']}" in found.message
+
+
+def test_orphan_queue_with_our_labels(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]]
+) -> None:
+    queue = copy.deepcopy(_first(objects, "Queue"))
+    queue["metadata"]["name"] = "e2e-orphan"
+    queue["spec"].pop("parent", None)
+    server_side_apply(control_plane, [queue], manager="kubectl-someone")
+    try:
+        found = _one(fleet)
+        assert found.rule == "drift-orphan"
+        assert "Queue e2e-orphan" in found.message and "kubectl-someone" in found.message
+    finally:
+        control_plane.kubectl("delete", "queue.scheduling.volcano.sh", "e2e-orphan")
+
+
+def test_field_removed_from_policy_is_still_owned_by_the_applier(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]], restore: None
+) -> None:
+    # An older policy declared fairSharing; the current one does not: Argo CD still owns it.
+    cq = copy.deepcopy(_first(objects, "ClusterQueue"))
+    cq["spec"]["fairSharing"] = {"weight": "2"}
+    server_side_apply(control_plane, [cq], manager=ARGOCD)
+    found = _one(fleet)
+    assert found.rule == "drift-removed"
+    assert "spec.fairSharing" in found.message and "argocd-controller (applied at" in found.message
+    # Re-applying the current tree (the sync) removes it: clean again.
+    server_side_apply(control_plane, objects, manager=ARGOCD)
+    assert _drift(BUNDLED, fleet).result.diagnostics == []
+
+
+def _a_gpu_node(objects: list[dict[str, Any]]) -> tuple[str, str]:
+    """A node of a whole-card NVIDIA pool (from the NFD rules), and its pool label key."""
+    for rule in (o for o in objects if o["kind"] == "NodeFeatureRule"):
+        for entry in rule["spec"]["rules"]:
+            labels = entry["labels"]
+            if (
+                labels.get("hetgitops.io/vendor") == "nvidia"
+                and "nvidia.com/mig.config" not in labels
+            ):
+                names = entry["matchFeatures"][0]["matchExpressions"]["nodename"]["value"]
+                return names[0], "hetgitops.io/pool"
+    raise AssertionError("the bundled fleet has no whole-card NVIDIA node")
+
+
+def test_node_loses_a_pool_label(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]]
+) -> None:
+    node, key = _a_gpu_node(objects)
+    value = json.loads(control_plane.kubectl("get", "node", node, "-o", "json").stdout)["metadata"][
+        "labels"
+    ][key]
+    control_plane.kubectl("label", "node", node, f"{key}-")
+    try:
+        found = _one(fleet)
+        assert found.rule == "drift-node-labels"
+        assert f"node {node} lacks {key}={value!r}" in found.message
+    finally:
+        control_plane.kubectl("label", "node", node, f"{key}={value}")
+
+
+def test_node_mig_state_failed(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]]
+) -> None:
+    node, _ = _a_gpu_node(objects)
+    control_plane.kubectl("label", "node", node, "nvidia.com/mig.config.state=failed")
+    try:
+        found = _one(fleet)
+        assert found.rule == "drift-mig-failed"
+        assert node in found.message
+    finally:
+        control_plane.kubectl("label", "node", node, "nvidia.com/mig.config.state-")
+
+
+def test_node_reports_seven_of_eight_gpus(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]]
+) -> None:
+    node, _ = _a_gpu_node(objects)
+    status = json.loads(control_plane.kubectl("get", "node", node, "-o", "json").stdout)["status"]
+    before = copy.deepcopy(status)
+    assert status["allocatable"]["nvidia.com/gpu"] == "8"
+    status["allocatable"]["nvidia.com/gpu"] = "7"
+    set_node_status(control_plane, node, {"allocatable": status["allocatable"]})
+    try:
+        found = _one(fleet)
+        assert found.rule == "drift-accelerators"
+        assert f"node {node} advertises 7 of 8 nvidia.com/gpu" in found.message
+    finally:
+        set_node_status(control_plane, node, {"allocatable": before["allocatable"]})
