@@ -19,7 +19,6 @@ from hetgitops.cli.common import (
     policy_paths,
 )
 
-FORMATS = ("text", "json", "markdown", "github")
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
@@ -63,7 +62,7 @@ credentials are never printed."""
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(FORMATS),
+    type=click.Choice(["text", "json", "markdown", "github"]),
     default="text",
     show_default=True,
     help="Report format.",
@@ -107,7 +106,7 @@ def drift(
     from hetgitops.drift.dryrun import DryRunForbidden
     from hetgitops.drift.engine import DEFAULT_MANAGERS, DriftOptions, EnvironmentFault
     from hetgitops.drift.engine import drift as run_drift
-    from hetgitops.reporting import FORMATTERS
+    from hetgitops.drift.report import render
 
     options = DriftOptions(
         kubeconfig=kubeconfig,
@@ -123,7 +122,7 @@ def drift(
         except (EnvironmentFault, DryRunForbidden) as exc:
             click.echo(f"hetgitops: {exc}", err=True)
             return EXIT_ENVIRONMENT
-        echo_report(FORMATTERS[output_format](found.result))
+        echo_report(render(found, output_format))
         return EXIT_FINDINGS if found.drifted else EXIT_OK
 
     sys.exit(guarded(run))

@@ -107,7 +107,11 @@ class Cluster:
             if token:
                 query["continue"] = token
             page = self._request("GET", resource.collection(), query=query, what=_what(resource))
-            items.extend(page.get("items") or [])
+            for item in page.get("items") or []:
+                # Built-in kinds' LIST items carry no apiVersion/kind; custom resources do.
+                item.setdefault("apiVersion", resource.api_version)
+                item.setdefault("kind", resource.kind)
+                items.append(item)
             token = str((page.get("metadata") or {}).get("continue") or "")
             if not token:
                 return items

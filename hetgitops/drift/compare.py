@@ -81,6 +81,12 @@ def _list(
     walk: _Walk, want: list[Any], have: list[Any], path: Path, schema: schemas.Schema | None
 ) -> None:
     keys = _keys(want, have, schema)
+    if keys is None and len(want) == len(have) and not schemas.is_set(schema):
+        # An atomic list of the same length: report the entries that differ, not the whole
+        # list (its owner, who wrote every entry, is found from the list's path).
+        for position, (a, b) in enumerate(zip(want, have, strict=True)):
+            _value(walk, a, b, (*path, position), schemas.child(schema, 0))
+        return
     if keys is None:
         if not _same_list(walk, want, have, path, schema):
             walk.diffs.append(FieldDiff("changed", path, display(walk.live_root, path), want, have))

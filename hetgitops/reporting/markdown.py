@@ -43,8 +43,8 @@ def _summary(result: Result) -> str:
     )
 
 
-def render(result: Result) -> str:
-    lines = [TITLE, ""]
+def render(result: Result, /, *, title: str = TITLE) -> str:
+    lines = [title, ""]
     if result.diagnostics:
         lines += ["| | Location | Rule | Message |", "|---|---|---|---|"]
         lines += [_row(d) for d in result.diagnostics]

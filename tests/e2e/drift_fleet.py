@@ -38,9 +38,26 @@ def server_side_apply(
 ) -> None:
     """`kubectl apply --server-side` of a List, as Argo CD (argocd-controller) or Flux
     (kustomize-controller) apply a tree."""
-    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)})
+    objects = list(objects)
+    _operator_namespaces(plane, objects)
+    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
     args = ["apply", "--server-side", f"--field-manager={manager}", "-f", "-"]
     plane.kubectl(*args, *(["--force-conflicts"] if force else []), input=body)
+
+
+def _operator_namespaces(plane: ControlPlane, objects: list[dict[str, Any]]) -> None:
+    """Namespaces the tree uses but does not render (the GPU Operator's, Volcano's) exist in a
+    real cluster before the tree is synced; create them without hetgitops' labels."""
+    rendered = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
+    used = {o["metadata"].get("namespace") for o in objects} - rendered - {None}
+    items = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in sorted(used)
+    ]
+    if items:
+        body = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+        plane.kubectl(
+            "apply", "--server-side", "--field-manager=e2e-operators", "-f", "-", input=body
+        )
 
 
 def reset(plane: ControlPlane) -> None:

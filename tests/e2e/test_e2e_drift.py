@@ -75,6 +75,26 @@ def _deploy(plane: ControlPlane, scenario: str, manager: str, tmp: Path) -> Path
     return drift_kubeconfig(plane, _policy(scenario), tmp)
 
 
+def _expected(scenario: str) -> list[str]:
+    """Kueue v1beta1 output on a server without Kueue's conversion webhook: the upstream CRD
+    (as installed here, without the webhook patch Kueue's own deployment adds) has conversion
+    strategy None, so a v1beta1 object is stored against the v1beta2 schema and `spec.cohort`
+    (v1beta2: `cohortName`) is pruned silently. drift reports exactly that, nothing else."""
+    if scenario != "kueue-v1beta1":
+        return []
+    cohorts = [
+        o
+        for o in applied(render(_policy(scenario)))
+        if o["kind"] == "ClusterQueue" and "cohort" in o["spec"]
+    ]
+    assert cohorts
+    return [
+        f"drift-field-missing: ClusterQueue {o['metadata']['name']}: spec.cohort is absent "
+        f"(desired {o['spec']['cohort']!r})"
+        for o in cohorts
+    ]
+
+
 CASES_AND_MANAGERS = [("bundled", ARGOCD), ("bundled", FLUX)] + [
     (s, (ARGOCD, FLUX)[i % 2]) for i, s in enumerate(SCENARIOS)
 ]
@@ -91,7 +111,7 @@ def test_no_drift_after_gitops_apply(
     kubeconfig = _deploy(control_plane, scenario, manager, tmp_path)
     counter = Counter(monkeypatch)
     found = _drift(_policy(scenario), kubeconfig)
-    assert _lines(found.result.diagnostics) == []
+    assert _lines(found.result.diagnostics) == _expected(scenario)
     assert found.kinds > 0
     # One LIST per kind, plus the CRDs and the nodes; never a GET per object.
     assert len(counter.calls) == found.requests <= found.kinds + 5
