@@ -21,6 +21,8 @@ from hetgitops.output import manifests
 ARGOCD = "argocd-controller"
 FLUX = "kustomize-controller"
 SELECTOR = "app.kubernetes.io/managed-by=hetgitops"
+# Marks the nodes these tests create, so that cleaning up never touches other tests' nodes.
+NODE_MARK = "e2e.hetgitops.io/drift"
 
 
 def render(policy: Path, *, targets: tuple[str, ...] | None = None) -> api.Result:
@@ -72,7 +74,7 @@ def reset(plane: ControlPlane) -> None:
         "resourcequotas"
     )
     plane.kubectl("delete", kinds, "-A", "-l", SELECTOR, "--wait=false")
-    plane.kubectl("delete", "nodes", "--all", "--wait=false")
+    plane.kubectl("delete", "nodes", "-l", NODE_MARK, "--wait=false")
     names = plane.kubectl("get", "namespaces", "-l", SELECTOR, "-o", "name").stdout.split()
     for name in names:
         bare = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name.split("/")[1]}}
@@ -92,7 +94,10 @@ def node_objects(policy: Policy) -> list[tuple[dict[str, Any], dict[str, Any]]]:
             obj = {
                 "apiVersion": "v1",
                 "kind": "Node",
-                "metadata": {"name": node.name, "labels": desired_node_labels(policy, pool, node)},
+                "metadata": {
+                    "name": node.name,
+                    "labels": {**desired_node_labels(policy, pool, node), NODE_MARK: "yes"},
+                },
                 "spec": {"taints": taints} if taints else {},
             }
             units = node_resources(policy, pool, card, node) if card else {}

@@ -37,6 +37,14 @@ SCENARIOS = sorted(p.parent.name for p in CASES.glob("*/policy"))
 BUNDLED = REPO / "policies"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _clean_up(control_plane: ControlPlane) -> Iterator[None]:
+    """Leave no Argo CD- or Flux-owned objects behind: other e2e tests apply the same trees
+    with their own field manager and would conflict."""
+    yield
+    reset(control_plane)
+
+
 def _policy(scenario: str) -> Path:
     return BUNDLED if scenario == "bundled" else CASES / scenario / "policy"
 
