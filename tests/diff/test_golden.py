@@ -19,7 +19,7 @@ from hetgitops import api
 from hetgitops.diff.compare import DiffResult, compare
 from hetgitops.diff.formats import FORMATTERS
 from hetgitops.diff.gitsource import read_folder
-from tests.diff.scenarios import REPO, SCENARIOS, build
+from tests.diff.scenarios import REPO, SCENARIOS, Edit, build
 
 CASES = REPO / "tests" / "cases" / "diff"
 NOW = dt.date(2026, 9, 1)
@@ -28,7 +28,11 @@ SCHEMA = json.loads((REPO / "schemas" / "diff.schema.json").read_text("utf-8"))
 
 
 def run_scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> DiffResult:
-    build(tmp_path, SCENARIOS[name])
+    return run_edits(tmp_path, monkeypatch, SCENARIOS[name])
+
+
+def run_edits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edits: list[Edit]) -> DiffResult:
+    build(tmp_path, edits)
     monkeypatch.chdir(tmp_path)  # locations read base/... and head/..., not a temp path
     base = read_folder([Path("base")], "base")
     head = read_folder([Path("head")], "head")

@@ -1,0 +1,108 @@
+"""Day-2 hazards, judged from before/after manifests only: each rule fires on the update the
+target system refuses (or handles badly) and stays quiet on the safe variant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hetgitops.diff.drains import Drain
+from hetgitops.diff.hazards import hazards
+from hetgitops.output.manifests import Manifest
+from tests.diff.test_golden import run_edits
+
+KUEUE = "kueue.x-k8s.io/v1beta2"
+
+
+def m(
+    kind: str, name: str, body: dict[str, Any], *, namespace: str = "", wave: int | None = None
+) -> Manifest:
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    if wave is not None:
+        meta["annotations"] = {"argocd.argoproj.io/sync-wave": str(wave)}
+    api = "scheduling.volcano.sh/v1beta1" if kind == "Queue" else KUEUE
+    return Manifest("t", {"apiVersion": api, "kind": kind, "metadata": meta, **body})
+
+
+def flavor(labels: dict[str, str], *, topology: bool = True) -> Manifest:
+    spec: dict[str, Any] = {"nodeLabels": labels}
+    if topology:
+        spec["topologyName"] = "fleet-topology"
+    return m("ResourceFlavor", "a800", {"spec": spec})
+
+
+def rules(
+    before: list[Manifest], after: list[Manifest], drains: list[Drain] | None = None
+) -> list[str]:
+    return [h.rule for h in hazards(before, after, drains or [])]
+
+
+def test_flavor_node_labels_are_immutable_once_topology_is_set() -> None:
+    assert rules([flavor({"pool": "a"})], [flavor({"pool": "b"})]) == ["kueue-flavor-immutable"]
+
+
+def test_flavor_without_topology_may_change_its_labels() -> None:
+    before, after = flavor({"pool": "a"}, topology=False), flavor({"pool": "b"}, topology=False)
+    assert rules([before], [after]) == []
+
+
+def test_local_queue_cluster_queue_is_immutable() -> None:
+    before = m("LocalQueue", "lq", {"spec": {"clusterQueue": "a"}}, namespace="ns")
+    after = m("LocalQueue", "lq", {"spec": {"clusterQueue": "b"}}, namespace="ns")
+    assert rules([before], [after]) == ["kueue-localqueue-immutable"]
+
+
+def _queues(parent: str, child: str, *, child_wave: int = 1) -> list[Manifest]:
+    return [
+        m("Queue", "team", {"spec": {"parent": "root", "deserved": {"nvidia.com/gpu": parent}}}, wave=0),
+        m("Queue", "team-pool", {"spec": {"parent": "team", "deserved": {"nvidia.com/gpu": child}}},
+          wave=child_wave),
+    ]  # fmt: skip
+
+
+def test_volcano_parent_shrunk_below_its_children_before_they_are_updated() -> None:
+    assert rules(_queues("8", "8"), _queues("4", "4")) == ["volcano-shrink-order"]
+
+
+def test_volcano_growth_or_children_synced_first_is_safe() -> None:
+    assert rules(_queues("4", "4"), _queues("8", "8")) == []
+    assert rules(_queues("8", "8", child_wave=-1), _queues("4", "4", child_wave=-1)) == []
+
+
+def test_removed_flavor_still_named_by_a_cluster_queue() -> None:
+    cq = m("ClusterQueue", "team", {"spec": {"resourceGroups": [{"flavors": [{"name": "a800"}]}]}})
+    found = hazards([flavor({}), cq], [cq], [])
+    assert [h.rule for h in found] == ["kueue-flavor-removed"]
+    assert "still name it" in found[0].message
+
+
+def test_removed_namespace_is_left_behind_by_prune_false() -> None:
+    ns = Manifest("core", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}})
+    assert rules([ns], []) == ["namespace-removed"]
+
+
+def test_mig_mode_flips_group_per_pool() -> None:
+    drains = [Drain(f"n{i}", "p", "a", "b", (4,), True) for i in range(3)]
+    drains.append(Drain("n9", "p", "a", "c", (1,), False))
+    found = hazards([], [], drains)
+    assert [(h.rule, h.subject) for h in found] == [("mig-mode-flip", "Pool p")]
+    assert "n0, n1, n2" in found[0].message
+
+
+def test_real_compile_pool_taint_change_hits_the_immutable_flavor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edit = (
+        "pools/training.yaml",
+        "value: a800-train, effect: NoSchedule",
+        "value: x, effect: NoSchedule",
+    )
+    result = run_edits(tmp_path, monkeypatch, [edit])
+    assert [(h.rule, h.subject) for h in result.hazards] == [
+        ("kueue-flavor-immutable", "ResourceFlavor a800-train")
+    ]
+    assert result.hazards[0].span.file == "head/pools/training.yaml"
