@@ -56,12 +56,13 @@ def test_local_queue_cluster_queue_is_immutable() -> None:
     assert rules([before], [after]) == ["kueue-localqueue-immutable"]
 
 
+def _queue(name: str, parent: str, gpus: str, wave: int) -> Manifest:
+    spec = {"parent": parent, "deserved": {"nvidia.com/gpu": gpus}}
+    return m("Queue", name, {"spec": spec}, wave=wave)
+
+
 def _queues(parent: str, child: str, *, child_wave: int = 1) -> list[Manifest]:
-    return [
-        m("Queue", "team", {"spec": {"parent": "root", "deserved": {"nvidia.com/gpu": parent}}}, wave=0),
-        m("Queue", "team-pool", {"spec": {"parent": "team", "deserved": {"nvidia.com/gpu": child}}},
-          wave=child_wave),
-    ]  # fmt: skip
+    return [_queue("team", "root", parent, 0), _queue("team-pool", "team", child, child_wave)]
 
 
 def test_volcano_parent_shrunk_below_its_children_before_they_are_updated() -> None:
