@@ -94,16 +94,18 @@ def test_mig_mode_flips_group_per_pool() -> None:
     assert "n0, n1, n2" in found[0].message
 
 
-def test_real_compile_pool_taint_change_hits_the_immutable_flavor(
+def test_real_compile_pool_taint_change_replaces_the_topology_flavor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The compilers name a topology-bound flavor by a digest of its immutable fields, so a
+    taint change is a new flavor (never a refused update); the old one's removal is flagged."""
     edit = (
         "pools/training.yaml",
         "value: a800-train, effect: NoSchedule",
         "value: x, effect: NoSchedule",
     )
     result = run_edits(tmp_path, monkeypatch, [edit])
-    assert [(h.rule, h.subject) for h in result.hazards] == [
-        ("kueue-flavor-immutable", "ResourceFlavor a800-train")
-    ]
-    assert result.hazards[0].span.file == "head/pools/training.yaml"
+    assert [h.rule for h in result.hazards] == ["kueue-flavor-removed"]
+    assert result.hazards[0].subject.startswith("ResourceFlavor a800-train-")
+    (flavor,) = [c for c in result.objects if c.kind == "ResourceFlavor"]
+    assert flavor.op == "renamed" and flavor.old_name != flavor.name
