@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +11,7 @@ import yaml
 
 from hetgitops.diagnostics import NOWHERE, Span
 from hetgitops.model.policy import Fleet
+from hetgitops.output.yamlsafe import ambiguous
 
 # The file-writing half of this stage lives in `writer`; these names stay importable from here.
 from hetgitops.output.writer import MARKER as MARKER
@@ -97,19 +99,59 @@ def metadata(
     return meta
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block style, no aliases (a shared dict must print twice, not as &id001)."""
+class _PyDumper(yaml.SafeDumper):
+    """Block style, no aliases (a shared dict must print twice, not as &id001), and every
+    string a YAML reader could take for something else quoted (see `yamlsafe`). The reference
+    emitter: its bytes are the contract."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
 
+# libyaml's emitter behind the same representers: the same bytes as _PyDumper (a test compares
+# them over every golden tree and generated text), several times faster on fleet-sized trees.
+# libyaml escapes some characters PyYAML writes raw (emoji and other non-BMP text, tab, CR,
+# NEL, ...), so an object with any such string is written by _PyDumper instead.
+class _Dumper(getattr(yaml, "CSafeDumper", _PyDumper)):  # type: ignore[misc]
+    ignore_aliases = _PyDumper.ignore_aliases
+
+
+class _Exotic(Exception):
+    """A string libyaml would write differently from PyYAML."""
+
+
+# Printable ASCII, newline, and the BMP characters both emitters write raw.
+_EXOTIC = re.compile(r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+
+
+# Line breaks besides \n (NEL, LS, PS): only a double-quoted escape keeps them.
+_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _dict_presenter(dumper: yaml.SafeDumper, data: dict[Any, Any]) -> yaml.Node:
+    # Empty keys, and keys near 128 characters with their tag (PyYAML counts characters and
+    # `< 128`, libyaml bytes and `<= 128`), are explicit `? key` to one emitter, not the other.
+    if not isinstance(dumper, _PyDumper) and any(
+        k == "" or (isinstance(k, str) and len(k) > 40 and len(k.encode()) >= 118) for k in data
+    ):
+        raise _Exotic
+    return dumper.represent_dict(data)
+
+
 def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    style = "|" if "\n" in data else None
+    if not isinstance(dumper, _PyDumper) and (
+        _EXOTIC.search(data) or data == "\n" or data.endswith("\n\n")
+    ):
+        raise _Exotic  # also `|+` scalars: libyaml ends the document with `...` after them
+    if _BREAKS.search(data):
+        style: str | None = '"'  # PyYAML writes NEL raw in quotes, where readers fold it
+    elif "\n" in data:
+        style = "|"
+    elif ambiguous(data):
+        style = "'"  # what PyYAML picks itself for the strings its own resolver would misread
+    else:
+        style = None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-
-_Dumper.add_representer(str, _str_presenter)
 
 
 class FlowList(list[Any]):
@@ -120,18 +162,24 @@ def _flow_presenter(dumper: yaml.SafeDumper, data: FlowList) -> yaml.Node:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
 
 
-_Dumper.add_representer(FlowList, _flow_presenter)
+for _dumper in (_PyDumper, _Dumper):
+    _dumper.add_representer(str, _str_presenter)
+    _dumper.add_representer(dict, _dict_presenter)
+    _dumper.add_representer(FlowList, _flow_presenter)
+
+_OPTIONS: dict[str, Any] = {
+    "sort_keys": False,
+    "default_flow_style": False,
+    "allow_unicode": True,
+    "width": 1_000_000,
+}
 
 
 def to_yaml(obj: Any) -> str:
-    return yaml.dump(
-        obj,
-        Dumper=_Dumper,
-        sort_keys=False,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=1_000_000,
-    )
+    try:
+        return str(yaml.dump(obj, Dumper=_Dumper, **_OPTIONS))
+    except _Exotic:
+        return str(yaml.dump(obj, Dumper=_PyDumper, **_OPTIONS))
 
 
 def ordered(manifests: Iterable[Manifest]) -> list[Manifest]:

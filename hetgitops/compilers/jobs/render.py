@@ -10,6 +10,8 @@ the profile, never a traceback.
 from __future__ import annotations
 
 import functools
+import json
+import re
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -26,6 +28,8 @@ from hetgitops.load.resources import data_dir
 from hetgitops.model.policy import Policy, WorkloadProfile
 from hetgitops.output.manifests import Manifest, to_yaml
 
+# libyaml when present: the template output is re-read once per job, thousands per fleet.
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TARGET = "jobs"
 TEMPLATE_RULE, INTEGRATION_RULE = "job-template", "job-integration"
 TEMPLATES: Mapping[str, str] = {
@@ -54,7 +58,23 @@ def environment(templates: Path | None = None) -> SandboxedEnvironment:
     )
     # Keep the context's key order (requests before limits, tcpSocket first) in the output.
     env.policies["json.dumps_kwargs"] = {"sort_keys": False}
+    env.policies["json.dumps_function"] = yaml_json
     return env
+
+
+# What a YAML double-quoted scalar may not carry raw: characters outside YAML's printable set,
+# and the line breaks YAML folds (NEL, LS, PS) or strips (BOM). Everything else stays UTF-8.
+_YAML_UNSAFE = re.compile(
+    r"[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def yaml_json(obj: Any, **kwargs: Any) -> str:
+    """`tojson` for YAML templates: JSON is a YAML flow scalar, but json.dumps' default
+    `\\uD83D\\uDE80` surrogate pairs for emoji are rejected by libyaml and kubectl; so keep
+    non-ASCII text as UTF-8 and escape only what YAML cannot hold raw (always in the BMP)."""
+    text = json.dumps(obj, ensure_ascii=False, **kwargs)
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _template_line(exc: BaseException) -> str:
@@ -72,7 +92,7 @@ def _problem(profile: WorkloadProfile, message: str) -> Diagnostic:
 
 def _parse(text: str, name: str) -> dict[str, Any]:
     try:
-        obj = yaml.safe_load(text)
+        obj = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise ValueError(f"{name} rendered invalid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(obj, dict) or not obj.get("apiVersion") or not obj.get("kind"):
