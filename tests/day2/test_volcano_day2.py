@@ -23,7 +23,7 @@ from sync_models import (
 from volcano_admission import Cluster, Queue, Rejected
 
 from hetgitops import api
-from hetgitops.output import manifests
+from hetgitops.output import manifests, writer
 
 REPO = Path(__file__).resolve().parents[2]
 FLUX_LAYOUT = REPO / "integrations" / "flux" / "kustomizations.yaml"
@@ -108,7 +108,7 @@ def _render(edit: Edit, workdir: Path) -> Path:
     result = api.render([policy], api.Options(check_output=False))
     assert not result.failed(), [str(d) for d in result.diagnostics]
     tree = workdir / "tree"
-    manifests.write_tree(manifests.tree(result.manifests), tree)
+    writer.write_tree(manifests.tree(result.manifests), tree)
     return tree
 
 

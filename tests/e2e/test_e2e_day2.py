@@ -14,7 +14,7 @@ from conftest import FIELD_MANAGER, apply_tree_to
 from controlplane.harness import ControlPlane
 
 from hetgitops import api
-from hetgitops.output import manifests
+from hetgitops.output import manifests, writer
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +33,7 @@ def _tree(tmp: Path, name: str, edits: list[tuple[str, str, str]]) -> Path:
     result = api.render([policy], api.Options(check_output=False))
     assert not result.failed(), [str(d) for d in result.diagnostics]
     out = tmp / name / "tree"
-    manifests.write_tree(manifests.tree(result.manifests), out)
+    writer.write_tree(manifests.tree(result.manifests), out)
     return out
 
 
