@@ -60,8 +60,9 @@ def analyse(
     result = Result(list(loaded.diagnostics), loaded.files, len(loaded.documents))
     valid: list[Document] = []
     invalid: list[Document] = []
-    for doc in loaded.documents:
-        problems = list(schema.check_document(doc))
+    for doc, problems in zip(
+        loaded.documents, schema.check_documents(loaded.documents), strict=True
+    ):
         result.diagnostics.extend(problems)
         (invalid if problems else valid).append(doc)
     if not valid and not invalid and not loaded.diagnostics:

@@ -19,11 +19,11 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 from jsonschema.exceptions import ValidationError, best_match
-from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 
 from hetgitops.conformance.crd_schemas import load_crd_schemas
 from hetgitops.load.resources import data_dir
+from hetgitops.model.fastschema import Checker
 
 Minor = tuple[int, int]
 GVK = tuple[str, str]  # (apiVersion, kind)
@@ -57,10 +57,17 @@ def _strict_dir(minor: Minor) -> Path:
 
 
 @functools.cache
+def _k8s_definitions(minor: Minor) -> dict[str, Any]:
+    """The shared definitions of a version, parsed once, not per object."""
+    definitions: dict[str, Any] = json.loads(
+        (_strict_dir(minor) / "_definitions.json").read_text("utf-8")
+    )
+    return definitions
+
+
+@functools.cache
 def _k8s_registry(minor: Minor) -> Registry[Any]:
-    """One registry per version: the shared definitions are parsed once, not per object."""
-    text = (_strict_dir(minor) / "_definitions.json").read_text("utf-8")
-    return Resource.from_contents(json.loads(text)) @ Registry()
+    return Resource.from_contents(_k8s_definitions(minor)) @ Registry()
 
 
 def _schema_file(api_version: str, kind: str) -> str:
@@ -80,7 +87,7 @@ def _declares(schema: Mapping[str, Any], api_version: str, kind: str) -> bool:
 
 
 @functools.cache
-def k8s_validator(minor: Minor, api_version: str, kind: str) -> Validator | None:
+def k8s_validator(minor: Minor, api_version: str, kind: str) -> Checker | None:
     """Validator for a built-in kind in Kubernetes `minor`, or None if it is not built in."""
     path = _strict_dir(minor) / _schema_file(api_version, kind)
     if not path.is_file():
@@ -88,7 +95,11 @@ def k8s_validator(minor: Minor, api_version: str, kind: str) -> Validator | None
     schema = json.loads(path.read_text("utf-8"))
     if not _declares(schema, api_version, kind):
         return None
-    return jsonschema.Draft202012Validator(schema, registry=_k8s_registry(minor))
+    definitions = _k8s_definitions(minor)
+    return Checker(
+        jsonschema.Draft202012Validator(schema, registry=_k8s_registry(minor)),
+        resources=[(definitions["$id"], definitions)],
+    )
 
 
 def _key_of(schema: Mapping[str, Any]) -> GVK | None:
@@ -126,28 +137,28 @@ def _inline(node: Any, home: Mapping[str, Any], files: Mapping[str, Any]) -> Any
 
 
 @functools.cache
-def target_validators() -> Mapping[GVK, Validator]:
+def target_validators() -> Mapping[GVK, Checker]:
     """The project's own schemas of the CRD objects it emits, keyed by (apiVersion, kind)."""
     folder = data_dir("schemas") / "targets"
     files = {p.name: json.loads(p.read_text("utf-8")) for p in sorted(folder.glob("*.json"))}
-    found: dict[GVK, Validator] = {}
+    found: dict[GVK, Checker] = {}
     for schema in files.values():
         key = _key_of(schema)
         if key is not None:
             flat = _inline(schema, schema, files)
             flat.pop("$defs", None)
-            found[key] = jsonschema.Draft202012Validator(flat)
+            found[key] = Checker(jsonschema.Draft202012Validator(flat))
     return found
 
 
-CrdValidators = Mapping[GVK, tuple[Validator, str]]
+CrdValidators = Mapping[GVK, tuple[Checker, str]]
 
 
 @functools.cache
 def _crd_validators(folders: tuple[str, ...]) -> tuple[CrdValidators, tuple[str, ...]]:
     schemas, unreadable = load_crd_schemas(Path(f) for f in folders)
     validators = {
-        key: (jsonschema.Draft202012Validator(schema), source)
+        key: (Checker(jsonschema.Draft202012Validator(schema)), source)
         for key, (schema, source) in schemas.items()
     }
     return validators, tuple(unreadable)
@@ -171,7 +182,7 @@ def _shorten(message: str) -> str:
     return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 3] + "..."
 
 
-def problems(validator: Validator, obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+def problems(validator: Checker, obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """(field path, message) per violation, most specific cause first for anyOf/oneOf."""
     errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
     for error in errors:

@@ -17,6 +17,7 @@ from typing import Any
 
 from hetgitops.conformance import k8s_schemas, kueue_rules
 from hetgitops.diagnostics import Diagnostic, Severity, Span
+from hetgitops.model.fastschema import Checker
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 
@@ -124,25 +125,51 @@ def _label_problems(path: str, key: object, value: object) -> Iterator[tuple[str
         yield path, f"{value!r} is not a valid label value (<= 63 chars)"
 
 
+def _validators(key: k8s_schemas.GVK, context: _Context) -> list[tuple[str, Checker, str]]:
+    """(rule, validator, message suffix) of every schema that knows the kind."""
+    found: list[tuple[str, Checker, str]] = []
+    core = k8s_schemas.k8s_validator(context.minor, *key) if context.minor else None
+    if core is not None:
+        found.append((K8S, core, ""))
+    own = k8s_schemas.target_validators().get(key)
+    if own is not None:
+        found.append((CRD, own, ""))
+    crd = context.crds.get(key)
+    if crd is not None:
+        found.append((CRD, crd[0], f" (CRD {Path(crd[1]).name})"))
+    return found
+
+
 def _schema_findings(
     obj: Mapping[str, Any], context: _Context
 ) -> list[tuple[str, str, str]] | None:
     """(rule, path, message) from every schema that knows the kind; None when none does."""
-    key = (str(obj.get("apiVersion")), str(obj.get("kind")))
-    core = k8s_schemas.k8s_validator(context.minor, *key) if context.minor else None
-    own = k8s_schemas.target_validators().get(key)
-    crd = context.crds.get(key)
-    if core is None and own is None and crd is None:
+    validators = _validators(_key(obj), context)
+    if not validators:
         return None
-    found: list[tuple[str, str, str]] = []
-    if core is not None:
-        found += [(K8S, p, m) for p, m in k8s_schemas.problems(core, obj)]
-    if own is not None:
-        found += [(CRD, p, m) for p, m in k8s_schemas.problems(own, obj)]
-    if crd is not None:
-        source = Path(crd[1]).name
-        found += [(CRD, p, f"{m} (CRD {source})") for p, m in k8s_schemas.problems(crd[0], obj)]
-    return found
+    return [
+        (rule, p, m + suffix)
+        for rule, validator, suffix in validators
+        for p, m in k8s_schemas.problems(validator, obj)
+    ]
+
+
+def _key(obj: Mapping[str, Any]) -> k8s_schemas.GVK:
+    return str(obj.get("apiVersion")), str(obj.get("kind"))
+
+
+def _clean_kinds(objects: list[Mapping[str, Any]], context: _Context) -> set[k8s_schemas.GVK]:
+    """Kinds whose every object passes every schema that knows the kind: one compiled call per
+    kind and schema. Only objects of other kinds are checked (and explained) one by one."""
+    groups: dict[k8s_schemas.GVK, list[Mapping[str, Any]]] = {}
+    for obj in objects:
+        groups.setdefault(_key(obj), []).append(obj)
+    clean = set()
+    for key, group in groups.items():
+        validators = _validators(key, context)
+        if validators and all(v.valid_all(group) for _, v, _ in validators):
+            clean.add(key)
+    return clean
 
 
 def _fingerprint(obj: Mapping[str, Any]) -> str:
@@ -150,13 +177,15 @@ def _fingerprint(obj: Mapping[str, Any]) -> str:
     return json.dumps({**obj, "metadata": meta}, sort_keys=True, default=str)
 
 
-def _check_manifest(manifest: Manifest, context: _Context) -> Iterator[Diagnostic]:
+def _check_manifest(manifest: Manifest, context: _Context, clean: bool) -> Iterator[Diagnostic]:
     obj, span = manifest.obj, manifest.origin
     ref = _ref(obj)
-    fingerprint = _fingerprint(obj)
-    if fingerprint not in context.seen:
-        context.seen[fingerprint] = _schema_findings(obj, context)
-    schema = context.seen[fingerprint]
+    schema: list[tuple[str, str, str]] | None = []
+    if not clean:
+        fingerprint = _fingerprint(obj)
+        if fingerprint not in context.seen:
+            context.seen[fingerprint] = _schema_findings(obj, context)
+        schema = context.seen[fingerprint]
     if schema is None:
         context.unchecked.setdefault((str(obj.get("apiVersion")), manifest.kind), span)
     findings = [(K8S, p, m) for p, m in _metadata(obj)] + (schema or [])
@@ -191,9 +220,10 @@ def check(
     """Findings for every rendered object that has an apiVersion and kind."""
     context = _context(policy, crd_dirs)
     found = [*context.notes, *_old_cohort_api(policy, manifests)]
-    for manifest in manifests:
-        if manifest.obj.get("apiVersion") and manifest.obj.get("kind"):
-            found.extend(_check_manifest(manifest, context))
+    checked = [m for m in manifests if m.obj.get("apiVersion") and m.obj.get("kind")]
+    clean = _clean_kinds([m.obj for m in checked], context)
+    for manifest in checked:
+        found.extend(_check_manifest(manifest, context, _key(manifest.obj) in clean))
     found.extend(
         Diagnostic(
             CRD,

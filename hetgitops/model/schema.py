@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import reprlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import jsonschema
@@ -15,6 +15,7 @@ from referencing import Registry, Resource
 from hetgitops.diagnostics import Diagnostic, error
 from hetgitops.load.documents import KINDS, Document, format_path
 from hetgitops.load.resources import data_dir
+from hetgitops.model.fastschema import Checker
 
 BASE_URI = "https://hetgitops.io/schemas/v1alpha1/"
 # User values can be megabytes long (or an alias repeated thousands of times): show a prefix.
@@ -35,16 +36,21 @@ def raw_schemas() -> dict[str, dict[str, Any]]:
 
 
 @functools.cache
-def validators() -> dict[str, jsonschema.protocols.Validator]:
-    """One compiled validator per kind, built once per process."""
+def validators() -> dict[str, Checker]:
+    """One validator per kind (compiled, with jsonschema for the messages), built once per
+    process."""
     schemas = raw_schemas()
     registry: Registry[Any] = Registry().with_resources(
         (BASE_URI + name, Resource.from_contents(body)) for name, body in schemas.items()
     )
+    resources = [(BASE_URI + name, body) for name, body in schemas.items()]
     checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
     return {
-        kind: jsonschema.Draft202012Validator(
-            schemas[schema_file(kind)], registry=registry, format_checker=checker
+        kind: Checker(
+            jsonschema.Draft202012Validator(
+                schemas[schema_file(kind)], registry=registry, format_checker=checker
+            ),
+            resources=resources,
         )
         for kind in KINDS
     }
@@ -54,6 +60,17 @@ def check_document(doc: Document) -> Iterator[Diagnostic]:
     validator = validators()[doc.kind]
     for err in validator.iter_errors(doc.data):
         yield _diagnostic(doc, _deepest(err))
+
+
+def check_documents(docs: Iterable[Document]) -> list[list[Diagnostic]]:
+    """check_document() for each document, in order; the documents of a kind are checked by
+    one compiled call first, and only a kind with a failure goes document by document."""
+    docs = list(docs)
+    clean: set[str] = set()
+    for kind in {doc.kind for doc in docs}:
+        if validators()[kind].valid_all([d.data for d in docs if d.kind == kind]):
+            clean.add(kind)
+    return [[] if doc.kind in clean else list(check_document(doc)) for doc in docs]
 
 
 def _deepest(err: ValidationError) -> ValidationError:
