@@ -9,7 +9,7 @@ from types import ModuleType
 from typing import Protocol
 
 from hetgitops.api import Result
-from hetgitops.reporting import github, json_format, junit, markdown, sarif, text
+from hetgitops.reporting import codequality, github, json_format, junit, markdown, sarif, text
 
 
 class Formatter(Protocol):
@@ -23,6 +23,7 @@ _MODULES: dict[str, ModuleType] = {
     "sarif": sarif,
     "junit": junit,
     "markdown": markdown,
+    "codequality": codequality,
 }
 
 FORMATTERS: dict[str, Formatter] = {name: module.render for name, module in _MODULES.items()}
