@@ -11,7 +11,6 @@ import yaml
 
 from hetgitops.diagnostics import NOWHERE, Span
 from hetgitops.model.policy import Fleet
-from hetgitops.output.yamlsafe import ambiguous
 
 # The file-writing half of this stage lives in `writer`; these names stay importable from here.
 from hetgitops.output.writer import MARKER as MARKER
@@ -22,6 +21,7 @@ from hetgitops.output.writer import check_output_dir as check_output_dir
 from hetgitops.output.writer import compare_tree as compare_tree
 from hetgitops.output.writer import replace_tree as replace_tree
 from hetgitops.output.writer import write_tree as write_tree
+from hetgitops.output.yamlsafe import ambiguous
 
 MANAGED_BY = "hetgitops"
 # Apply order: what others refer to comes first (namespaces, classes, flavors, parent queues).
