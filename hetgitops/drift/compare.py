@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetgitops.drift import schema as schemas
-from hetgitops.drift.normalise import prune_empty
+from hetgitops.drift.normalise import is_empty, prune_empty
 from hetgitops.drift.ownership import Ownership, Path, Writer
 from hetgitops.model import quantities
 
@@ -48,7 +48,7 @@ def compare(
     """Differences in what `desired` declares, plus the live-only paths (for attribution by
     the caller). Both objects must already be normalised (stripped, defaulted)."""
     walk = _Walk(str(desired.get("kind", "")), live)
-    _value(walk, prune_empty(dict(desired)), prune_empty(dict(live)), (), schema)
+    _value(walk, desired, live, (), schema)
     return walk.diffs, walk.extras
 
 
@@ -68,13 +68,25 @@ def _object(
     path: Path,
     schema: schemas.Schema | None,
 ) -> None:
+    # Empty values (None, {}, [], or maps of nothing but those) count as absent on both
+    # sides: Go's `omitempty` drops them from built-in kinds, the API server prunes nulls.
     for key, value in want.items():
+        other = have.get(key)
         sub = (*path, key)
-        if key not in have:
-            walk.diffs.append(FieldDiff("missing", sub, display(walk.live_root, sub), value))
+        if other is None or is_empty(other):
+            if not is_empty(value):
+                walk.diffs.append(
+                    FieldDiff("missing", sub, display(walk.live_root, sub), prune_empty(value))
+                )
+        elif is_empty(value):
+            walk.extras.append((sub, prune_empty(other)))
         else:
-            _value(walk, value, have[key], sub, schemas.child(schema, key))
-    walk.extras.extend(((*path, key), value) for key, value in have.items() if key not in want)
+            _value(walk, value, other, sub, schemas.child(schema, key))
+    walk.extras.extend(
+        ((*path, key), prune_empty(value))
+        for key, value in have.items()
+        if key not in want and not is_empty(value)
+    )
 
 
 def _list(

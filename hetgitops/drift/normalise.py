@@ -87,3 +87,10 @@ def prune_empty(value: Any) -> Any:
 
 def _empty(value: Any) -> bool:
     return value is None or value == {} or value == []
+
+
+def is_empty(value: Any) -> bool:
+    """None, {}, [], or a map holding nothing but such values: what prune_empty removes."""
+    if value is None or value == [] or value == {}:
+        return True
+    return isinstance(value, dict) and all(is_empty(v) for v in value.values())

@@ -30,7 +30,7 @@ def apply_defaults(value: Any, schema: Schema | None) -> Any:
     """`value` with the schema's defaults filled in, top-down like the API server's structural
     defaulting: a missing (or non-nullable null) property with a `default` gets a copy of it,
     then defaulting continues inside what is there. Returns a new object; `value` is kept."""
-    if not schema:
+    if not schema or not _has_defaults(schema):
         return value
     if isinstance(value, dict):
         result = dict(value)
@@ -48,6 +48,31 @@ def apply_defaults(value: Any, schema: Schema | None) -> Any:
         if isinstance(items, Mapping):
             return [apply_defaults(item, items) for item in value]
     return value
+
+
+# id(schema) -> whether it or anything below it declares a default. CRD schemas live as long as
+# the process; most subtrees (metadata, resource lists) have none, and skipping them is what
+# keeps defaulting 10,000 objects cheap.
+_DEFAULTS: dict[int, tuple[Schema, bool]] = {}
+
+
+def _has_defaults(schema: Schema) -> bool:
+    known = _DEFAULTS.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    found = "default" in schema or any(
+        isinstance(sub, Mapping) and _has_defaults(sub) for sub in _children(schema)
+    )
+    _DEFAULTS[id(schema)] = (schema, found)
+    return found
+
+
+def _children(schema: Schema) -> list[Any]:
+    found = list((schema.get("properties") or {}).values())
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), Mapping):
+            found.append(schema[key])
+    return found
 
 
 def is_quantity(schema: Schema | None) -> bool:

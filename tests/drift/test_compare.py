@@ -164,3 +164,33 @@ def test_ignore_rules_by_pointer_and_by_manager() -> None:
     assert Ignores.skips([rule], ("spec", "flavors", 3, "quota"), [bot])
     assert not Ignores.skips([rule], ("spec", "stopPolicy"), [bot])
     assert Ignores.skips([rule], ("spec", "stopPolicy"), [Writer("autoscaler", "Update", "")])
+
+
+def test_a_kind_without_a_served_crd_version_is_a_finding_not_a_crash() -> None:
+    import os
+    from pathlib import Path
+
+    import pytest
+    import yaml
+
+    from hetgitops.diagnostics import NOWHERE
+    from hetgitops.drift.engine import DriftOptions, _kind
+    from hetgitops.drift.kinds import Catalogue, KindKey
+    from hetgitops.output.manifests import Manifest
+
+    shared = Path(os.environ.get("HETGITOPS_SHARED", Path(__file__).parents[3] / "shared"))
+    crd = shared / "upstream" / "kueue" / "crds" / "kueue.x-k8s.io_clusterqueues.yaml"
+    if not crd.is_file():
+        pytest.skip(f"upstream CRDs not found under {shared}")
+    catalogue = Catalogue.from_crds([yaml.safe_load(crd.read_text())])
+    served = KindKey("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
+    assert catalogue.resource(served) is not None
+    assert catalogue.schema(served) is not None
+    manifest = Manifest("kueue", _cq(), NOWHERE)
+    for key, reason in (
+        (KindKey("kueue.x-k8s.io", "v1alpha9", "ClusterQueue"), "does not serve v1alpha9"),
+        (KindKey("scheduling.volcano.sh", "v1beta1", "Queue"), "no CustomResourceDefinition"),
+    ):
+        found, live = _kind(key, [manifest], catalogue, None, None, DriftOptions())  # type: ignore[arg-type]
+        assert [d.rule for d in found] == ["drift-target-missing"] and live == []
+        assert reason in found[0].message

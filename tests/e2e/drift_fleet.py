@@ -111,12 +111,12 @@ def create_nodes(plane: ControlPlane, policy: Policy) -> None:
     nodes = node_objects(policy)
     if not nodes:
         return
-    items = [obj for obj, _ in nodes]
-    plane.kubectl(
-        "create", "-f", "-", input=json.dumps({"kind": "List", "apiVersion": "v1", "items": items})
-    )
-    for obj, status in nodes:
-        set_node_status(plane, obj["metadata"]["name"], status)
+    items = [{**obj, "status": status} for obj, status in nodes]
+    body = json.dumps({"kind": "List", "apiVersion": "v1", "items": items})
+    plane.kubectl("apply", "--server-side", "--field-manager=e2e-nodes", "-f", "-", input=body)
+    # What a kubelet and device plugin report: status is a subresource of its own.
+    status = ("apply", "--server-side", "--subresource=status", "--field-manager=e2e-kubelet")
+    plane.kubectl(*status, "-f", "-", input=body)
 
 
 def set_node_status(plane: ControlPlane, name: str, status: dict[str, Any]) -> None:

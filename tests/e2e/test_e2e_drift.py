@@ -5,12 +5,15 @@ a bounded number of requests."""
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from controlplane.harness import ControlPlane
 from drift_fleet import (
@@ -304,3 +307,194 @@ def test_node_reports_seven_of_eight_gpus(
         assert f"node {node} advertises 7 of 8 nvidia.com/gpu" in found.message
     finally:
         set_node_status(control_plane, node, {"allocatable": before["allocatable"]})
+
+
+def test_node_lacks_its_pool_taint(control_plane: ControlPlane, fleet: Path) -> None:
+    policy = render(BUNDLED).policy
+    assert policy is not None
+    pool = next(p for p in policy.pools.values() if p.taints)
+    node = pool.nodes[0].name
+    taints = json.loads(control_plane.kubectl("get", "node", node, "-o", "json").stdout)["spec"]
+    assert any(t["key"] == pool.taints[0].key for t in taints["taints"])
+    control_plane.kubectl(
+        "patch", "node", node, "--type=json", "-p", '[{"op":"remove","path":"/spec/taints"}]'
+    )
+    try:
+        found = _one(fleet)
+        assert found.rule == "drift-node-taints" and f"node {node} lacks the taint" in found.message
+    finally:
+        patch = json.dumps({"spec": {"taints": taints["taints"]}})
+        control_plane.kubectl("patch", "node", node, "--type=merge", "-p", patch)
+
+
+def test_gpu_node_in_no_pool(control_plane: ControlPlane, fleet: Path) -> None:
+    stray = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "e2e-stray-gpu", "labels": {"e2e.hetgitops.io/drift": "yes"}},
+        "status": {"capacity": {"nvidia.com/gpu": "8"}, "allocatable": {"nvidia.com/gpu": "8"}},
+    }
+    body = json.dumps(stray)
+    control_plane.kubectl(
+        "apply", "--server-side", "--field-manager=e2e-nodes", "-f", "-", input=body
+    )
+    control_plane.kubectl(
+        "apply",
+        "--server-side",
+        "--subresource=status",
+        "--field-manager=e2e-kubelet",
+        "-f",
+        "-",
+        input=body,
+    )
+    try:
+        found = _one(fleet)
+        assert found.rule == "drift-node-unpooled" and "e2e-stray-gpu" in found.message
+    finally:
+        control_plane.kubectl("delete", "node", "e2e-stray-gpu")
+
+
+def _a_mig_node(objects: list[dict[str, Any]]) -> tuple[str, str]:
+    for rule in (o for o in objects if o["kind"] == "NodeFeatureRule"):
+        for entry in rule["spec"]["rules"]:
+            config = entry["labels"].get("nvidia.com/mig.config")
+            if config and config != "all-disabled":
+                names = entry["matchFeatures"][0]["matchExpressions"]["nodename"]["value"]
+                return names[0], config
+    raise AssertionError("the bundled fleet has no MIG node")
+
+
+def test_mig_config_differs_from_the_policy(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]]
+) -> None:
+    node, config = _a_mig_node(objects)
+    control_plane.kubectl(
+        "label", "node", node, "--overwrite", "nvidia.com/mig.config=all-disabled"
+    )
+    try:
+        found = _one(fleet)
+        assert found.rule == "drift-mig-config"
+        assert (
+            f"node {node} has mig.config 'all-disabled'" in found.message
+            and config in found.message
+        )
+    finally:
+        control_plane.kubectl(
+            "label", "node", node, "--overwrite", f"nvidia.com/mig.config={config}"
+        )
+
+
+def test_mig_pending_only_after_the_timeout(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]]
+) -> None:
+    node, _ = _a_mig_node(objects)
+    control_plane.kubectl("label", "node", node, "nvidia.com/mig.config.state=pending")
+    try:
+        assert _drift(BUNDLED, fleet).result.diagnostics == []  # pending for seconds: fine
+        later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+        found = _drift(BUNDLED, fleet, now=later).result.diagnostics
+        assert [d.rule for d in found] == ["drift-mig-pending"], _lines(found)
+        assert node in found[0].message
+    finally:
+        control_plane.kubectl("label", "node", node, "nvidia.com/mig.config.state-")
+
+
+def test_usage_above_a_quota_the_policy_has_cut(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]], restore: None
+) -> None:
+    # The cluster still runs an older render with a higher GPU quota, and uses all of it.
+    cq = copy.deepcopy(_first(objects, "ClusterQueue"))
+    name = cq["metadata"]["name"]
+    flavor = next(
+        f
+        for g in cq["spec"]["resourceGroups"]
+        for f in g["flavors"]
+        if any(r["name"] == "nvidia.com/gpu" and r["nominalQuota"] != "0" for r in f["resources"])
+    )
+    gpu = next(r for r in flavor["resources"] if r["name"] == "nvidia.com/gpu")
+    new = int(gpu["nominalQuota"])
+    gpu["nominalQuota"] = str(new + 4)
+    server_side_apply(control_plane, [cq], manager=ARGOCD)
+    usage = {
+        "status": {
+            "flavorsUsage": [
+                {
+                    "name": flavor["name"],
+                    "resources": [{"name": "nvidia.com/gpu", "total": str(new + 3)}],
+                }
+            ]
+        }
+    }
+    control_plane.kubectl(
+        "patch",
+        "clusterqueue",
+        name,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps(usage),
+    )
+    found = _drift(BUNDLED, fleet).result.diagnostics
+    assert sorted(d.rule for d in found) == ["drift-changed", "drift-usage-above-quota"], _lines(
+        found
+    )
+    usage_finding = next(d for d in found if d.rule == "drift-usage-above-quota")
+    assert (
+        f"in use at {new + 3}, above the new nominal quota {new} (live {new + 4})"
+        in usage_finding.message
+    )
+    changed = next(d for d in found if d.rule == "drift-changed")
+    assert "argocd-controller (applied at" in changed.message
+
+
+def test_ignore_rules_in_the_fleet(
+    control_plane: ControlPlane,
+    fleet: Path,
+    objects: list[dict[str, Any]],
+    tmp_path: Path,
+    restore: None,
+) -> None:
+    policy = tmp_path / "policy"
+    shutil.copytree(BUNDLED, policy)
+    fleet_file = policy / "fleet.yaml"
+    documents = list(yaml.safe_load_all(fleet_file.read_text()))
+    document = next(d for d in documents if d["kind"] == "Fleet")
+    document["spec"]["drift"] = {"ignore": [{"kind": "ClusterQueue", "managers": ["quota-bot"]}]}
+    fleet_file.write_text(yaml.safe_dump_all(documents))
+    name = _first(objects, "ClusterQueue")["metadata"]["name"]
+    path = "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota"
+    patch = json.dumps([{"op": "replace", "path": path, "value": "5"}])
+    control_plane.kubectl(
+        "patch", "clusterqueue", name, "--type=json", "-p", patch, "--field-manager=quota-bot"
+    )
+    assert _drift(policy, fleet).result.diagnostics == []
+    assert [d.rule for d in _drift(BUNDLED, fleet).result.diagnostics] == ["drift-changed"]
+
+
+def test_a_kind_the_credentials_may_not_list_is_a_finding(
+    control_plane: ControlPlane, fleet: Path
+) -> None:
+    role = json.loads(
+        control_plane.kubectl("get", "clusterrole", "hetgitops-drift", "-o", "json").stdout
+    )
+    rules = role["rules"]
+    narrowed = [r for r in rules if r["apiGroups"] != ["scheduling.volcano.sh"]]
+    assert len(narrowed) == len(rules) - 1
+    patch = json.dumps({"rules": narrowed})
+    control_plane.kubectl("patch", "clusterrole", "hetgitops-drift", "--type=merge", "-p", patch)
+    try:
+        result = CliRunner().invoke(main, ["drift", str(BUNDLED), "--kubeconfig", str(fleet)])
+        assert result.exit_code == 1, result.output
+        assert (
+            "error[drift-forbidden]: Queue (scheduling.volcano.sh/v1beta1): "
+            "the credentials may not list queues" in result.output
+        )
+    finally:
+        control_plane.kubectl(
+            "patch",
+            "clusterrole",
+            "hetgitops-drift",
+            "--type=merge",
+            "-p",
+            json.dumps({"rules": rules}),
+        )
