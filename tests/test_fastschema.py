@@ -151,3 +151,52 @@ def test_invalid_cases_same_findings(case: str, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(fastschema.Checker, "is_valid", lambda self, instance: False)
     monkeypatch.setattr(fastschema.Checker, "valid_all", lambda self, instances: False)
     assert _messages(api.validate([folder], api.Options(now=NOW)).diagnostics) == fast
+
+
+FORMAT_SAMPLES = [
+    "2026-09-01",
+    "2026-02-30",
+    "2026-9-1",
+    "20260901",
+    "2026-09-01T00:00:00Z",
+    "\u0662026-09-01",
+    "\uff12\uff10\uff12\uff16-09-01",
+    "",
+    "x",
+    "[a-z]+",
+    "([",
+    "(?<n>x)",
+    "(?P<n>x)",
+    "a{2,1}",
+    "\\p{L}",
+    "(?i)x",
+]
+
+
+@pytest.mark.parametrize("name", sorted(fastschema.FORMATS))
+def test_formats_are_jsonschemas(name: str) -> None:
+    import jsonschema
+
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+    for sample in FORMAT_SAMPLES:
+        assert fastschema.FORMATS[name](sample) == checker.conforms(sample, name), sample
+
+
+def test_clean_validate_never_imports_jsonschema() -> None:
+    """jsonschema (and kubernetes_validate, which imports it) cost ~0.2 s per process; a
+    clean policy needs neither."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, datetime as dt; from pathlib import Path; from hetgitops import api\n"
+        "r = api.validate([Path(sys.argv[1])], api.Options(now=dt.date(2026, 9, 1)))\n"
+        "assert not r.failed() and r.manifests\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('jsonschema', 'referencing', 'kubernetes_validate')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(REPO / "policies")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -9,21 +9,25 @@ and rebuilds its validator on every call, about 100x slower than reusing one.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
+import importlib.util
 import json
 import re
 from collections.abc import Iterator, Mapping
-from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import jsonschema
-import kubernetes_validate
-from jsonschema.exceptions import ValidationError, best_match
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from hetgitops.conformance.crd_schemas import load_crd_schemas
 from hetgitops.load.resources import data_dir
 from hetgitops.model.fastschema import Checker
+
+if TYPE_CHECKING:  # jsonschema (and kubernetes_validate, which imports it) load only when
+    # an object fails the compiled check and needs jsonschema's message: ~0.2 s per process.
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+    from referencing import Registry
+
+_PACKAGE = "kubernetes_validate"
 
 Minor = tuple[int, int]
 GVK = tuple[str, str]  # (apiVersion, kind)
@@ -32,11 +36,17 @@ MAX_MESSAGE = 200
 
 
 def _bundle_root() -> Path:
-    return Path(str(resources.files(kubernetes_validate))) / "kubernetes-json-schema"
+    spec = importlib.util.find_spec(_PACKAGE)  # its folder, without importing it
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(_PACKAGE)
+    return Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
 
 
 def package_version() -> str:
-    return str(getattr(kubernetes_validate, "__version__", "?"))
+    try:
+        return importlib.metadata.version("kubernetes-validate")
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
 
 
 @functools.cache
@@ -67,6 +77,8 @@ def _k8s_definitions(minor: Minor) -> dict[str, Any]:
 
 @functools.cache
 def _k8s_registry(minor: Minor) -> Registry[Any]:
+    from referencing import Registry, Resource
+
     return Resource.from_contents(_k8s_definitions(minor)) @ Registry()
 
 
@@ -97,9 +109,18 @@ def k8s_validator(minor: Minor, api_version: str, kind: str) -> Checker | None:
         return None
     definitions = _k8s_definitions(minor)
     return Checker(
-        jsonschema.Draft202012Validator(schema, registry=_k8s_registry(minor)),
+        schema,
+        lambda: _draft2020(schema, _k8s_registry(minor)),
         resources=[(definitions["$id"], definitions)],
     )
+
+
+def _draft2020(schema: Mapping[str, Any], registry: Registry[Any] | None = None) -> Validator:
+    import jsonschema
+
+    if registry is None:
+        return jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
 def _key_of(schema: Mapping[str, Any]) -> GVK | None:
@@ -147,7 +168,7 @@ def target_validators() -> Mapping[GVK, Checker]:
         if key is not None:
             flat = _inline(schema, schema, files)
             flat.pop("$defs", None)
-            found[key] = Checker(jsonschema.Draft202012Validator(flat))
+            found[key] = Checker(flat, functools.partial(_draft2020, flat))
     return found
 
 
@@ -158,7 +179,7 @@ CrdValidators = Mapping[GVK, tuple[Checker, str]]
 def _crd_validators(folders: tuple[str, ...]) -> tuple[CrdValidators, tuple[str, ...]]:
     schemas, unreadable = load_crd_schemas(Path(f) for f in folders)
     validators = {
-        key: (Checker(jsonschema.Draft202012Validator(schema)), source)
+        key: (Checker(schema, functools.partial(_draft2020, schema)), source)
         for key, (schema, source) in schemas.items()
     }
     return validators, tuple(unreadable)
@@ -185,6 +206,10 @@ def _shorten(message: str) -> str:
 def problems(validator: Checker, obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """(field path, message) per violation, most specific cause first for anyOf/oneOf."""
     errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
+    if not errors:
+        return
+    from jsonschema.exceptions import best_match
+
     for error in errors:
         cause = best_match(error.context) if error.context else error
         yield field_path(cause), _shorten(cause.message)

@@ -10,38 +10,64 @@ a value it cannot take (NaN, huge integers, dates) sends the document down the s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+import datetime as dt
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
-from jsonschema.exceptions import ValidationError
-from jsonschema.protocols import Validator
+
+if TYPE_CHECKING:  # jsonschema itself is imported only when a document fails
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
+_RE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
+
+
+def _is_regex(value: str) -> bool:
+    """jsonschema's `regex` format: Python's re compiles it."""
+    try:
+        re.compile(value)
+    except re.error:
+        return False
+    return True
+
+
+def _is_date(value: str) -> bool:
+    """jsonschema's `date` format: YYYY-MM-DD that datetime accepts."""
+    try:
+        return bool(_RE_DATE.fullmatch(value) and dt.date.fromisoformat(value))
+    except ValueError:
+        return False
+
+
+# The formats the policy schemas use, checked as jsonschema's FORMAT_CHECKER does (a test
+# compares them); jsonschema-rs' own formats would follow other dialects (ECMA regexes).
+FORMATS: dict[str, Callable[[str], bool]] = {"regex": _is_regex, "date": _is_date}
 
 
 class Checker:
     """`iter_errors` like jsonschema's validator, with a compiled pre-check; `valid_all` checks
-    a whole batch (all objects of one kind) in one call."""
+    a whole batch (all objects of one kind) in one call. `slow` builds the jsonschema
+    validator, on the first instance that fails."""
 
     def __init__(
         self,
-        slow: Validator,
+        schema: dict[str, Any],
+        slow: Callable[[], Validator],
         *,
         resources: Iterable[tuple[str, Any]] = (),
         base_uri: str | None = None,
+        formats: bool = False,
     ) -> None:
-        self.slow = slow
-        schema = dict(slow.schema) if not isinstance(slow.schema, bool) else {}
-        formats = {}
-        checker = getattr(slow, "format_checker", None)
-        if checker is not None:
-            formats = {name: _conforms(checker, name) for name in checker.checkers}
+        self._slow_factory = slow
+        self._slow: Validator | None = None
         listed = list(resources)
         options: dict[str, Any] = {
             "registry": jsonschema_rs.Registry(listed) if listed else None,
-            "validate_formats": checker is not None,
-            "formats": formats or None,
+            "validate_formats": formats,
+            "formats": FORMATS if formats else None,
             "base_uri": base_uri,
         }
         self._one = jsonschema_rs.validator_for(schema, **options)
@@ -49,6 +75,12 @@ class Checker:
         # (Our schemas carry an $id or no local `#/` refs, so embedding keeps every $ref.)
         batch = {"$schema": schema.get("$schema", _DRAFT), "type": "array", "items": schema}
         self._many = jsonschema_rs.validator_for(batch, **options)
+
+    @property
+    def slow(self) -> Validator:
+        if self._slow is None:
+            self._slow = self._slow_factory()
+        return self._slow
 
     def is_valid(self, instance: Any) -> bool:
         try:
@@ -66,10 +98,3 @@ class Checker:
         if self.is_valid(instance):
             return iter(())
         return self.slow.iter_errors(instance)
-
-
-def _conforms(checker: Any, name: str) -> Any:
-    def conforms(value: str) -> bool:
-        return bool(checker.conforms(value, name))
-
-    return conforms

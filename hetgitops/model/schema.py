@@ -6,16 +6,16 @@ import functools
 import json
 import reprlib
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from hetgitops.diagnostics import Diagnostic, error
 from hetgitops.load.documents import KINDS, Document, format_path
 from hetgitops.load.resources import data_dir
 from hetgitops.model.fastschema import Checker
+
+if TYPE_CHECKING:  # jsonschema is imported only to explain a document that fails
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 BASE_URI = "https://hetgitops.io/schemas/v1alpha1/"
 # User values can be megabytes long (or an alias repeated thousands of times): show a prefix.
@@ -37,23 +37,33 @@ def raw_schemas() -> dict[str, dict[str, Any]]:
 
 @functools.cache
 def validators() -> dict[str, Checker]:
-    """One validator per kind (compiled, with jsonschema for the messages), built once per
-    process."""
+    """One validator per kind (compiled; jsonschema, for the messages, on first failure),
+    built once per process."""
     schemas = raw_schemas()
-    registry: Registry[Any] = Registry().with_resources(
-        (BASE_URI + name, Resource.from_contents(body)) for name, body in schemas.items()
-    )
     resources = [(BASE_URI + name, body) for name, body in schemas.items()]
-    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
     return {
         kind: Checker(
-            jsonschema.Draft202012Validator(
-                schemas[schema_file(kind)], registry=registry, format_checker=checker
-            ),
+            schemas[schema_file(kind)],
+            functools.partial(_jsonschema_validator, schema_file(kind)),
             resources=resources,
+            formats=True,
         )
         for kind in KINDS
     }
+
+
+def _jsonschema_validator(name: str) -> Validator:
+    import jsonschema
+    from referencing import Registry, Resource
+
+    registry: Registry[Any] = Registry().with_resources(
+        (BASE_URI + file, Resource.from_contents(body)) for file, body in raw_schemas().items()
+    )
+    return jsonschema.Draft202012Validator(
+        raw_schemas()[name],
+        registry=registry,
+        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+    )
 
 
 def check_document(doc: Document) -> Iterator[Diagnostic]:
