@@ -4,6 +4,7 @@ kubectl (Go, sigs.k8s.io/yaml) decodes from every rendered tree is what hetgitop
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 
 from bench.fleetgen import SMALL, generate
 from hetgitops import api
-from hetgitops.output import manifests
+from hetgitops.output import fastyaml, manifests
 from hetgitops.output.manifests import Manifest, to_yaml
 from hetgitops.output.yamlsafe import ambiguous
 
@@ -92,7 +93,10 @@ def test_libyaml_writes_the_reference_bytes_for_every_golden_document() -> None:
     docs = list(_golden_documents())
     assert len(docs) > 300
     for name, doc in docs:
-        assert _libyaml_dump(doc) == _python_dump(doc), name
+        reference = _python_dump(doc)
+        assert _libyaml_dump(doc) == reference, name
+        with contextlib.suppress(fastyaml.NotPlain):
+            assert fastyaml.dump(doc) == reference, name
 
 
 def test_libyaml_is_used_for_fleet_sized_output() -> None:
@@ -165,6 +169,45 @@ def test_to_yaml_equals_the_reference_and_reads_back(
     assert written == _python_dump(obj)
     assert yaml.load(written, Loader=yaml.CSafeLoader) == obj
     assert yaml.load(written, Loader=yaml.SafeLoader) == obj
+
+
+_NAMEY = st.text(st.sampled_from(list("aZ09-._/:=+@,()$ #'")), max_size=8) | st.sampled_from(
+    [*TRICKY, "...x", "---", "-", "- a", "a: b", "a:", "a #b", "-1", "@x", "(x)", "$(A):$(B)"]
+)
+_VALUES = st.recursive(
+    _NAMEY | st.integers(-(2**40), 2**40) | st.booleans() | st.none() | st.floats(-1e3, 1e3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(_NAMEY, inner, max_size=3)
+        | st.lists(st.integers(0, 9), max_size=3).map(manifests.FlowList)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(_NAMEY, _VALUES, max_size=4) | st.lists(_VALUES, max_size=3))
+def test_every_writer_gives_the_reference_bytes(obj: Any) -> None:
+    """fastyaml (when it takes the object), libyaml and PyYAML write the same document."""
+    reference = _python_dump(obj)
+    assert to_yaml(obj) == reference
+    with contextlib.suppress(fastyaml.NotPlain):
+        assert fastyaml.dump(obj) == reference
+    with contextlib.suppress(manifests._Exotic):
+        assert _libyaml_dump(obj) == reference
+
+
+def test_fleet_objects_take_the_direct_writer() -> None:
+    """The fast path is the common path: most rendered objects are plain."""
+    result = api.render([REPO / "policies"], api.Options(now=NOW))
+    plain = 0
+    for m in result.manifests:
+        try:
+            fastyaml.dump(m.obj)
+            plain += 1
+        except fastyaml.NotPlain:
+            pass
+    assert plain > len(result.manifests) * 0.8
 
 
 @pytest.mark.parametrize("text", TRICKY)

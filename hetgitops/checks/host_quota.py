@@ -46,8 +46,16 @@ def _admitted(policy: Policy) -> Iterator[tuple[WorkloadProfile, Team, Route]]:
     router, reach = routing.router(policy), quota_plan.reach(policy)
     for profile in policy.profiles.values():
         routes = [r for r in router.routes(profile) if fits(r, profile)]
+        # Only routes into the team's own pools can admit it: look those up by pool, in route
+        # order, instead of trying every route for every team (teams x pools).
+        by_pool: dict[str, list[int]] = {}
+        for index, route in enumerate(routes):
+            by_pool.setdefault(route.pool.name, []).append(index)
         for _, team in candidate_teams(policy, profile):
-            for route in routes:
+            mine = sorted(
+                i for plan in reach.plans[team.name] for i in by_pool.get(plan.pool.name, ())
+            )
+            for route in (routes[i] for i in mine):
                 if admissible(reach, team, [route], profile).ok:
                     yield profile, team, route
 

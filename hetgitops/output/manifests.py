@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ import yaml
 
 from hetgitops.diagnostics import NOWHERE, Span
 from hetgitops.model.policy import Fleet
+from hetgitops.output import fastyaml
 
 # The file-writing half of this stage lives in `writer`; these names stay importable from here.
 from hetgitops.output.writer import MARKER as MARKER
@@ -115,6 +117,53 @@ class _PyDumper(yaml.SafeDumper):
 class _Dumper(getattr(yaml, "CSafeDumper", _PyDumper)):  # type: ignore[misc]
     ignore_aliases = _PyDumper.ignore_aliases
 
+    def represent(self, data: Any) -> None:
+        self.serialize(self._node(data))
+
+    def _node(self, data: Any) -> yaml.Node:
+        """The nodes PyYAML's representers would build for the JSON-like types of a manifest,
+        built directly: the generic representer is most of the cost of a fleet's tree."""
+        kind = type(data)
+        if kind is str:
+            style = _libyaml_style(data)
+            if style == _EXOTIC_STYLE:
+                raise _Exotic
+            return yaml.ScalarNode(_STR, data, style=style)
+        if kind is dict:
+            if any(_awkward_key(key) for key in data):
+                raise _Exotic
+            node = self._node
+            pairs = [(node(key), node(value)) for key, value in data.items()]
+            return yaml.MappingNode(_MAP, pairs, flow_style=False)
+        if kind is list:
+            return yaml.SequenceNode(_SEQ, [self._node(item) for item in data], flow_style=False)
+        if kind is int:
+            return yaml.ScalarNode(_INT, str(data))
+        if kind is bool:
+            return yaml.ScalarNode(_BOOL, "true" if data else "false")
+        if data is None:
+            return yaml.ScalarNode(_NULL, "null")
+        other: yaml.Node = self.represent_data(data)  # floats, FlowList, the rest: PyYAML's
+        return other
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        """The resolver's answer for a scalar, remembered: libyaml asks twice per scalar, and
+        a fleet's labels and names repeat."""
+        if kind is not yaml.ScalarNode:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            if len(_RESOLVED) > 200_000:
+                _RESOLVED.clear()
+            tag = _RESOLVED[key] = super().resolve(kind, value, implicit)
+        return tag
+
+
+_STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_INT, _BOOL, _NULL = "tag:yaml.org,2002:int", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"
+_RESOLVED: dict[tuple[Any, Any], str] = {}
+
 
 class _Exotic(Exception):
     """A string libyaml would write differently from PyYAML."""
@@ -122,36 +171,49 @@ class _Exotic(Exception):
 
 # Printable ASCII, newline, and the BMP characters both emitters write raw.
 _EXOTIC = re.compile(r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+_EXOTIC_STYLE = "exotic"
 
 
 # Line breaks besides \n (NEL, LS, PS): only a double-quoted escape keeps them.
 _BREAKS = re.compile("[\x85\u2028\u2029]")
 
 
+def _awkward_key(key: Any) -> bool:
+    """Empty keys, and keys near 128 characters with their tag (PyYAML counts characters and
+    `< 128`, libyaml bytes and `<= 128`), are explicit `? key` to one emitter, not the other."""
+    return key == "" or (isinstance(key, str) and len(key) > 40 and len(key.encode()) >= 118)
+
+
 def _dict_presenter(dumper: yaml.SafeDumper, data: dict[Any, Any]) -> yaml.Node:
-    # Empty keys, and keys near 128 characters with their tag (PyYAML counts characters and
-    # `< 128`, libyaml bytes and `<= 128`), are explicit `? key` to one emitter, not the other.
-    if not isinstance(dumper, _PyDumper) and any(
-        k == "" or (isinstance(k, str) and len(k) > 40 and len(k.encode()) >= 118) for k in data
-    ):
+    if not isinstance(dumper, _PyDumper) and any(_awkward_key(key) for key in data):
         raise _Exotic
     return dumper.represent_dict(data)
 
 
-def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    if not isinstance(dumper, _PyDumper) and (
-        _EXOTIC.search(data) or data == "\n" or data.endswith("\n\n")
-    ):
-        raise _Exotic  # also `|+` scalars: libyaml ends the document with `...` after them
+def _style(data: str) -> str | None:
     if _BREAKS.search(data):
-        style: str | None = '"'  # PyYAML writes NEL raw in quotes, where readers fold it
-    elif "\n" in data:
-        style = "|"
-    elif ambiguous(data):
-        style = "'"  # what PyYAML picks itself for the strings its own resolver would misread
-    else:
-        style = None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+        return '"'  # PyYAML writes NEL raw in quotes, where readers fold it
+    if "\n" in data:
+        return "|"
+    if ambiguous(data):
+        return "'"  # what PyYAML picks itself for the strings its own resolver would misread
+    return None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _libyaml_style(data: str) -> str | None:
+    """_style(), or _EXOTIC_STYLE when libyaml would write the string differently from PyYAML
+    (also `|+` scalars: libyaml ends the document with `...` after them)."""
+    if _EXOTIC.search(data) or data == "\n" or data.endswith("\n\n"):
+        return _EXOTIC_STYLE
+    return _style(data)
+
+
+def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    style = _style(data) if isinstance(dumper, _PyDumper) else _libyaml_style(data)
+    if style == _EXOTIC_STYLE:
+        raise _Exotic
+    return dumper.represent_scalar(_STR, data, style=style)
 
 
 class FlowList(list[Any]):
@@ -176,6 +238,12 @@ _OPTIONS: dict[str, Any] = {
 
 
 def to_yaml(obj: Any) -> str:
+    """The object as one YAML document: written directly when it is plain (fastyaml), else by
+    libyaml, else (characters libyaml writes otherwise) by PyYAML; the same bytes each way."""
+    try:
+        return fastyaml.dump(obj)
+    except fastyaml.NotPlain:
+        pass
     try:
         return str(yaml.dump(obj, Dumper=_Dumper, **_OPTIONS))
     except _Exotic:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+import yaml
+
 # Booleans and nulls of YAML 1.1 (y/n/yes/no/on/off in three cases), YAML 1.2 core and go-yaml,
 # plus the 1.1 merge and value keys, which go-yaml and PyYAML resolve as special tags.
 _WORDS = frozenset(
@@ -34,6 +36,7 @@ _NUMBER = re.compile(
 )
 # Dates and timestamps (YAML 1.1 and go-yaml, which accepts one-digit months and days).
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt \t].*)?", re.DOTALL)
+_RESOLVER = yaml.resolver.Resolver()
 # Only these first characters can start a number, a timestamp, or one of the words.
 _FIRST = frozenset("0123456789+-.~<=yYnNoOtTfF")
 
@@ -45,6 +48,13 @@ def ambiguous(text: str) -> bool:
         return True
     if text[0] not in _FIRST:
         return False
-    if _NUMBER.fullmatch(text) or _TIMESTAMP.fullmatch(text):
+    if _NUMBER.fullmatch(text) or _TIMESTAMP.fullmatch(text) or _pyyaml_reads_other(text):
         return True
     return "_" in text and _NUMBER.fullmatch(text.replace("_", "")) is not None
+
+
+def _pyyaml_reads_other(text: str) -> bool:
+    """PyYAML's own resolver, so that this is always a superset of what its emitter quotes
+    (its YAML 1.1 regexes take `0b_` or `0x_` for numbers)."""
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    return bool(tag != "tag:yaml.org,2002:str")

@@ -144,12 +144,24 @@ def accelerator_resources(plans: list[FlavorPlan]) -> list[str]:
 
 def cohort_root(policy: Policy, cohort: str) -> str:
     """The root of a cohort's tree; borrowing reaches every queue under it."""
+    return _cohort_roots(policy).get(cohort, cohort)
+
+
+def _cohort_roots(policy: Policy) -> dict[str, str]:
+    """Every declared cohort's root, computed once per policy (rules ask ~10^5 times)."""
+    return derived(policy, "cohort_roots", lambda: _roots(policy))
+
+
+def _roots(policy: Policy) -> dict[str, str]:
     parents = {c.name: c.parent for c in policy.fleet.cohorts} if policy.fleet else {}
-    seen = {cohort}
-    while (parent := parents.get(cohort)) and parent not in seen:
-        seen.add(parent)
-        cohort = parent
-    return cohort
+    roots = {}
+    for cohort in parents:
+        seen, root = {cohort}, cohort
+        while (parent := parents.get(root)) and parent not in seen:
+            seen.add(parent)
+            root = parent
+        roots[cohort] = root
+    return roots
 
 
 class Reach:
@@ -159,6 +171,11 @@ class Reach:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self.plans = {name: team_plan(policy, team) for name, team in policy.teams.items()}
+        # (team, pool) -> the team's plan there: `most` is asked per team x route.
+        self.plan_in: dict[tuple[str, str], FlavorPlan] = {}
+        for name, plans in self.plans.items():
+            for plan in plans:
+                self.plan_in.setdefault((name, plan.pool.name), plan)
         self.lent: Counter[tuple[str, str, str]] = Counter()
         for name, team in policy.teams.items():
             if team.cohort is None:
@@ -170,7 +187,7 @@ class Reach:
 
     def most(self, team: Team, pool: Pool, resource: str) -> int | None:
         """None when the team has no quota entry for the pool (its queue cannot use it)."""
-        plan = next((p for p in self.plans[team.name] if p.pool.name == pool.name), None)
+        plan = self.plan_in.get((team.name, pool.name))
         if plan is None:
             return None
         own = plan.nominal.get(resource, 0)

@@ -1,0 +1,63 @@
+"""Work that must grow linearly with the fleet (counted, not timed): host-quota pairs try only
+routes into a team's own pools, and cohort roots are computed once per policy."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from bench.fleetgen import SMALL, write_policy
+from hetgitops.checks import host_quota
+from hetgitops.load.documents import load_paths
+from hetgitops.model.building import build_policy
+from hetgitops.plan import quota_plan
+
+
+def _policy(tmp_path: Path, **changes: int) -> object:
+    spec = dataclasses.replace(SMALL, nodes=960, pools=24, teams=48, **changes)
+    loaded = load_paths([write_policy(spec, tmp_path / "policy")])
+    policy, problems = build_policy(loaded.documents, [])
+    assert problems == []
+    return policy
+
+
+def test_host_quota_pairs_try_only_the_teams_own_pools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    policy = _policy(tmp_path)
+    calls = 0
+    most = quota_plan.Reach.most
+
+    def counted(self: quota_plan.Reach, *args: object) -> int | None:
+        nonlocal calls
+        calls += 1
+        return most(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(quota_plan.Reach, "most", counted)
+    pairs = list(host_quota._admitted(policy))  # type: ignore[arg-type]
+    assert pairs
+    teams, profiles = len(policy.teams), len(policy.profiles)  # type: ignore[attr-defined]
+    quotas = sum(len(t.quotas) for t in policy.teams.values())  # type: ignore[attr-defined]
+    # Every team x every route would be teams x pools x profiles (48 x 24 x 4 = 4,608).
+    assert calls <= profiles * quotas * 2 < teams * 24 * profiles / 2
+
+
+def test_cohort_roots_are_computed_once_per_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    policy = _policy(tmp_path, cohort_depth=4, cohort_fanout=2)
+    computed = 0
+    roots = quota_plan._roots
+
+    def counted(policy: object) -> dict[str, str]:
+        nonlocal computed
+        computed += 1
+        return roots(policy)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(quota_plan, "_roots", counted)
+    cohorts = [c.name for c in policy.fleet.cohorts]  # type: ignore[attr-defined]
+    assert {quota_plan.cohort_root(policy, c) for c in cohorts * 50} == {"root"}  # type: ignore[arg-type]
+    assert quota_plan.cohort_root(policy, "not-declared") == "not-declared"  # type: ignore[arg-type]
+    assert computed == 1
