@@ -68,7 +68,8 @@ class Runner:
             "github.event_name == 'pull_request' && inputs.comment == 'true'": lambda: (
                 self.event["name"] == "pull_request" and self.value("inputs.comment") == "true"
             ),
-            "steps.diff.outputs.body != ''": lambda: self.value("steps.diff.outputs.body") != "",
+            "steps.diff.outputs.body != '' && github.event.pull_request.head.repo.full_name"
+            " == github.repository": lambda: self.value("steps.diff.outputs.body") != "",
             "always() && inputs.sarif == 'true' && steps.validate.outputs.exit-code != ''": (
                 lambda: (
                     self.value("inputs.sarif") == "true"
