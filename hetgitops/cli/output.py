@@ -187,7 +187,7 @@ stdout carries only the YAML stream; diagnostics go to stderr."""
     "-o",
     type=click.Path(path_type=Path, file_okay=False),
     metavar="DIR",
-    help="Write <profile>/<team>-<card>.yaml to DIR instead of stdout. DIR is replaced as a "
+    help="Write <profile>/<team>/<card>.yaml to DIR instead of stdout. DIR is replaced as a "
     "whole, atomically; the same safety rules as render --output apply.",
 )
 @click.option("--profile", "profiles", multiple=True, metavar="NAME", help="Only this profile.")

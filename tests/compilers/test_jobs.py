@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import job_policy
 import pytest
 
 from hetgitops.compilers.jobs.render import TEMPLATES, compile_jobs, tree
+from hetgitops.compilers.jobs.targets import JobTarget
 from hetgitops.compilers.volcano import compile_volcano
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy
@@ -53,13 +55,13 @@ def _container(pod: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_team_gets_templates_only_for_cards_it_holds_quota_on() -> None:
     assert sorted(_jobs(job_policy.build())) == [
-        "batch/beta-l40s.yaml",  # `teams: [beta]`; beta holds no H100 quota
-        "lws/beta-l40s.yaml",
-        "mig-serve/alpha-h100.yaml",  # gamma holds whole H100s, not 1g.10gb instances
-        "npu/beta-ascend.yaml",  # alpha holds no Ascend quota
-        "pretrain/alpha-l40s.yaml",
-        "pretrain/beta-l40s.yaml",
-        "split/alpha-l40s.yaml",
+        "batch/beta/l40s.yaml",  # `teams: [beta]`; beta holds no H100 quota
+        "lws/beta/l40s.yaml",
+        "mig-serve/alpha/h100.yaml",  # gamma holds whole H100s, not 1g.10gb instances
+        "npu/beta/ascend.yaml",  # alpha holds no Ascend quota
+        "pretrain/alpha/l40s.yaml",
+        "pretrain/beta/l40s.yaml",
+        "split/alpha/l40s.yaml",
     ]
 
 
@@ -67,34 +69,34 @@ def test_a_gang_the_team_can_never_hold_gets_no_template() -> None:
     huge = job_policy.PROFILES.split("---\n")[-1].replace("name: split", "name: huge")
     huge = huge.replace("{cardsPerNode: 4, gang: 3", "{cardsPerNode: 8, gang: 3")
     jobs = _jobs(job_policy.build(extra=huge))
-    assert "huge/alpha-l40s.yaml" not in jobs  # 24 cards at once; alpha has 16 per pool
-    assert "split/alpha-l40s.yaml" in jobs
+    assert "huge/alpha/l40s.yaml" not in jobs  # 24 cards at once; alpha has 16 per pool
+    assert "split/alpha/l40s.yaml" in jobs
 
 
 def test_bundled_routing(scenario_policy: Load) -> None:
     jobs = _jobs(scenario_policy("bundled"))
     assert len(jobs) == 25
-    research = sorted(f for f in jobs if f.startswith("data-filter/research-"))
+    research = sorted(f for f in jobs if f.startswith("data-filter/research/"))
     # research holds only MIG instances on the H100s, so no whole-card data-filter there
     assert research == [
-        "data-filter/research-mlu370-x8.yaml",
-        "data-filter/research-rtx4090-24gb.yaml",
+        "data-filter/research/mlu370-x8.yaml",
+        "data-filter/research/rtx4090-24gb.yaml",
     ]
     assert [f for f in jobs if f.startswith("llm-pretrain/")] == [
-        "llm-pretrain/pretraining-a800-80gb.yaml"
+        "llm-pretrain/pretraining/a800-80gb.yaml"
     ]
 
 
 def test_profile_and_team_filters() -> None:
     jobs = _jobs(job_policy.build(), profiles=["pretrain", "npu"], teams=["beta"])
-    assert sorted(jobs) == ["npu/beta-ascend.yaml", "pretrain/beta-l40s.yaml"]
+    assert sorted(jobs) == ["npu/beta/ascend.yaml", "pretrain/beta/l40s.yaml"]
 
 
 # -- pods --------------------------------------------------------------------------------------
 
 
 def test_mig_profile_requests_one_mig_instance() -> None:
-    job = _jobs(job_policy.build())["mig-serve/alpha-h100.yaml"]
+    job = _jobs(job_policy.build())["mig-serve/alpha/h100.yaml"]
     resources = _container(job["spec"]["template"])["resources"]
     assert resources["limits"] == {"cpu": "12", "memory": "96Gi", "nvidia.com/mig-1g.10gb": "1"}
 
@@ -109,7 +111,7 @@ def test_requests_equal_limits_everywhere(scenario_policy: Load) -> None:
 
 def test_cpu_and_memory_per_card_profile_then_team_then_fleet() -> None:
     jobs = _jobs(job_policy.build())
-    master = jobs["pretrain/beta-l40s.yaml"]["spec"]["pytorchReplicaSpecs"]["Master"]
+    master = jobs["pretrain/beta/l40s.yaml"]["spec"]["pytorchReplicaSpecs"]["Master"]
     beta = _container(master["template"])
     # profile cpuPerCard 10 x 8; memory from beta's 1024Mi x 8, canonical
     assert beta["resources"]["requests"] == {"cpu": "80", "memory": "8Gi", "nvidia.com/gpu": "8"}
@@ -117,8 +119,8 @@ def test_cpu_and_memory_per_card_profile_then_team_then_fleet() -> None:
 
 def test_node_selector_pins_card_and_the_only_pool() -> None:
     jobs = _jobs(job_policy.build())
-    beta = next(_pods(jobs["pretrain/beta-l40s.yaml"]))["spec"]
-    alpha = next(_pods(jobs["pretrain/alpha-l40s.yaml"]))["spec"]
+    beta = next(_pods(jobs["pretrain/beta/l40s.yaml"]))["spec"]
+    alpha = next(_pods(jobs["pretrain/alpha/l40s.yaml"]))["spec"]
     assert beta["nodeSelector"] == {"example.io/card-type": "l40s", "example.io/pool": "l40s-a"}
     assert alpha["nodeSelector"] == {"example.io/card-type": "l40s"}  # two l40s pools
     assert alpha["tolerations"] == [
@@ -129,7 +131,7 @@ def test_node_selector_pins_card_and_the_only_pool() -> None:
 
 
 def test_image_env_probes_and_priority() -> None:
-    job = _jobs(job_policy.build())["pretrain/beta-l40s.yaml"]
+    job = _jobs(job_policy.build())["pretrain/beta/l40s.yaml"]
     replicas = job["spec"]["pytorchReplicaSpecs"]
     master, worker = (
         _container(replicas["Master"]["template"]),
@@ -151,10 +153,10 @@ def test_image_env_probes_and_priority() -> None:
 
 def test_serving_gets_tcp_probes_and_training_without_probes_none() -> None:
     jobs = _jobs(job_policy.build())
-    serve = _container(jobs["mig-serve/alpha-h100.yaml"]["spec"]["template"])
+    serve = _container(jobs["mig-serve/alpha/h100.yaml"]["spec"]["template"])
     assert serve["readinessProbe"]["tcpSocket"] == {"port": 8000}
     assert serve["livenessProbe"]["tcpSocket"] == {"port": 8000}
-    for pod in _pods(jobs["npu/beta-ascend.yaml"]):
+    for pod in _pods(jobs["npu/beta/ascend.yaml"]):
         assert "livenessProbe" not in _container(pod)
 
 
@@ -187,7 +189,7 @@ def test_single_mig_strategy_pins_the_pool(strategy: str, pinned: bool) -> None:
     """Under `single` a slice is requested as nvidia.com/gpu: only the pool label keeps the
     pod off whole cards. Under `mixed` the resource name does that."""
     policy = job_policy.build(extra=SECOND_MIG_POOL, mig_strategy=strategy)
-    pod = next(_pods(_jobs(policy, teams=["delta"])["mig-serve/delta-h100.yaml"]))
+    pod = next(_pods(_jobs(policy, teams=["delta"])["mig-serve/delta/h100.yaml"]))
     resource = "nvidia.com/gpu" if pinned else "nvidia.com/mig-1g.10gb"
     assert _container(pod)["resources"]["limits"][resource] == "1"
     assert ("example.io/pool" in pod["spec"]["nodeSelector"]) is pinned
@@ -198,19 +200,19 @@ def test_single_mig_strategy_pins_the_pool(strategy: str, pinned: bool) -> None:
 
 def test_kueue_labels_and_suspend() -> None:
     jobs = _jobs(job_policy.build())
-    for name in ("pretrain/alpha-l40s.yaml", "batch/beta-l40s.yaml", "mig-serve/alpha-h100.yaml"):
+    for name in ("pretrain/alpha/l40s.yaml", "batch/beta/l40s.yaml", "mig-serve/alpha/h100.yaml"):
         labels = jobs[name]["metadata"]["labels"]
         team = name.split("/")[1].split("-")[0]
         assert labels["kueue.x-k8s.io/queue-name"] == team, name
         assert labels["kueue.x-k8s.io/priority-class"] in ("train", "serve"), name
-    assert jobs["batch/beta-l40s.yaml"]["spec"]["suspend"] is True
-    assert jobs["pretrain/alpha-l40s.yaml"]["spec"]["runPolicy"] == {"suspend": True}
-    assert "suspend" not in jobs["mig-serve/alpha-h100.yaml"]["spec"]
+    assert jobs["batch/beta/l40s.yaml"]["spec"]["suspend"] is True
+    assert jobs["pretrain/alpha/l40s.yaml"]["spec"]["runPolicy"] == {"suspend": True}
+    assert "suspend" not in jobs["mig-serve/alpha/h100.yaml"]["spec"]
 
 
 def test_kueue_topology_annotations_and_pod_set_group() -> None:
     jobs = _jobs(job_policy.build())
-    pretrain = [p["metadata"]["annotations"] for p in _pods(jobs["pretrain/beta-l40s.yaml"])]
+    pretrain = [p["metadata"]["annotations"] for p in _pods(jobs["pretrain/beta/l40s.yaml"])]
     assert (
         pretrain
         == [
@@ -221,12 +223,12 @@ def test_kueue_topology_annotations_and_pod_set_group() -> None:
         ]
         * 2
     )
-    lws = jobs["lws/beta-l40s.yaml"]["spec"]["leaderWorkerTemplate"]
+    lws = jobs["lws/beta/l40s.yaml"]["spec"]["leaderWorkerTemplate"]
     assert lws["size"] == 2
     for key in ("leaderTemplate", "workerTemplate"):
         annotations = lws[key]["metadata"]["annotations"]
         assert annotations["kueue.x-k8s.io/podset-required-topology"] == "example.io/rack"
-    assert "annotations" not in next(_pods(jobs["batch/beta-l40s.yaml"]))["metadata"]
+    assert "annotations" not in next(_pods(jobs["batch/beta/l40s.yaml"]))["metadata"]
 
 
 def test_unknown_topology_level_is_reported_not_rendered() -> None:
@@ -238,7 +240,7 @@ def test_unknown_topology_level_is_reported_not_rendered() -> None:
 
 def test_volcano_job_names_the_leaf_queue() -> None:
     policy = job_policy.build()
-    job = _jobs(policy)["npu/beta-ascend.yaml"]
+    job = _jobs(policy)["npu/beta/ascend.yaml"]
     spec = job["spec"]
     assert (spec["schedulerName"], spec["queue"], spec["minAvailable"]) == (
         "volcano",
@@ -255,11 +257,11 @@ def test_volcano_job_names_the_leaf_queue() -> None:
 
 def test_volcano_only_fleet_routes_every_framework_to_leaf_queues() -> None:
     jobs = _jobs(job_policy.build(volcano_only=True))
-    pytorch = jobs["pretrain/beta-l40s.yaml"]["spec"]["runPolicy"]
+    pytorch = jobs["pretrain/beta/l40s.yaml"]["spec"]["runPolicy"]
     assert pytorch == {
         "schedulingPolicy": {"queue": "beta-l40s-a", "minAvailable": 2, "priorityClass": "train"}
     }
-    deployment = jobs["mig-serve/alpha-h100.yaml"]
+    deployment = jobs["mig-serve/alpha/h100.yaml"]
     pod = deployment["spec"]["template"]
     assert pod["metadata"]["annotations"] == {
         "scheduling.volcano.sh/queue-name": "alpha-h100-infer"
@@ -267,7 +269,7 @@ def test_volcano_only_fleet_routes_every_framework_to_leaf_queues() -> None:
     assert pod["spec"]["schedulerName"] == "volcano"
     assert deployment["metadata"]["annotations"] == {"scheduling.volcano.sh/group-min-member": "1"}
     # Volcano binds a leaf queue to one pool, so the two-pool team is pinned to its first
-    alpha = next(_pods(jobs["pretrain/alpha-l40s.yaml"]))["spec"]["nodeSelector"]
+    alpha = next(_pods(jobs["pretrain/alpha/l40s.yaml"]))["spec"]["nodeSelector"]
     assert alpha["example.io/pool"] == "l40s-b"
     assert not any("kueue.x-k8s.io/queue-name" in j["metadata"]["labels"] for j in jobs.values())
 
@@ -311,12 +313,12 @@ def test_an_override_folder_replaces_only_its_own_templates(tmp_path: Path) -> N
     )
     manifests, _ = compile_jobs(job_policy.build(), profiles=["batch", "npu"], templates=tmp_path)
     objs = {m.filename: m.obj for m in manifests}
-    assert objs["batch/beta-l40s.yaml"] == {
+    assert objs["batch/beta/l40s.yaml"] == {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": "batch-l40s"},
     }
-    assert objs["npu/beta-ascend.yaml"]["apiVersion"] == "batch.volcano.sh/v1alpha1"
+    assert objs["npu/beta/ascend.yaml"]["apiVersion"] == "batch.volcano.sh/v1alpha1"
 
 
 def test_missing_image_is_a_finding_not_an_exception() -> None:
@@ -359,7 +361,7 @@ def test_output_is_deterministic_and_never_applied(scenario_policy: Load) -> Non
 
 
 def test_jobset_gang_gets_torchrun_rendezvous(scenario_policy: Load) -> None:
-    job = _jobs(scenario_policy("bundled"))["llm-finetune/finetune-nlp-a800-80gb.yaml"]
+    job = _jobs(scenario_policy("bundled"))["llm-finetune/finetune-nlp/a800-80gb.yaml"]
     leader, worker = (
         {e["name"]: e for e in _container(pod).get("env", [])} for pod in _pods(job["spec"])
     )
@@ -371,3 +373,22 @@ def test_jobset_gang_gets_torchrun_rendezvous(scenario_policy: Load) -> None:
         "metadata.annotations['batch.kubernetes.io/job-completion-index']"
     )
     assert worker["NODE_RANK_OFFSET"]["value"] == "1" and "NODE_RANK" not in worker
+
+
+def test_file_names_cannot_collide() -> None:
+    """Team `a-b` on card `c` and team `a` on card `b-c` both made `p/a-b-c.yaml`, and one
+    template was lost with exit 0."""
+
+    def target(team: str, card: str) -> JobTarget:
+        def named(name: str) -> Any:
+            return cast(Any, SimpleNamespace(name=name))
+
+        return JobTarget(named("p"), named(team), named(card), (), "kueue")
+
+    assert target("a-b", "c").filename != target("a", "b-c").filename
+
+
+def test_tree_refuses_to_overwrite_one_template_with_another() -> None:
+    twice = [Manifest("jobs", {"kind": "Job"}, filename="p/a/b.yaml")] * 2
+    with pytest.raises(ValueError, match=r"p/a/b\.yaml"):
+        tree(twice)

@@ -216,5 +216,12 @@ def stream(manifests: Iterable[Manifest]) -> str:
 
 
 def tree(manifests: Iterable[Manifest]) -> dict[str, str]:
-    """`<profile>/<team>-<card>.yaml` -> text; no kustomization: nothing here is applied."""
-    return {m.filename or m.relative_path(): to_yaml(m.obj) for m in manifests}
+    """`<profile>/<team>/<card>.yaml` -> text; no kustomization: nothing here is applied.
+    Two templates for one file would lose one silently: that is a bug, so it raises."""
+    files: dict[str, str] = {}
+    for manifest in manifests:
+        name = manifest.filename or manifest.relative_path()
+        if name in files:
+            raise ValueError(f"two job templates for one file name: {name}")
+        files[name] = to_yaml(manifest.obj)
+    return files

@@ -32,7 +32,9 @@ class JobTarget:
 
     @property
     def filename(self) -> str:
-        return f"{self.profile.name}/{self.team.name}-{self.card.name}.yaml"
+        """`<profile>/<team>/<card>.yaml`: unique by construction, since names are DNS labels
+        (no '/') and unique per kind; `<team>-<card>` was not (team a-b + card c = a + b-c)."""
+        return f"{self.profile.name}/{self.team.name}/{self.card.name}.yaml"
 
     @property
     def route(self) -> Route:
