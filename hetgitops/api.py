@@ -142,7 +142,8 @@ def jobs(
     from hetgitops.compilers.jobs.render import compile_jobs  # Jinja2 is needed only here
 
     options = options or Options()
-    result = _for_output(paths, options)
+    # The render tree is never written by `jobs`: check only the jobs' own output.
+    result = _for_output(paths, replace(options, check_output=False))
     result.manifests = []
     policy = result.policy
     if result.failed() or policy is None:

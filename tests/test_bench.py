@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,36 @@ def test_generation_is_deterministic_and_scales_teams() -> None:
     big = generate(SMALL.scaled(2))
     teams = sum(len(docs) for name, docs in big.items() if name.startswith("teams/"))
     assert teams == SMALL.teams * 2
+
+
+def test_guard_flags_only_ratios_beyond_the_margin(tmp_path: Path) -> None:
+    from bench import run
+
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(
+        json.dumps({"ratios": {"large": {"validate": 2.0, "render": 3.0, "jobs": 1.0}}})
+    )
+    report = {
+        "fleets": {"large": {"commands": {"validate": {"ratio": 2.9}, "render": {"ratio": 4.6}}}}
+    }
+    assert run.guard(report, baseline, 1.5) == [
+        "large render: 4.6 x the reference, baseline 3.0 (limit 4.5)",
+        "large jobs: not measured",
+    ]
+
+
+def test_runner_reports_whole_process_figures(tmp_path: Path) -> None:
+    from bench import run
+
+    out = tmp_path / "report.json"
+    argv = ["--fleets", "bundled", "--repeat", "1", "--commands", "validate,render"]
+    assert run.main([*argv, "--no-throughput", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    fleet = report["fleets"]["bundled"]
+    assert fleet["files"] > 50
+    for command in ("validate", "render"):
+        figures = fleet["commands"][command]
+        assert figures["exit"] == [0]
+        assert figures["wall"]["median"] >= figures["cpu"]["min"] * 0.5 > 0
+        assert figures["rss_mb"] > 10 and figures["ratio"] > 0
+    assert fleet["reference"]["cpu"]["median"] > 0

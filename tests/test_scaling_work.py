@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,3 +62,24 @@ def test_cohort_roots_are_computed_once_per_policy(
     assert {quota_plan.cohort_root(policy, c) for c in cohorts * 50} == {"root"}  # type: ignore[arg-type]
     assert quota_plan.cohort_root(policy, "not-declared") == "not-declared"  # type: ignore[arg-type]
     assert computed == 1
+
+
+def test_jobs_output_checks_only_the_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`jobs` never writes the render tree, so it does not pay for checking it."""
+    import datetime as dt
+
+    from hetgitops import api
+    from hetgitops.conformance import output_checks
+
+    checked: list[str] = []
+    check = output_checks.check
+
+    def recording(manifests: list[Any], *args: Any, **kwargs: Any) -> Any:
+        checked.extend(m.target for m in manifests)
+        return check(manifests, *args, **kwargs)
+
+    monkeypatch.setattr(output_checks, "check", recording)
+    repo = Path(__file__).resolve().parents[1]
+    result = api.jobs([repo / "policies"], api.Options(now=dt.date(2026, 9, 1)))
+    assert result.manifests and not result.failed()
+    assert set(checked) == {"jobs"}
