@@ -59,7 +59,8 @@ def test_scaffold_is_a_whole_repository_whose_render_is_current(tmp_path: Path) 
 
 def test_questions_fill_in_what_the_options_leave_out(tmp_path: Path) -> None:
     repo = tmp_path / "asked"
-    result = init(str(repo), "--interactive", stdin="lab\nh100-80gb, a800-80gb\nalpha,beta\n")
+    answers = "lab\nh100-80gb, a800-80gb\nalpha,beta\n3\n\n"  # h100: 3 nodes, a800: default
+    result = init(str(repo), "--interactive", stdin=answers)
     assert result.exit_code == 0, result.output
     fleet = yaml.safe_load((repo / "policies/fleet.yaml").read_text())
     assert fleet["spec"]["cluster"] == "lab"
@@ -68,6 +69,11 @@ def test_questions_fill_in_what_the_options_leave_out(tmp_path: Path) -> None:
         for d in yaml.safe_load_all((repo / "policies/cards.yaml").read_text())
     ]
     assert cards == ["a800-80gb", "h100-80gb"]
+    pools = {
+        d["metadata"]["name"]: d["spec"]["nodes"][0]["names"]
+        for d in yaml.safe_load_all((repo / "policies/pools.yaml").read_text())
+    }
+    assert pools == {"h100-80gb": "h100-80gb-[1:3]", "a800-80gb": "a800-80gb-[1:2]"}
     _clean(repo)
 
 

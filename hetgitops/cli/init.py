@@ -86,12 +86,17 @@ def init(
         raise click.UsageError(f"{directory} is not empty; use --force to write into it anyway")
     if interactive is None:
         interactive = sys.stdin.isatty()
+    sizes: dict[str, int] = {}
     if interactive:
+        asked = not cards and not pools
         cluster, cards, teams = _ask(directory, cluster, cards if cards or pools else (), teams)
+        if asked:  # pool sizes only for card types chosen here, not for --card/--pool
+            sizes = {c: click.prompt(f"Nodes in pool {c} (8 cards each)", default=2,
+                                     type=click.IntRange(1)) for c in cards}  # fmt: skip
     try:
         answers = scaffold.Answers(
             cluster=cluster or _default_cluster(directory),
-            pools=tuple(scaffold.PoolAnswer(c, c) for c in cards)
+            pools=tuple(scaffold.PoolAnswer(c, c, sizes.get(c, 2)) for c in cards)
             + tuple(scaffold.parse_pool(p) for p in pools),
             teams=teams or ("ml",),
             targets=targets or scaffold.fleet.DEFAULT_TARGETS,
