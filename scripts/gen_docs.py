@@ -13,7 +13,7 @@ from typing import Any
 
 from hetgitops.load.documents import KINDS, LOAD_RULES
 from hetgitops.model.schema import raw_schemas, schema_file
-from hetgitops.reporting.catalog import STAGE_RULES, known_rules
+from hetgitops.reporting.catalog import STAGE_RULES, RuleInfo, known_rules
 
 REPO = Path(__file__).resolve().parents[1]
 POLICY_REFERENCE = REPO / "docs" / "reference" / "policy.md"
@@ -121,11 +121,21 @@ passing example where the rule has one.
 | rule | severity | summary |
 |---|---|---|
 """
-RULE_SOURCES = "the rule docstrings in hetgitops/checks/ (and LOAD_RULES / STAGE_RULES)"
+RULE_SOURCES = (
+    "the rule docstrings in hetgitops/checks/ (and LOAD_RULES / STAGE_RULES, drift's RULES)"
+)
+
+
+def _drift_rules() -> list[RuleInfo]:
+    from hetgitops.drift.findings import RULES, severity
+
+    details = "Reported by `hetgitops drift` against a live cluster; see [drift.md](drift.md)."
+    return [RuleInfo(i, summary, details, severity(i)) for i, summary in RULES.items()]
 
 
 def troubleshooting() -> str:
-    rules = known_rules(set(LOAD_RULES) | set(STAGE_RULES))
+    rules = known_rules(set(LOAD_RULES) | set(STAGE_RULES)) + _drift_rules()
+    rules.sort(key=lambda rule: rule.id)
     lines = [HEADER.format(source=RULE_SOURCES), TROUBLESHOOTING_INTRO]
     for rule in rules:
         link = f"[`{rule.id}`](#{rule.id})"
