@@ -200,7 +200,8 @@ def _missing(manifest: Manifest) -> Diagnostic:
         f"{object_name(manifest)} is not in the cluster",
         manifest.origin,
         path=object_name(manifest),
-        hint="sync the GitOps application (or apply the rendered tree)",
+        hint="sync the GitOps application (or apply the rendered tree); an object that lost "
+        "hetgitops' labels (app.kubernetes.io/managed-by, <domain>/fleet) is not seen either",
     )
 
 

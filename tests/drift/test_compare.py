@@ -194,3 +194,33 @@ def test_a_kind_without_a_served_crd_version_is_a_finding_not_a_crash() -> None:
         found, live = _kind(key, [manifest], catalogue, None, None, DriftOptions())  # type: ignore[arg-type]
         assert [d.rule for d in found] == ["drift-target-missing"] and live == []
         assert reason in found[0].message
+
+
+def test_secret_values_are_never_printed() -> None:
+    from hetgitops.diagnostics import NOWHERE
+    from hetgitops.drift.engine import compare_object
+    from hetgitops.output.manifests import Manifest
+
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "n"}}
+    desired = Manifest("core", {**secret, "data": {"token": "ZGVzaXJlZA=="}}, NOWHERE)
+    live = {
+        **secret,
+        "data": {"token": "bGl2ZQ==", "extra": "c2VjcmV0"},
+        "metadata": {
+            **secret["metadata"],
+            "managedFields": [
+                {
+                    "manager": "kubectl-edit",
+                    "operation": "Update",
+                    "time": "2026-11-30T10:00:00Z",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:data": {"f:token": {}, "f:extra": {}}},
+                }
+            ],
+        },
+    }
+    found = compare_object(desired, live, None, managers=("argocd-controller",))
+    assert sorted(d.rule for d in found) == ["drift-added", "drift-changed"]
+    text = " ".join(d.message for d in found)
+    assert "<redacted>" in text and "kubectl-edit" in text
+    assert not any(v in text for v in ("ZGVzaXJlZA", "bGl2ZQ", "c2VjcmV0"))

@@ -207,6 +207,11 @@ def test_quota_patched_by_another_manager(
     assert found.rule == "drift-changed"
     assert f"ClusterQueue {name}" in found.message and "nominalQuota" in found.message
     assert "quota-bot (updated at" in found.message and "live '7'" in found.message
+    # The API server agrees: a server-side apply as hetgitops would set the quota back.
+    dry = _drift(BUNDLED, control_plane.admin_kubeconfig, mode="server-dry-run").result
+    assert [d.rule for d in dry.diagnostics] == ["drift-apply-changes"], _lines(dry.diagnostics)
+    assert "nominalQuota to '" in dry.diagnostics[0].message
+    assert "live '7'; written by quota-bot" in dry.diagnostics[0].message
 
 
 def test_local_queue_deleted(
