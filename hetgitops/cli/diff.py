@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from hetgitops.cli.common import (
+    EXIT_ENVIRONMENT,
     EXIT_FINDINGS,
     EXIT_OK,
     NOW_OPTION,
@@ -25,7 +26,8 @@ Exit codes:
   1  the rendered output changes, or a side fails validation (with --exit-code-on
      risk: only a flagged change: hazard, drain, demotion, removal, expiry, new error)
   2  usage error (bad option, unknown Git ref, not a Git repository)
-  3  internal error (a bug in hetgitops: please report it)"""
+  3  internal error (a bug in hetgitops: please report it)
+  4  environment error (git is not installed)"""
 
 
 def _formats() -> list[str]:
@@ -96,21 +98,24 @@ def diff(
     from hetgitops.diff import compare, gitsource
     from hetgitops.diff.formats import FORMATTERS
 
-    try:
-        sides = gitsource.select_sides(
-            policy_paths(paths) if not base_dir else [],
-            base=base,
-            head=head,
-            base_dir=base_dir,
-            head_dir=head_dir,
-            cwd=Path.cwd(),
-        )
-    except gitsource.SourceError as exc:
-        raise click.UsageError(str(exc)) from None
     if (base_dir or head_dir) and paths:
         raise click.UsageError("PATHS do not go with --base-dir/--head-dir")
 
     def run() -> int:
+        try:
+            sides = gitsource.select_sides(
+                policy_paths(paths) if not base_dir else [],
+                base=base,
+                head=head,
+                base_dir=base_dir,
+                head_dir=head_dir,
+                cwd=Path.cwd(),
+            )
+        except gitsource.GitMissing as exc:
+            click.echo(f"hetgitops: {exc}", err=True)
+            return EXIT_ENVIRONMENT
+        except gitsource.SourceError as exc:
+            raise click.UsageError(str(exc)) from None
         options = api.Options(now=now, crd_dirs=crd_dirs)
         result = compare.compare(*sides, options, ignore=ignore)
         echo_report(FORMATTERS[output_format](result))

@@ -20,6 +20,10 @@ class SourceError(ValueError):
     """A ref or folder that cannot be read: a usage error (exit 2), with a clear message."""
 
 
+class GitMissing(SourceError):
+    """No `git` executable: the environment's fault (exit 4), not a usage error."""
+
+
 @dataclass(frozen=True)
 class Side:
     """One side of a diff: what it is called in reports and what it loaded."""
@@ -34,7 +38,7 @@ def _git(repo: Path, *args: str, data: bytes | None = None) -> bytes:
             ["git", "-C", str(repo), *args], input=data, capture_output=True, check=False
         )
     except FileNotFoundError:
-        raise SourceError("git is not installed (needed to read --base/--head refs)") from None
+        raise GitMissing("git is not installed (needed to read --base/--head refs)") from None
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise SourceError(f"git {' '.join(args[:2])}: {message[-1] if message else 'failed'}")
@@ -44,6 +48,8 @@ def _git(repo: Path, *args: str, data: bytes | None = None) -> bytes:
 def repo_root(start: Path) -> Path:
     try:
         return Path(_git(start, "rev-parse", "--show-toplevel").decode().strip())
+    except GitMissing:
+        raise
     except SourceError:
         raise SourceError(f"{start} is not inside a Git repository (use --base-dir)") from None
 
@@ -52,6 +58,8 @@ def resolve(repo: Path, ref: str) -> str:
     """The commit a ref names; an unknown ref is a usage error that names it."""
     try:
         return _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
+    except GitMissing:
+        raise
     except SourceError:
         raise SourceError(f"unknown Git ref '{ref}' (not a branch, tag or commit here)") from None
 

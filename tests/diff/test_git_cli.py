@@ -170,3 +170,13 @@ def test_ignore_leaves_objects_out(repo: Path) -> None:
     edit(repo, "cohort-change")
     result = diff("--base", "HEAD", "--ignore", "ClusterQueue")
     assert result.exit_code == 0 and "~ ClusterQueue" not in result.output
+
+
+def test_missing_git_is_an_environment_fault(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    result = diff("--base", "HEAD")
+    assert result.exit_code == 4 and "git is not installed" in result.output
