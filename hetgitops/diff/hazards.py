@@ -31,6 +31,16 @@ class Hazard:
 
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+# Every hazard id (public API, like rule ids): schemas/diff.schema.json and docs/diff.md list them.
+HAZARD_RULES = (
+    "kueue-flavor-immutable",
+    "kueue-localqueue-immutable",
+    "kueue-topology-immutable",
+    "volcano-shrink-order",
+    "kueue-flavor-removed",
+    "namespace-removed",
+    "mig-mode-flip",
+)
 
 
 def _by_kind(manifests: Sequence[Manifest], kind: str) -> dict[str, Manifest]:

@@ -109,3 +109,16 @@ def test_real_compile_pool_taint_change_replaces_the_topology_flavor(
     assert result.hazards[0].subject.startswith("ResourceFlavor a800-train-")
     (flavor,) = [c for c in result.objects if c.kind == "ResourceFlavor"]
     assert flavor.op == "renamed" and flavor.old_name != flavor.name
+
+
+def test_hazard_ids_are_documented_and_in_the_json_schema() -> None:
+    import json
+
+    from hetgitops.diff.hazards import HAZARD_RULES
+    from tests.diff.scenarios import REPO
+
+    schema = json.loads((REPO / "schemas" / "diff.schema.json").read_text("utf-8"))
+    enum = schema["properties"]["hazards"]["items"]["properties"]["rule"]["enum"]
+    assert sorted(enum) == sorted(HAZARD_RULES)
+    docs = (REPO / "docs" / "diff.md").read_text("utf-8")
+    assert all(f"`{rule}`" in docs for rule in HAZARD_RULES)
