@@ -210,3 +210,10 @@ def test_overlay_builds_with_kubectl_kustomize(tmp_path: Path) -> None:
     assert {"/var/run/argocd", "/home/argocd/cmp-server/plugins", "/tmp"} <= set(mounts)
     volumes = {v["name"] for v in pod["volumes"]}
     assert {m["name"] for m in sidecar["volumeMounts"]} <= volumes
+
+
+def test_repository_root_as_the_policy_path_fails_closed(workdir: Path) -> None:
+    """The committed rendered/ tree is not policy: reading it fails, and nothing reaches stdout."""
+    result = run(_command("generate"), workdir, _argocd_env([], "."))
+    assert result.returncode == 1 and result.stdout == ""
+    assert "unknown-api-version" in result.stderr
