@@ -122,3 +122,15 @@ def test_hazard_ids_are_documented_and_in_the_json_schema() -> None:
     assert sorted(enum) == sorted(HAZARD_RULES)
     docs = (REPO / "docs" / "diff.md").read_text("utf-8")
     assert all(f"`{rule}`" in docs for rule in HAZARD_RULES)
+
+
+def test_github_format_annotates_hazards_with_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hetgitops.diff.formats import github
+    from tests.diff.test_golden import run_scenario
+
+    text = github.render(run_scenario(tmp_path, monkeypatch, "team-removed"))
+    line = next(li for li in text.splitlines() if "title=namespace-removed" in li)
+    assert line.startswith("::warning file=base/teams/others.yaml,line=")
+    assert "%0Ahint: move or delete its workloads" in line
