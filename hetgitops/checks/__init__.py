@@ -18,6 +18,7 @@ from hetgitops.checks import (
     queues,
     references,
     sharing,
+    twins,
 )
 from hetgitops.checks.registry import RULES, CheckContext, Rule
 from hetgitops.diagnostics import Diagnostic
@@ -42,6 +43,7 @@ FAMILIES: tuple[str, ...] = tuple(
         host_quota,
         coefficients,
         queues,
+        twins,
     )
 )
 

@@ -1,0 +1,137 @@
+"""Check stage, twins family: where a team's Volcano queue cannot mean its Kueue ClusterQueue.
+
+The `volcano` compiler maps each Kueue concept to the nearest Volcano field (deserved = nominal,
+capability = Kueue's ceiling, guarantee = what Kueue never lends). Two things cannot be mapped
+exactly, and they are reported here rather than lost:
+- `guaranteePercent` is a Volcano-only floor: above what Kueue keeps, Volcano reserves cards
+  that Kueue would lend.
+- Volcano's guarantee is per resource *name*, cluster-wide (the capacity plugin's
+  realCapability = cluster total - the other queues' guarantees + its own), while Kueue's is per
+  flavor: guarantees on other pools of the same name (`nvidia.com/gpu`) can cut a queue below
+  its Kueue ceiling.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from decimal import Decimal
+
+from hetgitops.checks._common import finding_at
+from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.compilers.volcano import QueuePlan, queue_plans
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model.policy import Policy
+from hetgitops.plan import capacity
+from hetgitops.plan.quota_plan import lendable, team_plan
+
+RULE = "volcano-kueue-mismatch"
+HOST = ("cpu", "memory")
+
+
+def _both_targets(policy: Policy) -> bool:
+    fleet = policy.fleet
+    return fleet is not None and {"kueue", "volcano"} <= set(fleet.targets)
+
+
+def _guarantee_floor(policy: Policy) -> Iterator[Diagnostic]:
+    for team in policy.teams.values():
+        percent = team.guarantee_percent or 0
+        if not percent or team.cohort is None:
+            continue
+        for plan in team_plan(policy, team):
+            for resource, nominal in plan.nominal.items():
+                kept = nominal - lendable(plan, resource)
+                floor = nominal * percent // 100
+                if floor > kept:
+                    yield finding_at(
+                        Severity.WARNING,
+                        RULE,
+                        f"Volcano guarantees team '{team.name}' {floor} {resource} in pool "
+                        f"'{plan.pool.name}' (guaranteePercent {percent}), but Kueue keeps only "
+                        f"{kept} and lends the rest: the two schedulers disagree on "
+                        f"{floor - kept}",
+                        team.origin,
+                        "spec",
+                        "volcano",
+                        "guaranteePercent",
+                        hint="lower guaranteePercent, or set a lendingLimit that keeps as much",
+                    )
+
+
+def _cluster_totals(policy: Policy) -> Counter[str]:
+    totals: Counter[str] = Counter()
+    for pool in policy.pools.values():
+        card = policy.card_type_of(pool)
+        if card is not None:
+            totals.update(capacity.pool_resources(pool, card, policy.fleet))
+    return totals
+
+
+def guaranteed_total(leaves: list[QueuePlan]) -> Counter[str]:
+    """Per accelerator resource name, what all the queues guarantee together."""
+    guaranteed: Counter[str] = Counter()
+    for leaf in leaves:
+        guaranteed.update({r: int(v) for r, v in leaf.guarantee.items() if r not in HOST})
+    return guaranteed
+
+
+def real_capability(leaves: list[QueuePlan], totals: Counter[str]) -> dict[str, dict[str, int]]:
+    """Per leaf and accelerator resource, what the capacity plugin lets it reach
+    (capacity.go:1511-1520 for a child of root): min(capability, total - the other queues'
+    guarantees + its own)."""
+    guaranteed = guaranteed_total(leaves)
+    reach: dict[str, dict[str, int]] = {}
+    for leaf in leaves:
+        own = {r: int(v) for r, v in leaf.guarantee.items() if r not in HOST}
+        reach[leaf.name] = {
+            r: min(int(v), totals[r] - guaranteed[r] + own.get(r, 0))
+            for r, v in leaf.capability.items()
+            if r not in HOST
+        }
+    return reach
+
+
+def _shared_names(policy: Policy) -> Iterator[Diagnostic]:
+    leaves = queue_plans(policy)
+    totals = _cluster_totals(policy)
+    real = real_capability(leaves, totals)
+    for leaf in leaves:
+        for resource, value in leaf.capability.items():
+            if resource in HOST or real[leaf.name][resource] >= value:
+                continue
+            if guaranteed_total(leaves)[resource] > totals[resource]:
+                continue  # more guaranteed than exists: quota-exceeds-capacity says so first
+            yield finding_at(
+                Severity.WARNING,
+                RULE,
+                f"Volcano queue '{leaf.name}' can reach only {real[leaf.name][resource]} "
+                f"{resource}, not the {Decimal(value)} its Kueue ClusterQueue can: Volcano "
+                f"guarantees other queues' {resource} cluster-wide, whatever their pool",
+                leaf.team.origin,
+                *_quota_path(policy, leaf),
+                hint="lower the guarantees (lendingLimit, guaranteePercent) of other pools "
+                "that share this resource name",
+            )
+
+
+def _quota_path(policy: Policy, leaf: QueuePlan) -> tuple[str | int, ...]:
+    for index, quota in enumerate(leaf.team.quotas):
+        if quota.pool == leaf.pool:
+            return ("spec", "quotas", index)
+    return ("metadata", "name")
+
+
+@rule(RULE, Severity.WARNING)
+def volcano_kueue_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A team's Volcano queue holds or reaches a different amount than its Kueue ClusterQueue.
+
+    Fails: team `volcano: {guaranteePercent: 90}` with an unlimited lending quota in a cohort
+    (Volcano reserves 90%, Kueue lends it all); or guarantees on other pools of the same
+    resource name that leave a queue less than its Kueue ceiling.
+    Passes: the bundled fleet (guarantees follow the lending limits, no shortfall).
+    """
+    if not _both_targets(policy):
+        return
+    yield from _guarantee_floor(policy)
+    yield from _shared_names(policy)

@@ -1,0 +1,158 @@
+"""Kueue and Volcano mean the same quota: for every team x pool x resource of the bundled fleet
+and the golden scenarios, the rendered Volcano queue's deserved / capability / guarantee equal
+what the rendered Kueue objects allow, or a `volcano-kueue-mismatch` finding says why not.
+
+The Kueue side is computed here from the rendered ClusterQueues and Cohorts alone (not from
+hetgitops' plan), as Kueue would: ceiling = nominal + min(borrowingLimit, what the other
+ClusterQueues of the cohort tree lend of that flavor and resource)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hetgitops import api
+from hetgitops.diagnostics import Diagnostic
+from hetgitops.model import quantities
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = REPO / "tests" / "cases" / "render"
+SCENARIOS = ["bundled", *sorted(p.parent.name for p in CASES.glob("*/policy"))]
+Objects = dict[tuple[str, str], dict[str, Any]]
+
+
+def _policy(scenario: str) -> Path:
+    return REPO / "policies" if scenario == "bundled" else CASES / scenario / "policy"
+
+
+def _root(cohorts: Objects, name: str) -> str:
+    seen = {name}
+    while (parent := cohorts.get(("Cohort", name), {}).get("spec", {}).get("parentName")) and (
+        parent not in seen
+    ):
+        seen.add(parent)
+        name = parent
+    return name
+
+
+def _entries(cq: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(flavor, resource) -> the quota entry."""
+    return {
+        (flavor["name"], entry["name"]): entry
+        for group in cq["spec"].get("resourceGroups", [])
+        for flavor in group["flavors"]
+        for entry in flavor["resources"]
+    }
+
+
+def _qty(value: Any) -> int:
+    return int(quantities.value_of(value))
+
+
+def _kueue_ceilings(objs: Objects) -> dict[tuple[str, str, str], tuple[int, int, int]]:
+    """(team, flavor, resource) -> (nominal, ceiling, kept = never lent)."""
+    cqs = {name: o for (kind, name), o in objs.items() if kind == "ClusterQueue"}
+    lent: dict[tuple[str, str, str], int] = {}
+    for cq in cqs.values():
+        cohort = cq["spec"].get("cohortName")
+        for (flavor, resource), e in _entries(cq).items():
+            if cohort:
+                key = (_root(objs, cohort), flavor, resource)
+                lend = _qty(e.get("lendingLimit", e["nominalQuota"]))
+                lent[key] = lent.get(key, 0) + min(lend, _qty(e["nominalQuota"]))
+    found = {}
+    for name, cq in cqs.items():
+        cohort = cq["spec"].get("cohortName")
+        for (flavor, resource), e in _entries(cq).items():
+            nominal = _qty(e["nominalQuota"])
+            if not cohort:
+                found[name, flavor, resource] = (nominal, nominal, nominal)
+                continue
+            own_lend = min(_qty(e.get("lendingLimit", e["nominalQuota"])), nominal)
+            others = lent[_root(objs, cohort), flavor, resource] - own_lend
+            limit = _qty(e["borrowingLimit"]) if "borrowingLimit" in e else others
+            found[name, flavor, resource] = (
+                nominal,
+                nominal + min(limit, others),
+                nominal - own_lend,
+            )
+    return found
+
+
+def _render(scenario: str) -> tuple[Objects, list[Diagnostic]]:
+    result = api.render([_policy(scenario)], api.Options(check_output=False))
+    assert not result.failed()
+    objs = {(m.kind, m.name): dict(m.obj) for m in result.manifests if m.applied}
+    return objs, result.diagnostics
+
+
+def _pool(flavor: str) -> str:
+    stem, _, digest = flavor.rpartition("-")
+    return stem if len(digest) == 8 else flavor
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_volcano_and_kueue_ceilings_agree(scenario: str) -> None:
+    objs, diagnostics = _render(scenario)
+    queues = {name: o["spec"] for (kind, name), o in objs.items() if kind == "Queue"}
+    if not queues or not any(kind == "ClusterQueue" for kind, _ in objs):
+        pytest.skip("needs both the kueue and the volcano target")
+    explained = {d.message for d in diagnostics if d.rule == "volcano-kueue-mismatch"}
+    checked = 0
+    for (team, flavor, resource), (nominal, ceiling, kept) in _kueue_ceilings(objs).items():
+        if resource in ("cpu", "memory"):
+            continue
+        spec = queues[f"{team}-{_pool(flavor)}"]
+        volcano = (
+            _qty(spec["deserved"].get(resource, 0)),
+            _qty(spec["capability"].get(resource, 0)),
+            _qty(spec.get("guarantee", {}).get("resource", {}).get(resource, 0)),
+        )
+        checked += 1
+        if volcano == (nominal, ceiling, kept):
+            continue
+        said = [m for m in explained if f"'{team}" in m and resource in m]
+        assert said, (scenario, team, flavor, resource, volcano, (nominal, ceiling, kept))
+    assert checked
+
+
+def _edited(tmp_path: Path, edit: Callable[[str], str]) -> list[Diagnostic]:
+    import shutil
+
+    policy = tmp_path / "policy"
+    shutil.copytree(REPO / "policies", policy)
+    teams = policy / "teams" / "training.yaml"
+    teams.write_text(edit(teams.read_text()))
+    result = api.validate([policy], api.Options(check_output=False))
+    return [d for d in result.diagnostics if d.rule == "volcano-kueue-mismatch"]
+
+
+def test_a_guarantee_kueue_would_lend_is_reported(tmp_path: Path) -> None:
+    found = _edited(
+        tmp_path,
+        lambda t: t.replace("volcano: {weight: 4}", "volcano: {weight: 4, guaranteePercent: 90}"),
+    )
+    # a800: 90% of 80 = 72 > the 64 Kueue keeps; a100 (lends everything): 7 > 0.
+    assert [(d.span.line, d.path) for d in found] == [
+        (found[0].span.line, "spec.volcano.guaranteePercent")
+    ] * 2
+    assert any("72 nvidia.com/gpu in pool 'a800-train'" in d.message for d in found)
+
+
+def test_guarantees_on_other_pools_of_the_same_name_are_reported(tmp_path: Path) -> None:
+    # Keep all of finetune-nlp's A800s: 24 more nvidia.com/gpu guaranteed cluster-wide is
+    # still fine; keeping every NVIDIA card of every training team is not.
+    found = _edited(
+        tmp_path,
+        lambda t: t.replace(
+            "volcano: {weight: 4}", "volcano: {weight: 4, guaranteePercent: 100}"
+        ).replace(
+            "{pool: a800-train, cards: 24, borrowingLimit: 16}",
+            "{pool: a800-train, cards: 24, borrowingLimit: 16, lendingLimit: 0}",
+        ),
+    )
+    assert found  # the floor findings at least
+    assert all(d.span.file.endswith("training.yaml") for d in found)
