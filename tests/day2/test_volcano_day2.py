@@ -59,7 +59,9 @@ LEND_LESS = _replace(
     "{pool: a800-train, cards: 24, borrowingLimit: 16}",
     "{pool: a800-train, cards: 24, borrowingLimit: 16, lendingLimit: 2}",
 )
-GUARANTEE_MORE = _replace("teams/training.yaml", "guaranteePercent: 50}", "guaranteePercent: 90}")
+GUARANTEE_MORE = _replace(
+    "teams/training.yaml", "volcano: {weight: 4}", "volcano: {weight: 4, guaranteePercent: 90}"
+)
 TEAM_RESEARCH = "---\napiVersion: hetgitops.io/v1alpha1\nkind: Team\nmetadata:\n  name: research\n"
 
 
@@ -87,7 +89,7 @@ def _nothing(root: Path) -> None:
 CHANGES: list[tuple[str, Edit, Edit]] = [
     ("quota 80->72 cards", _nothing, SHRINK_PRETRAINING),
     ("lendingLimit set", _nothing, LEND_LESS),
-    ("guaranteePercent 50->90", _nothing, GUARANTEE_MORE),
+    ("guaranteePercent 90", _nothing, GUARANTEE_MORE),
     ("team research", _nothing, _drop_research),
     ("pool mlu370-eval", _nothing, _drop_mlu_pool),
     ("quota cut + lending", _nothing, _both(SHRINK_PRETRAINING, LEND_LESS)),
