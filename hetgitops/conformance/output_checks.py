@@ -8,6 +8,7 @@ schemas and `--crd-dir` CRDs), `kueue-cel` and `kueue-limits` (Kueue rules a sch
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -113,6 +114,21 @@ def _label_maps(node: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]
 
 
 def _label_problems(path: str, key: object, value: object) -> Iterator[tuple[str, str]]:
+    try:
+        messages = _label_messages(key, value)
+    except TypeError:  # an unhashable value: check it uncached
+        messages = tuple(_label_check(key, value))
+    for message in messages:
+        yield path, message
+
+
+@functools.lru_cache(maxsize=1 << 16, typed=True)  # 1 and True are different values
+def _label_messages(key: object, value: object) -> tuple[str, ...]:
+    """Label checks by (key, value), once: a fleet's nodes share most of their labels."""
+    return tuple(_label_check(key, value))
+
+
+def _label_check(key: object, value: object) -> Iterator[str]:
     prefix, _, label = str(key).rpartition("/")
     valid_key = (
         _LABEL_NAME.match(label)
@@ -120,9 +136,9 @@ def _label_problems(path: str, key: object, value: object) -> Iterator[tuple[str
         and (not prefix or (_SUBDOMAIN.match(prefix) and len(prefix) <= 253))
     )
     if not valid_key:
-        yield path, f"{key!r} is not a valid label key"
+        yield f"{key!r} is not a valid label key"
     if not isinstance(value, str) or not _LABEL_VALUE.match(value) or len(value) > 63:
-        yield path, f"{value!r} is not a valid label value (<= 63 chars)"
+        yield f"{value!r} is not a valid label value (<= 63 chars)"
 
 
 def _validators(key: k8s_schemas.GVK, context: _Context) -> list[tuple[str, Checker, str]]:

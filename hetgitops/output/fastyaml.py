@@ -10,6 +10,7 @@ golden tree and on generated objects.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -36,12 +37,10 @@ def _scalar(value: Any, key: bool = False) -> str:
     if kind is str:
         if key and (not value or len(value) >= _KEY_LIMIT):
             raise NotPlain  # `? ''` and long keys: explicit keys to PyYAML
-        if ambiguous(value):
-            if _QUOTABLE.fullmatch(value):
-                return f"'{value}'"
-        elif _PLAIN.fullmatch(value) and _plain_allowed(value):
-            return str(value)
-        raise NotPlain
+        text = _text(value)
+        if text is None:
+            raise NotPlain
+        return text
     if kind is int:
         return str(value)
     if kind is bool:
@@ -49,6 +48,16 @@ def _scalar(value: Any, key: bool = False) -> str:
     if value is None:
         return "null"
     raise NotPlain
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _text(value: str) -> str | None:
+    """A string as written (plain or single-quoted), or None; names and labels repeat."""
+    if ambiguous(value):
+        return f"'{value}'" if _QUOTABLE.fullmatch(value) else None
+    if _PLAIN.fullmatch(value) and _plain_allowed(value):
+        return value
+    return None
 
 
 def _plain_allowed(value: str) -> bool:
