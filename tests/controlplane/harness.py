@@ -66,9 +66,10 @@ def missing_prerequisites() -> list[str]:
     return problems
 
 
-def status() -> ControlPlane | None:
-    """The running instance if both daemons are alive and the API server is ready."""
-    directory = run_dir()
+def status(directory: Path | None = None) -> ControlPlane | None:
+    """The running instance if both daemons are alive and the API server is ready.
+    `directory` (default `run_dir()`) lets tests/simcluster keep a plane of its own."""
+    directory = directory or run_dir()
     try:
         state = json.loads((directory / "state.json").read_text())
     except (OSError, ValueError):
@@ -81,20 +82,21 @@ def status() -> ControlPlane | None:
     return ControlPlane(server=server, run_dir=directory, kubectl_path=kubectl)
 
 
-def up() -> ControlPlane:
-    """Start a control plane, or return the healthy one already running (idempotent)."""
+def up(directory: Path | None = None, *, extra_serving: tuple[str, ...] = ()) -> ControlPlane:
+    """Start a control plane, or return the healthy one already running (idempotent).
+    `extra_serving`: more loopback serving certificates in `<dir>/pki` (see pki.generate)."""
     problems = missing_prerequisites()
     if problems:
         raise Unavailable("; ".join(problems))
-    directory = run_dir()
+    directory = directory or run_dir()
     with procs.locked(directory / ".lock"):
-        running = status()
+        running = status(directory)
         if running is not None:
             return running
         _stop_daemons(directory)  # leftovers of a crashed or half-started instance
         binaries = build.ensure()
         try:
-            return _start(directory, binaries)
+            return _start(directory, binaries, extra_serving)
         except BaseException:
             # Never leave a half-started instance behind; the logs stay for the post-mortem.
             _stop_daemons(directory)
@@ -102,9 +104,9 @@ def up() -> ControlPlane:
             raise
 
 
-def down() -> None:
+def down(directory: Path | None = None) -> None:
     """Stop both daemons (whole process groups) and drop the instance's state; logs stay."""
-    directory = run_dir()
+    directory = directory or run_dir()
     with procs.locked(directory / ".lock"):
         _stop_daemons(directory)
         _clear(directory)
@@ -119,7 +121,9 @@ def env_lines(plane: ControlPlane) -> list[str]:
     ]
 
 
-def _start(directory: Path, binaries: build.Binaries) -> ControlPlane:
+def _start(
+    directory: Path, binaries: build.Binaries, extra_serving: tuple[str, ...]
+) -> ControlPlane:
     from . import pki  # cryptography is needed only here, so test collection works without it
 
     _clear(directory)
@@ -128,6 +132,7 @@ def _start(directory: Path, binaries: build.Binaries) -> ControlPlane:
         directory / "pki",
         admin=(install.ADMIN_USER, install.ADMIN_GROUP),
         readonly_user=install.READONLY_USER,
+        extra_serving=extra_serving,
     )
     etcd_port, peer_port, api_port = procs.free_ports(3)
     _start_etcd(directory, binaries.etcd, etcd_port, peer_port)

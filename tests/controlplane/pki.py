@@ -32,10 +32,19 @@ class Pki:
     sa_private_key: Path
 
 
-def generate(directory: Path, *, admin: tuple[str, str], readonly_user: str) -> Pki:
+def generate(
+    directory: Path,
+    *,
+    admin: tuple[str, str],
+    readonly_user: str,
+    extra_serving: tuple[str, ...] = (),
+) -> Pki:
     """Write a fresh CA and everything it signs into `directory` (created, mode 0700).
 
     `admin` is (user, group); the apiserver takes the user from CN= and the group from O=.
+    `extra_serving` names more loopback serving certificates (`<name>.crt`, `<name>.key`), for
+    the admission webhooks of tests/simcluster: the CA key is never written to disk, so every
+    certificate is issued here.
     """
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     ca_key = _new_key()
@@ -69,6 +78,15 @@ def generate(directory: Path, *, admin: tuple[str, str], readonly_user: str) -> 
         organization=admin[1],
     )
     _issue(paths.readonly_cert, paths.readonly_key, ca_cert, ca_key, common_name=readonly_user)
+    for name in extra_serving:
+        _issue(
+            directory / f"{name}.crt",
+            directory / f"{name}.key",
+            ca_cert,
+            ca_key,
+            common_name=name,
+            serving=True,
+        )
     _write_service_account_keys(paths.sa_public_key, paths.sa_private_key)
     return paths
 

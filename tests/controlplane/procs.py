@@ -11,7 +11,7 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 
@@ -31,7 +31,13 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
-def spawn(command: Sequence[str], *, pid_file: Path, log_file: Path) -> int:
+def spawn(
+    command: Sequence[str],
+    *,
+    pid_file: Path,
+    log_file: Path,
+    env: Mapping[str, str] | None = None,
+) -> int:
     """Start `command` detached (new session = own process group) and record its pid.
 
     posix_spawn rather than Popen: the daemon outlives any Popen object, which would otherwise
@@ -43,7 +49,7 @@ def spawn(command: Sequence[str], *, pid_file: Path, log_file: Path) -> int:
         pid = os.posix_spawn(
             command[0],
             list(command),
-            dict(os.environ),
+            {**os.environ, **(env or {})},
             file_actions=[
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                 (os.POSIX_SPAWN_DUP2, log, 1),

@@ -1,0 +1,138 @@
+"""What the sim tests wait for and assert: converged queues, labelled nodes, admitted jobs."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from simcluster import cluster, gitops
+from simcluster.fleet import nfd_worker_runs, nvidia_plugin_runs
+
+from hetgitops.compilers.nodes import desired_node_labels
+from hetgitops.model.policy import Policy, Pool
+
+T = TypeVar("T")
+ISSUE_7_ITEM_1 = (
+    "issue 7 item 1: the pool's taint is not tolerated by nfd-worker (rendered NFD values "
+    "worker.tolerations) or by the GPU Operator's device plugin, so its nodes publish no "
+    "NodeFeature / no nvidia.com capacity"
+)
+
+
+def agents_run(policy: Policy, pool: Pool) -> bool:
+    """Whether NFD's worker and (for NVIDIA cards) the device plugin run on the pool's nodes."""
+    return nfd_worker_runs(policy, pool) and nvidia_plugin_runs(policy, pool)
+
+
+NFD_LABELS_ANNOTATION = "nfd.node.kubernetes.io/feature-labels"
+
+
+def get(sim: cluster.SimCluster, *args: str) -> Any:
+    return json.loads(sim.kubectl("get", *args, "-o", "json").stdout)
+
+
+def condition(obj: dict[str, Any], kind: str) -> str | None:
+    for cond in obj.get("status", {}).get("conditions", []):
+        if cond.get("type") == kind:
+            return str(cond.get("status"))
+    return None
+
+
+def eventually(
+    probe: Callable[[], T | None], *, timeout: float, what: str, interval: float = 0.5
+) -> T:
+    """Poll `probe` until it returns something truthy; fail with the last value otherwise."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+def inactive_queues(sim: cluster.SimCluster, tree: Path) -> list[str]:
+    """ClusterQueues and LocalQueues of `tree` that are not Active=True, with their reason."""
+    wanted = {
+        gitops.key(o) for o in gitops.documents(tree) if o["kind"] in ("ClusterQueue", "LocalQueue")
+    }
+    found = (
+        get(sim, "clusterqueues.kueue.x-k8s.io")["items"]
+        + get(sim, "localqueues.kueue.x-k8s.io", "-A")["items"]
+    )
+    problems = []
+    seen = set()
+    for obj in found:
+        k = (
+            "kueue.x-k8s.io",
+            obj["kind"],
+            obj["metadata"].get("namespace", ""),
+            obj["metadata"]["name"],
+        )
+        if k not in wanted:
+            continue
+        seen.add(k)
+        if condition(obj, "Active") != "True":
+            reasons = [
+                c.get("reason", "") + ": " + c.get("message", "")
+                for c in obj.get("status", {}).get("conditions", [])
+            ]
+            problems.append(f"{k[1]} {k[2]}/{k[3]}: {reasons}")
+    problems += [f"{k[1]} {k[2]}/{k[3]}: missing" for k in sorted(wanted - seen)]
+    return problems
+
+
+def unlabelled_nodes(
+    sim: cluster.SimCluster, policy: Policy, pools: set[str] | None = None
+) -> list[str]:
+    """Nodes whose labels differ from what the policy promises, or were not set by nfd-master."""
+    nodes = {n["metadata"]["name"]: n for n in get(sim, "nodes")["items"]}
+    problems = []
+    for pool in policy.pools.values():
+        if (pools is None and not nfd_worker_runs(policy, pool)) or (
+            pools and pool.name not in pools
+        ):
+            continue  # no NodeFeature, so no labels: test_sim_bundled.test_pool_nodes_labelled
+        for node in pool.nodes:
+            obj = nodes.get(node.name)
+            if obj is None:
+                problems.append(f"{node.name}: no such node")
+                continue
+            labels = obj["metadata"].get("labels", {})
+            want = desired_node_labels(policy, pool, node)
+            wrong = {k: (v, labels.get(k)) for k, v in want.items() if labels.get(k) != v}
+            by_nfd = set(
+                obj["metadata"].get("annotations", {}).get(NFD_LABELS_ANNOTATION, "").split(",")
+            )
+            not_nfd = sorted(k for k in want if k not in by_nfd and _short(k) not in by_nfd)
+            if wrong or not_nfd:
+                problems.append(f"{node.name}: wrong {wrong}, not set by nfd-master {not_nfd}")
+    return problems
+
+
+def _short(key: str) -> str:
+    # nfd-master lists labels of its default namespace (feature.node.kubernetes.io) unprefixed.
+    return key.removeprefix("feature.node.kubernetes.io/")
+
+
+def settle(problems: Callable[[], list[str]], *, timeout: float, what: str) -> None:
+    """Poll until `problems()` is empty; fail with the last problems otherwise."""
+    deadline = time.monotonic() + timeout
+    found = problems()
+    while found and time.monotonic() < deadline:
+        time.sleep(0.5)
+        found = problems()
+    assert not found, f"{what} after {timeout:.0f}s: " + "; ".join(found[:8])
+
+
+def converged(sim: cluster.SimCluster, policy: Policy, tree: Path, *, timeout: float = 90) -> None:
+    settle(lambda: inactive_queues(sim, tree), timeout=timeout, what="queues not Active")
+    settle(
+        lambda: unlabelled_nodes(sim, policy),
+        timeout=timeout,
+        what="node labels not from nfd-master",
+    )

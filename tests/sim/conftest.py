@@ -1,0 +1,91 @@
+"""Sim fixtures: one simulated cluster per session (tests/simcluster) with the bundled fleet."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from controlplane import harness
+from simcluster import cluster, gitops, policyfleet
+
+from hetgitops.model.policy import Policy
+
+REQUIRE_SIM = "HETGITOPS_REQUIRE_SIM"
+REPO = Path(__file__).resolve().parents[2]
+POLICIES = REPO / "policies"
+NOW = dt.date(2026, 12, 1)
+
+
+def unavailable(reason: str) -> None:
+    if os.environ.get(REQUIRE_SIM) == "1":
+        pytest.fail(f"simulated cluster required ({REQUIRE_SIM}=1) but: {reason}", pytrace=False)
+    pytest.skip(f"simulated cluster unavailable: {reason}")
+
+
+@pytest.fixture(scope="session")
+def sim() -> Iterator[cluster.SimCluster]:
+    """A running simulated cluster; started once per session and stopped at the end unless a
+    developer's `scripts/simcluster up` instance was already running."""
+    problems = cluster.missing_prerequisites()
+    if problems:
+        unavailable("; ".join(problems))
+    was_running = cluster.status() is not None
+    try:
+        started = cluster.up()
+    except harness.Unavailable as error:
+        unavailable(str(error))
+        raise
+    yield started
+    if not was_running:
+        cluster.down()
+
+
+def render(policy_dir: Path, out: Path, *, command: str = "render") -> Path:
+    """`hetgitops render|jobs POLICY --output OUT`, as a user or a CI pipeline runs it."""
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "hetgitops"),
+            command,
+            str(policy_dir),
+            "--now",
+            NOW.isoformat(),
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def fleet_policy(sim: cluster.SimCluster) -> Policy:
+    """The bundled policy, its fleet created on the simulated cluster."""
+    loaded = policyfleet.load(POLICIES, now=NOW)
+    policyfleet.create_from(sim, loaded)
+    return loaded
+
+
+@pytest.fixture(scope="session")
+def bundled_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return render(POLICIES, tmp_path_factory.mktemp("bundled") / "tree")
+
+
+@pytest.fixture(scope="session")
+def synced(sim: cluster.SimCluster, fleet_policy: Policy, bundled_tree: Path) -> Path:
+    """The bundled render synced the Argo CD way and converged."""
+    from .checks import converged
+
+    gitops.sync_argocd(sim, bundled_tree)
+    converged(sim, fleet_policy, bundled_tree)
+    return bundled_tree

@@ -1,0 +1,165 @@
+"""The bundled policy on the simulated fleet: the render applies in Argo CD and in Flux order and
+converges (queues Active, node labels from nfd-master); every job template of `hetgitops jobs`
+is admitted by Kueue to the flavor hetgitops' routing predicts and bound by kube-scheduler to a
+node of that pool."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from simcluster import cluster, gitops, policyfleet
+
+from hetgitops.compilers.jobs.targets import KUEUE, JobTarget, Selector
+from hetgitops.model.policy import Policy
+
+from .checks import ISSUE_7_ITEM_1, agents_run, converged, eventually, get, settle, unlabelled_nodes
+from .conftest import NOW, POLICIES, render
+
+pytestmark = pytest.mark.sim
+
+SYNCS = {"argocd": gitops.sync_argocd, "flux": gitops.sync_flux}
+
+
+def teardown_tree(sim: cluster.SimCluster, tree: Path) -> None:
+    """Remove every object of `tree` (what either tool's prune does when the app is deleted)."""
+    gitops.prune(sim, gitops.documents(tree))
+
+
+@pytest.mark.parametrize("tool", sorted(SYNCS))
+def test_render_applies_and_converges(
+    sim: cluster.SimCluster, fleet_policy: Policy, bundled_tree: Path, tool: str
+) -> None:
+    teardown_tree(sim, bundled_tree)
+    SYNCS[tool](sim, bundled_tree)
+    converged(sim, fleet_policy, bundled_tree)
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return render(POLICIES, tmp_path_factory.mktemp("jobs") / "jobs", command="jobs")
+
+
+def predictions(policy: Policy) -> dict[str, JobTarget]:
+    selector = Selector(policy)
+    return {
+        target.filename: target
+        for profile in policy.profiles.values()
+        for target in selector.targets(profile, None)
+    }
+
+
+def kueue_templates() -> list[Any]:
+    """Kueue-queued templates; those routed to a pool whose node agents cannot run there are
+    expected to fail until issue 7 item 1 is fixed (no labels, no capacity, nothing fits)."""
+    loaded = policyfleet.load(POLICIES, now=NOW)
+    return [
+        pytest.param(
+            name,
+            marks=[]
+            if agents_run(loaded, target.route.pool)
+            else [pytest.mark.xfail(strict=True, reason=ISSUE_7_ITEM_1)],
+        )
+        for name, target in sorted(predictions(loaded).items())
+        if target.scheduler == KUEUE
+    ]
+
+
+@pytest.fixture
+def submitted(
+    sim: cluster.SimCluster, synced: Path, templates: Path, request: pytest.FixtureRequest
+) -> Iterator[dict[str, Any]]:
+    obj = yaml.safe_load((templates / request.param).read_text())
+    gitops.apply_objects(sim, [obj], manager="hetgitops-sim-user")
+    yield obj
+    gitops.prune(sim, [obj])
+    namespace = obj["metadata"]["namespace"]
+    settle(lambda: _leftovers(sim, namespace), timeout=60, what="job objects left")
+
+
+def _leftovers(sim: cluster.SimCluster, namespace: str) -> list[str]:
+    pods = get(sim, "pods", "-n", namespace)["items"]
+    workloads = get(sim, "workloads.kueue.x-k8s.io", "-n", namespace)["items"]
+    return [f"pod {p['metadata']['name']}" for p in pods] + [
+        f"workload {w['metadata']['name']}" for w in workloads
+    ]
+
+
+def admitted_flavors(sim: cluster.SimCluster, namespace: str) -> set[str] | None:
+    """Flavors of every admitted workload in `namespace`; None until one is admitted."""
+    workloads = get(sim, "workloads.kueue.x-k8s.io", "-n", namespace)["items"]
+    flavors: set[str] = set()
+    for workload in workloads:
+        admission = workload.get("status", {}).get("admission")
+        if not admission:
+            return None
+        for podset in admission.get("podSetAssignments", []):
+            flavors |= set(podset.get("flavors", {}).values())
+    return flavors or None
+
+
+def bound_nodes(sim: cluster.SimCluster, namespace: str, expected: int) -> set[str] | None:
+    pods = get(sim, "pods", "-n", namespace)["items"]
+    nodes = {p["spec"].get("nodeName") for p in pods}
+    running = [p for p in pods if p.get("status", {}).get("phase") == "Running"]
+    if len(running) < expected or None in nodes:
+        return None
+    return {n for n in nodes if n}
+
+
+# Kinds whose pods a controller of the simulated cluster creates (kube-controller-manager).
+POD_KINDS = {"Job", "Deployment"}
+
+
+@pytest.mark.parametrize("submitted", kueue_templates(), indirect=True)
+def test_job_template_admitted_to_predicted_flavor_and_pool(
+    sim: cluster.SimCluster,
+    fleet_policy: Policy,
+    submitted: dict[str, Any],
+    request: pytest.FixtureRequest,
+) -> None:
+    name = request.node.callspec.params["submitted"]
+    target = predictions(fleet_policy)[name]
+    namespace = submitted["metadata"]["namespace"]
+    flavors = eventually(
+        lambda: admitted_flavors(sim, namespace), timeout=60, what=f"{name} admitted"
+    )
+    assert flavors == {target.route.pool.name}, (
+        f"{name}: Kueue admitted to {sorted(flavors)}, hetgitops predicts {target.route.pool.name}"
+    )
+    if submitted["kind"] not in POD_KINDS:
+        return  # no JobSet / Kubeflow / LWS controller runs here: admission is the last step
+    pool_nodes = {n.name for n in target.route.pool.nodes}
+    nodes = eventually(
+        lambda: bound_nodes(sim, namespace, 1), timeout=60, what=f"{name} pods Running"
+    )
+    assert nodes <= pool_nodes, (
+        f"{name}: pods bound to {sorted(nodes)}, outside pool {target.route.pool.name}"
+    )
+
+
+def bundled_pools() -> list[Any]:
+    loaded = policyfleet.load(POLICIES, now=NOW)
+    return [
+        pytest.param(
+            name,
+            marks=[]
+            if agents_run(loaded, pool)
+            else [pytest.mark.xfail(strict=True, reason=ISSUE_7_ITEM_1)],
+        )
+        for name, pool in sorted(loaded.pools.items())
+    ]
+
+
+@pytest.mark.parametrize("pool_name", bundled_pools())
+def test_pool_nodes_labelled_by_nfd_master(
+    sim: cluster.SimCluster, fleet_policy: Policy, synced: Path, pool_name: str
+) -> None:
+    settle(
+        lambda: unlabelled_nodes(sim, fleet_policy, {pool_name}),
+        timeout=30,
+        what=f"pool {pool_name}: labels not set by nfd-master",
+    )

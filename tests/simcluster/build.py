@@ -1,0 +1,215 @@
+"""Build stage: compile the simulated cluster's components from the Go modules under go/.
+
+Each component is its own tiny Go module (a go.mod with `tool` lines, no code of ours): the
+upstream projects pin different Kubernetes libraries, so they cannot share one module. Binaries
+are cached like the control plane's, in `<cache>/simcluster/<component>-<hash>/`, keyed by the
+module's go.mod and go.sum: a rebuild happens only when a version changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controlplane.build import BuildError, cache_root, go_available
+
+GO_DIR = Path(__file__).resolve().parent / "go"
+
+# Part of the cache key, as in tests/controlplane/build.py.
+_RECIPE = "v1 CGO_ENABLED=0 -trimpath -mod=readonly -ldflags=-s -w"
+
+
+@dataclass(frozen=True)
+class Component:
+    """One Go module under go/ and the binaries built from it."""
+
+    name: str
+    module: str  # the upstream module whose version names the component
+    binaries: dict[str, str]  # binary file name -> Go package path
+    # Upstream data files copied next to the binaries (module-relative path -> file name):
+    # read from the module cache at build time, never copied into this repository.
+    data: dict[str, str] = field(default_factory=dict)
+    kubernetes_version_flags: bool = False
+
+    @property
+    def directory(self) -> Path:
+        return GO_DIR / self.name
+
+    def version(self) -> str:
+        return _required_version(self.directory / "go.mod", self.module)
+
+
+_KWOK_STAGES = "kustomize/stage"
+
+COMPONENTS: dict[str, Component] = {
+    c.name: c
+    for c in (
+        Component(
+            "kube",
+            "k8s.io/kubernetes",
+            {
+                "kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler",
+                "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
+            },
+            kubernetes_version_flags=True,
+        ),
+        Component(
+            "kwok",
+            "sigs.k8s.io/kwok",
+            {"kwok": "sigs.k8s.io/kwok/cmd/kwok"},
+            # kwok ships no stages in its binary: the default "fast" stages minus pod-complete
+            # (a Job's pods must keep running, or every quota test would race the completion),
+            # plus lease heartbeats for the node lifecycle controller.
+            data={
+                f"{_KWOK_STAGES}/node/fast/node-initialize.yaml": "stage-node-initialize.yaml",
+                f"{_KWOK_STAGES}/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml": (
+                    "stage-node-heartbeat-with-lease.yaml"
+                ),
+                f"{_KWOK_STAGES}/pod/fast/pod-ready.yaml": "stage-pod-ready.yaml",
+                f"{_KWOK_STAGES}/pod/fast/pod-delete.yaml": "stage-pod-delete.yaml",
+            },
+        ),
+        Component(
+            "kueue",
+            "sigs.k8s.io/kueue",
+            {"kueue": "sigs.k8s.io/kueue/cmd/kueue"},
+            # Upstream's webhook configurations; the harness points them at loopback.
+            data={"config/components/webhook/manifests.yaml": "kueue-webhooks.yaml"},
+        ),
+        Component(
+            "nfd",
+            "sigs.k8s.io/node-feature-discovery",
+            {"nfd-master": "sigs.k8s.io/node-feature-discovery/cmd/nfd-master"},
+        ),
+        Component(
+            "volcano",
+            "volcano.sh/volcano",
+            {
+                "vc-scheduler": "volcano.sh/volcano/cmd/scheduler",
+                "vc-controller-manager": "volcano.sh/volcano/cmd/controller-manager",
+                "vc-webhook-manager": "volcano.sh/volcano/cmd/webhook-manager",
+            },
+        ),
+    )
+}
+
+
+def available() -> list[str]:
+    """Components whose Go module exists in this checkout (in build order)."""
+    return [name for name, c in COMPONENTS.items() if (c.directory / "go.mod").is_file()]
+
+
+def source_hash(component: Component) -> str:
+    digest = hashlib.sha256(_RECIPE.encode())
+    digest.update(repr(sorted(component.binaries.items())).encode())
+    digest.update(repr(sorted(component.data.items())).encode())
+    for path in (component.directory / "go.mod", component.directory / "go.sum"):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def output_dir(component: Component) -> Path:
+    return cache_root() / "simcluster" / f"{component.name}-{source_hash(component)}"
+
+
+def cached(name: str) -> Path | None:
+    """The folder holding `name`'s binaries, if they were built for the current go.mod."""
+    component = COMPONENTS[name]
+    folder = output_dir(component)
+    wanted = [*component.binaries, *component.data.values()]
+    return folder if all((folder / f).is_file() for f in wanted) else None
+
+
+def ensure(name: str) -> Path:
+    """Cached binaries of `name`, built first if needed."""
+    return cached(name) or _build(COMPONENTS[name])
+
+
+def _build(component: Component) -> Path:
+    if not go_available():
+        raise BuildError(f"the Go toolchain (`go`) is not on PATH; it builds {component.name}")
+    target = output_dir(component)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Build beside the target and rename, as tests/controlplane does: never a half-written binary.
+    staging = Path(tempfile.mkdtemp(prefix=f".build-{component.name}-", dir=target.parent))
+    try:
+        started = time.monotonic()
+        print(
+            f"simcluster: building {component.name} {component.version()} "
+            f"({', '.join(component.binaries)}) into {target.parent}",
+            file=sys.stderr,
+            flush=True,
+        )
+        _go_build(component, staging)
+        _copy_data(component, staging)
+        seconds = time.monotonic() - started
+        print(f"simcluster: built {component.name} in {seconds:.0f}s", file=sys.stderr, flush=True)
+        try:
+            staging.rename(target)
+        except OSError:
+            if cached(component.name) is None:  # else a concurrent build published it first
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _go_build(component: Component, out: Path) -> None:
+    # One `go build` per binary: with -o DIR and several packages Go names the files after the
+    # last path element, and Volcano's are all called `scheduler`, `controller-manager`, ...
+    for binary, package in component.binaries.items():
+        command = ["go", "build", "-ldflags", _ldflags(component), "-o", str(out / binary), package]
+        result = subprocess.run(command, cwd=component.directory, env=_build_env(), check=False)
+        if result.returncode != 0:
+            raise BuildError(f"`go build {package}` failed with exit code {result.returncode}")
+
+
+def _copy_data(component: Component, out: Path) -> None:
+    if not component.data:
+        return
+    listed = subprocess.run(
+        ["go", "list", "-m", "-f", "{{.Dir}}", component.module],
+        cwd=component.directory,
+        env=_build_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if listed.returncode != 0:
+        raise BuildError(f"cannot locate {component.module} in the module cache: {listed.stderr}")
+    source = Path(listed.stdout.strip())
+    for relative, name in component.data.items():
+        shutil.copyfile(source / relative, out / name)
+
+
+def _build_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(GOFLAGS="-trimpath -mod=readonly -buildvcs=false", CGO_ENABLED="0")
+    return env
+
+
+def _ldflags(component: Component) -> str:
+    flags = ["-s", "-w"]
+    if component.kubernetes_version_flags:
+        # Without these the binaries report v0.0.0-master (see tests/controlplane/build.py).
+        version = component.version()
+        major, minor = version.lstrip("v").split(".")[:2]
+        pairs = {"gitVersion": version, "gitMajor": major, "gitMinor": minor}
+        for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+            flags += [f"-X {package}.{key}={value}" for key, value in pairs.items()]
+    return " ".join(flags)
+
+
+def _required_version(go_mod: Path, module: str) -> str:
+    for line in go_mod.read_text().splitlines():
+        fields = line.replace("require", "").split()
+        if len(fields) >= 2 and fields[0] == module:
+            return fields[1]
+    raise BuildError(f"{go_mod} does not require {module}")

@@ -1,0 +1,471 @@
+"""Simulated cluster: the test control plane plus the real schedulers and controllers.
+
+kube-apiserver + etcd (tests/controlplane, in `<run dir>/plane`), then kube-controller-manager,
+kube-scheduler, kwok (fake kubelets), nfd-master and the Kueue manager, each a daemon on
+loopback tracked by pid file like the control plane's. Webhooks are registered with `url:`
+client configs and certificates from the harness' CA. With a policy, `up` also creates the
+fleet (tests/simcluster/fleet.py). Environment: HETGITOPS_SIMCLUSTER_DIR (run state; default
+`$HETGITOPS_CONTROLPLANE_DIR-sim`, else `<cache>/simcluster-run`), plus the control plane's.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import ssl
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from shlex import quote
+from typing import Any
+
+import yaml
+from controlplane import build as cp_build
+from controlplane import harness, procs
+from controlplane.plane import ControlPlane
+
+from . import build
+
+KUEUE_NAMESPACE = "kueue-system"
+KUBELET_MANAGER = "hetgitops-simcluster-kubelet"
+NFD_NAMESPACE = "node-feature-discovery"
+# What the components' own installs (Helm charts) create; the render puts ConfigMaps into the
+# last two and expects them to exist.
+SYSTEM_NAMESPACES = (KUEUE_NAMESPACE, NFD_NAMESPACE, "volcano-system", "gpu-operator")
+WEBHOOK_CERTS = ("kueue-webhook",)
+# Start order; `down` stops in reverse. Each entry: component, binary.
+DAEMONS = (
+    ("kube", "kube-controller-manager"),
+    ("kube", "kube-scheduler"),
+    ("kwok", "kwok"),
+    ("nfd", "nfd-master"),
+    ("kueue", "kueue"),
+)
+# Integrations for the kinds `hetgitops jobs` renders. kubeflow.org/pytorchjob is off by default
+# since Kueue v0.19.0 and must be listed, or a PyTorchJob would never be queued.
+KUEUE_FRAMEWORKS = (
+    "batch/job",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/pytorchjob",
+    "trainer.kubeflow.org/trainjob",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+)
+KCM_CONTROLLERS = (
+    "namespace-controller",
+    "garbage-collector-controller",
+    "job-controller",
+    "replicaset-controller",
+    "deployment-controller",
+    "statefulset-controller",
+    "serviceaccount-controller",
+    "pod-garbage-collector-controller",
+    # Removes the node.kubernetes.io/not-ready taint the API server puts on every new Node once
+    # kwok reports it Ready (and keeps it while kwok renews the node leases).
+    "node-lifecycle-controller",
+)
+
+
+class SimError(RuntimeError):
+    """A component did not start or the cluster did not converge."""
+
+
+@dataclass(frozen=True)
+class SimCluster:
+    """A running simulated cluster: the control plane handle plus where its state lives."""
+
+    plane: ControlPlane
+    run_dir: Path
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True) -> Any:
+        return self.plane.kubectl(*args, input=input, check=check)
+
+
+def run_dir() -> Path:
+    explicit = os.environ.get("HETGITOPS_SIMCLUSTER_DIR")
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    plane = os.environ.get("HETGITOPS_CONTROLPLANE_DIR")
+    if plane:
+        # Beside the e2e plane of the same user: never a folder another instance owns.
+        return Path(plane.rstrip("/") + "-sim").expanduser().absolute()
+    return cp_build.cache_root() / "simcluster-run"
+
+
+def missing_prerequisites() -> list[str]:
+    problems = harness.missing_prerequisites()
+    for name in sorted({component for component, _ in DAEMONS}):
+        if (build.COMPONENTS[name].directory / "go.mod").is_file() is False:
+            problems.append(f"tests/simcluster/go/{name}/go.mod is missing")
+        elif build.cached(name) is None and not cp_build.go_available():
+            problems.append(f"Go toolchain not found and no cached {name} binaries")
+    return problems
+
+
+def status() -> SimCluster | None:
+    directory = run_dir()
+    plane = harness.status(directory / "plane")
+    if plane is None or not (directory / "state.json").is_file():
+        return None
+    if not all(procs.is_tracked_running(_pid_file(directory, b)) for _, b in DAEMONS):
+        return None
+    return SimCluster(plane=plane, run_dir=directory)
+
+
+def up() -> SimCluster:
+    """Start everything, or return the healthy cluster already running (idempotent)."""
+    problems = missing_prerequisites()
+    if problems:
+        raise harness.Unavailable("; ".join(problems))
+    directory = run_dir()
+    with procs.locked(directory / ".lock"):
+        running = status()
+        if running is not None:
+            return running
+        _stop(directory)
+        binaries = {name: build.ensure(name) for name in sorted({c for c, _ in DAEMONS})}
+        try:
+            return _start(directory, binaries)
+        except BaseException:
+            _stop(directory)
+            raise
+
+
+def down() -> None:
+    directory = run_dir()
+    with procs.locked(directory / ".lock"):
+        _stop(directory)
+
+
+def env_lines(cluster: SimCluster) -> list[str]:
+    return [
+        *harness.env_lines(cluster.plane),
+        f"export HETGITOPS_SIMCLUSTER_DIR={quote(str(cluster.run_dir))}",
+    ]
+
+
+def _pid_file(directory: Path, binary: str) -> Path:
+    return directory / f"{binary}.pid"
+
+
+def _stop(directory: Path) -> None:
+    errors = []
+    for _, binary in reversed(DAEMONS):
+        try:
+            procs.stop(_pid_file(directory, binary))
+        except procs.ProcessError as error:
+            errors.append(str(error))
+    (directory / "state.json").unlink(missing_ok=True)
+    harness.down(directory / "plane")
+    if errors:
+        raise procs.ProcessError("; ".join(errors))
+
+
+def _start(directory: Path, binaries: dict[str, Path]) -> SimCluster:
+    shutil.rmtree(directory / "logs", ignore_errors=True)
+    timings: dict[str, float] = {}
+    started = time.monotonic()
+    plane = harness.up(directory / "plane", extra_serving=WEBHOOK_CERTS)
+    timings["control-plane"] = time.monotonic() - started
+    cluster = SimCluster(plane=plane, run_dir=directory)
+    pki = plane.run_dir / "pki"
+    kubeconfig = plane.admin_kubeconfig
+    _namespaces(cluster, *SYSTEM_NAMESPACES)
+    starters: dict[str, Callable[[], None]] = {
+        "kube-controller-manager": partial(
+            _start_kcm, directory, binaries["kube"], pki, kubeconfig
+        ),
+        "kube-scheduler": partial(_start_scheduler, directory, binaries["kube"], kubeconfig),
+        "kwok": partial(_start_kwok, directory, binaries["kwok"], kubeconfig),
+        "nfd-master": partial(_start_nfd, directory, binaries["nfd"], kubeconfig),
+        "kueue": partial(_start_kueue, cluster, binaries["kueue"], pki, kubeconfig),
+    }
+    for _, binary in DAEMONS:
+        began = time.monotonic()
+        starters[binary]()
+        timings[binary] = time.monotonic() - began
+    (directory / "state.json").write_text(
+        json.dumps({"server": plane.server, "start_seconds": timings}) + "\n"
+    )
+    return cluster
+
+
+def _namespaces(cluster: SimCluster, *names: str) -> None:
+    items = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in names]
+    cluster.kubectl(
+        "apply",
+        "--server-side",
+        "--field-manager=hetgitops-simcluster",
+        "-f",
+        "-",
+        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}),
+    )
+
+
+def _daemon(
+    directory: Path,
+    binary: str,
+    command: Sequence[str],
+    *,
+    ready: Callable[[], bool],
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+) -> None:
+    pid_file = _pid_file(directory, binary)
+    log_file = directory / "logs" / f"{binary}.log"
+    procs.spawn(command, pid_file=pid_file, log_file=log_file, env=env)
+    alive = partial(procs.is_tracked_running, pid_file)
+    try:
+        procs.wait_until(ready, timeout=timeout, alive=alive, what=binary)
+    except procs.ProcessError as error:
+        raise procs.ProcessError(
+            f"{error}; last lines of {log_file}:\n{procs.tail(log_file)}"
+        ) from None
+
+
+def _get_ok(url: str, *, insecure: bool = False) -> bool:
+    """GET `url` on loopback; `insecure` for a daemon's self-signed serving cert (health only)."""
+    context = None
+    if insecure:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context)
+    )
+    try:
+        with opener.open(url, timeout=5) as response:
+            return bool(response.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def _component_flags(kubeconfig: Path, port: int) -> list[str]:
+    return [
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        "--leader-elect=false",
+    ]
+
+
+def _start_kcm(directory: Path, folder: Path, pki: Path, kubeconfig: Path) -> None:
+    (port,) = procs.free_ports(1)
+    command = [
+        str(folder / "kube-controller-manager"),
+        *_component_flags(kubeconfig, port),
+        f"--controllers={','.join(KCM_CONTROLLERS)}",
+        f"--service-account-private-key-file={pki / 'sa.key'}",
+        f"--root-ca-file={pki / 'ca.crt'}",
+        "--use-service-account-credentials=false",
+        # Many small jobs in a row: the defaults (20 / 30 qps) make the tests wait on the client.
+        "--kube-api-qps=200",
+        "--kube-api-burst=400",
+        "--concurrent-job-syncs=10",
+    ]
+    ready = partial(_get_ok, f"https://127.0.0.1:{port}/healthz", insecure=True)
+    _daemon(directory, "kube-controller-manager", command, ready=ready)
+
+
+def _start_scheduler(directory: Path, folder: Path, kubeconfig: Path) -> None:
+    (port,) = procs.free_ports(1)
+    command = [
+        str(folder / "kube-scheduler"),
+        *_component_flags(kubeconfig, port),
+        "--kube-api-qps=200",
+        "--kube-api-burst=400",
+    ]
+    ready = partial(_get_ok, f"https://127.0.0.1:{port}/healthz", insecure=True)
+    _daemon(directory, "kube-scheduler", command, ready=ready)
+
+
+def _start_kwok(directory: Path, folder: Path, kubeconfig: Path) -> None:
+    (port,) = procs.free_ports(1)
+    stages = directory / "kwok-stages.yaml"
+    texts = [path.read_text() for path in sorted(folder.glob("stage-*.yaml"))]
+    stages.write_text("\n---\n".join(texts))
+    command = [
+        str(folder / "kwok"),
+        f"--config={stages}",
+        f"--kubeconfig={kubeconfig}",
+        "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+        f"--server-address=127.0.0.1:{port}",
+        "--node-ip=127.0.0.1",
+        # The default /24 holds 254 pod IPs; the 5,000-node benchmark needs more.
+        "--cidr=10.128.0.0/9",
+        "--node-lease-duration-seconds=40",
+    ]
+    ready = partial(_get_ok, f"http://127.0.0.1:{port}/healthz")
+    _daemon(directory, "kwok", command, ready=ready)
+
+
+def _start_nfd(directory: Path, folder: Path, kubeconfig: Path) -> None:
+    (port,) = procs.free_ports(1)
+    config = directory / "nfd-master.conf"
+    # Written by `apply_nfd_config` from the rendered nfd-helm-values.yaml; none until then.
+    if not config.is_file():
+        config.write_text("{}\n")
+    command = [
+        str(folder / "nfd-master"),
+        f"-kubeconfig={kubeconfig}",
+        f"-config={config}",
+        f"-port={port}",
+    ]
+    ready = partial(_get_ok, f"http://127.0.0.1:{port}/healthz")
+    _daemon(
+        directory, "nfd-master", command, ready=ready, env={"KUBERNETES_NAMESPACE": NFD_NAMESPACE}
+    )
+
+
+def _start_kueue(cluster: SimCluster, folder: Path, pki: Path, kubeconfig: Path) -> None:
+    directory = cluster.run_dir
+    webhook_port, health_port, metrics_port = procs.free_ports(3)
+    certs = directory / "kueue-certs"
+    certs.mkdir(parents=True, exist_ok=True)
+    # controller-runtime's webhook server reads tls.crt / tls.key from certDir.
+    shutil.copyfile(pki / "kueue-webhook.crt", certs / "tls.crt")
+    shutil.copyfile(pki / "kueue-webhook.key", certs / "tls.key")
+    config = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "namespace": KUEUE_NAMESPACE,
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"},
+        "metrics": {"bindAddress": f"127.0.0.1:{metrics_port}"},
+        "webhook": {"host": "127.0.0.1", "port": webhook_port, "certDir": str(certs)},
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": False},
+        "clientConnection": {"qps": 300, "burst": 500},
+        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
+    }
+    config_file = directory / "kueue-config.yaml"
+    config_file.write_text(yaml.safe_dump(config, sort_keys=True))
+    _register_webhooks(cluster, folder / "kueue-webhooks.yaml", pki / "ca.crt", webhook_port)
+    command = [str(folder / "kueue"), f"--config={config_file}"]
+    ready = partial(_get_ok, f"http://127.0.0.1:{health_port}/readyz")
+    _daemon(
+        directory, "kueue", command, ready=ready, timeout=180, env={"KUBECONFIG": str(kubeconfig)}
+    )
+    # The API server calls the webhooks; readyz only says the manager runs. Wait until a
+    # webhook answers (a ClusterQueue create is mutated by Kueue) before declaring it up.
+    procs.wait_until(
+        partial(_webhook_answers, cluster),
+        timeout=60,
+        alive=partial(procs.is_tracked_running, _pid_file(directory, "kueue")),
+        what="kueue webhooks",
+    )
+
+
+def _register_webhooks(cluster: SimCluster, manifests: Path, ca_cert: Path, port: int) -> None:
+    """Upstream's webhook configurations with `url:` client configs on loopback instead of the
+    in-cluster Service, and the harness CA as caBundle."""
+    ca_bundle = base64.b64encode(ca_cert.read_bytes()).decode("ascii")
+    documents = [d for d in yaml.safe_load_all(manifests.read_text()) if isinstance(d, dict)]
+    for document in documents:
+        document["metadata"]["name"] = f"kueue-{document['metadata']['name']}"
+        for hook in document.get("webhooks", []):
+            path = hook["clientConfig"]["service"]["path"]
+            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca_bundle}
+    cluster.kubectl(
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager=hetgitops-simcluster",
+        "-f",
+        "-",
+        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": documents}),
+    )
+
+
+def _webhook_answers(cluster: SimCluster) -> bool:
+    probe = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "hetgitops-simcluster-probe"},
+    }
+    result = cluster.kubectl(
+        "create", "--dry-run=server", "-f", "-", input=json.dumps(probe), check=False
+    )
+    return result.returncode == 0
+
+
+# ---- fleet -------------------------------------------------------------------------------
+
+
+def apply_objects(
+    cluster: SimCluster,
+    objects: Sequence[dict[str, Any]],
+    *,
+    manager: str,
+    subresource: str | None = None,
+) -> None:
+    """Server-side apply `objects` in chunks (one kubectl per 500: argument and memory limits)."""
+    extra = [f"--subresource={subresource}"] if subresource else []
+    for start in range(0, len(objects), 500):
+        chunk = list(objects[start : start + 500])
+        cluster.kubectl(
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            f"--field-manager={manager}",
+            *extra,
+            "-f",
+            "-",
+            input=json.dumps({"apiVersion": "v1", "kind": "List", "items": chunk}),
+        )
+
+
+def create_fleet(
+    cluster: SimCluster, nodes: Sequence[dict[str, Any]], features: Sequence[dict[str, Any]]
+) -> None:
+    """Create or update the Nodes (capacity through the status subresource too: an update of
+    the Node itself ignores status) and publish their NodeFeatures."""
+    apply_objects(cluster, nodes, manager=KUBELET_MANAGER)
+    statuses = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": node["metadata"]["name"]},
+            "status": node["status"],
+        }
+        for node in nodes
+    ]
+    apply_objects(cluster, statuses, manager=KUBELET_MANAGER, subresource="status")
+    apply_objects(cluster, features, manager="hetgitops-simcluster-nfd-worker")
+
+
+def configure_nfd(cluster: SimCluster, values: dict[str, Any]) -> None:
+    """Give nfd-master the config the rendered nfd-helm-values.yaml sets (master.config) and
+    restart it: that is how the chart rolls a config change out."""
+    config = values.get("master", {}).get("config", {})
+    path = cluster.run_dir / "nfd-master.conf"
+    text = yaml.safe_dump(config, sort_keys=True)
+    if (
+        path.is_file()
+        and path.read_text() == text
+        and procs.is_tracked_running(_pid_file(cluster.run_dir, "nfd-master"))
+    ):
+        return
+    path.write_text(text)
+    procs.stop(_pid_file(cluster.run_dir, "nfd-master"))
+    _start_nfd(cluster.run_dir, build.ensure("nfd"), cluster.plane.admin_kubeconfig)
+
+
+def wait_for(
+    condition: Callable[[], bool], *, timeout: float, what: str, interval: float = 0.5
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(interval)
+    raise SimError(f"timed out after {timeout:.0f}s waiting for {what}")

@@ -1,0 +1,215 @@
+"""Apply a rendered tree the way Argo CD and Flux do, including pruning what a change removed.
+
+Argo CD (gitops-engine sync_tasks.go): objects sorted by sync wave, then kind (its kindOrder:
+Namespace first ... Job, CronJob, Ingress, APIService; kinds it does not know, i.e. every
+custom resource, last), then name; each wave is applied before the next starts; objects that
+left the tree are pruned afterwards, highest wave first. Flux (kustomize-controller / fluxcd
+pkg/ssa ApplyAllStaged): cluster definitions (CRDs, Namespaces, ClusterRoles) first, then
+everything else in one server-side apply; stale objects are garbage-collected after the apply.
+
+Both retry a failed sync (Argo CD's retry policy, Flux's next reconciliation): `attempts`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .cluster import SimCluster
+
+Obj = dict[str, Any]
+ARGOCD_MANAGER = "argocd-controller"
+FLUX_MANAGER = "kustomize-controller"
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+
+# gitops-engine pkg/sync/sync_tasks.go kindOrder (the kinds a hetgitops tree can hold matter).
+_ARGO_KIND_ORDER = [
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+]
+_FLUX_FIRST = {"CustomResourceDefinition", "Namespace", "ClusterRole", "ClusterRoleBinding"}
+
+
+class SyncFailed(RuntimeError):
+    """The tool's sync did not succeed within its retries; the message holds kubectl's error."""
+
+
+def documents(tree: Path) -> list[Obj]:
+    """The objects a GitOps tool syncs from `tree`: what its kustomization.yaml lists."""
+    kustomization = yaml.safe_load((tree / "kustomization.yaml").read_text())
+    docs: list[Obj] = []
+    for resource in kustomization.get("resources", []):
+        text = (tree / resource).read_text()
+        docs += [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+    return docs
+
+
+def key(obj: Obj) -> tuple[str, str, str, str]:
+    meta = obj["metadata"]
+    return (
+        obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else "",
+        obj["kind"],
+        meta.get("namespace", ""),
+        meta["name"],
+    )
+
+
+def wave(obj: Obj) -> int:
+    return int(obj["metadata"].get("annotations", {}).get(SYNC_WAVE, "0"))
+
+
+def argo_sort_key(obj: Obj) -> tuple[int, int, str]:
+    kind = obj["kind"]
+    # Unknown kinds get 0 in gitops-engine, which sorts after every known (negative) one.
+    order = _ARGO_KIND_ORDER.index(kind) - len(_ARGO_KIND_ORDER) if kind in _ARGO_KIND_ORDER else 0
+    return wave(obj), order, obj["metadata"]["name"]
+
+
+def stale(old: Sequence[Obj], new: Sequence[Obj]) -> list[Obj]:
+    kept = {key(o) for o in new}
+    return [o for o in old if key(o) not in kept]
+
+
+def sync_argocd(
+    sim: SimCluster, tree: Path, previous: Path | None = None, *, attempts: int = 3
+) -> None:
+    new = sorted(documents(tree), key=argo_sort_key)
+    waves: dict[int, list[Obj]] = {}
+    for obj in new:
+        waves.setdefault(wave(obj), []).append(obj)
+    for number in sorted(waves):
+        _apply(sim, waves[number], manager=ARGOCD_MANAGER, attempts=attempts, what=f"wave {number}")
+    if previous is not None:
+        gone = stale(documents(previous), new)
+        by_wave: dict[int, list[Obj]] = {}
+        for obj in gone:
+            by_wave.setdefault(wave(obj), []).append(obj)
+        for number in sorted(by_wave, reverse=True):
+            _delete(
+                sim, sorted(by_wave[number], key=argo_sort_key, reverse=True), attempts=attempts
+            )
+
+
+def sync_flux(
+    sim: SimCluster, tree: Path, previous: Path | None = None, *, attempts: int = 3
+) -> None:
+    new = documents(tree)
+    first = [o for o in new if o["kind"] in _FLUX_FIRST]
+    rest = [o for o in new if o["kind"] not in _FLUX_FIRST]
+    if first:
+        _apply(sim, first, manager=FLUX_MANAGER, attempts=attempts, what="cluster definitions")
+    _apply(sim, rest, manager=FLUX_MANAGER, attempts=attempts, what="resources")
+    if previous is not None:
+        _delete(sim, stale(documents(previous), new), attempts=attempts)
+
+
+def _apply(sim: SimCluster, objs: Sequence[Obj], *, manager: str, attempts: int, what: str) -> None:
+    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)})
+    error = ""
+    for attempt in range(attempts):
+        result = sim.kubectl(
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            f"--field-manager={manager}",
+            "-f",
+            "-",
+            input=body,
+            check=False,
+        )
+        if result.returncode == 0:
+            return
+        error = result.stderr.strip()
+        time.sleep(2 * (attempt + 1))
+    raise SyncFailed(f"{manager}: {what} failed after {attempts} attempts: {error}")
+
+
+def prune(sim: SimCluster, objs: Sequence[Obj], *, attempts: int = 3) -> None:
+    """Delete `objs` the way Argo CD prunes: custom resources first, namespaces last."""
+    _delete(sim, sorted(objs, key=argo_sort_key, reverse=True), attempts=attempts)
+
+
+def apply_objects(sim: SimCluster, objs: Sequence[Obj], *, manager: str) -> None:
+    _apply(sim, objs, manager=manager, attempts=1, what="objects")
+
+
+def _delete(sim: SimCluster, objs: Sequence[Obj], *, attempts: int) -> None:
+    """Delete in the given order; consecutive objects of one namespace go in one kubectl call."""
+    batches: list[tuple[str, list[str]]] = []
+    for obj in objs:
+        group = key(obj)[0]
+        name = (
+            f"{obj['kind']}.{group}/{obj['metadata']['name']}"
+            if group
+            else f"{obj['kind']}/{obj['metadata']['name']}"
+        )
+        namespace = obj["metadata"].get("namespace", "")
+        if batches and batches[-1][0] == namespace:
+            batches[-1][1].append(name)
+        else:
+            batches.append((namespace, [name]))
+    for namespace, names in batches:
+        scope = ["-n", namespace] if namespace else []
+        error = ""
+        for attempt in range(attempts):
+            result = sim.kubectl(
+                "delete",
+                *scope,
+                "--ignore-not-found",
+                "--wait=true",
+                "--timeout=120s",
+                *names,
+                check=False,
+            )
+            if result.returncode == 0:
+                break
+            error = result.stderr.strip()
+            time.sleep(2 * (attempt + 1))
+        else:
+            raise SyncFailed(f"prune failed after {attempts} attempts: {error}")
+
+
+def kubectl_json(sim: SimCluster, *args: str) -> Any:
+    try:
+        return json.loads(sim.kubectl("get", *args, "-o", "json").stdout)
+    except subprocess.CalledProcessError as error:
+        raise SyncFailed(f"kubectl get {' '.join(args)}: {error.stderr}") from None

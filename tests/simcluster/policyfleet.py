@@ -1,0 +1,54 @@
+"""Fleet of a policy directory: load it with hetgitops, create its kwok Nodes and NodeFeatures,
+configure nfd-master as the rendered nfd-helm-values.yaml says, wait until every node is Ready."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from hetgitops import api
+from hetgitops.compilers.nodes import nfd_helm_values
+from hetgitops.model.policy import Policy
+
+from . import cluster, fleet
+
+
+class PolicyError(RuntimeError):
+    """The policy does not load or validate: there is no fleet to build."""
+
+
+def load(policy_dir: Path, *, now: dt.date) -> Policy:
+    result = api.validate([policy_dir], api.Options(now=now, check_output=False))
+    if result.policy is None or result.failed():
+        messages = "; ".join(d.message for d in result.diagnostics[:5])
+        raise PolicyError(f"{policy_dir} is not a valid policy: {messages}")
+    return result.policy
+
+
+def create(sim: cluster.SimCluster, policy_dir: Path, *, now: dt.date, timeout: float = 600) -> int:
+    """Create the fleet of `policy_dir`; return the number of nodes."""
+    return create_from(sim, load(policy_dir, now=now), timeout=timeout)
+
+
+def create_from(sim: cluster.SimCluster, policy: Policy, *, timeout: float = 600) -> int:
+    nodes, features = fleet.fleet_objects(policy)
+    cluster.configure_nfd(sim, nfd_helm_values(policy))
+    cluster.create_fleet(sim, nodes, features)
+    names = {node["metadata"]["name"] for node in nodes}
+    cluster.wait_for(
+        lambda: names <= ready_nodes(sim), timeout=timeout, what=f"{len(names)} kwok nodes Ready"
+    )
+    return len(names)
+
+
+def ready_nodes(sim: cluster.SimCluster) -> set[str]:
+    listed = json.loads(sim.kubectl("get", "nodes", "-o", "json").stdout)
+    return {
+        item["metadata"]["name"]
+        for item in listed["items"]
+        if any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in item.get("status", {}).get("conditions", [])
+        )
+    }
