@@ -78,9 +78,9 @@ def main() -> int:
     os.environ.setdefault(
         "HETGITOPS_SIMCLUSTER_DIR", str(Path(tempfile.gettempdir()) / "hetgitops-bench-sim")
     )
-    from simcluster import cluster, gitops, policyfleet
     from sim.checks import converged, eventually, get
     from sim.test_sim_quota import _queue, job
+    from simcluster import cluster, gitops, policyfleet
 
     work = Path(tempfile.mkdtemp(prefix="hetgitops-bench-sim-"))
     policy_dir = scaled_policy(args.keep or work / "policy", args.nodes)
@@ -88,7 +88,7 @@ def main() -> int:
     hetgitops = Path(sys.executable).parent / "hetgitops"
     started = time.monotonic()
     subprocess.run(
-        [str(hetgitops), "render", str(policy_dir), "--now", NOW.isoformat(), "--output", str(tree)],
+        [str(hetgitops), "render", str(policy_dir), "--now", str(NOW), "--output", str(tree)],
         check=True,
         capture_output=True,
     )
@@ -120,7 +120,8 @@ def main() -> int:
                 return any(w.get("status", {}).get("admission") for w in items)
 
             eventually(admitted, timeout=300, what=f"{team.name} admitted")
-            figures.append((f"admit one job: {team.name} ({pool.name})", time.monotonic() - started))
+            seconds = time.monotonic() - started
+            figures.append((f"admit one job: {team.name} ({pool.name})", seconds))
             gitops.prune(sim, [obj])
     finally:
         cluster.down()

@@ -37,8 +37,12 @@ def spawn(
     pid_file: Path,
     log_file: Path,
     env: Mapping[str, str] | None = None,
+    image: Path | None = None,
 ) -> int:
     """Start `command` detached (new session = own process group) and record its pid.
+
+    `image`: the binary the process ends up running when `command` is a wrapper that execs it
+    (tests/simcluster runs Kueue under `unshare`); the pid file must name what /proc shows.
 
     posix_spawn rather than Popen: the daemon outlives any Popen object, which would otherwise
     warn "subprocess is still running" when collected.
@@ -60,7 +64,7 @@ def spawn(
     finally:
         os.close(log)
     # The executable goes in too: `stop` must recognise its own daemon, not a recycled pid.
-    pid_file.write_text(f"{pid}\n{command[0]}\n")
+    pid_file.write_text(f"{pid}\n{image or command[0]}\n")
     return pid
 
 

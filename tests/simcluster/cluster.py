@@ -53,7 +53,6 @@ KUEUE_FRAMEWORKS = (
     "batch/job",
     "jobset.x-k8s.io/jobset",
     "kubeflow.org/pytorchjob",
-    "trainer.kubeflow.org/trainjob",
     "pod",
     "deployment",
     "statefulset",
@@ -68,6 +67,9 @@ KCM_CONTROLLERS = (
     "statefulset-controller",
     "serviceaccount-controller",
     "pod-garbage-collector-controller",
+    # The render's ResourceQuotas: without their controller a quota has no status and the API
+    # server's quota admission refuses every pod in the namespace.
+    "resourcequota-controller",
     # Removes the node.kubernetes.io/not-ready taint the API server puts on every new Node once
     # kwok reports it Ready (and keeps it while kwok renews the node leases).
     "node-lifecycle-controller",
@@ -102,6 +104,9 @@ def run_dir() -> Path:
 
 def missing_prerequisites() -> list[str]:
     problems = harness.missing_prerequisites()
+    wrapper = kueue_wrapper_problem()
+    if wrapper:
+        problems.append(wrapper)
     for name in sorted({component for component, _ in DAEMONS}):
         if (build.COMPONENTS[name].directory / "go.mod").is_file() is False:
             problems.append(f"tests/simcluster/go/{name}/go.mod is missing")
@@ -218,10 +223,13 @@ def _daemon(
     ready: Callable[[], bool],
     timeout: float = 120,
     env: dict[str, str] | None = None,
+    image: Path | None = None,
 ) -> None:
     pid_file = _pid_file(directory, binary)
     log_file = directory / "logs" / f"{binary}.log"
-    procs.spawn(command, pid_file=pid_file, log_file=log_file, env=env)
+    procs.spawn(command, pid_file=pid_file, log_file=log_file, env=env, image=image)
+    if image is not None:
+        time.sleep(0.5)  # the wrapper execs `image` within milliseconds; /proc shows it then
     alive = partial(procs.is_tracked_running, pid_file)
     try:
         procs.wait_until(ready, timeout=timeout, alive=alive, what=binary)
@@ -350,10 +358,23 @@ def _start_kueue(cluster: SimCluster, folder: Path, pki: Path, kubeconfig: Path)
     config_file = directory / "kueue-config.yaml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=True))
     _register_webhooks(cluster, folder / "kueue-webhooks.yaml", pki / "ca.crt", webhook_port)
-    command = [str(folder / "kueue"), f"--config={config_file}"]
+    command = [
+        *_with_metrics_certs(certs),
+        str(folder / "kueue"),
+        f"--config={config_file}",
+        # The on-demand visibility API server reads its certificate from the fixed path
+        # /visibility and binds port 8082 on every interface; nothing here uses it.
+        "--feature-gates=VisibilityOnDemand=false",
+    ]
     ready = partial(_get_ok, f"http://127.0.0.1:{health_port}/readyz")
     _daemon(
-        directory, "kueue", command, ready=ready, timeout=180, env={"KUBECONFIG": str(kubeconfig)}
+        directory,
+        "kueue",
+        command,
+        ready=ready,
+        timeout=180,
+        env={"KUBECONFIG": str(kubeconfig)},
+        image=folder / "kueue",
     )
     # The API server calls the webhooks; readyz only says the manager runs. Wait until a
     # webhook answers (a ClusterQueue create is mutated by Kueue) before declaring it up.
@@ -363,6 +384,47 @@ def _start_kueue(cluster: SimCluster, folder: Path, pki: Path, kubeconfig: Path)
         alive=partial(procs.is_tracked_running, _pid_file(directory, "kueue")),
         what="kueue webhooks",
     )
+
+
+# Kueue v0.19.2 reads its metrics serving certificate from this fixed path whenever internal
+# cert management is off (cmd/kueue/main.go:216-227); there is no flag or config field for it.
+KUEUE_METRICS_CERTS = Path("/etc/kueue/metrics/certs")
+
+
+def kueue_wrapper_problem() -> str | None:
+    """Why the Kueue manager cannot be started here, or None."""
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        return (
+            "Kueue reads its metrics certificate from the fixed path "
+            f"{KUEUE_METRICS_CERTS}; the harness bind-mounts its own there in a private mount "
+            "namespace, which needs root and `unshare` (util-linux)"
+        )
+    return None
+
+
+def _with_metrics_certs(certs: Path) -> list[str]:
+    """A wrapper that gives Kueue the harness certificate at KUEUE_METRICS_CERTS in a private
+    mount namespace: the host's /etc keeps only an empty mount point, and two instances (tests
+    and the benchmark) never see each other's files."""
+    problem = kueue_wrapper_problem()
+    if problem:
+        raise harness.Unavailable(problem)
+    KUEUE_METRICS_CERTS.mkdir(parents=True, exist_ok=True)
+    script = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+    unshare = shutil.which("unshare")
+    assert unshare is not None
+    return [
+        unshare,
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        str(certs),
+        str(KUEUE_METRICS_CERTS),
+    ]
 
 
 def _register_webhooks(cluster: SimCluster, manifests: Path, ca_cert: Path, port: int) -> None:

@@ -1,0 +1,98 @@
+"""The simulated cluster's own logic, without a cluster: the fleet counts what the policy
+counts, node agents run only where tolerated, and the GitOps orders are the tools' orders."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import yaml
+from simcluster import build, fleet, gitops, policyfleet
+
+from hetgitops.model.policy import Taint
+from hetgitops.plan.capacity import pool_resources
+
+from .conftest import NOW, POLICIES
+
+
+def test_fleet_capacity_sums_to_the_policy_capacity() -> None:
+    policy = policyfleet.load(POLICIES, now=NOW)
+    for pool in policy.pools.values():
+        if not fleet.nvidia_plugin_runs(policy, pool):
+            continue
+        card = policy.card_types[pool.card_type]
+        total: Counter[str] = Counter()
+        for node in pool.nodes:
+            resources = fleet.node_resources(policy, pool, node)
+            total.update({k: int(v) for k, v in resources.items() if "/" in k})
+        expected = {k: v for k, v in pool_resources(pool, card, policy.fleet).items() if v}
+        assert dict(total) == expected, pool.name
+
+
+def test_mig_node_advertises_its_layout() -> None:
+    policy = policyfleet.load(POLICIES, now=NOW)
+    pool = policy.pools["h100-infer"]
+    resources = fleet.node_resources(policy, pool, pool.nodes[0])
+    # GPUs 0-1: 7 x 1g.10gb each, GPUs 2-3: 2 x 3g.40gb each, GPUs 4-7 whole.
+    assert resources["nvidia.com/mig-1g.10gb"] == "14"
+    assert resources["nvidia.com/mig-3g.40gb"] == "4"
+    assert resources["nvidia.com/gpu"] == "4"
+
+
+def test_agents_only_where_tolerated() -> None:
+    taint = (Taint(key="hetgitops.io/pool", value="a800-train", effect="NoSchedule"),)
+    assert not fleet.tolerates([], taint)
+    assert fleet.tolerates([{"key": "hetgitops.io/pool", "operator": "Exists"}], taint)
+    assert fleet.tolerates([{"operator": "Exists"}], taint)
+    assert not fleet.tolerates(
+        [{"key": "hetgitops.io/pool", "value": "other", "effect": "NoSchedule"}], taint
+    )
+    soft = (Taint(key="x", value=None, effect="PreferNoSchedule"),)
+    assert fleet.tolerates([], soft)
+
+
+def test_node_features_only_for_nodes_nfd_worker_reaches() -> None:
+    policy = policyfleet.load(POLICIES, now=NOW)
+    nodes, features = fleet.fleet_objects(policy)
+    assert len(nodes) == sum(len(p.nodes) for p in policy.pools.values())
+    published = {f["metadata"]["name"] for f in features}
+    for pool in policy.pools.values():
+        reached = fleet.nfd_worker_runs(policy, pool)
+        assert all((n.name in published) == reached for n in pool.nodes), pool.name
+    assert all(f["spec"]["features"]["attributes"]["system.name"] for f in features)
+
+
+def _doc(kind: str, name: str, wave: int | None = None) -> dict[str, object]:
+    meta: dict[str, object] = {"name": name}
+    if wave is not None:
+        meta["annotations"] = {gitops.SYNC_WAVE: str(wave)}
+    return {"apiVersion": "v1", "kind": kind, "metadata": meta}
+
+
+def test_argocd_order_is_wave_then_kind_then_name() -> None:
+    docs = [
+        _doc("ClusterQueue", "b"),
+        _doc("Cohort", "root", wave=0),
+        _doc("Cohort", "child", wave=1),
+        _doc("Namespace", "z"),
+        _doc("ConfigMap", "a"),
+        _doc("ClusterQueue", "a"),
+    ]
+    order = [d["metadata"]["name"] for d in sorted(docs, key=gitops.argo_sort_key)]  # type: ignore[index]
+    assert order == ["z", "a", "a", "b", "root", "child"]
+
+
+def test_stale_objects_are_what_left_the_tree(tmp_path: Path) -> None:
+    old = [_doc("Namespace", "a"), _doc("Namespace", "b")]
+    new = [_doc("Namespace", "a")]
+    assert gitops.stale(old, new) == [_doc("Namespace", "b")]
+    (tmp_path / "ns.yaml").write_text(yaml.safe_dump_all(new))
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump({"resources": ["ns.yaml"]}))
+    assert gitops.documents(tmp_path) == new
+
+
+def test_every_component_has_a_module_and_a_stable_cache_key() -> None:
+    assert build.available() == list(build.COMPONENTS)
+    for component in build.COMPONENTS.values():
+        assert component.version().startswith("v")
+        assert build.source_hash(component) == build.source_hash(component)
