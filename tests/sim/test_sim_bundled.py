@@ -5,6 +5,7 @@ node of that pool."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,17 +89,24 @@ def _leftovers(sim: cluster.SimCluster, namespace: str) -> list[str]:
     ]
 
 
-def admitted_flavors(sim: cluster.SimCluster, namespace: str) -> set[str] | None:
-    """Flavors of every admitted workload in `namespace`; None until one is admitted."""
+def verdict(sim: cluster.SimCluster, namespace: str, since: float) -> tuple[str, str] | None:
+    """("admitted", flavors) once every workload in `namespace` is admitted, ("pending",
+    Kueue's message) once one has been pending for PENDING_VERDICT seconds, else None."""
     workloads = get(sim, "workloads.kueue.x-k8s.io", "-n", namespace)["items"]
+    if not workloads:
+        return None
     flavors: set[str] = set()
     for workload in workloads:
         admission = workload.get("status", {}).get("admission")
         if not admission:
+            for cond in workload.get("status", {}).get("conditions", []):
+                pending = cond["type"] == "QuotaReserved" and cond["status"] == "False"
+                if pending and time.monotonic() - since > PENDING_VERDICT:
+                    return "pending", cond.get("message", "")
             return None
         for podset in admission.get("podSetAssignments", []):
             flavors |= set(podset.get("flavors", {}).values())
-    return flavors or None
+    return "admitted", ",".join(sorted(flavors))
 
 
 def bound_nodes(sim: cluster.SimCluster, namespace: str, expected: int) -> set[str] | None:
@@ -110,6 +118,8 @@ def bound_nodes(sim: cluster.SimCluster, namespace: str, expected: int) -> set[s
     return {n for n in nodes if n}
 
 
+# Kueue retries a pending workload; pending this long after submission is its answer.
+PENDING_VERDICT = 15.0
 # Kinds whose pods a controller of the simulated cluster creates (kube-controller-manager).
 POD_KINDS = {"Job", "Deployment"}
 
@@ -124,11 +134,13 @@ def test_job_template_admitted_to_predicted_flavor_and_pool(
     name = request.node.callspec.params["submitted"]
     target = predictions(fleet_policy)[name]
     namespace = submitted["metadata"]["namespace"]
-    flavors = eventually(
-        lambda: admitted_flavors(sim, namespace), timeout=60, what=f"{name} admitted"
+    since = time.monotonic()
+    state, detail = eventually(
+        lambda: verdict(sim, namespace, since), timeout=90, what=f"{name}: a Kueue verdict"
     )
-    assert flavors == {target.route.pool.name}, (
-        f"{name}: Kueue admitted to {sorted(flavors)}, hetgitops predicts {target.route.pool.name}"
+    assert (state, detail) == ("admitted", target.route.pool.name), (
+        f"{name}: hetgitops predicts admission to flavor {target.route.pool.name}; "
+        f"Kueue: {state} {detail}"
     )
     if submitted["kind"] not in POD_KINDS:
         return  # no JobSet / Kubeflow / LWS controller runs here: admission is the last step

@@ -76,6 +76,29 @@ KCM_CONTROLLERS = (
 )
 
 
+# The node the control-plane daemons "run on": nfd-master annotates its own node (NODE_NAME)
+# and exits without one. Tainted like a kubeadm control-plane node, so no workload lands there.
+CONTROL_PLANE_NODE_NAME = "hetgitops-sim-control-plane"
+CONTROL_PLANE_NODE: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {
+        "name": CONTROL_PLANE_NODE_NAME,
+        "annotations": {"kwok.x-k8s.io/node": "fake"},
+        "labels": {
+            "kubernetes.io/hostname": CONTROL_PLANE_NODE_NAME,
+            "kubernetes.io/os": "linux",
+            "node-role.kubernetes.io/control-plane": "",
+        },
+    },
+    "spec": {"taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]},
+    "status": {
+        "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+        "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+    },
+}
+
+
 class SimError(RuntimeError):
     """A component did not start or the cluster did not converge."""
 
@@ -184,6 +207,7 @@ def _start(directory: Path, binaries: dict[str, Path]) -> SimCluster:
     pki = plane.run_dir / "pki"
     kubeconfig = plane.admin_kubeconfig
     _namespaces(cluster, *SYSTEM_NAMESPACES)
+    apply_objects(cluster, [CONTROL_PLANE_NODE], manager=KUBELET_MANAGER)
     starters: dict[str, Callable[[], None]] = {
         "kube-controller-manager": partial(
             _start_kcm, directory, binaries["kube"], pki, kubeconfig
@@ -330,9 +354,8 @@ def _start_nfd(directory: Path, folder: Path, kubeconfig: Path) -> None:
         f"-port={port}",
     ]
     ready = partial(_get_ok, f"http://127.0.0.1:{port}/healthz")
-    _daemon(
-        directory, "nfd-master", command, ready=ready, env={"KUBERNETES_NAMESPACE": NFD_NAMESPACE}
-    )
+    env = {"KUBERNETES_NAMESPACE": NFD_NAMESPACE, "NODE_NAME": CONTROL_PLANE_NODE_NAME}
+    _daemon(directory, "nfd-master", command, ready=ready, env=env)
 
 
 def _start_kueue(cluster: SimCluster, folder: Path, pki: Path, kubeconfig: Path) -> None:

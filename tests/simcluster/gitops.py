@@ -172,33 +172,21 @@ def apply_objects(sim: SimCluster, objs: Sequence[Obj], *, manager: str) -> None
     _apply(sim, objs, manager=manager, attempts=1, what="objects")
 
 
-def _delete(sim: SimCluster, objs: Sequence[Obj], *, attempts: int) -> None:
-    """Delete in the given order; consecutive objects of one namespace go in one kubectl call."""
-    batches: list[tuple[str, list[str]]] = []
+def _delete(sim: SimCluster, objs: Sequence[Obj], *, attempts: int, timeout: float = 120) -> None:
+    """Delete `objs` together, as both tools do (one delete call each, no waiting in between:
+    Kueue's in-use finalizers make a flavor wait for the queues deleted with it), then wait
+    until every one is gone."""
+    if not objs:
+        return
+    batches: dict[str, list[str]] = {}
     for obj in objs:
-        group = key(obj)[0]
-        name = (
-            f"{obj['kind']}.{group}/{obj['metadata']['name']}"
-            if group
-            else f"{obj['kind']}/{obj['metadata']['name']}"
-        )
-        namespace = obj["metadata"].get("namespace", "")
-        if batches and batches[-1][0] == namespace:
-            batches[-1][1].append(name)
-        else:
-            batches.append((namespace, [name]))
-    for namespace, names in batches:
+        batches.setdefault(obj["metadata"].get("namespace", ""), []).append(_ref(obj))
+    for namespace, names in batches.items():
         scope = ["-n", namespace] if namespace else []
         error = ""
         for attempt in range(attempts):
             result = sim.kubectl(
-                "delete",
-                *scope,
-                "--ignore-not-found",
-                "--wait=true",
-                "--timeout=120s",
-                *names,
-                check=False,
+                "delete", *scope, "--ignore-not-found", "--wait=false", *names, check=False
             )
             if result.returncode == 0:
                 break
@@ -206,6 +194,28 @@ def _delete(sim: SimCluster, objs: Sequence[Obj], *, attempts: int) -> None:
             time.sleep(2 * (attempt + 1))
         else:
             raise SyncFailed(f"prune failed after {attempts} attempts: {error}")
+    deadline = time.monotonic() + timeout
+    left = _existing(sim, batches)
+    while left and time.monotonic() < deadline:
+        time.sleep(1)
+        left = _existing(sim, batches)
+    if left:
+        raise SyncFailed(f"pruned objects still exist after {timeout:.0f}s: {', '.join(left[:10])}")
+
+
+def _ref(obj: Obj) -> str:
+    group = key(obj)[0]
+    kind = f"{obj['kind']}.{group}" if group else obj["kind"]
+    return f"{kind}/{obj['metadata']['name']}"
+
+
+def _existing(sim: SimCluster, batches: dict[str, list[str]]) -> list[str]:
+    found = []
+    for namespace, names in batches.items():
+        scope = ["-n", namespace] if namespace else []
+        result = sim.kubectl("get", *scope, "--ignore-not-found", "-o", "name", *names, check=False)
+        found += [f"{namespace}/{line}" if namespace else line for line in result.stdout.split()]
+    return found
 
 
 def kubectl_json(sim: SimCluster, *args: str) -> Any:
