@@ -15,6 +15,7 @@ import yaml
 from simcluster import cluster, gitops, policyfleet
 
 from hetgitops.compilers.jobs.targets import KUEUE, JobTarget, Selector
+from hetgitops.compilers.kueue_flavors import flavor_name
 from hetgitops.model.policy import Policy
 
 from .checks import ISSUE_7_ITEM_1, agents_run, converged, eventually, get, settle, unlabelled_nodes
@@ -58,15 +59,28 @@ def kueue_templates() -> list[Any]:
     expected to fail until issue 7 item 1 is fixed (no labels, no capacity, nothing fits)."""
     loaded = policyfleet.load(POLICIES, now=NOW)
     return [
-        pytest.param(
-            name,
-            marks=[]
-            if agents_run(loaded, target.route.pool)
-            else [pytest.mark.xfail(strict=True, reason=ISSUE_7_ITEM_1)],
-        )
+        pytest.param(name, marks=_marks(loaded, name, target))
         for name, target in sorted(predictions(loaded).items())
         if target.scheduler == KUEUE
     ]
+
+
+# Disagreements between hetgitops and the real Kueue found by these tests, not yet fixed.
+FINDINGS = {
+    "llm-finetune/pretraining-a100-40gb.yaml": (
+        "finding: the llm-finetune JobSet asks 2Ti memory per pod set on a100-transition, "
+        "but pretraining's ClusterQueue can reach only 1792Gi memory there (1Ti nominal + what "
+        "the cohort lends); `hetgitops jobs` routes on accelerators only and predicts admission"
+    ),
+}
+
+
+def _marks(policy: Policy, name: str, target: JobTarget) -> list[Any]:
+    if not agents_run(policy, target.route.pool):
+        return [pytest.mark.xfail(strict=True, reason=ISSUE_7_ITEM_1)]
+    if name in FINDINGS:
+        return [pytest.mark.xfail(strict=True, reason=FINDINGS[name])]
+    return []
 
 
 @pytest.fixture
@@ -138,9 +152,10 @@ def test_job_template_admitted_to_predicted_flavor_and_pool(
     state, detail = eventually(
         lambda: verdict(sim, namespace, since), timeout=90, what=f"{name}: a Kueue verdict"
     )
-    assert (state, detail) == ("admitted", target.route.pool.name), (
-        f"{name}: hetgitops predicts admission to flavor {target.route.pool.name}; "
-        f"Kueue: {state} {detail}"
+    assert fleet_policy.fleet is not None
+    flavor = flavor_name(fleet_policy, fleet_policy.fleet, target.route.pool)
+    assert (state, detail) == ("admitted", flavor), (
+        f"{name}: hetgitops predicts admission to flavor {flavor}; Kueue: {state} {detail}"
     )
     if submitted["kind"] not in POD_KINDS:
         return  # no JobSet / Kubeflow / LWS controller runs here: admission is the last step
