@@ -171,9 +171,10 @@ def test_to_yaml_equals_the_reference_and_reads_back(
     assert yaml.load(written, Loader=yaml.SafeLoader) == obj
 
 
-_NAMEY = st.text(st.sampled_from(list("aZ09-._/:=+@,()$ #'")), max_size=8) | st.sampled_from(
-    [*TRICKY, "...x", "---", "-", "- a", "a: b", "a:", "a #b", "-1", "@x", "(x)", "$(A):$(B)"]
-)
+_ODD = ["...x", "---", "-", "- a", "a: b", "a:", "a #b", "-1", "@x", "(x)", "$(A):$(B)", "x['a']"]
+_NAMEY = st.text(
+    st.sampled_from(list("aZ09-._/:=+@,()$ #'[]{}\"!&*|>%?;<~^`\\")), max_size=8
+) | st.sampled_from([*TRICKY, *_ODD, "a [b", "a: [b]"])
 _VALUES = st.recursive(
     _NAMEY | st.integers(-(2**40), 2**40) | st.booleans() | st.none() | st.floats(-1e3, 1e3),
     lambda inner: (

@@ -23,9 +23,10 @@ class NotPlain(Exception):
 
 # Plain scalars PyYAML writes unquoted in block context: no indicator first, no `: ` or ` #`,
 # no leading or trailing space, nothing that needs escaping.
+# Indicators ([]{}'"!&*|>%?) only matter as the first character; ` #` and `: ` never appear.
 _PLAIN = re.compile(
-    r"(?:[A-Za-z0-9_./$(]|-(?=[^ ]))[A-Za-z0-9_./:=+@,()$-]*"
-    r"(?: [A-Za-z0-9_./=+@,()$-][A-Za-z0-9_./:=+@,()$-]*)*"
+    r"(?:[A-Za-z0-9_./$(]|-(?=[^ ]))[A-Za-z0-9_./:=+@,()$\[\]{}'\"!&*|>%?;<~^-]*"
+    r"(?: [A-Za-z0-9_./=+@,()$\[\]{}'\"!&*|>%?;<~^-][A-Za-z0-9_./:=+@,()$\[\]{}'\"!&*|>%?;<~^-]*)*"
 )
 # What PyYAML writes single-quoted when its resolver (or ours) would misread it plain.
 _QUOTABLE = re.compile(r"(?:[\x21-\x26\x28-\x7e](?:[\x20-\x26\x28-\x7e]*[\x21-\x26\x28-\x7e])?)?")
