@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import random
 from pathlib import Path
 from typing import Any
 
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_yaml_emitter import assert_kubectl_reads, kubectl  # noqa: F401 (a fixture)
 
 from hetgitops import api
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.load.documents import KINDS, load_paths
+from hetgitops.load.documents import KINDS, load_paths, load_sources
+from hetgitops.output import manifests
+from hetgitops.output.manifests import Manifest
 from hetgitops.reporting import FORMATTERS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -138,3 +142,98 @@ def test_bundled_policy_with_one_value_replaced(draw: st.DataObject) -> None:
     for i, (name, original) in enumerate(BUNDLED):
         by_file.setdefault(name, []).append(mutated if i == index else original)
     check([(name, dump(*docs)) for name, docs in sorted(by_file.items())])
+
+
+# -- seeded mutants through the whole pipeline: validate (every format), render and jobs -----
+
+# Values a reviewer would try on every field: numbers the schema's types admit but the model
+# may not (NaN, inf, 8.0, 1e308, 10**30, int32 and int64 edges, the quantity 1e1000000),
+# strings YAML or Go readers misread, and text that reports must escape.
+EDGE_VALUES: list[Any] = [
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    1e308,
+    10**30,
+    2**31,
+    2**63,
+    -1,
+    0,
+    8.0,
+    0.5,
+    "1e1000000",
+    "12e5",
+    "y",
+    "n",
+    "0o17",
+    "",
+    "🚀",
+    "a\u202eb",
+    "@platform-team",
+    "x\x1b[31m",
+    "n" * 249,
+    None,
+    True,
+    [],
+    {},
+]
+MUTANTS = int(os.environ.get("HETGITOPS_FUZZ_MUTANTS", "400"))
+RENDER_OPTIONS = api.Options(now=dt.date(2026, 9, 1))
+
+
+def _mutant(rng: random.Random) -> list[tuple[str, bytes]]:
+    index = rng.randrange(len(BUNDLED))
+    _, doc = BUNDLED[index]
+    path = rng.choice(paths(doc)[1:])
+    mutated = replaced(doc, path, rng.choice(EDGE_VALUES))
+    by_file: dict[str, list[Any]] = {}
+    for i, (name, original) in enumerate(BUNDLED):
+        by_file.setdefault(name, []).append(mutated if i == index else original)
+    return [(name, dump(*docs)) for name, docs in sorted(by_file.items())]
+
+
+def _pipeline(sources: list[tuple[str, bytes]]) -> list[Manifest]:
+    """What validate, render and jobs do with one policy; returns the changed manifests."""
+    from hetgitops.compilers.jobs import render as job_render
+
+    loaded = load_sources(sources)
+    result = api.analyse(loaded, RENDER_OPTIONS, downgrade=RENDER_OPTIONS.render_warnings)
+    for render in FORMATTERS.values():
+        assert render(result).endswith("\n")
+    if result.failed() or result.policy is None:
+        return []
+    stream = manifests.stream(result.manifests)
+    applied = [m.obj for m in manifests.ordered(result.manifests) if m.applied]
+    assert [d for d in yaml.safe_load_all(stream) if d is not None] == applied
+    manifests.tree(result.manifests)
+    made, _ = job_render.compile_jobs(result.policy)
+    job_render.tree(made)
+    for doc in yaml.safe_load_all(job_render.stream(made)):
+        assert doc is None or isinstance(doc, dict)
+    return [*result.manifests, *made]
+
+
+def test_seeded_mutants_of_the_bundled_fleet_run_the_whole_pipeline(
+    kubectl: str,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """No traceback anywhere (an exception here is exit 3 in the CLI); accepted mutants
+    read back to the same objects, and the real kubectl decodes what changed as meant.
+    HETGITOPS_FUZZ_MUTANTS=3000 for a longer run (the suite runs 400)."""
+    names = sorted({name for name, _ in BUNDLED})
+    original = [(n, dump(*[d for m, d in BUNDLED if m == n])) for n in names]
+    baseline = {manifests.to_yaml(m.obj) for m in _pipeline(original)}
+    assert baseline  # the unmutated fleet renders
+    rng = random.Random(12)
+    changed: dict[str, Manifest] = {}
+    for number in range(MUTANTS):
+        sources = _mutant(rng)
+        try:
+            made = _pipeline(sources)
+        except Exception as exc:  # name the mutant, not only the traceback
+            raise AssertionError(f"mutant {number} crashed: {type(exc).__name__}: {exc}") from exc
+        for manifest in made:
+            changed.setdefault(manifests.to_yaml(manifest.obj), manifest)
+    fresh = [m for text, m in changed.items() if text not in baseline]
+    assert fresh  # some mutants were accepted and changed the output
+    assert_kubectl_reads(kubectl, fresh, tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import json
 import reprlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -59,16 +60,50 @@ def _jsonschema_validator(name: str) -> Validator:
     registry: Registry[Any] = Registry().with_resources(
         (BASE_URI + file, Resource.from_contents(body)) for file, body in raw_schemas().items()
     )
-    return jsonschema.Draft202012Validator(
+    strict: type[Validator] = _strict_numbers(jsonschema.Draft202012Validator)
+    return strict(
         raw_schemas()[name],
         registry=registry,
         format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
     )
 
 
+def _strict_numbers(base: Any) -> Any:
+    """The validator class with the model's idea of a number: `integer` is a whole number
+    written as one (`8.0` is not: Python would carry a float into range() and int fields),
+    `number` is finite (NaN passes every `minimum`, and inf every bound but `maximum`)."""
+    import jsonschema
+
+    def integer(checker: Any, value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    def number(checker: Any, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        return isinstance(value, int) or math.isfinite(value)
+
+    types = base.TYPE_CHECKER.redefine_many({"integer": integer, "number": number})
+    return jsonschema.validators.extend(base, type_checker=types)  # type: ignore[no-untyped-call]
+
+
+def _odd_numbers(value: Any) -> bool:
+    """A value the compiled validator reads differently from the model: an integral or
+    non-finite float, or an integer past 64 bits. Such documents go to jsonschema itself."""
+    if isinstance(value, float):
+        return not math.isfinite(value) or value.is_integer()
+    if isinstance(value, int):
+        return abs(value) >= 2**63
+    if isinstance(value, dict):
+        return any(_odd_numbers(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_odd_numbers(v) for v in value)
+    return False
+
+
 def check_document(doc: Document) -> Iterator[Diagnostic]:
     validator = validators()[doc.kind]
-    for err in validator.iter_errors(doc.data):
+    errors = validator.slow.iter_errors if _odd_numbers(doc.data) else validator.iter_errors
+    for err in errors(doc.data):
         yield _diagnostic(doc, _deepest(err))
 
 
@@ -78,7 +113,8 @@ def check_documents(docs: Iterable[Document]) -> list[list[Diagnostic]]:
     docs = list(docs)
     clean: set[str] = set()
     for kind in {doc.kind for doc in docs}:
-        if validators()[kind].valid_all([d.data for d in docs if d.kind == kind]):
+        mine = [d.data for d in docs if d.kind == kind]
+        if not any(map(_odd_numbers, mine)) and validators()[kind].valid_all(mine):
             clean.add(kind)
     return [[] if doc.kind in clean else list(check_document(doc)) for doc in docs]
 
