@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import functools
-import math
 import json
+import math
 import reprlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
