@@ -110,3 +110,32 @@ def test_internal_error_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
     result = run(POLICIES, *NOW)
     assert result.exit_code == 3
     assert "internal error (RuntimeError: boom)" in result.stderr
+
+
+def test_templates_cannot_include_files_outside_their_folder(tmp_path: Path) -> None:
+    """A symlink out of --templates copied /etc/os-release into a job."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET\n")
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "leak.j2").symlink_to(secret)
+    (folder / "deployment.yaml.j2").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+        "data: {leak: '{% include \"leak.j2\" %}'}\n"
+    )
+    result = run(POLICIES, *NOW, "--templates", str(folder))
+    assert result.exit_code == 1
+    assert "TOP-SECRET" not in result.stdout + result.stderr
+    assert "outside the template folder" in result.stderr
+    assert "policies/profiles/serving.yaml:7:14: error[job-template]" in result.stderr
+
+
+def test_a_template_that_prints_without_end_is_a_finding(tmp_path: Path) -> None:
+    (tmp_path / "deployment.yaml.j2").write_text(
+        "kind: x\n{% for a in range(100000) %}{% for b in range(100000) %}xxxxxxxx"
+        "{% endfor %}{% endfor %}\n"
+    )
+    result = run(POLICIES, *NOW, "--templates", str(tmp_path))
+    assert result.exit_code == 1
+    assert "renders more than" in result.stderr
+    assert "policies/profiles/serving.yaml:7:14: error[job-template]" in result.stderr

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
+import time
 import traceback
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,39 @@ TEMPLATES: Mapping[str, str] = {
 PYTORCHJOB_DEFAULT_OFF = (0, 19)
 
 
+# Per template render: a repository's template may loop without end or print gigabytes.
+MAX_TEMPLATE_SECONDS = 10.0
+MAX_TEMPLATE_BYTES = 1024 * 1024
+
+
+class ConfinedLoader(jinja2.FileSystemLoader):
+    """A FileSystemLoader that never reads outside its folders: a symlink (or `..`) out of a
+    `--templates` folder would copy any file the user can read into a job."""
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        source, filename, uptodate = super().get_source(environment, template)
+        real = os.path.realpath(filename)
+        roots = [os.path.realpath(folder) for folder in self.searchpath]
+        if not any(real.startswith(root + os.sep) for root in roots):
+            raise jinja2.TemplateNotFound(f"{template} (it leads outside the template folder)")
+        return source, filename, uptodate
+
+
+def _bounded(template: jinja2.Template, values: Mapping[str, Any]) -> str:
+    """Render with a time and size budget, checked at every chunk of output."""
+    started, size, parts = time.monotonic(), 0, []
+    for chunk in template.generate(values):
+        size += len(chunk)
+        parts.append(chunk)
+        if size > MAX_TEMPLATE_BYTES:
+            raise ValueError(f"renders more than {MAX_TEMPLATE_BYTES} characters")
+        if time.monotonic() - started > MAX_TEMPLATE_SECONDS:
+            raise ValueError(f"takes more than {MAX_TEMPLATE_SECONDS:g} s to render")
+    return "".join(parts)
+
+
 @functools.cache
 def environment(templates: Path | None = None) -> SandboxedEnvironment:
     """One environment per template folder: the user's folder first, the bundled one behind
@@ -51,7 +86,7 @@ def environment(templates: Path | None = None) -> SandboxedEnvironment:
     folders = [str(templates)] if templates is not None else []
     folders.append(str(data_dir("templates")))
     env = SandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(folders),
+        loader=ConfinedLoader(folders),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -112,7 +147,7 @@ def render_one(
     except ContextError as exc:
         return _problem(profile, f"{where}: {exc}")
     try:
-        text = env.get_template(name).render(values)
+        text = _bounded(env.get_template(name), values)
     except Exception as exc:  # user-supplied template code: any failure is a finding
         at = _template_line(exc) or name
         return _problem(profile, f"{where}: {at}: {type(exc).__name__}: {exc}")
