@@ -12,13 +12,20 @@ TITLE = "### hetgitops validate"
 # \u2139 is the information source emoji (written escaped: it looks like a plain letter i).
 _ICONS = {Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.INFO: "\u2139\ufe0f"}
 _MARKUP = re.compile(r"([\\`*_\[\]|~#])")
-_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+# `@name` in a PR comment pings a user or team: a zero-width space after the @ keeps the text
+# and drops the ping.
+_MENTION = re.compile(r"(?<![\w.])@(?=[A-Za-z0-9])")
+
+
+def _no_mentions(text: str) -> str:
+    return _MENTION.sub("@\u200b", text)
 
 
 def text_cell(text: str) -> str:
     """Plain text in a table cell: no markup, no HTML, no cell or row breaks."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _CONTROL.sub("", _MARKUP.sub(r"\\\1", text)).replace("\n", "<br>")
+    return _no_mentions(_CONTROL.sub("", _MARKUP.sub(r"\\\1", text))).replace("\n", "<br>")
 
 
 def code_cell(text: str) -> str:
