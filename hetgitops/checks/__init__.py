@@ -13,6 +13,7 @@ from hetgitops.checks import (
     labels,
     lifecycle,
     mig_rules,
+    node_agents,
     priorities,
     profiles,
     queues,
@@ -44,6 +45,7 @@ FAMILIES: tuple[str, ...] = tuple(
         coefficients,
         queues,
         twins,
+        node_agents,
     )
 )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hetgitops.compilers import COMPILERS, nodes, nvidia
+from hetgitops.compilers import COMPILERS, agents, nodes, nvidia
 from hetgitops.diagnostics import NOWHERE, Span
 from hetgitops.model.policy import Fleet, Policy
 from hetgitops.output.manifests import Manifest, metadata, to_yaml
@@ -94,10 +94,21 @@ def helm_values(policy: Policy, fleet: Fleet) -> dict[str, Any]:
             }
         },
     }
+    operands = agents.pool_tolerations(policy, nvidia_only=True)
+    if operands:  # driver, device plugin, GFD, mig-manager... must run on tainted pools
+        values["daemonsets"] = {
+            "tolerations": agents.with_defaults(agents.GPU_OPERATOR_DEFAULT, operands)
+        }
     if "nodes" in fleet.targets:
         # The operator bundles NFD with `extraLabelNs: [nvidia.com]`; values replace lists.
-        allowed = sorted({*nodes.label_namespaces(policy), "nvidia.com"})
-        values["node-feature-discovery"] = {"master": {"config": {"extraLabelNs": allowed}}}
+        config = nodes.nfd_master_config(policy)
+        config["extraLabelNs"] = sorted({*config["extraLabelNs"], "nvidia.com"})
+        bundled: dict[str, Any] = {"master": {"config": config}}
+        workers = agents.pool_tolerations(policy)
+        if workers:
+            tolerations = agents.with_defaults(agents.BUNDLED_NFD_DEFAULT, workers)
+            bundled["worker"] = {"tolerations": tolerations}
+        values["node-feature-discovery"] = bundled
     return values
 
 

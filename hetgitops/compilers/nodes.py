@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hetgitops.compilers import COMPILERS, nvidia
+from hetgitops.compilers import COMPILERS, agents, nvidia
 from hetgitops.compilers.labels import node_labels
 from hetgitops.model.policy import Fleet, Node, Policy, Pool, derived
 from hetgitops.output.manifests import Manifest, metadata
@@ -73,20 +73,29 @@ def _groups(policy: Policy, pool: Pool) -> list[tuple[dict[str, str], list[str]]
     return list(groups.values())
 
 
-def _rule(name: str, labels: dict[str, str], names: list[str]) -> dict[str, Any]:
+def _rule(
+    name: str, labels: dict[str, str], names: list[str], taints: list[dict[str, str]]
+) -> dict[str, Any]:
     match = {"nodename": {"op": "In", "value": sorted(names)}}
-    return {
-        "name": name,
-        "labels": labels,
-        "matchFeatures": [{"feature": "system.name", "matchExpressions": match}],
-    }
+    rule: dict[str, Any] = {"name": name, "labels": labels}
+    if taints:  # applied by nfd-master with enableTaints (see compilers/agents.py)
+        rule["taints"] = taints
+    rule["matchFeatures"] = [{"feature": "system.name", "matchExpressions": match}]
+    return rule
+
+
+def _taints(pool: Pool) -> list[dict[str, str]]:
+    return [
+        {"key": t.key, **({"value": t.value} if t.value is not None else {}), "effect": t.effect}
+        for t in pool.taints
+    ]
 
 
 def _feature_rule(policy: Policy, fleet: Fleet, pool: Pool) -> Manifest:
     """One cluster-scoped NodeFeatureRule per pool, one rule per group of identical nodes."""
     groups = _groups(policy, pool)
     rules = [
-        _rule(pool.name if len(groups) == 1 else f"{pool.name}-{i}", labels, names)
+        _rule(pool.name if len(groups) == 1 else f"{pool.name}-{i}", labels, names, _taints(pool))
         for i, (labels, names) in enumerate(groups, start=1)
     ]
     obj = {
@@ -113,9 +122,22 @@ def _plan(policy: Policy, pool: Pool, node: Node) -> Manifest:
     )
 
 
+def nfd_master_config(policy: Policy) -> dict[str, Any]:
+    """nfd-master's config file: the label prefixes, and taints on when a pool has some."""
+    config: dict[str, Any] = {"extraLabelNs": label_namespaces(policy)}
+    if any(pool.taints for pool in policy.pools.values()):
+        config["enableTaints"] = True
+    return config
+
+
 def nfd_helm_values(policy: Policy) -> dict[str, Any]:
-    """Values for the node-feature-discovery chart (nfd-master's config file)."""
-    return {"master": {"config": {"extraLabelNs": label_namespaces(policy)}}}
+    """Values for the node-feature-discovery chart: nfd-master's config, and the worker's
+    tolerations (chart default `[]`) so it runs on tainted pools."""
+    values: dict[str, Any] = {"master": {"config": nfd_master_config(policy)}}
+    tolerations = agents.pool_tolerations(policy)
+    if tolerations:
+        values["worker"] = {"tolerations": tolerations}
+    return values
 
 
 def compile_nodes(policy: Policy) -> list[Manifest]:
