@@ -68,7 +68,11 @@ def test_empty_render_is_refused(tmp_path: Path) -> None:
     shutil.copytree(CASES / "isolated-pool" / "policy", tmp_path / "policy")
     # Keep only the Ascend pool: the GPU Operator target then has nothing to configure.
     pools = tmp_path / "policy" / "pools.yaml"
-    pools.write_text(pools.read_text().split("---")[0])
+    ascend = pools.read_text().split("---")[0]
+    # Untainted: the GPU Operator's bundled NFD would not tolerate a taint (agent-untolerated-taint).
+    pools.write_text(
+        "\n".join(x for x in ascend.splitlines() if "taint" not in x and "{key:" not in x) + "\n"
+    )
     teams = tmp_path / "policy" / "teams.yaml"
     kept = [line for line in teams.read_text().splitlines() if "h100-shared" not in line]
     teams.write_text("\n".join(kept) + "\n")
