@@ -69,7 +69,7 @@ def test_empty_render_is_refused(tmp_path: Path) -> None:
     # Keep only the Ascend pool: the GPU Operator target then has nothing to configure.
     pools = tmp_path / "policy" / "pools.yaml"
     ascend = pools.read_text().split("---")[0]
-    # Untainted: the GPU Operator's bundled NFD would not tolerate a taint (agent-untolerated-taint).
+    # Untainted: the GPU Operator's bundled NFD would not tolerate it (agent-untolerated-taint).
     pools.write_text(
         "\n".join(x for x in ascend.splitlines() if "taint" not in x and "{key:" not in x) + "\n"
     )
