@@ -357,3 +357,24 @@ def test_unreadable_file_does_not_stop_the_others(
     result = load_paths([Path(".")])
     assert [d.name for d in result.documents] == ["gold"]
     assert [d.rule for d in result.diagnostics] == ["io-error"]
+
+
+def test_directory_symlinks_are_followed_and_loops_reported(tmp_path: Path) -> None:
+    """A `teams -> ../shared-teams` link used to be skipped without a word (os.walk does not
+    follow directory links), losing every queue of those teams."""
+    import shutil
+
+    from hetgitops.load.policyfiles import policy_files
+
+    repo = Path(__file__).resolve().parents[1]
+    policy = tmp_path / "policy"
+    shutil.copytree(repo / "policies", policy)
+    shutil.move(str(policy / "teams"), str(tmp_path / "shared-teams"))
+    (policy / "teams").symlink_to(tmp_path / "shared-teams", target_is_directory=True)
+    files, problems = policy_files([policy])
+    assert problems == []
+    assert {f.name for f in files if f.parent.name == "teams"} == {"others.yaml", "training.yaml"}
+    (policy / "pools" / "again").symlink_to(policy, target_is_directory=True)
+    files, problems = policy_files([policy])
+    assert [(p.rule, Path(p.span.file).name) for p in problems] == [("io-error", "again")]
+    assert "loop" in problems[0].message

@@ -55,8 +55,28 @@ def _directory_files(root: Path, problems: list[Diagnostic]) -> list[Path]:
             )
         )
 
-    for folder, dirs, names in os.walk(root, onerror=unreadable):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    # Directory symlinks are followed (os.walk skips them by default, which silently lost a
+    # `teams -> ../shared-teams` link and with it every queue of those teams); a link back to a
+    # directory on its own path is a loop, reported where the link is.
+    chains: dict[str, tuple[str, ...]] = {str(root): (os.path.realpath(root),)}
+    for folder, dirs, names in os.walk(root, onerror=unreadable, followlinks=True):
+        chain = chains.get(folder, (os.path.realpath(folder),))
+        kept = []
+        for d in sorted(d for d in dirs if not d.startswith(".")):
+            real = os.path.realpath(os.path.join(folder, d))
+            if real in chain:
+                problems.append(
+                    error(
+                        "io-error",
+                        "directory symlink loop: it points back to a directory it is in",
+                        Span(display_name(Path(folder) / d)),
+                        hint="remove the link, or point it outside its own tree",
+                    )
+                )
+                continue
+            chains[os.path.join(folder, d)] = (*chain, real)
+            kept.append(d)
+        dirs[:] = kept
         for name in names:
             if name.startswith("."):
                 continue
