@@ -215,3 +215,15 @@ def test_rules_lists_every_rule_once() -> None:
 
     assert set(RULES) | set(LOAD_RULES) | set(STAGE_RULES) | set(DRIFT_RULES) == set(ids)
     assert {"schema", "job-template", "job-integration", "drift-changed"} <= set(ids)
+
+
+@pytest.mark.parametrize("command", ["validate", "render", "jobs"])
+def test_a_policy_path_that_does_not_exist_is_a_usage_error(command: str, tmp_path: Path) -> None:
+    """Issue 7 item 6: a typo in a path is exit 2 with click's message, never a finding (1)."""
+    from click.testing import CliRunner
+
+    from hetgitops.cli.main import main as entry
+
+    result = CliRunner().invoke(entry, [command, str(tmp_path / "no-such-policy")])
+    assert result.exit_code == 2, result.output
+    assert "does not exist" in result.output

@@ -10,10 +10,10 @@ import click
 
 from hetgitops import api
 from hetgitops.cli.common import (
+    EXISTING_PATHS_ARGUMENT,
     EXIT_FINDINGS,
     EXIT_OK,
     NOW_OPTION,
-    PATHS_ARGUMENT,
     echo_report,
     guarded,
     policy_paths,
@@ -35,7 +35,7 @@ the Argo CD install (see integrations/argocd/). Argo CD then shows a Kueue Clust
 LocalQueue, ResourceFlavor and a Volcano Queue with their real health, and compares quotas as
 Kubernetes quantities (12000m equals 12).""",
 )
-@PATHS_ARGUMENT
+@EXISTING_PATHS_ARGUMENT
 @click.option("--namespace", default="argocd", show_default=True, help="Argo CD's namespace.")
 @NOW_OPTION
 def argocd_cm(paths: tuple[Path, ...], namespace: str, now: dt.date) -> None:

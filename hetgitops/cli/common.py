@@ -39,6 +39,12 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 # Options shared by the commands that read a policy: one definition, the same help everywhere.
 PATHS_ARGUMENT = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+# Commands that read policy files from disk: a path that does not exist is a typo in the command,
+# a usage error (exit 2) before anything runs, not a finding about the policy. `diff` keeps the
+# plain argument: its paths are looked up inside Git revisions, not the working tree.
+EXISTING_PATHS_ARGUMENT = click.argument(
+    "paths", nargs=-1, type=click.Path(path_type=Path, exists=True)
+)
 NOW_OPTION = click.option(
     "--now",
     callback=_parse_date,

@@ -10,10 +10,10 @@ from pathlib import Path
 import click
 
 from hetgitops.cli.common import (
+    EXISTING_PATHS_ARGUMENT,
     EXIT_ENVIRONMENT,
     EXIT_FINDINGS,
     EXIT_OK,
-    PATHS_ARGUMENT,
     echo_report,
     guarded,
     policy_paths,
@@ -52,7 +52,7 @@ the CRDs and one of the nodes; never a GET per object. `hetgitops render
 --target drift-rbac` gives the ClusterRole it needs. Secret data and
 credentials are never printed."""
 )
-@PATHS_ARGUMENT
+@EXISTING_PATHS_ARGUMENT
 @click.option(
     "--kubeconfig",
     type=click.Path(path_type=Path, dir_okay=False),

@@ -13,11 +13,11 @@ import click
 from hetgitops import __version__, api
 from hetgitops.cli.argocd import argocd_cm
 from hetgitops.cli.common import (
+    EXISTING_PATHS_ARGUMENT,
     EXIT_CODES_HELP,
     EXIT_FINDINGS,
     EXIT_OK,
     NOW_OPTION,
-    PATHS_ARGUMENT,
     crd_dir_option,
     echo_report,
     emit,
@@ -52,7 +52,7 @@ def _formats_help() -> str:
 
 
 @main.command(epilog=EXIT_CODES_HELP + "\n\n" + _formats_help())
-@PATHS_ARGUMENT
+@EXISTING_PATHS_ARGUMENT
 @click.option(
     "--format",
     "output_format",

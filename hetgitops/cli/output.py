@@ -12,10 +12,10 @@ import click
 
 from hetgitops import api
 from hetgitops.cli.common import (
+    EXISTING_PATHS_ARGUMENT,
     EXIT_FINDINGS,
     EXIT_OK,
     NOW_OPTION,
-    PATHS_ARGUMENT,
     crd_dir_option,
     emit,
     guarded,
@@ -48,7 +48,7 @@ Exit codes:
 stdout carries only the YAML stream (for Argo CD's generate); diagnostics go to stderr.
 An empty render is refused: with pruning on, Argo CD would delete everything."""
 )
-@PATHS_ARGUMENT
+@EXISTING_PATHS_ARGUMENT
 @click.option(
     "--output",
     "-o",
@@ -181,7 +181,7 @@ Exit codes:
 Job templates are examples for teams to submit: they are never part of `render`'s tree.
 stdout carries only the YAML stream; diagnostics go to stderr."""
 )
-@PATHS_ARGUMENT
+@EXISTING_PATHS_ARGUMENT
 @click.option(
     "--output",
     "-o",
