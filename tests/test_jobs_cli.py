@@ -139,3 +139,20 @@ def test_a_template_that_prints_without_end_is_a_finding(tmp_path: Path) -> None
     assert result.exit_code == 1
     assert "renders more than" in result.stderr
     assert "policies/profiles/serving.yaml:7:14: error[job-template]" in result.stderr
+
+
+def test_a_template_that_computes_without_printing_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nested loops that emit nothing never reach the per-chunk check: the timer stops them."""
+    from hetgitops.compilers.jobs import render as job_render
+
+    monkeypatch.setattr(job_render, "MAX_TEMPLATE_SECONDS", 0.5)
+    (tmp_path / "deployment.yaml.j2").write_text(
+        "kind: x\n{% for a in range(100000) %}{% for b in range(100000) %}"
+        "{% endfor %}{% endfor %}\n"
+    )
+    result = run(POLICIES, *NOW, "--templates", str(tmp_path))
+    assert result.exit_code == 1
+    assert "takes more than 0.5 s to render" in result.stderr
+    assert "policies/profiles/serving.yaml:7:14: error[job-template]" in result.stderr

@@ -9,10 +9,13 @@ the profile, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import re
+import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -66,8 +69,44 @@ class ConfinedLoader(jinja2.FileSystemLoader):
         return source, filename, uptodate
 
 
+class _TooSlow(Exception):
+    """Raised by the interval timer inside a template that runs too long."""
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    """Interrupt a template that computes without printing (nested loops that emit nothing never
+    reach the per-chunk check). Signals reach only the main thread, which is where the CLI runs;
+    a library caller on another thread keeps the per-chunk check alone."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "setitimer"
+    ):
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise _TooSlow
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _bounded(template: jinja2.Template, values: Mapping[str, Any]) -> str:
-    """Render with a time and size budget, checked at every chunk of output."""
+    """Render with a time and size budget: size checked at every chunk of output, time both
+    there and by an interval timer."""
+    try:
+        with _alarm(MAX_TEMPLATE_SECONDS):
+            return _collect(template, values)
+    except _TooSlow:
+        raise ValueError(f"takes more than {MAX_TEMPLATE_SECONDS:g} s to render") from None
+
+
+def _collect(template: jinja2.Template, values: Mapping[str, Any]) -> str:
     started, size, parts = time.monotonic(), 0, []
     for chunk in template.generate(values):
         size += len(chunk)
