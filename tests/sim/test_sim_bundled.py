@@ -67,7 +67,7 @@ def kueue_templates() -> list[Any]:
 
 # Disagreements between hetgitops and the real Kueue found by these tests, not yet fixed.
 FINDINGS = {
-    "llm-finetune/pretraining-a100-40gb.yaml": (
+    "llm-finetune/pretraining/a100-40gb.yaml": (
         "finding: the llm-finetune JobSet asks 2Ti memory per pod set on a100-transition, "
         "but pretraining's ClusterQueue can reach only 1792Gi memory there (1Ti nominal + what "
         "the cohort lends); `hetgitops jobs` routes on accelerators only and predicts admission"

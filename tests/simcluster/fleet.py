@@ -68,6 +68,8 @@ def nfd_worker_runs(policy: Policy, pool: Pool) -> bool:
 
 
 def nvidia_plugin_runs(policy: Policy, pool: Pool) -> bool:
+    if policy.card_types[pool.card_type].vendor != "nvidia":
+        return True  # the GPU Operator's DaemonSets serve NVIDIA nodes only; nothing to tolerate
     if policy.fleet is None or "gpu-operator" not in policy.fleet.targets:
         return True  # the GPU software is installed some other way: assume it runs
     values = gpu_operator.helm_values(policy, policy.fleet)
