@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 import yaml
-from simcluster import build, fleet, gitops, policyfleet
+from simcluster import build, cluster, fleet, gitops, policyfleet
 
 from hetgitops.model.policy import Taint
 from hetgitops.plan.capacity import pool_resources
@@ -96,3 +97,15 @@ def test_every_component_has_a_module_and_a_stable_cache_key() -> None:
     for component in build.COMPONENTS.values():
         assert component.version().startswith("v")
         assert build.source_hash(component) == build.source_hash(component)
+
+
+def test_named_instances_live_beside_the_default_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HETGITOPS_SIMCLUSTER_DIR", raising=False)
+    monkeypatch.setenv("HETGITOPS_CONTROLPLANE_DIR", "/tmp/cp-x/")
+    assert cluster.run_dir() == Path("/tmp/cp-x-sim")
+    assert cluster.run_dir("manager") == Path("/tmp/cp-x-sim-manager")
+    monkeypatch.setenv("HETGITOPS_SIMCLUSTER_DIR", "/tmp/sim")
+    assert cluster.run_dir("worker-a100") == Path("/tmp/sim-worker-a100")
+    for bad in ("Manager", "../x", "a/b", "-a", "x" * 33):
+        with pytest.raises(ValueError):
+            cluster.run_dir(bad)

@@ -6,6 +6,12 @@ loopback tracked by pid file like the control plane's. Webhooks are registered w
 client configs and certificates from the harness' CA. With a policy, `up` also creates the
 fleet (tests/simcluster/fleet.py). Environment: HETGITOPS_SIMCLUSTER_DIR (run state; default
 `$HETGITOPS_CONTROLPLANE_DIR-sim`, else `<cache>/simcluster-run`), plus the control plane's.
+
+Several clusters run side by side as named instances (`up(name="manager")`): each has its own
+state folder `<run dir>-<name>`, PKI, ports and daemons, as separate clusters would (the
+MultiKueue tests run a manager and a worker). `remote_kubeconfig` gives one cluster's
+credentials to another the way a fleet operator does: a ServiceAccount token and the CA data
+embedded, never a file path.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import ssl
 import time
@@ -109,20 +116,29 @@ class SimCluster:
 
     plane: ControlPlane
     run_dir: Path
+    name: str = ""
 
     def kubectl(self, *args: str, input: str | None = None, check: bool = True) -> Any:
         return self.plane.kubectl(*args, input=input, check=check)
 
 
-def run_dir() -> Path:
+# A named instance's name goes into a folder name and a kubeconfig: a DNS label keeps both safe.
+_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?")
+
+
+def run_dir(name: str = "") -> Path:
+    """The state folder of the default instance, or of the named one beside it."""
+    if name and not _NAME.fullmatch(name):
+        raise ValueError(f"instance name {name!r} is not a lowercase DNS label of <= 32 characters")
+    suffix = f"-{name}" if name else ""
     explicit = os.environ.get("HETGITOPS_SIMCLUSTER_DIR")
     if explicit:
-        return Path(explicit).expanduser().absolute()
+        return Path(explicit.rstrip("/") + suffix).expanduser().absolute()
     plane = os.environ.get("HETGITOPS_CONTROLPLANE_DIR")
     if plane:
         # Beside the e2e plane of the same user: never a folder another instance owns.
-        return Path(plane.rstrip("/") + "-sim").expanduser().absolute()
-    return cp_build.cache_root() / "simcluster-run"
+        return Path(plane.rstrip("/") + "-sim" + suffix).expanduser().absolute()
+    return cp_build.cache_root() / f"simcluster-run{suffix}"
 
 
 def missing_prerequisites() -> list[str]:
@@ -138,37 +154,38 @@ def missing_prerequisites() -> list[str]:
     return problems
 
 
-def status() -> SimCluster | None:
-    directory = run_dir()
+def status(name: str = "") -> SimCluster | None:
+    directory = run_dir(name)
     plane = harness.status(directory / "plane")
     if plane is None or not (directory / "state.json").is_file():
         return None
     if not all(procs.is_tracked_running(_pid_file(directory, b)) for _, b in DAEMONS):
         return None
-    return SimCluster(plane=plane, run_dir=directory)
+    return SimCluster(plane=plane, run_dir=directory, name=name)
 
 
-def up() -> SimCluster:
-    """Start everything, or return the healthy cluster already running (idempotent)."""
+def up(name: str = "") -> SimCluster:
+    """Start everything, or return the healthy cluster already running (idempotent).
+    `name` selects a named instance (its own folder, PKI and ports) beside the default one."""
     problems = missing_prerequisites()
     if problems:
         raise harness.Unavailable("; ".join(problems))
-    directory = run_dir()
+    directory = run_dir(name)
     with procs.locked(directory / ".lock"):
-        running = status()
+        running = status(name)
         if running is not None:
             return running
         _stop(directory)
-        binaries = {name: build.ensure(name) for name in sorted({c for c, _ in DAEMONS})}
+        binaries = {c: build.ensure(c) for c in sorted({c for c, _ in DAEMONS})}
         try:
-            return _start(directory, binaries)
+            return _start(directory, binaries, name)
         except BaseException:
             _stop(directory)
             raise
 
 
-def down() -> None:
-    directory = run_dir()
+def down(name: str = "") -> None:
+    directory = run_dir(name)
     with procs.locked(directory / ".lock"):
         _stop(directory)
 
@@ -197,13 +214,13 @@ def _stop(directory: Path) -> None:
         raise procs.ProcessError("; ".join(errors))
 
 
-def _start(directory: Path, binaries: dict[str, Path]) -> SimCluster:
+def _start(directory: Path, binaries: dict[str, Path], name: str) -> SimCluster:
     shutil.rmtree(directory / "logs", ignore_errors=True)
     timings: dict[str, float] = {}
     started = time.monotonic()
     plane = harness.up(directory / "plane", extra_serving=WEBHOOK_CERTS)
     timings["control-plane"] = time.monotonic() - started
-    cluster = SimCluster(plane=plane, run_dir=directory)
+    cluster = SimCluster(plane=plane, run_dir=directory, name=name)
     pki = plane.run_dir / "pki"
     kubeconfig = plane.admin_kubeconfig
     _namespaces(cluster, *SYSTEM_NAMESPACES)
@@ -554,3 +571,65 @@ def wait_for(
             return
         time.sleep(interval)
     raise SimError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+# ---- several clusters --------------------------------------------------------------------
+
+
+def remote_kubeconfig(
+    cluster: SimCluster,
+    *,
+    service_account: str,
+    namespace: str = KUEUE_NAMESPACE,
+    user: str = "",
+    duration: str = "24h",
+) -> str:
+    """A kubeconfig another cluster can use to reach `cluster`: a bound token of
+    `service_account` (created if missing; its rights come from whoever grants them, e.g. the
+    rendered RBAC) and the server's CA embedded as data. Kueue's MultiKueue refuses kubeconfigs
+    with a CA file path, a token file, insecure TLS or no server
+    (pkg/controller/admissionchecks/multikueue/multikueuecluster.go, validateKubeconfig)."""
+    account = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": service_account, "namespace": namespace},
+    }
+    apply_objects(cluster, [account], manager="hetgitops-simcluster")
+    token = cluster.kubectl(
+        "create", "token", service_account, "-n", namespace, f"--duration={duration}"
+    ).stdout.strip()
+    ca_data = base64.b64encode((cluster.plane.run_dir / "pki" / "ca.crt").read_bytes())
+    name = cluster.name or "simcluster"
+    user = user or f"{name}-{service_account}"
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": name,
+                "cluster": {
+                    "server": cluster.plane.server,
+                    "certificate-authority-data": ca_data.decode("ascii"),
+                },
+            }
+        ],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": user}}],
+        "current-context": name,
+    }
+    return yaml.safe_dump(config, sort_keys=True)
+
+
+def store_kubeconfig(
+    cluster: SimCluster, secret: str, kubeconfig: str, *, namespace: str = KUEUE_NAMESPACE
+) -> None:
+    """Put `kubeconfig` into Secret `secret` under the key `kubeconfig`, where a
+    MultiKueueCluster's `clusterSource.kubeConfig` (locationType Secret) looks for it."""
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": secret, "namespace": namespace},
+        "type": "Opaque",
+        "data": {"kubeconfig": base64.b64encode(kubeconfig.encode()).decode("ascii")},
+    }
+    apply_objects(cluster, [obj], manager="hetgitops-simcluster")
