@@ -9,12 +9,13 @@ from decimal import Decimal
 from fractions import Fraction
 
 from hetgitops.checks._common import error_at, warning_at
+from hetgitops.checks._common import written as written_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model import quantities
 from hetgitops.model.policy import Policy, Team, WorkloadProfile, derived
 from hetgitops.plan import capacity, quota_plan, routing
-from hetgitops.plan.routing import Route, admissible, candidate_teams, fits
+from hetgitops.plan.routing import Route, Shortfall, admissible, candidate_teams, fits
 
 HOST_RESOURCES = (("cpu", "cpuPerCard"), ("memory", "memoryPerCard"))
 
@@ -96,51 +97,59 @@ def profile_host_share(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
 def profile_host_quota(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """A team whose accelerators admit a profile's gang also holds its cpu and memory.
 
+    What the queue can reach is Kueue's: its own cpu/memory plus what the rest of the cohort
+    lends, each queue at its own per-card rates (`quota_plan.Reach`); Kueue checks every
+    resource a pod set requests in one flavor (`routing.shortfall`). The finding sits at the
+    profile's request; the related locations are the team's quota in the pool and its
+    per-card amount when written.
     Fails: gang 4 x 8 cards at `memoryPerCard: 400Gi` (12800Gi) for a team whose queue can
-    reach 112 cards x 96Gi = 10752Gi in the pool.
+    reach 112 cards x 96Gi = 10752Gi in the pool; or a team at `memoryPerCard: 128Gi` that
+    must borrow 8 cards from a team at 96Gi (it reaches 8 x 128Gi + 8 x 96Gi, not 16 x 128Gi).
     Passes: the profile asks `memoryPerCard: 96Gi` (3072Gi).
     """
-    best: dict[tuple[str, str], tuple[str, str, Route]] = {}
-    for profile, team, route in _pairs(policy):
-        resource, missing = _missing(policy, team, profile, route)
-        key = (profile.name, team.name)
-        if key not in best or best[key][1]:
-            best[key] = (resource, missing, route)
-    for (profile_name, team_name), (resource, missing, route) in sorted(best.items()):
-        if not missing:
-            continue
-        profile = policy.profiles[profile_name]
-        field = dict(HOST_RESOURCES)[resource]
-        written = _written(profile, resource)
-        yield error_at(
-            "profile-host-quota",
-            f"team '{team_name}' can hold profile '{profile_name}'s accelerators in pool "
-            f"'{route.pool.name}' but never its {missing}",
-            profile.origin,
-            "spec",
-            field if written else "requirements",
-            key=not written,
-            hint=f"lower the profile's {field} or raise the team's",
-        )
-
-
-def _missing(policy: Policy, team: Team, profile: WorkloadProfile, route: Route) -> tuple[str, str]:
-    """(resource, what is missing); ("", "") when the gang's cpu and memory fit what the queue
-    can reach in the route's pool."""
-    plan = next((p for p in quota_plan.team_plan(policy, team) if p.pool is route.pool), None)
-    if plan is None:
-        return "", ""
+    best: dict[tuple[str, str], tuple[Shortfall | None, Route]] = {}
     reach = quota_plan.reach(policy)
-    counts = {r: reach.most(team, route.pool, r) or 0 for r in plan.nominal}
-    cards = capacity.card_equivalents(counts, pool=route.pool, card=route.card, fleet=policy.fleet)
-    held = dict(zip(("cpu", "memory"), quota_plan.host_quota(policy, team, cards), strict=True))
-    asked = _pod_request(policy, team, profile)
-    for resource, _ in HOST_RESOURCES:
-        need = asked[resource] * route.per_pod * profile.gang
-        if need > quantities.value_of(held[resource]):
-            reached = held[resource]
-            return resource, f"{resource}: the gang needs {_fmt(need, resource)}, reach {reached}"
-    return "", ""
+    for profile, team, route in _pairs(policy):
+        key = (profile.name, team.name)
+        if key not in best or best[key][0] is not None:
+            best[key] = (routing.shortfall(policy, reach, team, route, profile), route)
+    for (profile_name, team_name), (short, route) in sorted(best.items()):
+        if short is not None:
+            yield _host_refused(policy, policy.profiles[profile_name], team_name, short, route)
+
+
+def _host_refused(
+    policy: Policy, profile: WorkloadProfile, team_name: str, short: Shortfall, route: Route
+) -> Diagnostic:
+    resource = short.resource
+    field = dict(HOST_RESOURCES)[resource]
+    written = _written(profile, resource)
+    team = policy.teams[team_name]
+    related = [p.origin for p in quota_plan.team_plan(policy, team) if p.pool is route.pool]
+    if written_at(team.origin, "spec", field):
+        related.append(team.origin.at("spec", field))
+    return error_at(
+        "profile-host-quota",
+        f"team '{team_name}' can hold profile '{profile.name}'s accelerators in pool "
+        f"'{route.pool.name}' but never its {resource}: the gang needs "
+        f"{_fmt(_base(short.need, resource), resource)}, reach {_reach(short.most, resource)}",
+        profile.origin,
+        "spec",
+        field if written else "requirements",
+        key=not written,
+        hint=f"lower the profile's {field} or raise the team's (a queue borrows cpu and memory "
+        "at the lending teams' per-card amounts)",
+        related=related,
+    )
+
+
+def _base(amount: int, resource: str) -> Decimal:
+    """Kueue's integer back in base units (cpu counts in milli-units)."""
+    return Decimal(amount) / 1000 if resource == "cpu" else Decimal(amount)
+
+
+def _reach(amount: int, resource: str) -> str:
+    return quantities.canonical(_base(amount, resource), binary=resource == "memory")
 
 
 def _written(profile: WorkloadProfile, resource: str) -> bool:

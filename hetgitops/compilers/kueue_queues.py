@@ -7,7 +7,6 @@ controller comparing desired with live state sees no difference after apply.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from fractions import Fraction
 from typing import Any
 
 from hetgitops.compilers.core import team_label
@@ -15,7 +14,7 @@ from hetgitops.compilers.kueue_flavors import flavor_name
 from hetgitops.model import quantities
 from hetgitops.model.policy import CohortSpec, Fleet, Policy, Team
 from hetgitops.output.manifests import Manifest, metadata
-from hetgitops.plan.quota_plan import FlavorPlan, accelerator_resources, host_quota, team_plan
+from hetgitops.plan.quota_plan import FlavorPlan, accelerator_resources, host_entries, team_plan
 
 TARGET = "kueue"
 NEVER = "Never"
@@ -74,23 +73,11 @@ def _entry(
     return entry
 
 
-def _host(policy: Policy, team: Team, plan: FlavorPlan, *, limited: bool) -> list[dict[str, Any]]:
-    """cpu and memory: per-card amounts times the card-equivalents of the accelerator units
-    (a MIG instance or time-slice replica is a fraction of a card), and of their limits."""
-    nominal = host_quota(policy, team, plan.cards(plan.nominal) or Fraction(0))
-    borrow, lend = (
-        (plan.cards(plan.borrowing), plan.cards(plan.lending)) if limited else (None, None)
-    )
-    borrowing = None if borrow is None else host_quota(policy, team, borrow)
-    lending = None if lend is None else host_quota(policy, team, lend)
+def _host(policy: Policy, team: Team, plan: FlavorPlan) -> list[dict[str, Any]]:
+    """cpu and memory entries, from the plan `Reach` also counts (`host_entries`)."""
     return [
-        _entry(
-            name,
-            nominal[i],
-            borrowing=None if borrowing is None else borrowing[i],
-            lending=None if lending is None else lending[i],
-        )
-        for i, name in enumerate(("cpu", "memory"))
+        _entry(name, entry.nominal, borrowing=entry.borrowing, lending=entry.lending)
+        for name, entry in host_entries(policy, team, plan).items()
     ]
 
 
@@ -100,7 +87,7 @@ def flavor_quotas(
     """One flavor: every covered resource in coveredResources order (0 where the pool has
     none), as Kueue's webhook demands."""
     limited = team.cohort is not None
-    resources = _host(policy, team, plan, limited=limited)
+    resources = _host(policy, team, plan)
     # A resource the pool lacks: nothing to lend, and an isolated pool borrows nothing.
     foreign = 0 if plan.pool.isolated and limited else None
     for name in covered[2:]:

@@ -30,6 +30,8 @@ from hetgitops.plan import capacity
 # Host quotas round up to whole CPUs and whole GiB, so Kueue and Volcano get tidy numbers.
 CPU_STEP = "1"
 MEMORY_STEP = "1Gi"
+# The resources every ClusterQueue covers beside its accelerators (`kueue_queues`).
+HOST_RESOURCES = ("cpu", "memory")
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,44 @@ def host_quota(policy: Policy, team: Team, cards: Fraction) -> tuple[str, str]:
         quantities.times_rounded_up(cpu, cards, step=CPU_STEP),
         quantities.times_rounded_up(memory, cards, step=MEMORY_STEP),
     )
+
+
+@dataclass(frozen=True)
+class HostEntry:
+    """One flavor's cpu or memory as the ClusterQueue writes it (canonical quantities; None:
+    the limit stays unset)."""
+
+    nominal: str
+    borrowing: str | None
+    lending: str | None
+
+
+def host_entries(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, HostEntry]:
+    """cpu and memory of one flavor: the team's per-card amounts times the card-equivalents of
+    its accelerator quota, borrowing and lending limits (a MIG instance or replica is a
+    fraction of a card). The Kueue compiler writes these and `Reach` counts them, so the
+    prediction of what a queue admits reads the very numbers Kueue gets."""
+    nominal = host_quota(policy, team, plan.cards(plan.nominal) or Fraction(0))
+    borrow, lend = plan.cards(plan.borrowing), plan.cards(plan.lending)
+    limited = team.cohort is not None
+    borrowing = host_quota(policy, team, borrow) if limited and borrow is not None else None
+    lending = host_quota(policy, team, lend) if limited and lend is not None else None
+    return {
+        name: HostEntry(
+            nominal[i],
+            None if borrowing is None else borrowing[i],
+            None if lending is None else lending[i],
+        )
+        for i, name in enumerate(HOST_RESOURCES)
+    }
+
+
+def kueue_amount(resource: str, quantity: str | int) -> int:
+    """The integer Kueue compares quotas and requests in: milli-units for cpu, whole units
+    for everything else, rounded up (Kueue v0.19.2 pkg/resources/requests.go:146-151,
+    `ResourceValue`; `Quantity.MilliValue` / `Value` round up)."""
+    value = Fraction(quantities.value_of(quantity))
+    return math.ceil(value * 1000 if resource == "cpu" else value)
 
 
 def limited_resources(quota: Quota, pool: Pool, card: CardType, fleet: Fleet | None) -> set[str]:
@@ -164,40 +204,73 @@ def _roots(policy: Policy) -> dict[str, str]:
     return roots
 
 
+# (nominal, borrowingLimit, lendingLimit) of one resource in one flavor, in Kueue's integers.
+Limits = tuple[int, int | None, int | None]
+
+
+def _limits(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Limits]:
+    """Every resource the team's ClusterQueue lists for the plan's flavor: the accelerator
+    units and the cpu/memory that go with them (`host_entries`)."""
+    found: dict[str, Limits] = {
+        r: (n, plan.borrowing.get(r), plan.lending.get(r)) for r, n in plan.nominal.items()
+    }
+    for name, entry in host_entries(policy, team, plan).items():
+        found[name] = (
+            kueue_amount(name, entry.nominal),
+            None if entry.borrowing is None else kueue_amount(name, entry.borrowing),
+            None if entry.lending is None else kueue_amount(name, entry.lending),
+        )
+    return found
+
+
 class Reach:
     """The most of each (pool, resource) a team's queue can ever hold: its nominal quota plus
-    what it may borrow, bounded by what the rest of its cohort tree lends."""
+    what it may borrow, bounded by what the rest of its cohort tree lends.
+
+    Kueue's `potentialAvailable` (v0.19.2 pkg/cache/scheduler/resource_node.go:124-141): a
+    queue's own quota plus its cohort's, capped by subtree quota + borrowingLimit; a member
+    contributes to the cohort what its lendingLimit lets go (`localQuota`, :64-71). Asked for
+    accelerator units and for cpu (milli-units) and memory (bytes): each queue lends the
+    cpu/memory of its own per-card rates, so a team with richer rates borrows less host
+    quota than its cards would carry at its own rate."""
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self.plans = {name: team_plan(policy, team) for name, team in policy.teams.items()}
         # (team, pool) -> the team's plan there: `most` is asked per team x route.
         self.plan_in: dict[tuple[str, str], FlavorPlan] = {}
+        self.limits: dict[tuple[str, str], dict[str, Limits]] = {}
         for name, plans in self.plans.items():
             for plan in plans:
                 self.plan_in.setdefault((name, plan.pool.name), plan)
+                self.limits[name, plan.pool.name] = _limits(policy, policy.teams[name], plan)
         self.lent: Counter[tuple[str, str, str]] = Counter()
         for name, team in policy.teams.items():
             if team.cohort is None:
                 continue
             root = cohort_root(policy, team.cohort)
             for plan in self.plans[name]:
-                for resource in plan.nominal:
-                    self.lent[root, plan.pool.name, resource] += lendable(plan, resource)
+                for resource, limits in self.limits[name, plan.pool.name].items():
+                    self.lent[root, plan.pool.name, resource] += _lendable(limits)
 
     def most(self, team: Team, pool: Pool, resource: str) -> int | None:
-        """None when the team has no quota entry for the pool (its queue cannot use it)."""
-        plan = self.plan_in.get((team.name, pool.name))
-        if plan is None:
+        """None when the team has no quota entry for the pool (its queue cannot use it).
+        Accelerators count in units, cpu in milli-units, memory in bytes (`kueue_amount`)."""
+        limits = self.limits.get((team.name, pool.name))
+        if limits is None:
             return None
-        own = plan.nominal.get(resource, 0)
+        own, limit, _ = entry = limits.get(resource, (0, None, None))
         if team.cohort is None:
             return own
         root = cohort_root(self.policy, team.cohort)
-        others = self.lent[root, pool.name, resource] - lendable(plan, resource)
-        limit = plan.borrowing.get(resource)
+        others = self.lent[root, pool.name, resource] - _lendable(entry)
         borrow = others if limit is None else min(limit, others)
         return own + max(borrow, 0)
+
+
+def _lendable(limits: Limits) -> int:
+    nominal, _, lending = limits
+    return nominal if lending is None else min(lending, nominal)
 
 
 def lendable(plan: FlavorPlan, resource: str) -> int:

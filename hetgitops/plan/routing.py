@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from hetgitops.model import mig
+from hetgitops.model import mig, quantities
 from hetgitops.model.policy import CardType, Policy, Pool, Team, WorkloadProfile, derived
 from hetgitops.plan import capacity
-from hetgitops.plan.quota_plan import Reach
+from hetgitops.plan.quota_plan import HOST_RESOURCES, Reach, kueue_amount, per_card
 
 _MIG_MEMORY = re.compile(r"\.([0-9]+)gb")
 
@@ -187,6 +187,50 @@ def admissible(reach: Reach, team: Team, routes_: list[Route], profile: Workload
         if best.route is None or most > best.most:
             best = Verdict(False, most, route)
     return best
+
+
+def pod_request(
+    policy: Policy, team: Team, profile: WorkloadProfile, route: Route
+) -> dict[str, str]:
+    """What one pod of the profile requests in `route` (requests == limits): cpu and memory
+    per accelerator unit (the profile's own amounts, else the team's) and the accelerator."""
+    cpu, memory = per_card(policy, team)
+    return {
+        "cpu": quantities.times(profile.cpu_per_card or cpu, route.per_pod),
+        "memory": quantities.times(profile.memory_per_card or memory, route.per_pod),
+        route.resource: quantities.normalize(route.per_pod),
+    }
+
+
+class Shortfall(NamedTuple):
+    """A resource the whole gang needs more of than the team's queue can ever hold in a
+    flavor; amounts in Kueue's integers (`quota_plan.kueue_amount`)."""
+
+    resource: str
+    need: int
+    most: int
+
+
+def shortfall(
+    policy: Policy, reach: Reach, team: Team, route: Route, profile: WorkloadProfile
+) -> Shortfall | None:
+    """The first resource (accelerator, then cpu, then memory) the gang cannot get in the
+    route's flavor even with the cohort idle; None when every one fits.
+
+    As Kueue's flavor assignment: a pod set's request is per pod x count
+    (pkg/scheduler/flavorassigner/flavorassigner.go:707-719); every resource of the
+    ClusterQueue's resource group that the pod set requests is checked in the same flavor
+    (:1071, :1120-1170), pod sets of one workload add up in it (`assignmentUsage`, :1145-1147,
+    :1013-1034), and a flavor whose request exceeds `PotentialAvailable` is NoFit, "insufficient
+    quota for <resource> in flavor ..." (:1343-1362). The whole gang goes to one flavor: the
+    templates select one card type, and `fits` already assumes one pool."""
+    requested = pod_request(policy, team, profile, route)
+    for resource in (route.resource, *HOST_RESOURCES):
+        need = kueue_amount(resource, requested[resource]) * profile.gang
+        most = reach.most(team, route.pool, resource)
+        if most is None or need > most:
+            return Shortfall(resource, need, most or 0)
+    return None
 
 
 def iter_cards(routes_: list[Route]) -> Iterator[CardType]:

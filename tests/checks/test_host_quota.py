@@ -59,3 +59,27 @@ def test_host_quota_error_when_the_gang_can_never_get_its_memory(policy):
 def test_host_quota_passes_when_borrowing_covers_the_gang(policy):
     ask(policy, "  memoryPerCard: 64Gi\n")
     assert policy.spans("profile-host-quota") == []
+
+
+def test_host_quota_counts_borrowed_memory_at_the_lenders_rate(policy):
+    # ml holds 8 H100 at 96Gi a card and must borrow serving's 8, which come with serving's
+    # 64Gi a card: Kueue reaches 8 x 96Gi + 8 x 64Gi = 1280Gi, not 16 x 96Gi = 1536Gi, and pends
+    # the gang's 16 x 96Gi ("insufficient quota for memory"; the simulated fleet confirms it).
+    policy.replace(
+        "teams.yaml", "  namespaces: [ml]\n", "  namespaces: [ml]\n  memoryPerCard: 96Gi\n"
+    )
+    found = policy.findings("profile-host-quota")
+    assert [str(d.span) for d in found] == [policy.pos("profiles.yaml", "  ^requirements:")]
+    assert "1536Gi" in found[0].message and "1280Gi" in found[0].message
+    assert [str(s) for s in found[0].related] == [
+        policy.pos("teams.yaml", "    - ^{pool: h100-train, cards: 8}\n    - {pool: l40s"),
+        policy.pos("teams.yaml", "  memoryPerCard: ^96Gi"),
+    ]
+
+
+def test_host_quota_passes_when_the_lenders_rate_covers_the_gang(policy):
+    ask(policy, "  memoryPerCard: 80Gi\n")  # 16 x 80Gi = 1280Gi: exactly what ml reaches
+    policy.replace(
+        "teams.yaml", "  namespaces: [ml]\n", "  namespaces: [ml]\n  memoryPerCard: 96Gi\n"
+    )
+    assert policy.spans("profile-host-quota") == []

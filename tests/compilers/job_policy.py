@@ -153,7 +153,8 @@ spec:
   image: pytorch
   command: [torchrun, train.py]
   env: {NCCL_SOCKET_IFNAME: eth0, A_FIRST: "yes"}
-  cpuPerCard: 10
+  # beta's queue holds 16 x 500m = 8 cpu: the gang's 2 x 8 x 250m = 4 fits.
+  cpuPerCard: 250m
   probes: {initialDelaySeconds: 900}
   topology: {preferred: rack}
 ---
@@ -215,9 +216,19 @@ def text(*, volcano_only: bool = False, extra: str = "") -> str:
     return "---\n".join([fleet, CARDS, POOLS, TEAMS, PROFILES] + ([extra] if extra else []))
 
 
-def build(*, volcano_only: bool = False, extra: str = "", mig_strategy: str = "mixed") -> Policy:
-    """The model of the documents above: schema-valid (semantic findings do not matter here)."""
+def build(
+    *,
+    volcano_only: bool = False,
+    extra: str = "",
+    mig_strategy: str = "mixed",
+    edit: tuple[str, str] = ("", ""),
+) -> Policy:
+    """The model of the documents above (`edit`: one (old, new) replacement): schema-valid
+    (semantic findings do not matter here)."""
     body = text(volcano_only=volcano_only, extra=extra)
+    if edit[0]:
+        assert body.count(edit[0]) == 1, edit
+        body = body.replace(*edit)
     source = body.replace("migStrategy: mixed", f"migStrategy: {mig_strategy}").encode()
     result = api.validate_sources([(FILE, source)], api.Options(check_output=False))
     assert not [d for d in result.diagnostics if d.rule == "schema"], result.diagnostics

@@ -73,6 +73,14 @@ def test_a_gang_the_team_can_never_hold_gets_no_template() -> None:
     assert "split/alpha/l40s.yaml" in jobs
 
 
+def test_a_gang_whose_cpu_the_team_can_never_hold_gets_no_template() -> None:
+    # beta's ClusterQueue lists 16 x 500m = 8 cpu in l40s-a and no cohort; a gang of 2 x 8
+    # cards at 10 cpu a card asks 160: Kueue never admits it ("insufficient quota for cpu").
+    jobs = _jobs(job_policy.build(edit=("cpuPerCard: 250m", "cpuPerCard: 10")))
+    assert "pretrain/beta/l40s.yaml" not in jobs
+    assert "pretrain/alpha/l40s.yaml" in jobs  # alpha: 16 x 12 = 192 cpu per pool
+
+
 def test_bundled_routing(scenario_policy: Load) -> None:
     jobs = _jobs(scenario_policy("bundled"))
     assert len(jobs) == 25
@@ -113,8 +121,8 @@ def test_cpu_and_memory_per_card_profile_then_team_then_fleet() -> None:
     jobs = _jobs(job_policy.build())
     master = jobs["pretrain/beta/l40s.yaml"]["spec"]["pytorchReplicaSpecs"]["Master"]
     beta = _container(master["template"])
-    # profile cpuPerCard 10 x 8; memory from beta's 1024Mi x 8, canonical
-    assert beta["resources"]["requests"] == {"cpu": "80", "memory": "8Gi", "nvidia.com/gpu": "8"}
+    # profile cpuPerCard 250m x 8; memory from beta's 1024Mi x 8, canonical
+    assert beta["resources"]["requests"] == {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "8"}
 
 
 def test_node_selector_pins_card_and_the_only_pool() -> None:

@@ -5,6 +5,7 @@ node of that pool."""
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,9 +15,12 @@ import pytest
 import yaml
 from simcluster import cluster, gitops, policyfleet
 
+from hetgitops.compilers.jobs.render import environment, render_one
 from hetgitops.compilers.jobs.targets import KUEUE, JobTarget, Selector
 from hetgitops.compilers.kueue_flavors import flavor_name
 from hetgitops.model.policy import Policy
+from hetgitops.output.manifests import Manifest
+from hetgitops.plan import quota_plan, routing
 
 from .checks import ISSUE_7_ITEM_1, agents_run, converged, eventually, get, settle, unlabelled_nodes
 from .conftest import NOW, POLICIES, render
@@ -66,13 +70,7 @@ def kueue_templates() -> list[Any]:
 
 
 # Disagreements between hetgitops and the real Kueue found by these tests, not yet fixed.
-FINDINGS = {
-    "llm-finetune/pretraining/a100-40gb.yaml": (
-        "finding: the llm-finetune JobSet asks 2Ti memory per pod set on a100-transition, "
-        "but pretraining's ClusterQueue can reach only 1792Gi memory there (1Ti nominal + what "
-        "the cohort lends); `hetgitops jobs` routes on accelerators only and predicts admission"
-    ),
-}
+FINDINGS: dict[str, str] = {}
 
 
 def _marks(policy: Policy, name: str, target: JobTarget) -> list[Any]:
@@ -81,6 +79,58 @@ def _marks(policy: Policy, name: str, target: JobTarget) -> list[Any]:
     if name in FINDINGS:
         return [pytest.mark.xfail(strict=True, reason=FINDINGS[name])]
     return []
+
+
+# The bundled llm-finetune before it asked its own memoryPerCard: its pods took the team's
+# 128Gi a card, and hetgitops, routing on accelerators only, emitted a pretraining template
+# for the A100s that Kueue pended (8 x 128Gi + 8 x 96Gi = 1792Gi < 2 x 8 x 128Gi). The cluster
+# objects of that policy are the bundled ones: only the profile differs.
+MEMORY_FIX = "  memoryPerCard: 96Gi\n  topology: {preferred: rack}\n---"
+UNFIXED = "  topology: {preferred: rack}\n---"
+
+
+@pytest.fixture
+def unfixed_a100_job(
+    sim: cluster.SimCluster, synced: Path, tmp_path: Path
+) -> Iterator[tuple[Policy, JobTarget, dict[str, Any]]]:
+    tree = tmp_path / "policies"
+    shutil.copytree(POLICIES, tree)
+    profiles = tree / "profiles" / "training.yaml"
+    text = profiles.read_text()
+    assert text.count(MEMORY_FIX) == 1
+    profiles.write_text(text.replace(MEMORY_FIX, UNFIXED))
+    policy = policyfleet.load(tree, now=NOW)
+    profile, team = policy.profiles["llm-finetune"], policy.teams["pretraining"]
+    route = next(
+        r for r in routing.router(policy).routes(profile) if r.pool.name == "a100-transition"
+    )
+    # What hetgitops emitted before routing counted memory: pinned to the one A100 pool.
+    target = JobTarget(profile, team, route.card, (route,), KUEUE)
+    made = render_one(policy, target, environment())
+    assert isinstance(made, Manifest), made
+    obj = dict(made.obj)
+    gitops.apply_objects(sim, [obj], manager="hetgitops-sim-user")
+    yield policy, target, obj
+    gitops.prune(sim, [obj])
+    namespace = obj["metadata"]["namespace"]
+    settle(lambda: _leftovers(sim, namespace), timeout=60, what="job objects left")
+
+
+def test_kueue_and_hetgitops_agree_a_gang_beyond_the_memory_reach_never_runs(
+    sim: cluster.SimCluster, unfixed_a100_job: tuple[Policy, JobTarget, dict[str, Any]]
+) -> None:
+    policy, target, obj = unfixed_a100_job
+    short = routing.shortfall(
+        policy, quota_plan.reach(policy), target.team, target.route, target.profile
+    )
+    assert short is not None and short.resource == "memory"
+    assert target.filename not in predictions(policy)  # `hetgitops jobs` emits no template
+    since = time.monotonic()
+    state, detail = eventually(
+        lambda: verdict(sim, obj["metadata"]["namespace"], since), timeout=90, what="a verdict"
+    )
+    assert state == "pending", detail
+    assert "insufficient quota for memory" in detail, detail
 
 
 @pytest.fixture

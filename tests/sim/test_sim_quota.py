@@ -11,9 +11,16 @@ from typing import Any
 
 import pytest
 from simcluster import cluster, gitops, policyfleet
+from simcluster.fleet import node_resources
 
 from hetgitops.model.policy import Policy, Pool, Team
-from hetgitops.plan.quota_plan import accelerator_resources, reach, team_plan
+from hetgitops.plan.quota_plan import (
+    HOST_RESOURCES,
+    accelerator_resources,
+    kueue_amount,
+    reach,
+    team_plan,
+)
 
 from .checks import ISSUE_7_ITEM_1, agents_run, eventually, get, settle
 from .conftest import NOW, POLICIES
@@ -37,6 +44,21 @@ def cases() -> list[Any]:
     return sorted(found, key=lambda p: p.values)
 
 
+def host_cases() -> list[Any]:
+    """(team, pool, cpu|memory) for every flavor of every team: what the queue reaches there
+    is its own per-card amounts plus the lenders' (quota_plan.Reach, in Kueue's integers)."""
+    policy = policyfleet.load(POLICIES, now=NOW)
+    return sorted(
+        (
+            pytest.param(team.name, plan.pool.name, resource)
+            for team in policy.teams.values()
+            for plan in team_plan(policy, team)
+            for resource in HOST_RESOURCES
+        ),
+        key=lambda p: p.values,
+    )
+
+
 def _queue(sim: cluster.SimCluster, team: str) -> tuple[str, str]:
     for lq in get(sim, "localqueues.kueue.x-k8s.io", "-A")["items"]:
         if lq["spec"].get("clusterQueue") == team:
@@ -45,8 +67,6 @@ def _queue(sim: cluster.SimCluster, team: str) -> tuple[str, str]:
 
 
 def _per_node(policy: Policy, pool: Pool, resource: str) -> int:
-    from simcluster.fleet import node_resources
-
     return max(int(node_resources(policy, pool, n).get(resource, "0")) for n in pool.nodes)
 
 
@@ -92,6 +112,34 @@ def job(
     }
 
 
+def host_jobs(
+    namespace: str, queue: str, policy: Policy, pool: Pool, resource: str, amount: int
+) -> list[dict[str, Any]]:
+    """Jobs of one pod each that together ask `amount` of cpu (milli-units) or memory (bytes)
+    and a sliver of the other, pinned to `pool`; no accelerator. One pod per node at most a
+    node's worth: with a Topology, Kueue admits only what it can also place on the nodes."""
+    chunk = min(
+        kueue_amount(resource, node_resources(policy, pool, n)[resource]) for n in pool.nodes
+    )
+    sizes = [chunk] * (amount // chunk) + ([amount % chunk] if amount % chunk else [])
+    assert len(sizes) <= len(pool.nodes), f"{amount} {resource} does not fit {pool.name}"
+    return [
+        host_job(f"sim-quota-full-{i}", namespace, queue, pool, resource, size)
+        for i, size in enumerate(sizes)
+    ]
+
+
+def host_job(
+    name: str, namespace: str, queue: str, pool: Pool, resource: str, amount: int
+) -> dict[str, Any]:
+    obj = job(name, namespace, queue, pool, "cpu", 1, 1)
+    requests = {"cpu": "1m", "memory": "1"}
+    requests[resource] = f"{amount}m" if resource == "cpu" else str(amount)
+    container = obj["spec"]["template"]["spec"]["containers"][0]
+    container["resources"] = {"requests": requests}
+    return obj
+
+
 def workload_state(sim: cluster.SimCluster, namespace: str, job_name: str) -> str | None:
     for wl in get(sim, "workloads.kueue.x-k8s.io", "-n", namespace)["items"]:
         owners = [o["name"] for o in wl["metadata"].get("ownerReferences", [])]
@@ -103,6 +151,49 @@ def workload_state(sim: cluster.SimCluster, namespace: str, job_name: str) -> st
             if pending is not None and pending["status"] == "False":
                 return "pending: " + pending.get("message", "")
     return None
+
+
+@pytest.mark.parametrize(("team_name", "pool_name", "resource"), host_cases())
+def test_team_reaches_exactly_its_predicted_host_limit(
+    sim: cluster.SimCluster,
+    fleet_policy: Policy,
+    synced: Path,
+    team_name: str,
+    pool_name: str,
+    resource: str,
+) -> None:
+    team, pool = fleet_policy.teams[team_name], fleet_policy.pools[pool_name]
+    most = reach(fleet_policy).most(team, pool, resource)
+    assert most is not None and most > 0
+    namespace, queue = _queue(sim, team_name)
+    full = host_jobs(namespace, queue, fleet_policy, pool, resource, most)
+    extra = host_job("sim-quota-extra", namespace, queue, pool, resource, 1)
+    _full_then_one_more(sim, namespace, [*full, extra], f"{team_name} {pool_name} {resource}")
+
+
+def _full_then_one_more(
+    sim: cluster.SimCluster, namespace: str, jobs: list[dict[str, Any]], what: str
+) -> None:
+    """Every job but the last is admitted on the idle queue; the last then pends."""
+    wanted = ["admitted"] * (len(jobs) - 1) + ["pending"]
+    try:
+        for obj, verdict in zip(jobs, wanted, strict=True):
+            gitops.apply_objects(sim, [obj], manager="hetgitops-sim-user")
+            name = obj["metadata"]["name"]
+            state = eventually(
+                lambda n=name: workload_state(sim, namespace, n), timeout=60, what="a verdict"
+            )
+            assert state.startswith(verdict), f"{what}: {name}: {verdict}? Kueue: {state}"
+    finally:
+        gitops.prune(sim, jobs[::-1])
+        settle(
+            lambda: [
+                w["metadata"]["name"]
+                for w in get(sim, "workloads.kueue.x-k8s.io", "-n", namespace)["items"]
+            ],
+            timeout=60,
+            what="workloads left",
+        )
 
 
 @pytest.mark.parametrize(("team_name", "pool_name", "resource"), cases())

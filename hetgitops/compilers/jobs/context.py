@@ -20,9 +20,8 @@ from hetgitops.compilers.kueue_flavors import toleration
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.compilers.labels import domain, pool_node_labels, topology_label
 from hetgitops.compilers.volcano import leaf_queue_name
-from hetgitops.model import quantities
 from hetgitops.model.policy import Policy, WorkloadProfile
-from hetgitops.plan.quota_plan import per_card
+from hetgitops.plan.routing import pod_request
 
 SERVING = frozenset({"deployment", "leaderworkerset"})
 OWN_QUEUE = frozenset({"volcano-job", "pytorchjob"})
@@ -70,13 +69,7 @@ def _image(target: JobTarget) -> str:
 def _resources(policy: Policy, target: JobTarget) -> dict[str, Any]:
     """Requests == limits for everything: the pod is Guaranteed QoS, last to be evicted under
     node pressure, and extended resources must be equal anyway."""
-    profile, route = target.profile, target.route
-    cpu, memory = per_card(policy, target.team)
-    amounts = {
-        "cpu": quantities.times(profile.cpu_per_card or cpu, route.per_pod),
-        "memory": quantities.times(profile.memory_per_card or memory, route.per_pod),
-        route.resource: quantities.normalize(route.per_pod),
-    }
+    amounts = pod_request(policy, target.team, target.profile, target.route)
     return {"requests": dict(amounts), "limits": dict(amounts)}
 
 

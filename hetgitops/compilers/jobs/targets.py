@@ -2,8 +2,8 @@
 
 A team gets a template for a card type only where it holds quota for the resource the profile
 requests (the routed MIG profile, time-sliced or whole cards) in a pool the profile may run on,
-and where its quota plus what it may borrow can hold the whole gang: a template that could
-never be admitted would only pend forever.
+and where its quota plus what it may borrow can hold the whole gang, cpu and memory included
+(`routing.shortfall`): a template that could never be admitted would only pend forever.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from hetgitops.model.policy import CardType, Fleet, Policy, Team, WorkloadProfile
 from hetgitops.plan import quota_plan, routing
-from hetgitops.plan.quota_plan import FlavorPlan, Reach, team_plan
-from hetgitops.plan.routing import Route, candidate_teams, fits, gang_need
+from hetgitops.plan.quota_plan import FlavorPlan, team_plan
+from hetgitops.plan.routing import Route, candidate_teams, fits, shortfall
 
 KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"
 
@@ -58,12 +58,13 @@ def scheduler(fleet: Fleet | None, profile: WorkloadProfile) -> str:
 
 
 def _holds(
-    plan: FlavorPlan | None, reach: Reach, team: Team, route: Route, profile: WorkloadProfile
+    policy: Policy, plan: FlavorPlan | None, team: Team, route: Route, profile: WorkloadProfile
 ) -> bool:
+    """The team holds the resource and its queue can reach all the gang asks in the route's
+    flavor: accelerators, cpu and memory alike, as Kueue's flavor assignment checks them."""
     if plan is None or plan.nominal.get(route.resource, 0) <= 0:
         return False
-    most = reach.most(team, route.pool, route.resource)
-    return most is not None and most >= gang_need(route, profile)
+    return shortfall(policy, quota_plan.reach(policy), team, route, profile) is None
 
 
 def _narrow(routes: list[Route], chosen: str, profile: WorkloadProfile) -> tuple[Route, ...]:
@@ -83,7 +84,6 @@ class Selector:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self.router = routing.router(policy)
-        self.reach = quota_plan.reach(policy)
 
     def targets(
         self, profile: WorkloadProfile, teams: frozenset[str] | None
@@ -103,7 +103,7 @@ class Selector:
         rank = {plan.pool.name: index for index, plan in enumerate(plans)}
         by_pool = {plan.pool.name: plan for plan in plans}
         usable = [
-            r for r in placeable if _holds(by_pool.get(r.pool.name), self.reach, team, r, profile)
+            r for r in placeable if _holds(self.policy, by_pool.get(r.pool.name), team, r, profile)
         ]
         by_card: dict[str, list[Route]] = {}
         for route in sorted(usable, key=lambda r: rank[r.pool.name]):
