@@ -96,6 +96,21 @@ COMPONENTS: dict[str, Component] = {
                 "vc-controller-manager": "volcano.sh/volcano/cmd/controller-manager",
                 "vc-webhook-manager": "volcano.sh/volcano/cmd/webhook-manager",
             },
+            data={
+                # The chart's webhook configurations (a Helm template: the harness strips the
+                # template lines and points them at loopback) and default scheduler config.
+                "installer/helm/chart/volcano/templates/webhooks.yaml": "volcano-webhooks.yaml",
+                "installer/helm/chart/volcano/config/volcano-scheduler.conf": (
+                    "volcano-scheduler.conf"
+                ),
+                # CRDs the controllers and scheduler watch that hetgitops never renders, so
+                # /work/shared/upstream does not hold them (the job and queue controllers wait
+                # for a Command informer).
+                "config/crd/volcano/bases/bus.volcano.sh_commands.yaml": "crd-commands.yaml",
+                "config/crd/volcano/bases/nodeinfo.volcano.sh_numatopologies.yaml": (
+                    "crd-numatopologies.yaml"
+                ),
+            },
         ),
     )
 }

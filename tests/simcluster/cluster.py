@@ -1,7 +1,8 @@
 """Simulated cluster: the test control plane plus the real schedulers and controllers.
 
 kube-apiserver + etcd (tests/controlplane, in `<run dir>/plane`), then kube-controller-manager,
-kube-scheduler, kwok (fake kubelets), nfd-master and the Kueue manager, each a daemon on
+kube-scheduler, kwok (fake kubelets), nfd-master, the Kueue manager and Volcano's
+webhook-manager, controller-manager and scheduler, each a daemon on
 loopback tracked by pid file like the control plane's. Webhooks are registered with `url:`
 client configs and certificates from the harness' CA. With a policy, `up` also creates the
 fleet (tests/simcluster/fleet.py). Environment: HETGITOPS_SIMCLUSTER_DIR (run state; default
@@ -37,7 +38,7 @@ from controlplane import build as cp_build
 from controlplane import harness, procs
 from controlplane.plane import ControlPlane
 
-from . import build
+from . import build, volcano
 
 KUEUE_NAMESPACE = "kueue-system"
 KUBELET_MANAGER = "hetgitops-simcluster-kubelet"
@@ -45,7 +46,7 @@ NFD_NAMESPACE = "node-feature-discovery"
 # What the components' own installs (Helm charts) create; the render puts ConfigMaps into the
 # last two and expects them to exist.
 SYSTEM_NAMESPACES = (KUEUE_NAMESPACE, NFD_NAMESPACE, "volcano-system", "gpu-operator")
-WEBHOOK_CERTS = ("kueue-webhook",)
+WEBHOOK_CERTS = ("kueue-webhook", "volcano-webhook")
 # Start order; `down` stops in reverse. Each entry: component, binary.
 DAEMONS = (
     ("kube", "kube-controller-manager"),
@@ -53,6 +54,9 @@ DAEMONS = (
     ("kwok", "kwok"),
     ("nfd", "nfd-master"),
     ("kueue", "kueue"),
+    ("volcano", "vc-webhook-manager"),
+    ("volcano", "vc-controller-manager"),
+    ("volcano", "vc-scheduler"),
 )
 # Integrations for the kinds `hetgitops jobs` renders. kubeflow.org/pytorchjob is off by default
 # since Kueue v0.19.0 and must be listed, or a PyTorchJob would never be queued.
@@ -216,6 +220,8 @@ def _stop(directory: Path) -> None:
 
 def _start(directory: Path, binaries: dict[str, Path], name: str) -> SimCluster:
     shutil.rmtree(directory / "logs", ignore_errors=True)
+    # A fresh scheduler starts from upstream's config, not a previous run's rendered one.
+    (directory / "volcano-scheduler.conf").unlink(missing_ok=True)
     timings: dict[str, float] = {}
     started = time.monotonic()
     plane = harness.up(directory / "plane", extra_serving=WEBHOOK_CERTS)
@@ -233,6 +239,15 @@ def _start(directory: Path, binaries: dict[str, Path], name: str) -> SimCluster:
         "kwok": partial(_start_kwok, directory, binaries["kwok"], kubeconfig),
         "nfd-master": partial(_start_nfd, directory, binaries["nfd"], kubeconfig),
         "kueue": partial(_start_kueue, cluster, binaries["kueue"], pki, kubeconfig),
+        "vc-webhook-manager": partial(
+            _start_volcano_webhooks, cluster, binaries["volcano"], pki, kubeconfig
+        ),
+        "vc-controller-manager": partial(
+            _start_volcano_controllers, directory, binaries["volcano"], kubeconfig
+        ),
+        "vc-scheduler": partial(
+            _start_volcano_scheduler, directory, binaries["volcano"], kubeconfig
+        ),
     }
     for _, binary in DAEMONS:
         began = time.monotonic()
@@ -498,6 +513,123 @@ def _webhook_answers(cluster: SimCluster) -> bool:
         "create", "--dry-run=server", "-f", "-", input=json.dumps(probe), check=False
     )
     return result.returncode == 0
+
+
+# ---- Volcano -----------------------------------------------------------------------------
+
+
+def _start_volcano_webhooks(cluster: SimCluster, folder: Path, pki: Path, kubeconfig: Path) -> None:
+    """CRDs the controllers watch, the chart's webhook configurations (on loopback), then the
+    webhook-manager; up once a Queue create passes its mutating and validating webhooks."""
+    crds = [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("crd-*.yaml"))]
+    apply_objects(cluster, crds, manager="hetgitops-simcluster")
+    names = [f"crd/{crd['metadata']['name']}" for crd in crds]
+    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", *names)
+    port, health_port = procs.free_ports(2)
+    documents = volcano.webhook_configurations(
+        (folder / "volcano-webhooks.yaml").read_text(),
+        port=port,
+        ca_bundle=(pki / "ca.crt").read_bytes(),
+    )
+    apply_objects(cluster, documents, manager="hetgitops-simcluster")
+    command = [
+        str(folder / "vc-webhook-manager"),
+        f"--kubeconfig={kubeconfig}",
+        "--listen-address=127.0.0.1",
+        f"--port={port}",
+        f"--tls-cert-file={pki / 'volcano-webhook.crt'}",
+        f"--tls-private-key-file={pki / 'volcano-webhook.key'}",
+        f"--ca-cert-file={pki / 'ca.crt'}",
+        # Only checked to be non-empty: the configurations above carry the URLs.
+        f"--webhook-url=https://127.0.0.1:{port}",
+        f"--enabled-admission={','.join(volcano.ADMISSIONS)}",
+        f"--scheduler-name={volcano.SCHEDULER_NAME}",
+        "--enable-healthz",
+        f"--healthz-address=127.0.0.1:{health_port}",
+        "--kube-api-qps=200",
+        "--kube-api-burst=400",
+    ]
+    _daemon(
+        cluster.run_dir,
+        "vc-webhook-manager",
+        command,
+        ready=partial(_volcano_webhook_answers, cluster),
+    )
+
+
+def _volcano_webhook_answers(cluster: SimCluster) -> bool:
+    probe = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": "hetgitops-simcluster-probe"},
+        "spec": {"weight": 1},
+    }
+    result = cluster.kubectl(
+        "create", "--dry-run=server", "-f", "-", input=json.dumps(probe), check=False
+    )
+    return result.returncode == 0
+
+
+def _start_volcano_controllers(directory: Path, folder: Path, kubeconfig: Path) -> None:
+    health_port, metrics_port = procs.free_ports(2)
+    command = [
+        str(folder / "vc-controller-manager"),
+        f"--kubeconfig={kubeconfig}",
+        f"--controllers={','.join(volcano.CONTROLLERS)}",
+        f"--scheduler-name={volcano.SCHEDULER_NAME}",
+        "--leader-elect=false",
+        "--enable-healthz",
+        f"--healthz-address=127.0.0.1:{health_port}",
+        f"--listen-address=127.0.0.1:{metrics_port}",
+        "--kube-api-qps=200",
+        "--kube-api-burst=400",
+    ]
+    ready = partial(_get_ok, f"http://127.0.0.1:{health_port}/healthz")
+    _daemon(directory, "vc-controller-manager", command, ready=ready)
+
+
+def _start_volcano_scheduler(directory: Path, folder: Path, kubeconfig: Path) -> None:
+    config = directory / "volcano-scheduler.conf"
+    # Upstream's default until `configure_volcano` writes the rendered one.
+    if not config.is_file():
+        shutil.copyfile(folder / "volcano-scheduler.conf", config)
+    health_port, metrics_port = procs.free_ports(2)
+    command = [
+        str(folder / "vc-scheduler"),
+        f"--kubeconfig={kubeconfig}",
+        f"--scheduler-conf={config}",
+        f"--scheduler-name={volcano.SCHEDULER_NAME}",
+        "--leader-elect=false",
+        "--enable-healthz",
+        f"--healthz-address=127.0.0.1:{health_port}",
+        f"--listen-address=127.0.0.1:{metrics_port}",
+        "--cache-dumper=false",
+        "--kube-api-qps=200",
+        "--kube-api-burst=400",
+    ]
+    ready = partial(_get_ok, f"http://127.0.0.1:{health_port}/healthz")
+    _daemon(directory, "vc-scheduler", command, ready=ready)
+
+
+def configure_volcano(cluster: SimCluster, scheduler_conf: str) -> None:
+    """Run the Volcano scheduler with `scheduler_conf` (the rendered ConfigMap's
+    volcano-scheduler.conf), restarting it when the text changes, as a rollout of the chart's
+    scheduler Deployment would."""
+    path = cluster.run_dir / "volcano-scheduler.conf"
+    if (
+        path.is_file()
+        and path.read_text() == scheduler_conf
+        and procs.is_tracked_running(_pid_file(cluster.run_dir, "vc-scheduler"))
+    ):
+        return
+    # Whole-file replace: the scheduler also watches the file and would read a half-written one.
+    staged = path.with_suffix(".new")
+    staged.write_text(scheduler_conf)
+    staged.replace(path)
+    procs.stop(_pid_file(cluster.run_dir, "vc-scheduler"))
+    _start_volcano_scheduler(
+        cluster.run_dir, build.ensure("volcano"), cluster.plane.admin_kubeconfig
+    )
 
 
 # ---- fleet -------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Fleet of a policy directory: load it with hetgitops, create its kwok Nodes and NodeFeatures,
-configure nfd-master as the rendered nfd-helm-values.yaml says, wait until every node is Ready."""
+configure nfd-master as the rendered nfd-helm-values.yaml says and the Volcano scheduler as the
+rendered scheduler ConfigMap says, wait until every node is Ready."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from hetgitops import api
 from hetgitops.compilers.nodes import nfd_helm_values
+from hetgitops.compilers.volcano_scheduler import CONFIG_KEY, scheduler_config_map
 from hetgitops.model.policy import Policy
 
 from . import cluster, fleet
@@ -34,6 +36,9 @@ def create(sim: cluster.SimCluster, policy_dir: Path, *, now: dt.date, timeout: 
 def create_from(sim: cluster.SimCluster, policy: Policy, *, timeout: float = 600) -> int:
     nodes, features = fleet.fleet_objects(policy)
     cluster.configure_nfd(sim, nfd_helm_values(policy))
+    if policy.fleet is not None:
+        config_map = scheduler_config_map(policy, policy.fleet).obj
+        cluster.configure_volcano(sim, config_map["data"][CONFIG_KEY])
     cluster.create_fleet(sim, nodes, features)
     names = {node["metadata"]["name"] for node in nodes}
     cluster.wait_for(
