@@ -129,8 +129,31 @@ def settle(problems: Callable[[], list[str]], *, timeout: float, what: str) -> N
     assert not found, f"{what} after {timeout:.0f}s: " + "; ".join(found[:8])
 
 
+def closed_volcano_queues(sim: cluster.SimCluster, tree: Path) -> list[str]:
+    """Volcano Queues of `tree` that are missing, not yet as the tree says (the last sync did
+    not take), or whose state (set by vc-controller-manager) is not Open."""
+    wanted = {o["metadata"]["name"]: o for o in gitops.documents(tree) if o["kind"] == "Queue"}
+    found = {q["metadata"]["name"]: q for q in get(sim, "queues.scheduling.volcano.sh")["items"]}
+    problems = []
+    for name, obj in sorted(wanted.items()):
+        queue = found.get(name)
+        if queue is None:
+            problems.append(f"Queue {name}: missing")
+            continue
+        spec = queue["spec"]
+        if spec.get("parent", "root") != obj["spec"].get("parent", "root"):
+            problems.append(f"Queue {name}: parent {spec.get('parent')}")
+        state = queue.get("status", {}).get("state")
+        if state != "Open":
+            problems.append(f"Queue {name}: state {state}")
+    return problems
+
+
 def converged(sim: cluster.SimCluster, policy: Policy, tree: Path, *, timeout: float = 90) -> None:
     settle(lambda: inactive_queues(sim, tree), timeout=timeout, what="queues not Active")
+    settle(
+        lambda: closed_volcano_queues(sim, tree), timeout=timeout, what="Volcano queues not Open"
+    )
     settle(
         lambda: unlabelled_nodes(sim, policy),
         timeout=timeout,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from simcluster import build, cluster, fleet, gitops, policyfleet
+from simcluster import build, cluster, fleet, gitops, policyfleet, volcano
 
 from hetgitops.model.policy import Taint
 from hetgitops.plan.capacity import pool_resources
@@ -109,3 +109,59 @@ def test_named_instances_live_beside_the_default_one(monkeypatch: pytest.MonkeyP
     for bad in ("Manager", "../x", "a/b", "-a", "x" * 33):
         with pytest.raises(ValueError):
             cluster.run_dir(bad)
+
+
+CHART_EXCERPT = """{{- if .Values.custom.admission_enable }}
+{{- if .Values.custom.enabled_admissions | regexMatch "/queues/validate" }}
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: volcano-admission-service-queues-validate
+  {{- if .Values.custom.common_labels }}
+  labels:
+    {{- toYaml .Values.custom.common_labels | nindent 4 }}
+  {{- end }}
+webhooks:
+  - clientConfig:
+      service:
+        name: {{ .Release.Name }}-admission-service
+        namespace: {{ .Release.Namespace }}
+        path: /queues/validate
+    namespaceSelector:
+      matchExpressions:
+        - key: kubernetes.io/metadata.name
+          operator: NotIn
+          values:
+            - {{ .Release.Namespace }}
+{{- if .Values.custom.webhooks_namespace_selector_expressions }}
+        {{- toYaml .Values.custom.webhooks_namespace_selector_expressions | nindent 8 }}
+{{- end }}
+    name: validatequeue.volcano.sh
+{{- end }}
+{{- end }}
+"""
+
+
+def test_volcano_chart_webhooks_point_at_loopback() -> None:
+    (config,) = volcano.webhook_configurations(
+        CHART_EXCERPT, port=4443, ca_bundle=b"PEM", admissions=("/queues/validate",)
+    )
+    assert config["metadata"] == {"name": "volcano-admission-service-queues-validate"}
+    (hook,) = config["webhooks"]
+    assert hook["clientConfig"] == {
+        "url": "https://127.0.0.1:4443/queues/validate",
+        "caBundle": "UEVN",
+    }
+    assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["volcano-system"]
+
+
+def test_volcano_chart_without_an_enabled_admission_is_refused() -> None:
+    with pytest.raises(ValueError, match="/pods/mutate"):
+        volcano.webhook_configurations(
+            CHART_EXCERPT, port=1, ca_bundle=b"", admissions=("/pods/mutate",)
+        )
+
+
+def test_volcano_data_files_come_with_the_build() -> None:
+    wanted = set(build.COMPONENTS["volcano"].data.values())
+    assert {"volcano-webhooks.yaml", "volcano-scheduler.conf", "crd-commands.yaml"} <= wanted
