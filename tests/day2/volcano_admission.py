@@ -10,6 +10,16 @@ Not modelled, because a rendered tree never exercises them: the hierarchy annota
 (:147-203, hetgitops writes none), `status.state` (:205-224, status is never authored), the
 allocated-pods checks (:398-402, :310-315: they need running pods), and the mutating webhook
 (it only fills reclaimable/weight, which the render writes out).
+
+`Cluster(rules=V1_14)` replays v1.14.1 instead (same file at tag v1.14.1), the version the
+simulated cluster runs (tests/simcluster: v1.15.1 cannot be built from the module proxy);
+tests/sim/test_sim_volcano_day2.py holds both against the real v1.14.1 webhook. v1.14.1 differs:
+no depth limit and no root protection; validateResourceOfQueue compares capability, deserved and
+guarantee with LessPartly(Zero) (a dimension capability leaves out counts as 0, not unlimited);
+a child's capability is checked against its direct parent's only (LessPartly, :436-449) and a
+parent's against each direct child's (:482-513); and children's guarantee / deserved sums are
+checked against the parent's own guarantee / deserved when set, else against its capability,
+else not at all (validateResourceLimit, :515-534).
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from typing import Any
 from hetgitops.model import quantities
 
 ROOT, DEFAULT = "root", "default"
+V1_15, V1_14 = "v1.15.1", "v1.14.1"
 MAX_QUEUE_DEPTH = 5  # cmd/webhook-manager/app/options/options.go:36, --max-queue-depth
 NATIVE = ("cpu", "memory", "pods", "ephemeral-storage")
 
@@ -84,9 +95,10 @@ class Cluster:
             DEFAULT: Queue(DEFAULT, ROOT, {}, {}, {}),
         }
     )
+    rules: str = V1_15
 
     def copy(self) -> Cluster:
-        return Cluster(copy.deepcopy(self.queues))
+        return Cluster(copy.deepcopy(self.queues), self.rules)
 
     def children(self, name: str) -> list[Queue]:
         return [q for q in self.queues.values() if q.parent == name and q.name != ROOT]
@@ -117,12 +129,16 @@ class Cluster:
     # -- AdmitQueues, :73-129 ---------------------------------------------------------------
 
     def admit(self, queue: Queue, old: Queue | None) -> None:
-        _validate_quantities(queue)  # validateQueue -> validateResourceQuantityOfQueue
+        if self.rules == V1_14:
+            _validate_quantities_v1_14(queue)  # validateQueue -> validateResourceOfQueue
+        else:
+            _validate_quantities(queue)  # validateQueue -> validateResourceQuantityOfQueue
         if old is None or old.parent != queue.parent:
             self._validate_hierarchical_queue(queue)
         # EnableRootQueueProtection (default true): root's numbers cannot change.
         if (
-            queue.name == ROOT
+            self.rules == V1_15
+            and queue.name == ROOT
             and old is not None
             and (queue.capability, queue.deserved, queue.guarantee)
             != (old.capability, old.deserved, old.guarantee)
@@ -153,7 +169,7 @@ class Cluster:
         depth, parent = 1, queue.parent
         while parent not in ("", ROOT):
             depth += 1
-            if depth > MAX_QUEUE_DEPTH:
+            if depth > MAX_QUEUE_DEPTH and self.rules == V1_15:
                 raise Rejected(f"queue {queue.name} exceeds the maximum allowed depth")
             if parent not in self.queues:
                 raise Rejected(f"failed to get parent queue {parent} of queue {queue.name}")
@@ -167,11 +183,21 @@ class Cluster:
             parent = self.queues.get(queue.parent)
             if parent is None:
                 raise Rejected(f"parent queue {queue.parent} not found")
-            self._child_against_ancestor(queue)
             siblings = [q for q in self.children(parent.name) if q.name != queue.name]
-            _sums_within(parent, [*siblings, queue], f"parent queue {parent.name}")
+            if self.rules == V1_14:
+                if _less_partly_zero(parent.capability, queue.capability):
+                    raise Rejected(f"queue {queue.name} capability exceeds parent queue's")
+                _sums_within_v1_14(parent, [*siblings, queue], f"parent queue {parent.name}")
+            else:
+                self._child_against_ancestor(queue)
+                _sums_within(parent, [*siblings, queue], f"parent queue {parent.name}")
         children = self.children(queue.name)
-        if children:
+        if children and self.rules == V1_14:
+            for child in children:
+                if _less_partly_zero(queue.capability, child.capability):
+                    raise Rejected(f"queue {queue.name} capability is less than child queue's")
+            _sums_within_v1_14(queue, children, f"queue {queue.name}")
+        elif children:
             self._children_constraints(queue, children)
 
     def _child_against_ancestor(self, child: Queue) -> None:
@@ -237,3 +263,32 @@ def _sums_within(parent: Queue, children: list[Queue], who: str) -> None:
         _add(deserved, child.deserved)
         if _less_partly_zero(parent.deserved, deserved):
             raise Rejected(f"{who}: sum of children's deserved exceeds the parent's")
+
+
+def _validate_quantities_v1_14(queue: Queue) -> None:
+    """v1.14.1 validateResourceOfQueue, :221-265: >= 0 (and whole extended resources), then
+    LessPartly(Zero) comparisons, so a dimension that capability leaves out counts as 0."""
+    for values in (queue.capability, queue.deserved, queue.guarantee):
+        for name, value in values.items():
+            if value < 0:
+                raise Rejected(f"{queue.name}: {name} must be >= 0")
+            if name not in NATIVE and "/" in name and value != value.to_integral_value():
+                raise Rejected(f"{queue.name}: {name} must be a whole number")
+    if queue.capability and _less_partly_zero(queue.capability, queue.deserved):
+        raise Rejected(f"{queue.name}: deserved should less equal than capability")
+    if queue.capability and _less_partly_zero(queue.capability, queue.guarantee):
+        raise Rejected(f"{queue.name}: guarantee should less equal than capability")
+    if queue.guarantee and _less_partly_zero(queue.deserved, queue.guarantee):
+        raise Rejected(f"{queue.name}: guarantee should less equal than deserved")
+
+
+def _sums_within_v1_14(parent: Queue, children: list[Queue], who: str) -> None:
+    """v1.14.1 validateResourceLimit, :515-534: against the parent's own guarantee / deserved
+    if set, else its capability, else unchecked."""
+    for kind in ("guarantee", "deserved"):
+        total: dict[str, Decimal] = {}
+        for child in children:
+            _add(total, getattr(child, kind))
+        limit = getattr(parent, kind) or parent.capability
+        if limit and _less_partly_zero(limit, total):
+            raise Rejected(f"{who}: sum of children's {kind} exceeds the parent's")

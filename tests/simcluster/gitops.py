@@ -8,6 +8,8 @@ pkg/ssa ApplyAllStaged): cluster definitions (CRDs, Namespaces, ClusterRoles) fi
 everything else in one server-side apply; stale objects are garbage-collected after the apply.
 
 Both retry a failed sync (Argo CD's retry policy, Flux's next reconciliation): `attempts`.
+Argo CD pauses ARGOCD_SYNC_WAVE_DELAY (2 s by default) between waves, "to give other controllers
+a chance to react to the spec change that was just applied" (its sync-waves docs); so does this.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ Obj = dict[str, Any]
 ARGOCD_MANAGER = "argocd-controller"
 FLUX_MANAGER = "kustomize-controller"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+ARGOCD_WAVE_DELAY = 2.0
 
 # gitops-engine pkg/sync/sync_tasks.go kindOrder (the kinds a hetgitops tree can hold matter).
 _ARGO_KIND_ORDER = [
@@ -116,7 +119,9 @@ def sync_argocd(
     waves: dict[int, list[Obj]] = {}
     for obj in new:
         waves.setdefault(wave(obj), []).append(obj)
-    for number in sorted(waves):
+    for index, number in enumerate(sorted(waves)):
+        if index:
+            time.sleep(ARGOCD_WAVE_DELAY)
         _apply(sim, waves[number], manager=ARGOCD_MANAGER, attempts=attempts, what=f"wave {number}")
     if previous is not None:
         gone = stale(documents(previous), new)
@@ -124,6 +129,7 @@ def sync_argocd(
         for obj in gone:
             by_wave.setdefault(wave(obj), []).append(obj)
         for number in sorted(by_wave, reverse=True):
+            time.sleep(ARGOCD_WAVE_DELAY)
             _delete(
                 sim, sorted(by_wave[number], key=argo_sort_key, reverse=True), attempts=attempts
             )

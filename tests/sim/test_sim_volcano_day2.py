@@ -1,0 +1,288 @@
+"""Volcano day-2 against the real queue webhook (v1.14.1, tests/simcluster).
+
+1. The admission replay of tests/day2 (volcano_admission.py) is held against the real webhook
+   request by request: with `rules=V1_14` it must agree on every one; the v1.15.1 rules differ
+   exactly where the two releases' validate_queue.go differ.
+2. Migration from the tree hetgitops rendered before the flat-queue change (a team queue at
+   wave 0 holding its `<team>-<pool>` leaves at wave 1) to the current flat tree, and back,
+   synced once the Argo CD way and once the Flux way: each in one pass, no retry.
+
+The day-2 policy matrix itself (quota, team, pool, taint, labels, MIG, tier) runs in
+test_sim_day2.py, whose trees include the Volcano Queues: with the webhook-manager running every
+sync there passes Volcano admission, and `converged` waits for each Queue to be Open.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from day2.volcano_admission import V1_14, V1_15, Cluster, Queue, Rejected
+from simcluster import cluster, gitops
+
+from hetgitops.model import quantities
+
+from .checks import closed_volcano_queues, settle
+
+pytestmark = pytest.mark.sim
+
+Obj = dict[str, Any]
+PREFIX = "sim-replay-"
+MANAGER = "hetgitops-sim-replay"
+GPU = "nvidia.com/gpu"
+# How long the webhook's queue informer may lag behind a write it is judged against.
+INFORMER_LAG = 1.0
+
+
+def _q(
+    name: str,
+    parent: str,
+    *,
+    capability: dict[str, str] | None = None,
+    deserved: dict[str, str] | None = None,
+    guarantee: dict[str, str] | None = None,
+) -> Obj:
+    spec: Obj = {"parent": parent if parent == "root" else PREFIX + parent, "weight": 1}
+    for key, value in (("capability", capability), ("deserved", deserved)):
+        if value is not None:
+            spec[key] = value
+    if guarantee is not None:
+        spec["guarantee"] = {"resource": guarantee}
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": PREFIX + name},
+        "spec": spec,
+    }
+
+
+def _gpus(name: str, parent: str, cards: int, guarantee: int = 0) -> Obj:
+    amount = {GPU: str(cards)}
+    return _q(
+        name,
+        parent,
+        capability=amount,
+        deserved=amount,
+        guarantee={GPU: str(guarantee)} if guarantee else None,
+    )
+
+
+# (operation, object or name). "apply" is what server-side apply sends (CREATE, else UPDATE).
+STEPS: list[tuple[str, Any]] = [
+    ("apply", _gpus("team", "root", 80, 40)),
+    ("apply", _gpus("team-a800", "team", 80, 40)),
+    ("apply", _gpus("team", "root", 72, 36)),  # the old tree's shrink, parent first
+    ("apply", _gpus("team-a800", "team", 88, 44)),  # the old tree's grow, child first
+    ("apply", _gpus("team", "root", 88, 44)),
+    ("apply", _gpus("team-b", "team", 8, 8)),  # children's guarantee over the parent's
+    ("dry-run", _gpus("orphan", "missing", 8)),  # Flux dry-runs a child before its parent
+    ("delete", "team"),  # a parent with a child
+    ("apply", _gpus("team-a800", "root", 80, 40)),  # the migration: a leaf moves to root
+    ("delete", "team"),  # then the parent goes
+    ("apply", _q("nocap", "root", deserved={GPU: "16"})),
+    ("apply", _q("nocap-child", "nocap", capability={GPU: "8"}, deserved={GPU: "8"})),
+    ("apply", _q("caponly", "root", capability={GPU: "16"})),
+    ("apply", _q("caponly-child", "caponly", capability={GPU: "8"}, deserved={GPU: "8"})),
+    ("apply", _q("partial", "root", capability={GPU: "8"}, deserved={"cpu": "4", GPU: "8"})),
+]
+# Steps where the v1.15.1 rules (the replay's default) and v1.14.1 disagree, and why.
+RELEASE_DIFFERENCES = {
+    11: "v1.14.1 checks a child's capability against its direct parent's: none there means 0",
+    13: "v1.14.1 falls back to the parent's capability when it sets no deserved",
+    14: "v1.14.1 counts a dimension capability leaves out (cpu) as 0, v1.15.1 as unlimited",
+}
+
+
+def _replay(rules: str) -> list[bool]:
+    replay = Cluster(rules=rules)
+    accepted = []
+    for operation, arg in STEPS:
+        try:
+            if operation == "delete":
+                replay.delete(PREFIX + arg)
+            else:
+                replay.apply(arg, dry_run=operation == "dry-run")
+        except Rejected:
+            accepted.append(False)
+        else:
+            accepted.append(True)
+    return accepted
+
+
+def _real(sim: cluster.SimCluster, operation: str, arg: Any) -> tuple[bool, str]:
+    if operation == "delete":
+        result = sim.kubectl(
+            "delete", "--wait=false", f"queues.scheduling.volcano.sh/{PREFIX}{arg}", check=False
+        )
+    else:
+        dry = ["--dry-run=server"] if operation == "dry-run" else []
+        result = sim.kubectl(
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            f"--field-manager={MANAGER}",
+            *dry,
+            "-f",
+            "-",
+            input=json.dumps(arg),
+            check=False,
+        )
+    time.sleep(INFORMER_LAG)
+    return result.returncode == 0, (result.stdout + result.stderr).strip()
+
+
+@pytest.fixture
+def scratch_queues(sim: cluster.SimCluster) -> Iterator[None]:
+    _delete_scratch(sim)
+    yield
+    _delete_scratch(sim)
+
+
+def _delete_scratch(sim: cluster.SimCluster) -> None:
+    """Children before parents, each gone before the next (the webhook refuses otherwise)."""
+    for _ in range(3):
+        listed = json.loads(
+            sim.kubectl("get", "queues.scheduling.volcano.sh", "-o", "json").stdout
+        )["items"]
+        mine = {q["metadata"]["name"]: q for q in listed}
+        mine = {name: q for name, q in mine.items() if name.startswith(PREFIX)}
+        if not mine:
+            return
+        parents = {q["spec"].get("parent") for q in mine.values()}
+        leaves = [name for name in mine if name not in parents]
+        sim.kubectl("delete", "queues.scheduling.volcano.sh", *leaves, check=False)
+        time.sleep(INFORMER_LAG)
+
+
+def test_replay_agrees_with_the_real_webhook(
+    sim: cluster.SimCluster, synced: Path, scratch_queues: None
+) -> None:
+    real = [_real(sim, operation, arg) for operation, arg in STEPS]
+    v1_14, v1_15 = _replay(V1_14), _replay(V1_15)
+    disagreements = [
+        f"step {i} {STEPS[i][0]} {_label(STEPS[i][1])}: real {'accepted' if ok else 'refused'}"
+        f" ({message[-160:]}), replay {'accepted' if v1_14[i] else 'refused'}"
+        for i, (ok, message) in enumerate(real)
+        if ok != v1_14[i]
+    ]
+    assert not disagreements, "\n".join(disagreements)
+    # The v1.15.1 replay differs from the real v1.14.1 webhook exactly on the listed steps.
+    assert {i for i in range(len(STEPS)) if v1_15[i] != v1_14[i]} == set(RELEASE_DIFFERENCES)
+
+
+def _label(arg: Any) -> str:
+    return str(arg) if isinstance(arg, str) else str(arg["metadata"]["name"])
+
+
+# ---- migration: old team tree <-> flat tree ----------------------------------------------
+
+
+def old_tree(flat: Path, out: Path) -> Path:
+    """The pre-flat render of the same policy, built by the old compiler's rule (git history
+    of hetgitops/compilers/volcano.py before d99aa55): per team a queue under root at wave 0
+    whose deserved, capability and guarantee are the sums of its leaves; the `<team>-<pool>`
+    leaves (unchanged) under it at wave 1."""
+    documents = gitops.documents(flat)
+    leaves = [d for d in documents if d["kind"] == "Queue"]
+    teams: dict[str, list[Obj]] = {}
+    for leaf in leaves:
+        teams.setdefault(leaf["metadata"]["labels"]["hetgitops.io/team"], []).append(leaf)
+    queues: list[Obj] = []
+    for team, members in sorted(teams.items()):
+        queues.append(_team_queue(team, members))
+        for leaf in members:
+            moved = copy.deepcopy(leaf)
+            moved["spec"]["parent"] = team
+            moved["metadata"]["annotations"][gitops.SYNC_WAVE] = "1"
+            queues.append(moved)
+    out.mkdir(parents=True)
+    others = [d for d in documents if d["kind"] != "Queue"]
+    (out / "objects.yaml").write_text(yaml.safe_dump_all(others + queues, sort_keys=False))
+    (out / "kustomization.yaml").write_text(
+        yaml.safe_dump({"resources": ["objects.yaml"]}, sort_keys=False)
+    )
+    return out
+
+
+def _team_queue(team: str, leaves: list[Obj]) -> Obj:
+    first = leaves[0]
+    labels = {k: v for k, v in first["metadata"]["labels"].items() if k != "hetgitops.io/pool"}
+    spec: Obj = {"parent": "root", "weight": first["spec"]["weight"], "reclaimable": True}
+    for field in ("deserved", "capability"):
+        spec[field] = _sum([leaf["spec"].get(field, {}) for leaf in leaves])
+    guarantee = _sum([leaf["spec"].get("guarantee", {}).get("resource", {}) for leaf in leaves])
+    if guarantee:
+        spec["guarantee"] = {"resource": guarantee}
+    spec["dequeueStrategy"] = "traverse"
+    return {
+        "apiVersion": first["apiVersion"],
+        "kind": "Queue",
+        "metadata": {
+            "name": team,
+            "labels": labels,
+            "annotations": {gitops.SYNC_WAVE: "0"},
+        },
+        "spec": spec,
+    }
+
+
+def _sum(maps: list[dict[str, str]]) -> dict[str, str]:
+    total: dict[str, Decimal] = {}
+    for values in maps:
+        for name, amount in values.items():
+            total[name] = total.get(name, Decimal(0)) + quantities.value_of(amount)
+    return {
+        name: quantities.canonical(value, binary=name == "memory") for name, value in total.items()
+    }
+
+
+SYNCS: dict[str, Callable[..., None]] = {"argocd": gitops.sync_argocd, "flux": gitops.sync_flux}
+
+
+def test_old_tree_is_what_the_old_compiler_admitted(bundled_tree: Path, tmp_path: Path) -> None:
+    """The synthesised old tree installs under both rule sets (else the migration below would
+    start from a tree no one could have had)."""
+    old = gitops.documents(old_tree(bundled_tree / "volcano", tmp_path / "old"))
+    ordered = sorted((d for d in old if d["kind"] == "Queue"), key=gitops.wave)
+    for rules in (V1_14, V1_15):
+        replay = Cluster(rules=rules)
+        for obj in ordered:
+            replay.apply(obj)
+        assert {q.parent for q in replay.queues.values() if q.name not in ("root", "default")} - {
+            "root"
+        }, "no leaf under a team queue"
+        assert all(isinstance(q, Queue) for q in replay.queues.values())
+
+
+@pytest.mark.parametrize("tool", sorted(SYNCS))
+def test_migration_between_team_tree_and_flat_tree_syncs_in_one_pass(
+    sim: cluster.SimCluster, synced: Path, tmp_path: Path, tool: str
+) -> None:
+    flat = synced / "volcano"
+    old = old_tree(flat, tmp_path / "old")
+    sync = SYNCS[tool]
+    outcomes: dict[str, str] = {}
+    try:
+        for name, (after, before) in {"rollback": (old, flat), "migrate": (flat, old)}.items():
+            try:
+                sync(sim, after, before, attempts=1)
+                outcomes[name] = "ok"
+            except gitops.SyncFailed as error:
+                outcomes[name] = f"failed: {error}"
+                sync(sim, after, before, attempts=3)  # the tool's retry / next reconcile
+            settle(
+                lambda tree=after: closed_volcano_queues(sim, tree),  # type: ignore[misc]
+                timeout=60,
+                what=f"{tool} {name}: Volcano queues",
+            )
+        assert outcomes == {"rollback": "ok", "migrate": "ok"}, outcomes
+    finally:
+        gitops.sync_argocd(sim, flat, old, attempts=3)
+        settle(lambda: closed_volcano_queues(sim, flat), timeout=60, what="flat tree restored")
