@@ -29,7 +29,7 @@ from simcluster import cluster, gitops
 
 from hetgitops.model import quantities
 
-from .checks import closed_volcano_queues, settle
+from .checks import closed_volcano_queues, get, settle
 
 pytestmark = pytest.mark.sim
 
@@ -261,28 +261,57 @@ def test_old_tree_is_what_the_old_compiler_admitted(bundled_tree: Path, tmp_path
         assert all(isinstance(q, Queue) for q in replay.queues.values())
 
 
+def _restore_flat(sim: cluster.SimCluster, flat: Path, old: Path) -> None:
+    gitops.sync_argocd(sim, flat, old, attempts=3)
+    settle(lambda: closed_volcano_queues(sim, flat), timeout=60, what="flat tree restored")
+    left = {q["metadata"]["name"] for q in get(sim, "queues.scheduling.volcano.sh")["items"]}
+    assert not left & _team_names(old), "a team queue of the old tree is left"
+
+
+def _team_names(old: Path) -> set[str]:
+    return {
+        d["metadata"]["name"]
+        for d in gitops.documents(old)
+        if d["kind"] == "Queue" and "hetgitops.io/pool" not in d["metadata"]["labels"]
+    }
+
+
 @pytest.mark.parametrize("tool", sorted(SYNCS))
-def test_migration_between_team_tree_and_flat_tree_syncs_in_one_pass(
+def test_migration_from_team_tree_to_flat_tree_syncs_in_one_pass(
+    sim: cluster.SimCluster, synced: Path, tmp_path: Path, tool: str
+) -> None:
+    """Old tree installed, then the flat tree synced over it without retry: the leaves move
+    to root in the apply, the emptied team queues are pruned after it."""
+    flat = synced / "volcano"
+    old = old_tree(flat, tmp_path / "old")
+    try:
+        gitops.sync_argocd(sim, old, flat, attempts=3)  # the old tree as it was installed
+        settle(lambda: closed_volcano_queues(sim, old), timeout=60, what="old tree installed")
+        SYNCS[tool](sim, flat, old, attempts=1)
+        settle(lambda: closed_volcano_queues(sim, flat), timeout=60, what=f"{tool} migrated")
+    finally:
+        _restore_flat(sim, flat, old)
+
+
+# A rollback to the old tree: Argo CD creates the team queues in wave 0 and moves the leaves
+# under them in wave 1; Flux dry-runs the whole stage first, where no team queue exists yet.
+ROLLBACK_REFUSAL = {"argocd": None, "flux": "failed to get parent queue"}
+
+
+@pytest.mark.parametrize("tool", sorted(SYNCS))
+def test_rollback_from_flat_tree_to_team_tree(
     sim: cluster.SimCluster, synced: Path, tmp_path: Path, tool: str
 ) -> None:
     flat = synced / "volcano"
     old = old_tree(flat, tmp_path / "old")
-    sync = SYNCS[tool]
-    outcomes: dict[str, str] = {}
+    refusal = ROLLBACK_REFUSAL[tool]
     try:
-        for name, (after, before) in {"rollback": (old, flat), "migrate": (flat, old)}.items():
-            try:
-                sync(sim, after, before, attempts=1)
-                outcomes[name] = "ok"
-            except gitops.SyncFailed as error:
-                outcomes[name] = f"failed: {error}"
-                sync(sim, after, before, attempts=3)  # the tool's retry / next reconcile
-            settle(
-                lambda tree=after: closed_volcano_queues(sim, tree),  # type: ignore[misc]
-                timeout=60,
-                what=f"{tool} {name}: Volcano queues",
-            )
-        assert outcomes == {"rollback": "ok", "migrate": "ok"}, outcomes
+        if refusal is None:
+            SYNCS[tool](sim, old, flat, attempts=1)
+            settle(lambda: closed_volcano_queues(sim, old), timeout=60, what=f"{tool} rollback")
+        else:
+            # Every retry dry-runs against the same cluster: it never converges on its own.
+            with pytest.raises(gitops.SyncFailed, match=refusal):
+                SYNCS[tool](sim, old, flat, attempts=2)
     finally:
-        gitops.sync_argocd(sim, flat, old, attempts=3)
-        settle(lambda: closed_volcano_queues(sim, flat), timeout=60, what="flat tree restored")
+        _restore_flat(sim, flat, old)

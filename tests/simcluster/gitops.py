@@ -5,7 +5,9 @@ Namespace first ... Job, CronJob, Ingress, APIService; kinds it does not know, i
 custom resource, last), then name; each wave is applied before the next starts; objects that
 left the tree are pruned afterwards, highest wave first. Flux (kustomize-controller / fluxcd
 pkg/ssa ApplyAllStaged): cluster definitions (CRDs, Namespaces, ClusterRoles) first, then
-everything else in one server-side apply; stale objects are garbage-collected after the apply.
+everything else; each stage (ApplyAll) server-side dry-runs every object against the cluster as
+it is and applies nothing if one fails, then applies; stale objects are garbage-collected after
+the apply. (Argo CD's own pre-sync dry-run is client-side: it never reaches a webhook.)
 
 Both retry a failed sync (Argo CD's retry policy, Flux's next reconciliation): `attempts`.
 Argo CD pauses ARGOCD_SYNC_WAVE_DELAY (2 s by default) between waves, "to give other controllers
@@ -142,29 +144,49 @@ def sync_flux(
     first = [o for o in new if o["kind"] in _FLUX_FIRST]
     rest = [o for o in new if o["kind"] not in _FLUX_FIRST]
     if first:
-        _apply(sim, first, manager=FLUX_MANAGER, attempts=attempts, what="cluster definitions")
-    _apply(sim, rest, manager=FLUX_MANAGER, attempts=attempts, what="resources")
+        _apply(
+            sim,
+            first,
+            manager=FLUX_MANAGER,
+            attempts=attempts,
+            what="cluster definitions",
+            dry_run_first=True,
+        )
+    _apply(sim, rest, manager=FLUX_MANAGER, attempts=attempts, what="resources", dry_run_first=True)
     if previous is not None:
         _delete(sim, stale(documents(previous), new), attempts=attempts)
 
 
-def _apply(sim: SimCluster, objs: Sequence[Obj], *, manager: str, attempts: int, what: str) -> None:
+def _apply(
+    sim: SimCluster,
+    objs: Sequence[Obj],
+    *,
+    manager: str,
+    attempts: int,
+    what: str,
+    dry_run_first: bool = False,
+) -> None:
     body = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)})
     error = ""
     for attempt in range(attempts):
-        result = sim.kubectl(
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            f"--field-manager={manager}",
-            "-f",
-            "-",
-            input=body,
-            check=False,
-        )
+        passes = [["--dry-run=server"], []] if dry_run_first else [[]]
+        for extra in passes:
+            result = sim.kubectl(
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                f"--field-manager={manager}",
+                *extra,
+                "-f",
+                "-",
+                input=body,
+                check=False,
+            )
+            if result.returncode != 0:
+                break
         if result.returncode == 0:
             return
-        error = result.stderr.strip()
+        error = ("dry-run: " if extra else "") + result.stderr.strip()
         time.sleep(2 * (attempt + 1))
     raise SyncFailed(f"{manager}: {what} failed after {attempts} attempts: {error}")
 
