@@ -512,7 +512,7 @@ def _webhook_answers(cluster: SimCluster) -> bool:
     result = cluster.kubectl(
         "create", "--dry-run=server", "-f", "-", input=json.dumps(probe), check=False
     )
-    return result.returncode == 0
+    return bool(result.returncode == 0)
 
 
 # ---- Volcano -----------------------------------------------------------------------------
@@ -567,7 +567,7 @@ def _volcano_webhook_answers(cluster: SimCluster) -> bool:
     result = cluster.kubectl(
         "create", "--dry-run=server", "-f", "-", input=json.dumps(probe), check=False
     )
-    return result.returncode == 0
+    return bool(result.returncode == 0)
 
 
 def _start_volcano_controllers(directory: Path, folder: Path, kubeconfig: Path) -> None:
