@@ -4,13 +4,22 @@ exit."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hetgitops import checks, compilers
-from hetgitops.diagnostics import NOWHERE, Diagnostic, Severity, error, has_errors, sort_unique
-from hetgitops.load.documents import Document, LoadResult, load_paths, load_sources
+from hetgitops.diagnostics import (
+    NOWHERE,
+    Diagnostic,
+    Severity,
+    Span,
+    error,
+    has_errors,
+    sort_unique,
+)
+from hetgitops.load import losses
+from hetgitops.load.documents import Document, LoadResult, Loss, load_paths, load_sources
 from hetgitops.model import schema
 from hetgitops.model.building import build_policy
 from hetgitops.model.policy import Policy
@@ -41,6 +50,12 @@ class Options:
     # them errors: an expired pool's nodes stay in the cluster until the policy changes, and
     # refusing to render would break every GitOps sync the night the date passes.
     render_warnings: frozenset[str] = frozenset({"pool-expired"})
+    # File -> lines a change touched (`validate --changed-since`): an aggregate finding is then
+    # reported at a contributor inside the change (Diagnostic.focus). None: not known.
+    changed: Mapping[str, frozenset[int]] | None = None
+
+    def in_change(self, span: Span) -> bool:
+        return self.changed is not None and span.line in self.changed.get(span.file, ())
 
 
 def _downgrade(diagnostics: Iterable[Diagnostic], rules: frozenset[str]) -> list[Diagnostic]:
@@ -60,14 +75,17 @@ def analyse(
     result = Result(list(loaded.diagnostics), loaded.files, len(loaded.documents))
     valid: list[Document] = []
     invalid: list[Document] = []
+    lost: list[Loss] = list(loaded.losses)
     for doc, problems in zip(
         loaded.documents, schema.check_documents(loaded.documents), strict=True
     ):
         result.diagnostics.extend(problems)
         (invalid if problems else valid).append(doc)
+        if problems:  # references to it would fail next: they follow from its first problem
+            lost.append(losses.of_document(min(problems).cause, doc.kind, doc.name))
     if not valid and not invalid and not loaded.diagnostics:
         return result
-    policy, problems = build_policy(valid, invalid)
+    policy, problems = build_policy(valid, lost)
     result.policy = policy
     result.diagnostics.extend(problems)
     found = checks.run_checks(policy, checks.CheckContext(options.now))
@@ -78,12 +96,19 @@ def analyse(
         except compilers.CompileError as exc:
             span = policy.fleet.origin.span if policy.fleet else NOWHERE
             result.diagnostics.append(error(exc.rule, str(exc), span))
-            result.diagnostics = sort_unique(result.diagnostics)
+            result.diagnostics = _focused(result.diagnostics, options)
             return result
         if options.check_output:
             result.diagnostics.extend(_check_output(result.manifests, policy, options))
-    result.diagnostics = sort_unique(result.diagnostics)
+    result.diagnostics = _focused(result.diagnostics, options)
     return result
+
+
+def _focused(diagnostics: Iterable[Diagnostic], options: Options) -> list[Diagnostic]:
+    """Report order; with known changed lines, aggregate findings at a changed contributor."""
+    if options.changed is not None:
+        diagnostics = [d.focus(options.in_change) for d in diagnostics]
+    return sort_unique(diagnostics)
 
 
 def _check_output(

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
 
 class Severity(enum.IntEnum):
@@ -37,8 +37,39 @@ NOWHERE = Span("<policy>")
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place a finding involves, with what it contributes: a compiler's `note:` line.
+
+    An aggregate finding (a sum, a total, a whole-policy property) lists every contributing
+    location here, including the one it is reported at (see `Diagnostic.focus`)."""
+
+    span: Span
+    message: str = ""
+    path: str = ""
+
+    def __str__(self) -> str:
+        return str(self.span)
+
+
+@dataclass(frozen=True, order=True)
+class Cause:
+    """The earlier finding that another one follows from, named by its rule id and location
+    (a report holds that finding too)."""
+
+    span: Span
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.rule} at {self.span}"
+
+
+@dataclass(frozen=True)
 class Diagnostic:
-    """One finding. `rule` is a stable kebab-case id and part of the public API."""
+    """One finding. `rule` is a stable kebab-case id and part of the public API.
+
+    `consequence_of` marks a finding that only exists because of an earlier one (a reference
+    into a file that did not load, a cost computed from an unknown MIG profile): reports show
+    it under that root cause and do not count it as an independent finding."""
 
     rule: str
     severity: Severity
@@ -46,7 +77,30 @@ class Diagnostic:
     span: Span = NOWHERE
     path: str = ""
     hint: str = ""
-    related: tuple[Span, ...] = field(default=())
+    related: tuple[Related, ...] = field(default=())
+    consequence_of: Cause | None = None
+
+    @property
+    def cause(self) -> Cause:
+        """How a consequence of this finding names it."""
+        return Cause(self.span, self.rule)
+
+    def because(self, cause: Cause | None) -> Diagnostic:
+        """This finding marked as a consequence of `cause` (unchanged when None)."""
+        return self if cause is None else replace(self, consequence_of=cause)
+
+    def focus(self, changed: Callable[[Span], bool]) -> Diagnostic:
+        """An aggregate finding re-anchored at a contributor the change touched.
+
+        An aggregate finding lists its primary location among its related ones; when the
+        primary is outside the change (a pull request's diff) but another contributor is
+        inside, the first such contributor becomes the primary, so an annotation lands on a
+        line the author edited. Other findings are returned unchanged."""
+        spans = [r.span for r in self.related]
+        if self.span not in spans or changed(self.span):
+            return self
+        touched = next((r for r in self.related if changed(r.span)), None)
+        return self if touched is None else replace(self, span=touched.span, path=touched.path)
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.span.file, self.span.line, self.span.column, self.rule, self.message)
@@ -64,6 +118,16 @@ def error(
 def sort_unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """Stable report order; the same finding reached twice is reported once."""
     return sorted(set(diagnostics), key=Diagnostic.sort_key)
+
+
+def related(*notes: Span | Related) -> tuple[Related, ...]:
+    """Related locations from plain spans (no note text) or `Related` entries."""
+    return tuple(n if isinstance(n, Related) else Related(n) for n in notes)
+
+
+def independent(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The findings that are not consequences of another one: what reports count."""
+    return [d for d in diagnostics if d.consequence_of is None]
 
 
 def has_errors(diagnostics: Iterable[Diagnostic], *, strict: bool = False) -> bool:

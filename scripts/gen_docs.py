@@ -118,6 +118,34 @@ and line to change, the severity and the rule id. Errors fail `validate` (exit 1
 Find the rule id below; each entry is the rule's own documentation, with a failing and a
 passing example where the rule has one.
 
+**Totals list every contributor.** A finding about a sum or a whole-policy property
+(`quota-exceeds-capacity`, `budget-exceeded`, ...) is followed by indented `note:` lines, one per
+place that contributes, each with its own `file:line:col`:
+
+```
+policies/pools/training.yaml:12:5: error[quota-exceeds-capacity]: teams claim 136 ... offer 128
+    hint: lower the quotas or add nodes; borrowing, not nominal quota, is how teams share
+    policies/pools/training.yaml:12:5: note: pool 'a800-train' offers 128 nvidia.com/gpu on ...
+    policies/teams/training.yaml:36:33: note: team 'finetune-nlp' claims 24 nvidia.com/gpu
+    policies/teams/training.yaml:54:33: note: team 'finetune-vision' claims 32 nvidia.com/gpu
+    policies/teams/training.yaml:10:33: note: team 'pretraining' claims 80 nvidia.com/gpu
+```
+
+It is reported at the definition every contributor is measured against (the pool's capacity,
+the team's budget). With `validate --changed-since REF` (the GitHub Action passes the pull
+request's base) it is reported at a contributor the change touched instead, so the annotation
+lands in the diff. JSON lists the notes as `related`, SARIF as `relatedLocations`, GitLab Code
+Quality as `other_locations`; GitHub annotations carry them as `note:` lines of the message.
+
+**Consequences are not counted twice.** When a file does not load (syntax, encoding, binary,
+size) or a document fails its schema, the names it defines are unknown: a reference to one of
+them, or a whole-policy finding such as "no team may use tier x", follows from that first error
+and is shown as a `note: consequence[rule]` under it. An unknown MIG profile is not priced or
+counted, so it yields no made-up budget or capacity total. Consequences are counted apart
+(`1 error(s), 0 warning(s), 18 consequence(s)`; JSON `summary.consequences` and a
+`consequence_of` on each one; SARIF level `note`), and fixing the root cause removes them. A
+name that the lost file's text shows it does not define is still an error of its own.
+
 | rule | severity | summary |
 |---|---|---|
 """

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import NamedTuple, Protocol, TypeVar
 
-from hetgitops.diagnostics import Diagnostic, Severity, Span
+from hetgitops.diagnostics import Cause, Diagnostic, Related, Severity, Span
+from hetgitops.diagnostics import related as as_related
 from hetgitops.load.documents import format_path
+from hetgitops.model import mig
 from hetgitops.model.policy import CardType, Node, Origin, Policy, Pool, Quota, Team
 
 PathPart = str | int
+MIG_PROFILE_UNKNOWN = "mig-profile-unknown"
 
 
 def _located(origin: Origin, path: Sequence[PathPart], key: bool) -> tuple[Span, str]:
@@ -31,11 +35,17 @@ def finding_at(
     *path: PathPart,
     hint: str = "",
     key: bool = False,
-    related: Iterable[Span] = (),
+    related: Iterable[Span | Related] = (),
 ) -> Diagnostic:
     """A finding at `origin` narrowed to `path` (the key itself when `key`)."""
     span, where = _located(origin, path, key)
-    return Diagnostic(rule, severity, message, span, where, hint, tuple(related))
+    return Diagnostic(rule, severity, message, span, where, hint, as_related(*related))
+
+
+def note(message: str, origin: Origin, *path: PathPart, key: bool = False) -> Related:
+    """A related location of a finding, with what it contributes (a `note:` line)."""
+    span, where = _located(origin, path, key)
+    return Related(span, message, where)
 
 
 error_at = partial(finding_at, Severity.ERROR)
@@ -58,11 +68,6 @@ def repeats(items: Iterable[V], key: Callable[[V], K]) -> Iterator[tuple[V, V]]:
 def written(origin: Origin, *path: PathPart) -> bool:
     """Whether `path` was written in the document (not just defaulted by the model)."""
     return (*origin.base, *path) in origin.source.values
-
-
-def invalid(policy: Policy, kind: str, name: str) -> bool:
-    """A document that failed the schema: references to it were already reported."""
-    return (kind, name) in policy.invalid
 
 
 class _Located(Protocol):
@@ -121,6 +126,37 @@ def quota_uses(policy: Policy) -> Iterator[QuotaUse]:
             card = policy.card_type_of(pool) if pool else None
             if pool is not None and card is not None:
                 yield QuotaUse(team, quota, pool, card)
+
+
+def unknown_mig_profiles(use: QuotaUse) -> dict[str, Cause]:
+    """The quota's MIG profiles its card does not have, each with the mig-profile-unknown
+    finding that reports it. What such a profile costs or claims is unknown (it is no fraction
+    of a GPU anyone knows): budget and capacity totals leave it out rather than guess."""
+    table = mig.TABLES.get(use.card.mig_table) if use.card.mig_table else None
+    if table is None:
+        return {}  # MIG quota on a card without MIG: quota-resource-unavailable
+    where = use.quota.origin.child("mig")
+    return {
+        profile: Cause(where.key_at(profile), MIG_PROFILE_UNKNOWN)
+        for profile in use.quota.mig
+        if profile not in table.profiles
+    }
+
+
+def amount_path(quota: Quota) -> tuple[PathPart, ...]:
+    """The field of a quota entry that says how much it claims (for notes on its line)."""
+    if quota.cards is not None:
+        return ("cards",)
+    return ("normalized",) if quota.normalized is not None else ("mig",)
+
+
+def known_part(use: QuotaUse) -> Quota:
+    """The quota without its unknown MIG profiles (`unknown_mig_profiles`)."""
+    unknown = unknown_mig_profiles(use)
+    if not unknown:
+        return use.quota
+    kept = {profile: count for profile, count in use.quota.mig.items() if profile not in unknown}
+    return replace(use.quota, mig=kept)
 
 
 def pools_with_cards(policy: Policy) -> Iterator[tuple[Pool, CardType]]:

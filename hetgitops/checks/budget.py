@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import QuotaUse, error_at, listing, quota_uses, warning_at
+from hetgitops.checks._common import (
+    QuotaUse,
+    amount_path,
+    error_at,
+    known_part,
+    listing,
+    note,
+    quota_uses,
+    unknown_mig_profiles,
+    warning_at,
+)
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Fleet, Policy
@@ -45,27 +55,53 @@ def budget_exceeded(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """A team's nominal quota costs no more per month than its budget.
 
     Cost = cards x cost.perCardHour x 730 hours, summed over the team's pools; a MIG instance
-    counts as its share of a card (a 3g instance of a 7-slice GPU as 3/7).
+    counts as its share of a card (a 3g instance of a 7-slice GPU as 3/7). A MIG profile the
+    card does not have (mig-profile-unknown) has no known cost: it is left out, and the rule
+    reports only a total that is over budget without it.
+    Reported at the budget, with a note at every priced quota entry; when the changed lines
+    are known (`validate --changed-since`), at the changed quota entry instead.
     Fails: `budget: {monthly: 10000}` with 8 cards at 3.10 an hour (18,104 a month).
     Passes: `budget: {monthly: 20000}` with the same quota.
     """
     for name, uses in _budgeted(policy).items():
         team = uses[0].team
-        priced = [(use, monthly_cost(use, policy.fleet)) for use in uses if _priced(policy, use)]
+        priced = [
+            (use, monthly_cost(use._replace(quota=known_part(use)), policy.fleet))
+            for use in uses
+            if _priced(policy, use)
+        ]
         total = sum(cost for _, cost in priced)
         budget = team.budget_monthly or 0.0
-        if total > budget + 0.005:
-            parts = listing([f"{u.pool.name} {cost:,.2f}" for u, cost in priced if cost])
-            yield error_at(
-                "budget-exceeded",
-                f"team '{name}' quota costs {total:,.2f} {_currency(policy, team.budget_currency)}"
-                f" a month ({parts}) but its budget is {budget:,.2f}",
-                team.origin,
-                "spec",
-                "budget",
-                "monthly",
-                hint=f"cut quota by {total - budget:,.2f} a month or raise the budget",
-            )
+        if total <= budget + 0.005:
+            continue
+        currency = _currency(policy, team.budget_currency)
+        parts = listing([f"{u.pool.name} {cost:,.2f}" for u, cost in priced if cost])
+        partial = any(unknown_mig_profiles(use) for use, _ in priced)
+        yield error_at(
+            "budget-exceeded",
+            f"team '{name}' quota costs {'at least ' if partial else ''}{total:,.2f} {currency}"
+            f" a month ({parts}) but its budget is {budget:,.2f}",
+            team.origin,
+            "spec",
+            "budget",
+            "monthly",
+            hint=f"cut quota by {total - budget:,.2f} a month or raise the budget",
+            related=[
+                note(f"the budget: {budget:,.2f} {currency} a month", team.origin, *BUDGET),
+                *(
+                    note(
+                        f"pool '{u.pool.name}' costs {cost:,.2f} a month",
+                        u.quota.origin,
+                        *amount_path(u.quota),
+                    )
+                    for u, cost in priced
+                    if cost
+                ),
+            ],
+        )
+
+
+BUDGET = ("spec", "budget", "monthly")
 
 
 @rule("cost-missing", Severity.WARNING)

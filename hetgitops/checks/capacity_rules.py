@@ -10,16 +10,18 @@ from hetgitops.checks._common import (
     PathPart,
     QuotaUse,
     error_at,
+    known_part,
     listing,
+    note,
     pools_with_cards,
     quota_uses,
     repeats,
     warning_at,
 )
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Related, Severity
 from hetgitops.model import mig
-from hetgitops.model.policy import Fleet, Policy, Pool, Quota
+from hetgitops.model.policy import CardType, Fleet, Policy, Pool, Quota
 from hetgitops.plan import capacity
 
 
@@ -54,7 +56,17 @@ def quota_exceeds_capacity(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
 
     Counts MIG instances (mixed: `nvidia.com/mig-<profile>`; single: `nvidia.com/gpu`) and
     time-slicing/MPS replicas the way the device plugin advertises them. Kueue itself does not
-    check this (kueue#2665). Reported at the quota entry that takes the sum over the top.
+    check this (kueue#2665). Claims of MIG profiles the card lacks (mig-profile-unknown) are
+    left out, and a pool whose capacity is unknown (node-range-invalid, a layout with such a
+    profile) is not judged: a total computed from them would be made up.
+
+    The finding lists every contributor: a note at each team's quota and at the pool's
+    capacity. It is reported at that capacity (`spec.nodes`; `spec.mig` for MIG instances),
+    the one total every claim is measured against (no team's line is more at fault than
+    another's, and the place does not move when teams are renamed or reordered); when the
+    changed lines are known (`validate
+    --changed-since`, the GitHub Action), at a changed contributor instead, so the annotation
+    lands in the pull request's diff.
     Fails: 2 nodes x 8 cards and teams with `cards: 12` and `cards: 8` in that pool.
     Passes: the same pool with `cards: 8` and `cards: 8`.
     """
@@ -62,17 +74,27 @@ def quota_exceeds_capacity(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
         lambda: defaultdict(list)
     )
     for use in quota_uses(policy):
-        resources = capacity.quota_resources(use.quota, use.pool, use.card, policy.fleet)
+        resources = capacity.quota_resources(known_part(use), use.pool, use.card, policy.fleet)
         for resource, amount in resources.items():
             if amount:
                 claims[use.pool.name][resource].append((use, amount))
     for pool, card in pools_with_cards(policy):
-        if pool.name in policy.incomplete_pools:
-            continue
+        if pool.name in policy.unknown.pools or unknown_layout(pool, card):
+            continue  # its capacity is unknown: node-range-invalid / mig-profile-unknown say why
         offered = capacity.pool_resources(pool, card, policy.fleet)
         for resource, entries in claims.get(pool.name, {}).items():
             if resource in offered:  # an unoffered resource is quota-resource-unavailable
                 yield from _over(pool, resource, offered[resource], entries, policy.fleet)
+
+
+def unknown_layout(pool: Pool, card: CardType) -> bool:
+    """Whether the pool's MIG layout names a profile its card lacks (mig-profile-unknown)."""
+    table = mig.TABLES.get(card.mig_table) if card.mig_table else None
+    return table is not None and any(
+        mig.gpu_instance_profile(profile) not in table.profiles
+        for device in pool.mig
+        for profile in device.profiles
+    )
 
 
 def _over(
@@ -85,21 +107,30 @@ def _over(
     total = sum(amount for _, amount in entries)
     if total <= offered:
         return
-    running, crossing = 0, entries[-1][0]
-    for use, amount in entries:
-        running += amount
-        if running > offered:
-            crossing = use
-            break
     who = listing([f"{u.team.name} {a}" for u, a in entries])
+    # MIG instances are offered by the layout (on every node); everything else by the nodes.
+    defined = ("spec", "mig") if resource.startswith(mig.resource_name("")) else ("spec", "nodes")
+    capacity_note = note(
+        f"pool '{pool.name}' offers {offered} {resource} on {len(pool.nodes)} node(s)",
+        pool.origin,
+        *defined,
+    )
+    claims = [
+        note(
+            f"team '{u.team.name}' claims {a} {resource}",
+            u.quota.origin,
+            *_field(u.quota, resource, fleet),
+        )
+        for u, a in entries
+    ]
     yield error_at(
         "quota-exceeds-capacity",
         f"teams claim {total} {resource} in pool '{pool.name}' ({who}) but its "
         f"{len(pool.nodes)} node(s) offer {offered}",
-        crossing.quota.origin,
-        *_field(crossing.quota, resource, fleet),
+        pool.origin,
+        *defined,
         hint="lower the quotas or add nodes; borrowing, not nominal quota, is how teams share",
-        related=[pool.origin.at("spec", "nodes")],
+        related=[capacity_note, *claims],
     )
 
 
@@ -198,5 +229,5 @@ def quota_pool_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
                 quota.origin,
                 "pool",
                 hint="merge the two entries",
-                related=[seen.origin.at("pool")],
+                related=[Related(seen.origin.at("pool"), "the first entry for this pool")],
             )

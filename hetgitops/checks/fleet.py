@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from hetgitops.checks._common import error_at, repeats, warning_at
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity, Span, error
+from hetgitops.diagnostics import Diagnostic, Related, Severity, Span, error
 from hetgitops.model.policy import CohortSpec, Origin, Policy
 
 
@@ -16,9 +16,10 @@ def missing_fleet(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Fails: a directory with CardType, Pool and Team documents but no `kind: Fleet`.
     Passes: the same directory plus `fleet.yaml` with `kind: Fleet`.
-    Not reported when the Fleet document exists but failed the schema.
+    When a Fleet document exists but did not load (schema, syntax, encoding), this is reported
+    as a consequence of that finding.
     """
-    if policy.fleet is not None or any(kind == "Fleet" for kind, _ in policy.invalid):
+    if policy.fleet is not None:
         return
     origins: list[Origin] = [
         o.origin
@@ -35,7 +36,7 @@ def missing_fleet(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
         "the policy has no Fleet document",
         Span(first),
         hint="add a document with kind: Fleet, spec.cluster and spec.versions.kubernetes",
-    )
+    ).because(policy.unknown.kind("Fleet"))
 
 
 # (target, the target it needs, what goes wrong without it)
@@ -97,7 +98,7 @@ def cohort_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
             cohort.origin,
             "name",
             hint="remove one of the two entries",
-            related=[first.origin.at("name")],
+            related=[Related(first.origin.at("name"), "first declared here")],
         )
 
 
@@ -126,7 +127,11 @@ def cohort_cycle(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
                 first.origin,
                 "parent",
                 hint="a cohort tree needs a root: remove one parent",
-                related=[m.origin.at("parent") for m in members if m is not first],
+                related=[
+                    Related(m.origin.at("parent"), f"cohort '{m.name}' has parent '{m.parent}'")
+                    for m in members
+                    if m is not first
+                ],
             )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from hetgitops.checks._common import error_at, in_file_order, listing, warning_at
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity, Span
+from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
 from hetgitops.model.policy import Node, Policy, Pool
 
 # Node fields behind the Fleet topology levels; `hostname` is every node's own name.
@@ -43,7 +43,7 @@ def node_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
             f"{noun} already listed in {where}{detail}, at {first_span}",
             node.origin,
             hint="a node carries one pool's labels; list each node once",
-            related=[first_span],
+            related=[Related(first_span, "first listed here")],
         )
 
 

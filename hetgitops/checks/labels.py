@@ -16,7 +16,7 @@ from hetgitops.checks._common import (
 )
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.compilers.labels import CARD_VALUES, node_value
-from hetgitops.diagnostics import Diagnostic, Severity, Span
+from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
 from hetgitops.model.policy import (
     DEFAULT_RESERVED_PREFIXES,
     CardType,
@@ -258,7 +258,7 @@ def label_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
             label.origin,
             "key",
             hint="remove one of the two entries",
-            related=[seen.origin.at("key")],
+            related=[Related(seen.origin.at("key"), "first declared here")],
         )
 
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from hetgitops.checks._common import error_at, pools_with_cards, quota_uses, warning_at
+from hetgitops.checks._common import (
+    error_at,
+    pools_with_cards,
+    quota_uses,
+    unknown_mig_profiles,
+    warning_at,
+)
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Related, Severity
 from hetgitops.model import mig
 from hetgitops.model.policy import CardType, MigDevice, Origin, Policy, Pool
 from hetgitops.plan import capacity
@@ -65,10 +71,9 @@ def mig_profile_unknown(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
                     yield _unknown(profile, table, device.origin.child("profiles"))
     for use in quota_uses(policy):
         own = _table(use.card)
-        if own is None:
-            continue  # MIG quota on a card without MIG: quota-resource-unavailable
-        for profile in use.quota.mig:
-            if profile not in own.profiles:
+        # The same profiles budget and capacity leave out, as consequences of this finding.
+        for profile in unknown_mig_profiles(use):
+            if own is not None:
                 yield _unknown(profile, own, use.quota.origin.child("mig"))
 
 
@@ -184,7 +189,7 @@ def _overlap(
         device.origin,
         *path,
         hint="list each GPU index in one devices entry",
-        related=[earlier.origin.at("gpus")],
+        related=[Related(earlier.origin.at("gpus"), "the earlier devices entry")],
     )
 
 

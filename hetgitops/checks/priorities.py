@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from hetgitops.checks._common import error_at, in_file_order, repeats
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Related, Severity
 from hetgitops.model.policy import Policy, WorkloadProfile
 
 # Kubernetes reserves PriorityClass names with this prefix for its own classes.
@@ -28,7 +28,7 @@ def priority_value_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diag
             "spec",
             "value",
             hint="give each tier a distinct value; the order of values is the preemption order",
-            related=[seen.origin.at("spec", "value")],
+            related=[Related(seen.origin.at("spec", "value"), f"tier '{seen.name}' has it first")],
         )
 
 
@@ -48,7 +48,12 @@ def priority_global_default(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
             "spec",
             "globalDefault",
             hint="keep globalDefault: true on one tier",
-            related=[defaults[0].origin.at("spec", "globalDefault")],
+            related=[
+                Related(
+                    defaults[0].origin.at("spec", "globalDefault"),
+                    f"tier '{defaults[0].name}' is the first global default",
+                )
+            ],
         )
 
 
@@ -102,8 +107,7 @@ def tier_not_allowed(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 def _no_team(policy: Policy, profile: WorkloadProfile) -> Iterator[Diagnostic]:
     if any(profile.tier in team.tiers for team in policy.teams.values()):
         return
-    if any(kind == "Team" for kind, _ in policy.invalid):
-        return  # the team that allows it may be the one that failed the schema
+    # The team that allows it may be one that did not load.
     yield error_at(
         "tier-not-allowed",
         f"no team may use tier '{profile.tier}', so nobody can run profile '{profile.name}'",
@@ -111,4 +115,4 @@ def _no_team(policy: Policy, profile: WorkloadProfile) -> Iterator[Diagnostic]:
         "spec",
         "tier",
         hint=f"add '{profile.tier}' to some team's spec.tiers",
-    )
+    ).because(policy.unknown.kind("Team"))

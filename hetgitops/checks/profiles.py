@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from hetgitops.checks._common import PathPart, error_at, listing, written
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Cause, Diagnostic, Severity
 from hetgitops.model.policy import Policy, Team, WorkloadProfile
 from hetgitops.plan import quota_plan, routing
 from hetgitops.plan.routing import (
@@ -67,7 +67,7 @@ def profile_no_eligible_card(policy: Policy, ctx: CheckContext) -> Iterator[Diag
         if not cards:
             # Explicit lists were judged entry by entry (profile-card-mismatch,
             # unresolved-reference); an invalid CardType might have been the match.
-            if profile.card_types is None and not _invalid(policy, "CardType"):
+            if profile.card_types is None:
                 yield error_at(
                     "profile-no-eligible-card",
                     f"no card type meets the requirements of profile '{profile.name}'",
@@ -75,9 +75,9 @@ def profile_no_eligible_card(policy: Policy, ctx: CheckContext) -> Iterator[Diag
                     *REQUIREMENTS,
                     key=True,
                     hint="relax spec.requirements or add the card type",
-                )
-        elif not router.routes(profile) and not _invalid(policy, "Pool"):
-            yield _no_pool(profile, [c.name for c in cards])
+                ).because(policy.unknown.kind("CardType"))
+        elif not router.routes(profile):
+            yield _no_pool(profile, [c.name for c in cards]).because(policy.unknown.kind("Pool"))
 
 
 def _no_pool(profile: WorkloadProfile, cards: list[str]) -> Diagnostic:
@@ -94,10 +94,6 @@ def _no_pool(profile: WorkloadProfile, cards: list[str]) -> Diagnostic:
         *_requirement(profile, field),
         hint="add such a pool, or relax spec.requirements",
     )
-
-
-def _invalid(policy: Policy, kind: str) -> bool:
-    return any(k == kind for k, _ in policy.invalid)
 
 
 @rule("profile-exceeds-node", Severity.ERROR)
@@ -162,10 +158,25 @@ def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diag
         if profile.teams is not None:
             for index, team, verdict in verdicts:
                 if not verdict.ok and index is not None:
-                    yield _refused(profile, placeable, index, team, verdict)
+                    found = _refused(profile, placeable, index, team, verdict)
+                    yield found.because(_reach_unknown(policy, team))
         elif not any(verdict.ok for _, _, verdict in verdicts):
             _, team, verdict = max(verdicts, key=lambda v: v[2].most)
-            yield _nobody(profile, placeable, team, verdict)
+            # Any team or pool that did not load might have been the one that admits it.
+            unknown = policy.unknown
+            found = _nobody(profile, placeable, team, verdict)
+            yield found.because(unknown.kind("Team") or unknown.kind("Pool"))
+
+
+def _reach_unknown(policy: Policy, team: Team) -> Cause | None:
+    """Why what `team` can hold is not fully known: a quota in a pool that did not load, or
+    (when it borrows) a cohort member that did not load."""
+    for quota in team.quotas:
+        if quota.pool not in policy.pools:
+            cause = policy.unknown.object("Pool", quota.pool)
+            if cause is not None:
+                return cause
+    return policy.unknown.kind("Team") if team.cohort is not None else None
 
 
 def _need(profile: WorkloadProfile, route: Route) -> str:

@@ -8,7 +8,7 @@ from typing import NamedTuple
 from hetgitops.checks._common import error_at, in_file_order
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.compilers.volcano import leaf_queue_name
-from hetgitops.diagnostics import Diagnostic, Severity, Span
+from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
 from hetgitops.model.policy import Fleet, Origin, Policy, Team
 from hetgitops.plan.quota_plan import accelerator_resources, team_plan
 
@@ -96,7 +96,7 @@ def namespace_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
                     "namespaces",
                     index,
                     hint="give each team its own namespaces",
-                    related=[where],
+                    related=[Related(where, f"team '{first.name}' has it first")],
                 )
 
 
@@ -183,11 +183,13 @@ def queue_name_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
                 queue,
                 f"{queue.what} and {earlier.what} would both be Volcano Queue '{queue.name}'",
                 "rename the team (leaf queues are named <team>-<pool>)",
-                related=earlier.span,
+                related=Related(earlier.span, f"{earlier.what} has the name first"),
             )
 
 
-def _collision(queue: _Queue, message: str, hint: str, related: Span | None = None) -> Diagnostic:
+def _collision(
+    queue: _Queue, message: str, hint: str, related: Related | None = None
+) -> Diagnostic:
     return error_at(
         "queue-name-collision",
         message,

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from hetgitops.checks._common import PathPart, did_you_mean, error_at, invalid
+from hetgitops.checks._common import PathPart, did_you_mean, error_at, listing
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Cause, Diagnostic, Severity
 from hetgitops.model.policy import Origin, Policy
 
 RULE = "unresolved-reference"
 
 
 class _Resolver:
-    """Checks names against one kind; names of schema-invalid documents count as known."""
+    """Checks names against one kind. A name that may be defined in a file or document that
+    did not load is reported as a consequence of that loss, not as a mistake of its own."""
 
     def __init__(self, policy: Policy, kind: str, known: Iterable[str]) -> None:
         self.policy, self.kind, self.known = policy, kind, set(known)
@@ -21,16 +22,28 @@ class _Resolver:
     def check(
         self, name: str, origin: Origin, *path: PathPart, key: bool = False
     ) -> Iterator[Diagnostic]:
-        if name in self.known or invalid(self.policy, self.kind, name):
+        if name in self.known:
             return
+        unknown = self.policy.unknown
+        cause = unknown.object(self.kind, name)
+        if cause is None:
+            # A near miss may be defined where nothing loaded: suggest it, and say so.
+            lost = unknown.names(self.kind) - self.known
+            hint = did_you_mean(name, self.known | lost)
+            if lost:
+                hint += f" ({listing(sorted(lost))}: in input that did not load)"
+        else:
+            hint = lost_hint(cause)
         yield error_at(
-            RULE,
-            f"{self.kind} '{name}' is not defined",
-            origin,
-            *path,
-            key=key,
-            hint=did_you_mean(name, self.known),
-        )
+            RULE, f"{self.kind} '{name}' is not defined", origin, *path, key=key, hint=hint
+        ).because(cause)
+
+
+def lost_hint(cause: Cause) -> str:
+    """Where the missing definition probably is."""
+    if cause.rule == "schema":
+        return f"its document at {cause.span} failed the schema; fix that first"
+    return f"it may be in {cause.span.file}, which did not load; fix that first"
 
 
 @rule(RULE, Severity.ERROR)

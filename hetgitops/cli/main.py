@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import sys
 from pathlib import Path
@@ -64,22 +65,42 @@ def _formats_help() -> str:
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @NOW_OPTION
 @crd_dir_option("Also check output against CRDs in DIR.")
+@click.option(
+    "--changed-since",
+    metavar="REF",
+    help="Report a total (pool capacity, team budget) at a contributing line changed since "
+    "the Git REF (a pull request's base), so annotations land in its diff.",
+)
 def validate(
     paths: tuple[Path, ...],
     output_format: str,
     strict: bool,
     now: dt.date,
     crd_dirs: tuple[Path, ...],
+    changed_since: str | None,
 ) -> None:
     """Check policy files (default: policies/) and the manifests they compile to."""
     from hetgitops.reporting import FORMATTERS
 
     def run() -> int:
-        result = api.validate(policy_paths(paths), api.Options(now=now, crd_dirs=crd_dirs))
+        changed = _changed_lines(changed_since) if changed_since else None
+        options = api.Options(now=now, crd_dirs=crd_dirs, changed=changed)
+        result = api.validate(policy_paths(paths), options)
         echo_report(FORMATTERS[output_format](result))
         return EXIT_FINDINGS if result.failed(strict=strict) else EXIT_OK
 
     sys.exit(guarded(run))
+
+
+def _changed_lines(ref: str) -> dict[str, frozenset[int]]:
+    from hetgitops.diff import changed, gitsource
+
+    try:
+        return changed.changed_lines(ref)
+    except gitsource.GitMissing as exc:
+        raise OSError(errno.ENOENT, str(exc)) from None  # guarded(): exit 4
+    except gitsource.SourceError as exc:
+        raise click.UsageError(f"--changed-since: {exc}") from None
 
 
 @main.command()

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hetgitops import api, compilers
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.diff import drains as drain_plans
+from hetgitops.diff.changed import changed_values
 from hetgitops.diff.gitsource import Side
 from hetgitops.diff.hazards import Hazard, hazards
 from hetgitops.diff.impact import Impact, impact
@@ -68,7 +69,7 @@ class DiffResult:
         flags += [
             f"new error: {d.rule} at {d.span}"
             for d in self.introduced
-            if d.severity is Severity.ERROR
+            if d.severity is Severity.ERROR and d.consequence_of is None  # not counted twice
         ]
         if self.invalid:
             flags.append("invalid: a side fails validation")
@@ -136,7 +137,13 @@ def _node_pools(*policies: Policy | None) -> dict[str, str]:
 def compare(
     base: Side, head: Side, options: api.Options, *, ignore: Sequence[str] = ()
 ) -> DiffResult:
-    old, new = _run(base, options), _run(head, options)
+    # A total found at head is reported at a contributor the change touched (issue 7, item 8);
+    # changed lines are head's line numbers, so base's findings stay where they are.
+    changed = options.changed
+    if changed is None:
+        changed = changed_values(base.loaded.documents, head.loaded.documents)
+    old = _run(base, replace(options, changed=None))
+    new = _run(head, replace(options, changed=changed))
     both = old.valid and new.valid
     empty = Impact((), (), (), ())
     result = DiffResult(old, new, impact(old.policy, new.policy) if both else empty)

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from hetgitops import API_VERSION
-from hetgitops.diagnostics import Diagnostic, Span, error
+from hetgitops.diagnostics import Diagnostic, Severity, Span, error
+from hetgitops.load import losses
+from hetgitops.load.losses import Loss
 from hetgitops.load.policyfiles import MAX_FILE_BYTES, display_name, policy_files, read_files
 from hetgitops.load.sourcemap import PathKey, SourceMap, format_path
 from hetgitops.load.yamlbuild import Parsed
@@ -25,6 +27,7 @@ __all__ = [
     "LOAD_RULES",
     "Document",
     "LoadResult",
+    "Loss",
     "PathKey",
     "SourceMap",
     "display_name",
@@ -79,6 +82,8 @@ class LoadResult:
     documents: list[Document] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    # Input that did not load, and what it seems to have defined (see `load.losses`).
+    losses: list[Loss] = field(default_factory=list)
 
 
 def load_sources(sources: Iterable[tuple[str, bytes]]) -> LoadResult:
@@ -86,11 +91,15 @@ def load_sources(sources: Iterable[tuple[str, bytes]]) -> LoadResult:
     result = LoadResult()
     for name, raw in sources:
         result.files.append(name)
+        before = len(result.diagnostics)
         for item in _file_documents(name, raw):
             if isinstance(item, Document):
                 result.documents.append(item)
             else:
                 result.diagnostics.append(item)
+        first = next((d for d in result.diagnostics[before:] if d.severity is Severity.ERROR), None)
+        if first is not None:  # some document may be lost: remember what the text defines
+            result.losses.append(losses.of_file(first.cause, raw, KINDS))
     result.diagnostics.extend(_duplicate_names(result.documents))
     return result
 
@@ -99,6 +108,13 @@ def load_paths(paths: Iterable[Path]) -> LoadResult:
     files, problems = policy_files(paths)
     result = load_sources(read_files(files, problems))
     result.diagnostics[:0] = problems
+    # A file or directory that could not be read may have defined anything. (Other io-errors,
+    # such as a directory symlink loop, lose nothing: the loop's target is read anyway.)
+    result.losses[:0] = [
+        losses.of_unreadable(d.cause)
+        for d in problems
+        if d.rule == "io-error" and d.message.startswith("cannot ")
+    ]
     return result
 
 

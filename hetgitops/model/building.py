@@ -6,8 +6,8 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from hetgitops.diagnostics import Diagnostic, error
-from hetgitops.load.documents import Document
+from hetgitops.diagnostics import Cause, Diagnostic, error
+from hetgitops.load.documents import Document, Loss
 from hetgitops.model.policy import (
     ALL_TARGETS,
     DEFAULT_CPU_PER_CARD,
@@ -34,6 +34,7 @@ from hetgitops.model.policy import (
     parse_version,
 )
 from hetgitops.model.ranges import RangeError, expand
+from hetgitops.model.unknowns import unknowns
 
 
 def _quantity(value: Any) -> str | None:
@@ -230,14 +231,14 @@ def _tracked_pool(
     spec: dict[str, Any],
     origin: Origin,
     problems: list[Diagnostic],
-    incomplete: set[str],
+    incomplete: dict[str, Cause],
 ) -> Pool:
-    """A pool whose inventory did not expand is `incomplete`: capacity findings about it would
-    only repeat the node-range error."""
+    """A pool whose inventory did not expand is `incomplete`: its capacity is unknown, and
+    findings computed from it would only repeat the node-range error."""
     before = len(problems)
     pool = _pool(doc, spec, origin, problems)
     if len(problems) > before:
-        incomplete.add(pool.name)
+        incomplete[pool.name] = problems[before].cause
     return pool
 
 
@@ -335,9 +336,10 @@ def _by_name(items: Iterable[Any]) -> dict[str, Any]:
 
 
 def build_policy(
-    documents: list[Document], invalid: Iterable[Document] = ()
+    documents: list[Document], losses: Iterable[Loss] = ()
 ) -> tuple[Policy, list[Diagnostic]]:
-    """Build the model from documents that passed the schema; `invalid` ones are only named."""
+    """Build the model from documents that passed the schema; `losses` (files and documents
+    that did not load or failed the schema) become the policy's unknown facts."""
     problems: list[Diagnostic] = []
     by_kind: dict[str, list[Document]] = {}
     for doc in documents:
@@ -354,17 +356,17 @@ def build_policy(
     def build(kind: str, make: Callable[[Document, dict[str, Any], Origin], Any]) -> dict[str, Any]:
         return _by_name(make(d, d.data["spec"], Origin(d.source)) for d in by_kind.get(kind, []))
 
-    incomplete: set[str] = set()
+    incomplete: dict[str, Cause] = {}
+    pools = build("Pool", lambda d, s, o: _tracked_pool(d, s, o, problems, incomplete))
     policy = Policy(
         fleet=fleet,
         taxonomy=taxonomy,
         card_types=build("CardType", _card_type),
-        pools=build("Pool", lambda d, s, o: _tracked_pool(d, s, o, problems, incomplete)),
+        pools=pools,
         teams=build("Team", lambda d, s, o: _team(d, s, o, fleet)),
         tiers=build("PriorityTier", _tier),
         profiles=build("WorkloadProfile", _profile),
-        invalid=frozenset((d.kind, d.name) for d in invalid),
-        incomplete_pools=frozenset(incomplete),
+        unknown=unknowns(losses, [(d.kind, d.name) for d in documents], incomplete),
     )
     return policy, problems
 

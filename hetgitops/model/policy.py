@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from hetgitops.diagnostics import Span
 from hetgitops.load.documents import PathKey, SourceMap
+from hetgitops.model.unknowns import Unknowns
 
 T = TypeVar("T")
 
@@ -307,10 +308,10 @@ class Policy:
     teams: Mapping[str, Team]
     tiers: Mapping[str, PriorityTier]
     profiles: Mapping[str, WorkloadProfile]
-    # Objects whose documents failed the schema: references to them are not reported again.
-    invalid: frozenset[tuple[str, str]] = field(default=frozenset())
-    # Pools whose node inventory did not expand (node-range-invalid): no capacity findings.
-    incomplete_pools: frozenset[str] = field(default=frozenset())
+    # What earlier findings left unknown: objects in files or documents that did not load,
+    # pools whose node inventory did not expand. Rules that depend on them report
+    # consequences of those findings, not independent errors (see model.unknowns).
+    unknown: Unknowns = field(default_factory=Unknowns)
     # Values derived from this (immutable) policy, computed once per policy: see `derived()`.
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 

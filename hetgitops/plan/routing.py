@@ -121,7 +121,7 @@ class Router:
                 units = dict.fromkeys(units, 0)  # the plugin refuses requests above one replica
         slots = sum(count * (units[cards] // per_pod) for cards, count in sizes.items())
         largest = max(units.values(), default=0)
-        complete = pool.name not in self.policy.incomplete_pools
+        complete = pool.name not in self.policy.unknown.pools
         return Route(pool, card, resource, per_pod, largest, slots, complete)
 
 

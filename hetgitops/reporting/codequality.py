@@ -30,17 +30,27 @@ def _issue(d: Diagnostic, result: Result) -> dict[str, Any]:
     path = _path(d, result)
     line = max(d.span.line, 1)
     description = d.message + (f" (hint: {d.hint})" if d.hint else "")
+    if d.consequence_of is not None:
+        description += f" (follows from {d.consequence_of})"
     # Rule, place and message: two findings of one rule on one line stay two issues.
     identity = "\0".join((d.rule, path, str(line), str(d.span.column), d.message))
-    return {
+    issue: dict[str, Any] = {
         "type": "issue",
         "description": description,
         "check_name": f"hetgitops/{d.rule}",
         "fingerprint": hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32],
-        "severity": _SEVERITIES[d.severity],
+        # A consequence stays visible in the merge request but ranks as info: it goes away
+        # with its cause and is not a second problem to fix.
+        "severity": "info" if d.consequence_of is not None else _SEVERITIES[d.severity],
         "categories": ["Bug Risk"],
         "location": {"path": path, "lines": {"begin": line}},
     }
+    others = [r.span for r in d.related if r.span.file != NOWHERE.file and r.span != d.span]
+    if others:  # Code Climate's field for the other places an issue involves
+        issue["other_locations"] = [
+            {"path": s.file, "lines": {"begin": max(s.line, 1)}} for s in others
+        ]
+    return issue
 
 
 def render(result: Result) -> str:

@@ -11,6 +11,10 @@ from hetgitops.reporting.summary import summarize
 
 
 def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
+    """One finding. `related` lists the other places it involves (every contributor of an
+    aggregate finding, its primary location included); `consequence_of` names the earlier
+    finding it follows from (rule and location), or is null for an independent finding."""
+    cause = d.consequence_of
     return {
         "rule": d.rule,
         "severity": d.severity.label,
@@ -20,6 +24,24 @@ def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
         "column": d.span.column,
         "path": d.path,
         "hint": d.hint,
+        "related": [
+            {
+                "file": r.span.file,
+                "line": r.span.line,
+                "column": r.span.column,
+                "path": r.path,
+                "message": r.message,
+            }
+            for r in d.related
+        ],
+        "consequence_of": None
+        if cause is None
+        else {
+            "rule": cause.rule,
+            "file": cause.span.file,
+            "line": cause.span.line,
+            "column": cause.span.column,
+        },
     }
 
 

@@ -7,8 +7,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from hetgitops.api import Result
-from hetgitops.diagnostics import Diagnostic
+from hetgitops.reporting.grouping import Group, grouped
 from hetgitops.reporting.summary import summarize
+from hetgitops.reporting.text import finding_lines
 
 SUITE = "hetgitops validate"
 # XML 1.0 cannot carry most control characters, even escaped; a policy value might.
@@ -20,9 +21,10 @@ def _clean(text: str) -> str:
 
 
 def render(result: Result) -> str:
-    by_rule: dict[str, list[Diagnostic]] = {}
-    for d in result.diagnostics:
-        by_rule.setdefault(d.rule, []).append(d)
+    # A consequence fails no rule of its own: it is listed in its root cause's failure.
+    by_rule: dict[str, list[Group]] = {}
+    for group in grouped(result.diagnostics):
+        by_rule.setdefault(group.root.rule, []).append(group)
     cases = [_case(rule, found) for rule, found in sorted(by_rule.items())]
     if not cases:
         cases = [ET.Element("testcase", classname="hetgitops", name="policy")]
@@ -43,12 +45,15 @@ def _properties(result: Result) -> ET.Element:
     return properties
 
 
-def _case(rule: str, found: Iterable[Diagnostic]) -> ET.Element:
+def _case(rule: str, found: Iterable[Group]) -> ET.Element:
     case = ET.Element("testcase", classname="hetgitops", name=rule)
-    for d in found:
+    for group in found:
+        d = group.root
         failure = ET.SubElement(
             case, "failure", type=d.severity.label, message=_clean(f"{d.span}: {d.message}")
         )
-        detail = f"{d.span}: {d.severity.label}[{d.rule}]: {d.message}"
-        failure.text = _clean(detail + (f"\nhint: {d.hint}" if d.hint else ""))
+        lines = finding_lines(d, show=str) + [
+            f"    {c.span}: note: consequence[{c.rule}]: {c.message}" for c in group.consequences
+        ]
+        failure.text = _clean("\n".join(lines))
     return case

@@ -6,6 +6,7 @@ import re
 
 from hetgitops.api import Result
 from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.reporting.grouping import grouped
 from hetgitops.reporting.summary import summarize
 
 TITLE = "### hetgitops validate"
@@ -38,7 +39,14 @@ def _row(d: Diagnostic) -> str:
     message = text_cell(d.message)
     if d.hint:
         message += f"<br>_hint: {text_cell(d.hint)}_"
-    return f"| {_ICONS[d.severity]} | {code_cell(str(d.span))} | {code_cell(d.rule)} | {message} |"
+    for note in d.related:
+        if note.message:
+            message += f"<br>note: {code_cell(str(note.span))} {text_cell(note.message)}"
+    icon = _ICONS[d.severity]
+    if d.consequence_of is not None:  # listed under its cause, not counted on its own
+        icon = "↳"
+        message = f"_follows from {code_cell(str(d.consequence_of))}:_ {message}"
+    return f"| {icon} | {code_cell(str(d.span))} | {code_cell(d.rule)} | {message} |"
 
 
 def _summary(result: Result) -> str:
@@ -54,7 +62,7 @@ def render(result: Result, /, *, title: str = TITLE) -> str:
     lines = [title, ""]
     if result.diagnostics:
         lines += ["| | Location | Rule | Message |", "|---|---|---|---|"]
-        lines += [_row(d) for d in result.diagnostics]
+        lines += [_row(d) for g in grouped(result.diagnostics) for d in (g.root, *g.consequences)]
         lines.append("")
     lines.append(_summary(result))
     return "\n".join(lines) + "\n"

@@ -51,29 +51,46 @@ def _rule(rule: RuleInfo) -> dict[str, Any]:
 
 
 def _result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
+    cause = d.consequence_of
+    text = d.message + (f"\nhint: {d.hint}" if d.hint else "")
+    if cause is not None:
+        text += f"\nThis follows from {cause}."
     found: dict[str, Any] = {
         "ruleId": d.rule,
         "ruleIndex": rule_index,
-        "level": _LEVELS[d.severity],
-        "message": {"text": d.message + (f"\nhint: {d.hint}" if d.hint else "")},
+        # A consequence is shown, but as a note: code scanning must not count it as an alert
+        # of its own beside the root cause.
+        "level": "note" if cause is not None else _LEVELS[d.severity],
+        "message": {"text": text},
     }
     if d.span.file != NOWHERE.file:
         found["locations"] = [_location(d.span)]
-    related = [s for s in d.related if s.file != NOWHERE.file]
+    related = [(r.span, r.message) for r in d.related if r.span.file != NOWHERE.file]
+    if cause is not None and cause.span.file != NOWHERE.file:
+        related.append((cause.span, f"root cause: {cause.rule}"))
     if related:
-        found["relatedLocations"] = [_location(s, i) for i, s in enumerate(related, start=1)]
+        found["relatedLocations"] = [
+            _location(span, i, message) for i, (span, message) in enumerate(related, start=1)
+        ]
+    properties: dict[str, Any] = {}
     if d.path:
-        found["properties"] = {"path": d.path}
+        properties["path"] = d.path
+    if cause is not None:
+        properties["consequenceOf"] = {"ruleId": cause.rule, "location": str(cause.span)}
+    if properties:
+        found["properties"] = properties
     return found
 
 
-def _location(span: Span, ident: int | None = None) -> dict[str, Any]:
+def _location(span: Span, ident: int | None = None, message: str = "") -> dict[str, Any]:
     physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(span.file)}}
     if span.line > 0:
         physical["region"] = {"startLine": span.line, "startColumn": max(span.column, 1)}
     location: dict[str, Any] = {"physicalLocation": physical}
     if ident is not None:
         location["id"] = ident
+    if message:
+        location["message"] = {"text": message}
     return location
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from hetgitops.api import Result
+from hetgitops.diagnostics import Diagnostic
+from hetgitops.reporting.grouping import grouped
 from hetgitops.reporting.summary import summary_line
 
 # Policy text and file names reach a message; a terminal must not act on control characters
@@ -25,9 +28,24 @@ def _escape(match: re.Match[str]) -> str:
 
 def render(result: Result) -> str:
     lines = []
-    for d in result.diagnostics:
-        lines.append(visible(f"{d.span}: {d.severity.label}[{d.rule}]: {d.message}"))
-        if d.hint:
-            lines.append(visible(f"    hint: {d.hint}"))
+    for group in grouped(result.diagnostics):
+        lines.extend(finding_lines(group.root))
+        # Findings that only follow from this one: notes under it, like a compiler's.
+        for d in group.consequences:
+            lines.append(visible(f"    {d.span}: note: consequence[{d.rule}]: {d.message}"))
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
+
+
+def finding_lines(d: Diagnostic, show: Callable[[str], str] = visible) -> list[str]:
+    """The finding, its hint, and a `note:` line per related location, each through `show`."""
+    head = f"{d.span}: {d.severity.label}[{d.rule}]: {d.message}"
+    if d.consequence_of is not None:  # its cause is not in this report
+        head += f" (follows from {d.consequence_of})"
+    lines = [show(head)]
+    if d.hint:
+        lines.append(show(f"    hint: {d.hint}"))
+    for note in d.related:
+        if note.message:
+            lines.append(show(f"    {note.span}: note: {note.message}"))
+    return lines

@@ -189,6 +189,16 @@ class PolicyText:
         """Where `rule` fired, as sorted `file:line:col` strings."""
         return sorted(str(d.span) for d in self.diagnostics(now) if d.rule == rule)
 
+    def independent(self, rule: str, now: dt.date = NOW) -> list[str]:
+        """Where `rule` fired on its own (not as a consequence of another finding)."""
+        found = self.diagnostics(now)
+        return sorted(str(d.span) for d in found if d.rule == rule and d.consequence_of is None)
+
+    def causes(self, rule: str, now: dt.date = NOW) -> list[str]:
+        """The rule ids of the findings each `rule` finding follows from ("" if none)."""
+        found = [d for d in self.diagnostics(now) if d.rule == rule]
+        return sorted(d.consequence_of.rule if d.consequence_of else "" for d in found)
+
     def findings(self, rule: str, now: dt.date = NOW) -> list[Diagnostic]:
         return [d for d in self.diagnostics(now) if d.rule == rule]
 

@@ -17,16 +17,36 @@ def with_mig(policy, layout: str = MIG_LAYOUT) -> None:
     policy.replace("pools.yaml", "  cardType: h100-80gb\n", "  cardType: h100-80gb\n" + layout)
 
 
-def test_quota_exceeds_capacity_points_at_the_quota_that_crosses(policy):
-    ml_quota(policy, "pool: h100-train, cards: 12")
-    found = policy.findings("quota-exceeds-capacity")
-    # ml (12) fits in 16 cards; serving's 8 takes the sum to 20.
-    assert [str(d.span) for d in found] == [
-        policy.pos(
-            "teams.yaml", "- {pool: l40s-infer, cards: 8}\n    - {pool: h100-train, cards: ^8}"
-        )
+H100_NODES = '^- {names: "gpu-h100'
+SERVING_H100 = "- {pool: l40s-infer, cards: 8}\n    - {pool: h100-train, cards: ^8}"
+
+
+def claims(policy) -> list[list[str]]:
+    """Per quota-exceeds-capacity finding, the team quota fields its notes point at."""
+    pool_nodes = policy.pos("pools.yaml", H100_NODES)
+    return [
+        [str(r.span) for r in d.related if str(r.span) != pool_nodes and "pools.yaml" not in str(r)]
+        for d in policy.findings("quota-exceeds-capacity")
     ]
-    assert [str(s) for s in found[0].related] == [policy.pos("pools.yaml", '^- {names: "gpu-h100')]
+
+
+def test_quota_exceeds_capacity_lists_every_contributor_at_the_pool(policy):
+    ml_quota(policy, "pool: h100-train, cards: 12")
+    (found,) = policy.findings("quota-exceeds-capacity")
+    # No change is known: reported at the pool's nodes, the capacity every claim is measured
+    # against, with a note at the pool and at each team's quota.
+    assert str(found.span) == policy.pos("pools.yaml", H100_NODES)
+    assert [(str(r.span), r.message) for r in found.related] == [
+        (
+            policy.pos("pools.yaml", H100_NODES),
+            "pool 'h100-train' offers 16 nvidia.com/gpu on 2 node(s)",
+        ),
+        (
+            policy.pos("teams.yaml", "- {pool: h100-train, cards: ^12}"),
+            "team 'ml' claims 12 nvidia.com/gpu",
+        ),
+        (policy.pos("teams.yaml", SERVING_H100), "team 'serving' claims 8 nvidia.com/gpu"),
+    ]
 
 
 def test_quota_at_capacity_passes(policy):
@@ -35,19 +55,18 @@ def test_quota_at_capacity_passes(policy):
 
 def test_mig_gpus_leave_fewer_whole_cards(policy):
     with_mig(policy)  # 2 of 8 GPUs per node carved: 12 whole cards left for 16 of quota
-    assert policy.spans("quota-exceeds-capacity") == [
-        policy.pos(
-            "teams.yaml", "- {pool: l40s-infer, cards: 8}\n    - {pool: h100-train, cards: ^8}"
-        )
+    assert claims(policy) == [
+        [
+            policy.pos("teams.yaml", "- {pool: h100-train, cards: ^8}\n    - {pool: l40s"),
+            policy.pos("teams.yaml", SERVING_H100),
+        ]
     ]
 
 
 def test_mig_instances_are_counted(policy):
     with_mig(policy)  # 2 nodes x 2 GPUs x 7 = 28 x 1g.10gb
     ml_quota(policy, "pool: h100-train, cards: 4, mig: {1g.10gb: 29}")
-    assert policy.spans("quota-exceeds-capacity") == [
-        policy.pos("teams.yaml", "mig: {1g.10gb: ^29}")
-    ]
+    assert claims(policy) == [[policy.pos("teams.yaml", "mig: {1g.10gb: ^29}")]]
 
 
 def test_mig_instances_within_capacity_pass(policy):
@@ -66,8 +85,11 @@ def test_single_strategy_counts_instances_as_gpus(policy):
         "    - {pool: h100-train, cards: 8}\n  tiers: [serving]",
         "    - {pool: h100-train, cards: 16}\n  tiers: [serving]",
     )
-    assert policy.spans("quota-exceeds-capacity") == [
-        policy.pos("teams.yaml", "- {pool: h100-train, cards: ^16}")
+    assert claims(policy) == [
+        [
+            policy.pos("teams.yaml", "mig: {3g.40gb: ^17}"),
+            policy.pos("teams.yaml", "- {pool: h100-train, cards: ^16}"),
+        ]
     ]
 
 
@@ -85,7 +107,13 @@ def test_time_slicing_replicas_are_capacity(policy):
     assert policy.spans("quota-exceeds-capacity") == []  # 16 cards x 2 replicas = 32
     policy.replace("teams.yaml", "l40s-infer, cards: 24}", "l40s-infer, cards: 25}")
     assert policy.spans("quota-exceeds-capacity") == [
-        policy.pos("teams.yaml", "    - {pool: l40s-infer, cards: ^8}\n    - {pool: h100")
+        policy.pos("pools.yaml", '^- {names: "gpu-l40s')
+    ]
+    assert claims(policy) == [
+        [
+            policy.pos("teams.yaml", "l40s-infer, cards: ^25}"),
+            policy.pos("teams.yaml", "    - {pool: l40s-infer, cards: ^8}\n    - {pool: h100"),
+        ]
     ]
 
 

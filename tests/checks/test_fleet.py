@@ -16,10 +16,16 @@ def test_missing_fleet(policy):
     assert policy.spans("missing-fleet") == ["cards.yaml"]
 
 
-def test_missing_fleet_not_reported_when_the_fleet_failed_the_schema(policy):
+def test_missing_fleet_is_a_consequence_when_the_fleet_failed_the_schema(policy):
     policy.replace("fleet.yaml", "  cluster: test-cluster\n", "")
     assert policy.spans("schema")
-    assert policy.spans("missing-fleet") == []
+    assert policy.causes("missing-fleet") == ["schema"]
+
+
+def test_missing_fleet_is_a_consequence_when_the_fleet_file_did_not_load(policy):
+    policy.replace("fleet.yaml", "  cluster: test-cluster\n", "  cluster: [test-cluster\n")
+    assert policy.spans("syntax")
+    assert policy.causes("missing-fleet") == ["syntax"]
 
 
 def test_missing_fleet_not_reported_when_every_document_is_invalid(policy):

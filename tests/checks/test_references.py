@@ -15,11 +15,13 @@ def test_pool_card_type(policy):
     assert "did you mean 'l40s-48gb'" in policy.findings(RULE)[0].hint
 
 
-def test_reference_to_a_schema_invalid_document_is_not_reported_again(policy):
-    # The L40S card type fails the schema; the pool naming it is not a second finding.
+def test_reference_to_a_schema_invalid_document_is_a_consequence(policy):
+    # The L40S card type fails the schema; the pool naming it is not a second mistake.
     policy.replace("cards.yaml", "  model: L40S\n", "")
     assert policy.spans("schema")
-    assert policy.spans(RULE) == []
+    assert policy.spans(RULE)
+    assert policy.independent(RULE) == []
+    assert set(policy.causes(RULE)) == {"schema"}
 
 
 def test_team_quota_pool_cohort_and_tier(policy):

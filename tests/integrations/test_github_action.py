@@ -168,6 +168,28 @@ def test_policy_error_fails_the_job_with_annotations_and_sarif(
     assert "diff" in runner.outputs  # the comment is still prepared for the reviewer
 
 
+def test_an_oversubscribed_pool_is_annotated_on_the_changed_quota_line(
+    scaffold_repo: Path, tmp_path: Path
+) -> None:
+    # The pool's total is defined in pools.yaml, outside this PR's diff; the annotation goes to
+    # the quota line the PR raised, with a note per contributor (issue 7, item 8).
+    def oversubscribe(repo: Path) -> None:
+        teams = repo / "policies" / "teams.yaml"
+        teams.write_text(teams.read_text().replace("cards: 16", "cards: 99"))
+
+    base = _pull_request(scaffold_repo, oversubscribe)
+    line = (
+        (scaffold_repo / "policies" / "teams.yaml").read_text().splitlines().index("    cards: 99")
+    )
+    runner = Runner(scaffold_repo, INPUTS, {"name": "pull_request", "base": base}, tmp_path)
+    assert runner.run() == 1
+    (annotation,) = [
+        a for a in runner.logs["validate"].splitlines() if "title=quota-exceeds-capacity" in a
+    ]
+    assert annotation.startswith(f"::error file=policies/teams.yaml,line={line + 1},")
+    assert "%0Anote: policies/pools.yaml:" in annotation
+
+
 def test_stale_render_fails_the_job_and_names_the_fix(scaffold_repo: Path, tmp_path: Path) -> None:
     base = _pull_request(scaffold_repo, _cut_quota)  # policy changed, render not re-made
     runner = Runner(scaffold_repo, INPUTS, {"name": "pull_request", "base": base}, tmp_path)

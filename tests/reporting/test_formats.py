@@ -20,7 +20,7 @@ import pytest
 from hetgitops import checks
 from hetgitops.api import Result
 from hetgitops.checks.registry import Rule
-from hetgitops.diagnostics import NOWHERE, Diagnostic, Severity, Span
+from hetgitops.diagnostics import NOWHERE, Cause, Diagnostic, Related, Severity, Span
 from hetgitops.reporting import DESCRIPTIONS, FORMATTERS, catalog, github, junit, markdown, sarif
 
 EXPECTED = Path(__file__).resolve().parents[1] / "cases" / "reports" / "expected"
@@ -45,8 +45,8 @@ FAKE_RULES = {
 
 
 def fixed_result() -> Result:
-    """Every shape a report must handle: hints, paths, no line, no file, related spans, and
-    text that needs escaping in one format or another."""
+    """Every shape a report must handle: hints, paths, no line, no file, related spans, a
+    consequence of another finding, and text that needs escaping in one format or another."""
     diagnostics = [
         Diagnostic(
             "missing-fleet",
@@ -78,7 +78,16 @@ def fixed_result() -> Result:
             Span(POOLS, 37, 12),
             "spec.expires",
             "plan the migration of its workloads now",
-            related=(Span(POOLS, 3, 9), NOWHERE),
+            related=(Related(Span(POOLS, 3, 9), "pool 'a100' starts here"), Related(NOWHERE)),
+        ),
+        Diagnostic(
+            "unresolved-reference",
+            Severity.ERROR,
+            "Pool 'a100' is not defined",
+            Span("policies/teams/a.yaml", 5, 14),
+            "spec.quotas[0].pool",
+            "its document failed the schema; fix that first",
+            consequence_of=Cause(Span(POOLS, 10, 14), "schema"),
         ),
         Diagnostic(
             "schema",
@@ -142,9 +151,26 @@ def test_every_format_is_described_for_help() -> None:
 
 def test_json_shape() -> None:
     body = json.loads(FORMATTERS["json"](fixed_result()))
-    keys = {"rule", "severity", "message", "file", "line", "column", "path", "hint"}
-    assert all(set(d) == keys for d in body["diagnostics"])
-    assert body["summary"] == {"errors": 4, "warnings": 1, "infos": 1, "files": 2, "documents": 5}
+    keys = {"rule", "severity", "message", "file", "line", "column", "path", "hint", "related"}
+    assert all(set(d) == keys | {"consequence_of"} for d in body["diagnostics"])
+    assert body["summary"] == {
+        "errors": 4,
+        "warnings": 1,
+        "infos": 1,
+        "consequences": 1,
+        "files": 2,
+        "documents": 5,
+    }
+    (follows,) = [d for d in body["diagnostics"] if d["consequence_of"]]
+    assert follows["consequence_of"] == {"rule": "schema", "file": POOLS, "line": 10, "column": 14}
+    expiring = next(d for d in body["diagnostics"] if d["rule"] == "pool-expiring")
+    assert expiring["related"][0] == {
+        "file": POOLS,
+        "line": 3,
+        "column": 9,
+        "path": "",
+        "message": "pool 'a100' starts here",
+    }
 
 
 def test_text_lines_are_compiler_style() -> None:
@@ -154,7 +180,17 @@ def test_text_lines_are_compiler_style() -> None:
         in lines
     )
     assert "    hint: plan the migration of its workloads now" in lines
-    assert lines[-1] == "4 error(s), 1 warning(s) in 2 file(s), 5 document(s)"
+    assert f"    {POOLS}:3:9: note: pool 'a100' starts here" in lines
+    # The consequence is a note right under its cause, and not counted as an error.
+    schema = lines.index(
+        f"{POOLS}:10:14: error[schema]: Pool: spec.placement: 'pack' is not one of "
+        "['binpack', 'spread']"
+    )
+    assert lines[schema + 2] == (
+        "    policies/teams/a.yaml:5:14: note: consequence[unresolved-reference]: "
+        "Pool 'a100' is not defined"
+    )
+    assert lines[-1] == "4 error(s), 1 warning(s), 1 consequence(s) in 2 file(s), 5 document(s)"
 
 
 # -- SARIF ---------------------------------------------------------------------------------------
@@ -200,9 +236,26 @@ def test_sarif_results_carry_level_and_region(fake_rules: None) -> None:
         "artifactLocation": {"uri": POOLS},
         "region": {"startLine": 37, "startColumn": 12},
     }
-    assert len(expiring["relatedLocations"]) == 1
+    assert expiring["relatedLocations"] == [
+        {
+            "id": 1,
+            "physicalLocation": {
+                "artifactLocation": {"uri": POOLS},
+                "region": {"startLine": 3, "startColumn": 9},
+            },
+            "message": {"text": "pool 'a100' starts here"},
+        }
+    ]
     fleet = next(r for r in results if r["ruleId"] == "missing-fleet")
     assert "locations" not in fleet
+    # A consequence is a note pointing back at its cause, never an alert of its own.
+    follows = next(r for r in results if r["ruleId"] == "unresolved-reference")
+    assert follows["level"] == "note"
+    assert follows["properties"]["consequenceOf"] == {
+        "ruleId": "schema",
+        "location": f"{POOLS}:10:14",
+    }
+    assert follows["relatedLocations"][0]["message"] == {"text": "root cause: schema"}
 
 
 def test_sarif_uris_are_escaped() -> None:
@@ -233,6 +286,9 @@ def test_junit_has_one_case_per_rule_and_a_failure_per_finding() -> None:
     ]
     assert len(cases["schema"].findall("failure")) == 2
     assert suite.get("tests") == "5" and suite.get("failures") == "5"
+    # The consequence fails no case of its own; its cause's failure lists it.
+    texts = [f.text or "" for f in cases["schema"].findall("failure")]
+    assert any("consequence[unresolved-reference]" in text for text in texts)
     types = {f.get("type") for case in cases.values() for f in case.findall("failure")}
     assert types == {"error", "warning", "info"}
 
@@ -267,6 +323,10 @@ def test_github_annotation_for_each_severity() -> None:
     assert odd.startswith("::error file=policies/odd%2C name%3A 1%25.yaml,line=4,col=3,")
     assert "\n" not in odd and "\r" not in odd and "100%25" in odd
     assert any(line.startswith("::warning file=") for line in lines)
+    # The consequence is part of its cause's annotation, not an annotation of its own.
+    assert not any("title=unresolved-reference" in line for line in lines)
+    schema = next(line for line in lines if "line=10,col=14,title=schema" in line)
+    assert "1 finding(s) follow from this one:%0A- policies/teams/a.yaml:5:14" in schema
 
 
 # -- Markdown ------------------------------------------------------------------------------------
