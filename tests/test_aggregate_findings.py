@@ -187,3 +187,33 @@ TEAM = (
     "  namespaces: [ml]\n  quotas:\n    - {{pool: a, cards: {cards}}}\n{extra}  tiers: [t]\n"
 )
 EXTRA = "    - {pool: b, cards: 1}\n"
+
+
+EXPIRED = REPO / "tests" / "cases" / "invalid" / "expired-pool"
+
+
+def test_a_quota_added_to_an_expired_pool_gets_the_finding(monkeypatch) -> None:
+    # pool-expired lists the date and every holder; a change that adds the holding quota
+    # moves the finding there (finetune's v100-legacy entry is teams.yaml line 9).
+    monkeypatch.chdir(EXPIRED)
+    plain = api.validate([Path("policy")], api.Options(now=NOW)).diagnostics
+    (expired,) = [d for d in plain if d.rule == "pool-expired"]
+    assert str(expired.span) == "policy/pools.yaml:11:12"
+    assert [str(r.span) for r in expired.related] == [
+        "policy/pools.yaml:11:12",
+        "policy/teams.yaml:9:14",
+    ]
+    options = api.Options(now=NOW, changed={"policy/teams.yaml": frozenset({9})})
+    focused = api.validate([Path("policy")], options).diagnostics
+    (expired,) = [d for d in focused if d.rule == "pool-expired"]
+    assert (str(expired.span), expired.path) == ("policy/teams.yaml:9:14", "spec.quotas[1].pool")
+
+
+def test_focus_leaves_findings_without_contributors_alone() -> None:
+    from hetgitops.diagnostics import Related, Severity, Span
+
+    duplicate = Diagnostic(
+        "cohort-duplicate", Severity.ERROR, "m", Span("f.yaml", 5, 1),
+        related=(Related(Span("f.yaml", 2, 1), "first declared here"),),
+    )  # fmt: skip
+    assert duplicate.focus(lambda span: span.line == 2) is duplicate

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at, listing, quota_uses
+from hetgitops.checks._common import error_at, listing, note, quota_uses
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Related, Severity
 from hetgitops.model.policy import Policy
 from hetgitops.plan import routing
 from hetgitops.plan.routing import iter_cards
@@ -21,14 +21,23 @@ def coefficient_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
     In use: a pool of it holds team quota, or a WorkloadProfile routes to it without its own
     `performance` override. A `normalized` quota on such a card cannot be converted at all.
     Fails: a team quota in a pool of a card type without `spec.performance`.
+    Reported at the card type, with a note at every use.
     Passes: the card type has `performance: {coefficient: 0.75, reference: A100-SXM4-80GB,
     coefficientSet: "2026.2"}`.
     """
     uses: dict[str, list[str]] = {}
+    where: dict[str, list[Related]] = {}  # every use, as a note (an aggregate finding)
     for use in quota_uses(policy):
         if use.card.performance is not None:
             continue
         uses.setdefault(use.card.name, []).append(f"pool '{use.pool.name}' has team quota")
+        where.setdefault(use.card.name, []).append(
+            note(
+                f"team '{use.team.name}' has quota in pool '{use.pool.name}'",
+                use.quota.origin,
+                "pool",
+            )
+        )
         if use.quota.normalized is not None and use.quota.cards is None:
             yield error_at(
                 RULE,
@@ -42,6 +51,9 @@ def coefficient_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
         for card in iter_cards(router.routes(profile)):
             if card.performance is None and card.name not in profile.performance:
                 uses.setdefault(card.name, []).append(f"profile '{profile.name}' runs on it")
+                where.setdefault(card.name, []).append(
+                    note(f"profile '{profile.name}' runs on it", profile.origin, "metadata", "name")
+                )
     for name, reasons in uses.items():
         card = policy.card_types[name]
         yield error_at(
@@ -52,4 +64,5 @@ def coefficient_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
             "spec",
             "performance",
             hint="measure it against the reference card and add spec.performance",
+            related=where[name],
         )

@@ -5,9 +5,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at, listing, pools_with_cards, quota_uses, warning_at
+from hetgitops.checks._common import (
+    error_at,
+    listing,
+    note,
+    pools_with_cards,
+    quota_uses,
+    warning_at,
+)
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Related, Severity
 from hetgitops.model.policy import Policy, Pool
 
 RETIRED = "retired"
@@ -17,6 +24,20 @@ def _holders(policy: Policy, pool: Pool) -> str:
     """Teams that still have quota in the pool, for the message."""
     teams = [t.name for t in policy.teams.values() if any(q.pool == pool.name for q in t.quotas)]
     return f"; teams with quota there: {listing(teams)}" if teams else ""
+
+
+def _holding(policy: Policy, pool: Pool) -> list[Related]:
+    """The expiry date and a note at every quota entry in the pool: a pull request that adds
+    quota to an expiring pool gets the finding on its own line (`validate --changed-since`)."""
+    return [
+        note(f"pool '{pool.name}' expires on {pool.expires}", pool.origin, "spec", "expires"),
+        *(
+            note(f"team '{team.name}' has quota here", quota.origin, "pool")
+            for team in policy.teams.values()
+            for quota in team.quotas
+            if quota.pool == pool.name
+        ),
+    ]
 
 
 @rule("pool-expired", Severity.ERROR)
@@ -37,6 +58,7 @@ def pool_expired(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
                 "spec",
                 "expires",
                 hint="move the teams' quota elsewhere and delete the pool, or extend expires",
+                related=_holding(policy, pool),
             )
 
 
@@ -60,6 +82,7 @@ def pool_expiring(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
                 "spec",
                 "expires",
                 hint="plan the migration of its workloads now",
+                related=_holding(policy, pool),
             )
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
-from hetgitops.checks._common import PathPart, error_at, listing, written
+from hetgitops.checks._common import PathPart, error_at, listing, note, written
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Cause, Diagnostic, Severity
+from hetgitops.diagnostics import Cause, Diagnostic, Related, Severity
 from hetgitops.model.policy import Policy, Team, WorkloadProfile
 from hetgitops.plan import quota_plan, routing
 from hetgitops.plan.routing import (
@@ -142,6 +143,7 @@ def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diag
 
     Teams listed in `teams` are checked one by one; without `teams`, the finding means no
     team allowed the tier can ever run it.
+    That finding lists every candidate team's best case as a note at its quota entry.
     Fails: `gang: 4, cardsPerNode: 8` for a team with `cards: 16` and no cohort.
     Passes: the team has `cards: 32`, or `cards: 16` and a cohort that lends 16 more.
     """
@@ -165,7 +167,22 @@ def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diag
             # Any team or pool that did not load might have been the one that admits it.
             unknown = policy.unknown
             found = _nobody(profile, placeable, team, verdict)
+            found = replace(found, related=_best_cases(profile, verdicts))
             yield found.because(unknown.kind("Team") or unknown.kind("Pool"))
+
+
+def _best_cases(
+    profile: WorkloadProfile, verdicts: list[tuple[int | None, Team, Verdict]]
+) -> tuple[Related, ...]:
+    """The profile's gang, then a note per team that may run it: what it can hold at best, at
+    its quota in that pool (raising one of them is the fix)."""
+    notes = [note(f"profile '{profile.name}' gang", profile.origin, *_requirement(profile, "gang"))]
+    for _, team, verdict in verdicts:
+        route = verdict.route
+        entry = next((q for q in team.quotas if route and q.pool == route.pool.name), None)
+        if entry is not None:
+            notes.append(note(_got(team, verdict), entry.origin, "pool"))
+    return tuple(notes)
 
 
 def _reach_unknown(policy: Policy, team: Team) -> Cause | None:

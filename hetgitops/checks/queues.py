@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from hetgitops.checks._common import error_at, in_file_order
+from hetgitops.checks._common import error_at, in_file_order, note
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.compilers.volcano import leaf_queue_name
 from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
@@ -64,6 +64,12 @@ def kueue_limits(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 def _too_big(team: Team, what: str, limit: int, fleet: Fleet) -> Diagnostic:
     version = ".".join(map(str, fleet.kueue)) if fleet.kueue else "the target"
+    # Every quota entry adds a flavor: a note at each (an added pool is then the primary when
+    # the changed lines are known).
+    entries = [
+        note(f"flavor for pool '{quota.pool}'", quota.origin, "pool") for quota in team.quotas
+    ]
+    quotas = note(f"team '{team.name}' quotas", team.origin, "spec", "quotas", key=True)
     return error_at(
         "kueue-limits",
         f"team '{team.name}' ClusterQueue would have {what}; Kueue {version} allows {limit}",
@@ -72,6 +78,7 @@ def _too_big(team: Team, what: str, limit: int, fleet: Fleet) -> Diagnostic:
         "quotas",
         key=True,
         hint="split the team, or give it quota in fewer pools",
+        related=[quotas, *entries],
     )
 
 
