@@ -59,6 +59,20 @@ def test_findings_fail_the_job_after_writing_every_report(scaffold_repo: Path) -
     assert (scaffold_repo / "hetgitops-diff.md").is_file()
 
 
+def test_an_oversubscribed_pool_is_reported_on_the_changed_quota_line(
+    scaffold_repo: Path,
+) -> None:
+    base = _branch(scaffold_repo, "cards: 16", "cards: 99", rerender=False)
+    assert _run_job(scaffold_repo, base) == 1
+    issues = json.loads((scaffold_repo / "gl-code-quality-report.json").read_text())
+    (total,) = [i for i in issues if i["check_name"] == "hetgitops/quota-exceeds-capacity"]
+    line = (
+        (scaffold_repo / "policies" / "teams.yaml").read_text().splitlines().index("    cards: 99")
+    )
+    assert total["location"] == {"path": "policies/teams.yaml", "lines": {"begin": line + 1}}
+    assert [o["path"] for o in total["other_locations"]] == ["policies/pools.yaml"]
+
+
 def test_stale_render_fails_the_job(scaffold_repo: Path) -> None:
     base = _branch(scaffold_repo, "cards: 16", "cards: 8", rerender=False)
     assert _run_job(scaffold_repo, base) == 1
