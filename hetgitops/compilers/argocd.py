@@ -1,4 +1,5 @@
-"""Compile stage, shared: the Argo CD annotations that order tree-shaped objects.
+"""Compile stage, shared: the GitOps annotations that order tree-shaped objects and recreate
+objects whose fields the API server will not update.
 
 Argo CD applies lower sync waves first and prunes in reverse wave order, so a wave equal to the
 depth in the tree creates parents before children and deletes children before parents (Volcano
@@ -12,6 +13,22 @@ from dataclasses import replace
 from hetgitops.output.manifests import Manifest
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+
+# Delete and recreate an object whose immutable fields changed, instead of failing every sync.
+# Argo CD (gitops-engine 5baed56): `Replace=true` syncs with `kubectl replace`, `Force=true` adds --force, i.e. delete
+# then create (gitops-engine pkg/sync/common/types.go:29-34; pkg/sync/sync_context.go:1171-1172,
+# 1185-1200; pkg/utils/kube/resource_ops.go:223-243, 555-560). It replaces on every sync that
+# includes the object: the shipped Application sets ApplyOutOfSyncOnly=true so that is only
+# when it changed (sync_context.go:450-452, 550-552).
+# Flux (kustomize-controller 186fb3b, fluxcd/pkg e2cfd1a2): kustomize-controller force-applies objects annotated `kustomize.toolkit.fluxcd.io/force:
+# enabled` (internal/controller/kustomization_controller.go:867-869): only when the server-side
+# dry-run fails as immutable (422 Invalid or 409 Conflict, fluxcd/pkg ssa/errors/immutable.go:
+# 32-47) it deletes the object, waits until it is gone and applies it again
+# (ssa/manager_apply.go:252-283, 518-532). Harmless while nothing immutable changes.
+RECREATE_ON_IMMUTABLE = {
+    "argocd.argoproj.io/sync-options": "Force=true,Replace=true",
+    "kustomize.toolkit.fluxcd.io/force": "enabled",
+}
 
 
 def sync_wave(depth: int) -> dict[str, str]:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hetgitops.compilers import COMPILERS
+from hetgitops.compilers.argocd import RECREATE_ON_IMMUTABLE
 from hetgitops.model import quantities
 from hetgitops.model.policy import Fleet, Policy, PriorityTier, Team
 from hetgitops.output.manifests import Manifest, metadata
@@ -21,10 +22,14 @@ def team_label(fleet: Fleet) -> str:
 
 
 def priority_class(fleet: Fleet, tier: PriorityTier) -> dict[str, Any]:
+    """`value` and `preemptionPolicy` are immutable (Kubernetes pkg/apis/scheduling/validation/
+    validation.go, ValidatePriorityClassUpdate: "may not be changed in an update"), so a tier
+    change could never sync; the annotations let Argo CD and Flux delete and recreate the class
+    (see `RECREATE_ON_IMMUTABLE`, and the `priority-class-recreated` hazard of `diff`)."""
     obj: dict[str, Any] = {
         "apiVersion": "scheduling.k8s.io/v1",
         "kind": "PriorityClass",
-        "metadata": metadata(fleet, tier.name),
+        "metadata": metadata(fleet, tier.name, annotations=RECREATE_ON_IMMUTABLE),
         "value": tier.value,
         "preemptionPolicy": tier.preemption_policy,
     }

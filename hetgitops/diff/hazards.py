@@ -2,8 +2,8 @@
 the two sides' manifests alone (so they stay right when the compilers change).
 
 Sources: Kueue v0.19 CRD transition rules (ResourceFlavor, LocalQueue, Topology), Volcano's
-queue webhook (child <= parent on every update), Kueue's resource-in-use finalizer, and the
-Prune=false Namespace hetgitops writes; see docs/diff.md for each rule and what to do.
+queue webhook (child <= parent on every update), Kueue's resource-in-use finalizer, the
+Prune=false Namespace hetgitops writes and the immutable PriorityClass value; see docs/diff.md for each rule and what to do.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ HAZARD_RULES = (
     "kueue-flavor-removed",
     "namespace-removed",
     "mig-mode-flip",
+    "priority-class-recreated",
 )
 
 
@@ -234,6 +235,45 @@ def mig_mode_flips(drains: Sequence[Drain]) -> Iterator[Hazard]:
         )
 
 
+def _tier_fields(m: Manifest) -> dict[str, Any]:
+    return {f: m.obj.get(f) for f in ("value", "preemptionPolicy")}
+
+
+def priority_class_recreated(
+    before: Sequence[Manifest], after: Sequence[Manifest]
+) -> Iterator[Hazard]:
+    """PriorityClass `value` and `preemptionPolicy` cannot be updated (Kubernetes
+    pkg/apis/scheduling/validation/validation.go:62-73); the render asks Argo CD
+    (Force=true,Replace=true) and Flux (kustomize.toolkit.fluxcd.io/force) to delete and
+    recreate the class. What that does: a pod's priority is copied from its class when the pod
+    is created and never changes, so running pods keep the old value (kube-scheduler and
+    Volcano's task order use it) while Kueue moves the tier's Workloads to the new
+    WorkloadPriorityClass value at once (v0.19.2 pkg/controller/core/
+    workloadpriorityclass_controller.go:70-118); between delete and create the Priority
+    admission plugin rejects new pods naming the class (plugin/pkg/admission/priority/
+    admission.go:363) and Volcano gives the tier's PodGroups the default priority
+    (pkg/scheduler/cache/cache.go:1537-1543, v1.15.1)."""
+    old, new = _by_kind(before, "PriorityClass"), _by_kind(after, "PriorityClass")
+    for name in sorted(set(old) & set(new)):
+        was, now = _tier_fields(old[name]), _tier_fields(new[name])
+        changed = [f"{f} {was[f]} -> {now[f]}" for f in was if was[f] != now[f]]
+        if not changed:
+            continue
+        yield Hazard(
+            "priority-class-recreated",
+            f"PriorityClass {name}",
+            f"changes {', '.join(changed)}, which the API server never updates: the sync "
+            "deletes and recreates the class (Argo CD Force=true,Replace=true; Flux "
+            "kustomize.toolkit.fluxcd.io/force). Running pods keep the old priority until "
+            "they are recreated, while Kueue re-ranks the tier's workloads at once; pods "
+            "created while the class is gone are rejected (their controllers retry)",
+            "sync when few pods of the tier are being created; recreate long-running pods "
+            "(serving Deployments) to take the new priority; with plain kubectl run "
+            f"`kubectl replace --force -f core/priorityclass-{name}.yaml` (apply cannot change it)",
+            new[name].origin,
+        )
+
+
 def hazards(
     before: Sequence[Manifest], after: Sequence[Manifest], drains: Sequence[Drain]
 ) -> list[Hazard]:
@@ -244,5 +284,6 @@ def hazards(
         *flavor_removed(before, after),
         *namespace_removed(before, after),
         *mig_mode_flips(drains),
+        *priority_class_recreated(before, after),
     ]
     return sorted(found, key=lambda h: (h.rule, h.subject))

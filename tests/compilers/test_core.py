@@ -32,6 +32,16 @@ def test_priority_class_per_tier() -> None:
     ]
 
 
+def test_priority_class_asks_both_gitops_tools_to_recreate_it() -> None:
+    # value and preemptionPolicy are immutable: a changed tier syncs only by delete + create
+    meta = _core()["PriorityClass", "dev"]["metadata"]
+    assert isinstance(meta, dict)
+    assert meta["annotations"] == {
+        "argocd.argoproj.io/sync-options": "Force=true,Replace=true",
+        "kustomize.toolkit.fluxcd.io/force": "enabled",
+    }
+
+
 def test_namespace_per_team_namespace_carries_team_label() -> None:
     found = _core()
     namespaces = sorted(name for kind, name in found if kind == "Namespace")

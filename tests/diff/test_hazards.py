@@ -134,3 +134,34 @@ def test_github_format_annotates_hazards_with_what_to_do(
     line = next(li for li in text.splitlines() if "title=namespace-removed" in li)
     assert line.startswith("::warning file=base/teams/others.yaml,line=")
     assert "%0Ahint: move or delete its workloads" in line
+
+
+def _priority_class(value: int, policy: str = "PreemptLowerPriority") -> Manifest:
+    obj = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "training"},
+        "value": value,
+        "preemptionPolicy": policy,
+    }
+    return Manifest("core", obj)
+
+
+def test_priority_class_value_change_is_a_recreate_hazard() -> None:
+    found = hazards([_priority_class(10000)], [_priority_class(20000)], [])
+    assert [(h.rule, h.subject) for h in found] == [
+        ("priority-class-recreated", "PriorityClass training")
+    ]
+    assert "value 10000 -> 20000" in found[0].message
+    assert "kubectl replace --force -f core/priorityclass-training.yaml" in found[0].action
+
+
+def test_priority_class_preemption_policy_is_immutable_too() -> None:
+    before, after = _priority_class(10000), _priority_class(10000, "Never")
+    assert rules([before], [after]) == ["priority-class-recreated"]
+
+
+def test_priority_class_description_change_is_no_hazard() -> None:
+    before, after = _priority_class(10000), _priority_class(10000)
+    after.obj["description"] = "new words"
+    assert rules([before], [after]) == []

@@ -149,7 +149,26 @@ def closed_volcano_queues(sim: cluster.SimCluster, tree: Path) -> list[str]:
     return problems
 
 
+def stale_priority_classes(sim: cluster.SimCluster, tree: Path) -> list[str]:
+    """PriorityClasses of `tree` whose live value or preemptionPolicy differs (or is missing):
+    both are immutable, so only a delete and recreate can bring a change to the cluster."""
+    live = {
+        o["metadata"]["name"]: o for o in get(sim, "priorityclasses.scheduling.k8s.io")["items"]
+    }
+    problems = []
+    for obj in gitops.documents(tree):
+        if obj["kind"] != "PriorityClass":
+            continue
+        name, found = obj["metadata"]["name"], live.get(obj["metadata"]["name"])
+        for field in ("value", "preemptionPolicy"):
+            have = found.get(field) if found else "missing"
+            if have != obj.get(field):
+                problems.append(f"PriorityClass {name}: {field} {have}, not {obj.get(field)}")
+    return problems
+
+
 def converged(sim: cluster.SimCluster, policy: Policy, tree: Path, *, timeout: float = 90) -> None:
+    settle(lambda: stale_priority_classes(sim, tree), timeout=timeout, what="stale PriorityClasses")
     settle(lambda: inactive_queues(sim, tree), timeout=timeout, what="queues not Active")
     settle(
         lambda: closed_volcano_queues(sim, tree), timeout=timeout, what="Volcano queues not Open"

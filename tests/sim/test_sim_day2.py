@@ -188,15 +188,7 @@ CHANGES: dict[str, Callable[[Path], None]] = {
     "change-tier-value": change_tier_value,
 }
 # Known failures, by (change, tool): the issue item that fixes them.
-_TIER_VALUE = (
-    "finding (not in issue 7): a tier's value renders into PriorityClass.value, which the API "
-    "server refuses to change ('may not be changed in an update'); every sync fails and neither "
-    "`validate` nor the render says so (delete/recreate or a new PriorityClass name is needed)"
-)
-KNOWN: dict[tuple[str, str], str] = {
-    ("change-tier-value", "argocd"): _TIER_VALUE,
-    ("change-tier-value", "flux"): _TIER_VALUE,
-}
+KNOWN: dict[tuple[str, str], str] = {}
 SYNCS = {"argocd": gitops.sync_argocd, "flux": gitops.sync_flux}
 
 

@@ -12,11 +12,26 @@ the apply. (Argo CD's own pre-sync dry-run is client-side: it never reaches a we
 Both retry a failed sync (Argo CD's retry policy, Flux's next reconciliation): `attempts`.
 Argo CD pauses ARGOCD_SYNC_WAVE_DELAY (2 s by default) between waves, "to give other controllers
 a chance to react to the spec change that was just applied" (its sync-waves docs); so does this.
+
+Objects whose immutable fields change (a PriorityClass's value) carry each tool's recreate
+annotation, and both tools honour it here as they do upstream:
+- Argo CD, `argocd.argoproj.io/sync-options: Force=true,Replace=true` (gitops-engine 5baed56
+  pkg/sync/sync_context.go:1171-1200): the object is synced with `kubectl replace --force`
+  (delete, wait, create; pkg/utils/kube/resource_ops.go:223-243, 555-560) when it exists, with
+  `kubectl create` when it does not, on every sync (the Application's ApplyOutOfSyncOnly, which
+  would skip it while in sync, is not modelled: every sync here takes the delete/create path).
+- Flux, `kustomize.toolkit.fluxcd.io/force: enabled` (kustomize-controller 186fb3b
+  internal/controller/kustomization_controller.go:867-869): each object is dry-run first; when
+  that fails as immutable (422 Invalid, 409 Conflict, or "is immutable" / "immutable field";
+  fluxcd/pkg e2cfd1a2 ssa/errors/immutable.go:32-47) and the desired or live object carries
+  the annotation, it is deleted, waited for and applied again (ssa/manager_apply.go:252-283,
+  518-532).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections.abc import Sequence
@@ -32,6 +47,14 @@ ARGOCD_MANAGER = "argocd-controller"
 FLUX_MANAGER = "kustomize-controller"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 ARGOCD_WAVE_DELAY = 2.0
+SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force"
+# How kubectl prints the errors Flux's IsImmutableError accepts: a StatusError's message for
+# 422 ("<Kind> \"<name>\" is invalid: ...", apimachinery errors.NewInvalid) and 409, plus its
+# two regular expressions for CEL / webhook immutability.
+_IMMUTABLE = re.compile(
+    r'" is invalid: |\(Conflict\)|Operation cannot be fulfilled|is\simmutable|immutable\sfield'
+)
 
 # gitops-engine pkg/sync/sync_tasks.go kindOrder (the kinds a hetgitops tree can hold matter).
 _ARGO_KIND_ORDER = [
@@ -124,7 +147,12 @@ def sync_argocd(
     for index, number in enumerate(sorted(waves)):
         if index:
             time.sleep(ARGOCD_WAVE_DELAY)
-        _apply(sim, waves[number], manager=ARGOCD_MANAGER, attempts=attempts, what=f"wave {number}")
+        replaced = [o for o in waves[number] if _argo_option(o, "Replace=true")]
+        applied = [o for o in waves[number] if o not in replaced]
+        if applied:
+            _apply(sim, applied, manager=ARGOCD_MANAGER, attempts=attempts, what=f"wave {number}")
+        for obj in replaced:
+            _replace(sim, obj, force=_argo_option(obj, "Force=true"), attempts=attempts)
     if previous is not None:
         gone = stale(documents(previous), new)
         by_wave: dict[int, list[Obj]] = {}
@@ -137,6 +165,52 @@ def sync_argocd(
             )
 
 
+def _argo_option(obj: Obj, option: str) -> bool:
+    """gitops-engine pkg/sync/resource/annotations.go:15-41: comma-separated, trimmed."""
+    value = obj["metadata"].get("annotations", {}).get(SYNC_OPTIONS, "")
+    return option in [item.strip() for item in value.split(",")]
+
+
+def _replace(sim: SimCluster, obj: Obj, *, force: bool, attempts: int) -> None:
+    """Argo CD's Replace=true: `kubectl replace [--force]` an existing object, else create."""
+    verb = ["replace", "--force"] if force else ["replace"]
+    error = ""
+    for attempt in range(attempts):
+        exists = _existing(sim, {obj["metadata"].get("namespace", ""): [_ref(obj)]})
+        args = verb if exists else ["create"]
+        result = sim.kubectl(*args, "-f", "-", input=json.dumps(obj), check=False)
+        if result.returncode == 0:
+            return
+        error = result.stderr.strip()
+        time.sleep(2 * (attempt + 1))
+    raise SyncFailed(f"{ARGOCD_MANAGER}: replace {_ref(obj)} failed: {error}")
+
+
+def _flux_force(sim: SimCluster, objs: Sequence[Obj]) -> None:
+    """kustomize-controller's force: recreate annotated objects whose dry-run is refused as
+    immutable. Only the desired object's annotation is read: every live one hetgitops wrote
+    came from a render that carried it too."""
+    for obj in objs:
+        if obj["metadata"].get("annotations", {}).get(FLUX_FORCE) != "enabled":
+            continue
+        scope = {obj["metadata"].get("namespace", ""): [_ref(obj)]}
+        if not _existing(sim, scope):
+            continue
+        result = sim.kubectl(
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--dry-run=server",
+            f"--field-manager={FLUX_MANAGER}",
+            "-f",
+            "-",
+            input=json.dumps(obj),
+            check=False,
+        )
+        if result.returncode != 0 and _IMMUTABLE.search(result.stderr):
+            _delete(sim, [obj], attempts=1)
+
+
 def sync_flux(
     sim: SimCluster, tree: Path, previous: Path | None = None, *, attempts: int = 3
 ) -> None:
@@ -144,6 +218,7 @@ def sync_flux(
     first = [o for o in new if o["kind"] in _FLUX_FIRST]
     rest = [o for o in new if o["kind"] not in _FLUX_FIRST]
     if first:
+        _flux_force(sim, first)
         _apply(
             sim,
             first,
@@ -152,6 +227,7 @@ def sync_flux(
             what="cluster definitions",
             dry_run_first=True,
         )
+    _flux_force(sim, rest)
     _apply(sim, rest, manager=FLUX_MANAGER, attempts=attempts, what="resources", dry_run_first=True)
     if previous is not None:
         _delete(sim, stale(documents(previous), new), attempts=attempts)
