@@ -15,16 +15,17 @@ from hetgitops.output.manifests import Manifest
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 
 # Delete and recreate an object whose immutable fields changed, instead of failing every sync.
-# Argo CD (gitops-engine 5baed56): `Replace=true` syncs with `kubectl replace`, `Force=true` adds --force, i.e. delete
-# then create (gitops-engine pkg/sync/common/types.go:29-34; pkg/sync/sync_context.go:1171-1172,
-# 1185-1200; pkg/utils/kube/resource_ops.go:223-243, 555-560). It replaces on every sync that
-# includes the object: the shipped Application sets ApplyOutOfSyncOnly=true so that is only
-# when it changed (sync_context.go:450-452, 550-552).
-# Flux (kustomize-controller 186fb3b, fluxcd/pkg e2cfd1a2): kustomize-controller force-applies objects annotated `kustomize.toolkit.fluxcd.io/force:
-# enabled` (internal/controller/kustomization_controller.go:867-869): only when the server-side
-# dry-run fails as immutable (422 Invalid or 409 Conflict, fluxcd/pkg ssa/errors/immutable.go:
-# 32-47) it deletes the object, waits until it is gone and applies it again
-# (ssa/manager_apply.go:252-283, 518-532). Harmless while nothing immutable changes.
+# Argo CD (gitops-engine 5baed56): `Replace=true` syncs with `kubectl replace`, `Force=true`
+# adds --force, i.e. delete then create (pkg/sync/common/types.go:29-34;
+# pkg/sync/sync_context.go:1171-1172, 1185-1200; pkg/utils/kube/resource_ops.go:223-243,
+# 555-560). It replaces on every sync that includes the object: the shipped Application sets
+# ApplyOutOfSyncOnly=true so that is only when it changed (sync_context.go:450-452, 550-552).
+# Flux (kustomize-controller 186fb3b, fluxcd/pkg e2cfd1a2): objects annotated
+# `kustomize.toolkit.fluxcd.io/force: enabled` are force-applied
+# (internal/controller/kustomization_controller.go:867-869): only when the server-side dry-run
+# fails as immutable (422 Invalid or 409 Conflict, ssa/errors/immutable.go:32-47) is the object
+# deleted, waited for and applied again (ssa/manager_apply.go:252-283, 518-532). Harmless while
+# nothing immutable changes.
 RECREATE_ON_IMMUTABLE = {
     "argocd.argoproj.io/sync-options": "Force=true,Replace=true",
     "kustomize.toolkit.fluxcd.io/force": "enabled",

@@ -3,7 +3,8 @@ the two sides' manifests alone (so they stay right when the compilers change).
 
 Sources: Kueue v0.19 CRD transition rules (ResourceFlavor, LocalQueue, Topology), Volcano's
 queue webhook (child <= parent on every update), Kueue's resource-in-use finalizer, the
-Prune=false Namespace hetgitops writes and the immutable PriorityClass value; see docs/diff.md for each rule and what to do.
+Prune=false Namespace hetgitops writes and the immutable PriorityClass value; see
+docs/diff.md for each rule and what to do.
 """
 
 from __future__ import annotations
