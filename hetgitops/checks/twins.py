@@ -17,10 +17,10 @@ from collections import Counter
 from collections.abc import Iterator
 from decimal import Decimal
 
-from hetgitops.checks._common import finding_at
+from hetgitops.checks._common import finding_at, note
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.compilers.volcano import QueuePlan, queue_plans
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Related, Severity
 from hetgitops.model.policy import Policy
 from hetgitops.plan import capacity
 from hetgitops.plan.quota_plan import lendable, team_plan
@@ -112,7 +112,25 @@ def _shared_names(policy: Policy) -> Iterator[Diagnostic]:
                 *_quota_path(policy, leaf),
                 hint="lower the guarantees (lendingLimit, guaranteePercent) of other pools "
                 "that share this resource name",
+                related=_guarantors(policy, leaves, leaf, resource),
             )
+
+
+def _guarantors(
+    policy: Policy, leaves: list[QueuePlan], leaf: QueuePlan, resource: str
+) -> list[Related]:
+    """A note at every other queue's quota that guarantees some of `resource`: together they
+    are what cuts this queue short."""
+    return [
+        note(
+            f"Volcano queue '{other.name}' guarantees {Decimal(other.guarantee[resource])} "
+            f"{resource}",
+            other.team.origin,
+            *_quota_path(policy, other),
+        )
+        for other in leaves
+        if other is not leaf and int(other.guarantee.get(resource, 0)) > 0
+    ]
 
 
 def _quota_path(policy: Policy, leaf: QueuePlan) -> tuple[str | int, ...]:

@@ -156,3 +156,24 @@ def test_guarantees_on_other_pools_of_the_same_name_are_reported(tmp_path: Path)
     )
     assert found  # the floor findings at least
     assert all(d.span.file.endswith("training.yaml") for d in found)
+
+
+def test_a_shared_name_shortfall_lists_the_guarantees_that_cause_it(tmp_path: Path) -> None:
+    # Every team keeps all its cards (guaranteePercent 100): Volcano's guarantees then cover
+    # the cluster's nvidia.com/gpu, and a queue that Kueue lets borrow is cut short by all the
+    # others; the finding has a note at each of them (an aggregate finding).
+    import re
+    import shutil
+
+    policy = tmp_path / "policy"
+    shutil.copytree(REPO / "policies", policy)
+    for teams in (policy / "teams").glob("*.yaml"):
+        text = teams.read_text().replace("  volcano: {weight: 4}\n", "")
+        keep_all = r"\n  volcano: {guaranteePercent: 100}\1"
+        teams.write_text(re.sub(r"(\n  namespaces:)", keep_all, text))
+    result = api.validate([policy], api.Options(check_output=False))
+    short = [d for d in result.diagnostics if "can reach only" in d.message]
+    assert short
+    for d in short:
+        assert d.related and all(" guarantees " in r.message for r in d.related)
+        assert str(d.span) not in {str(r.span) for r in d.related}  # the others, not itself
