@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import signal
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import jinja2
 import pytest
 import yaml
 from click.testing import CliRunner, Result
@@ -156,3 +160,38 @@ def test_a_template_that_computes_without_printing_is_stopped(
     assert result.exit_code == 1
     assert "takes more than 0.5 s to render" in result.stderr
     assert "policies/profiles/serving.yaml:7:14: error[job-template]" in result.stderr
+
+
+@pytest.fixture
+def caller_timer() -> Iterator[list[float]]:
+    """A library caller's own SIGALRM handler (recording when it fires); restored after."""
+    fired: list[float] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(time.monotonic()))
+    yield fired
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def _render_waiting(seconds: float) -> str:
+    template = jinja2.Environment().from_string("{{ wait() }}ok")
+    return job_compiler._bounded(template, {"wait": lambda: time.sleep(seconds) or ""})
+
+
+def test_the_template_timer_gives_a_callers_interval_timer_back(
+    caller_timer: list[float],
+) -> None:
+    signal.setitimer(signal.ITIMER_REAL, 30, 7)
+    assert _render_waiting(0.01) == "ok"
+    left, interval = signal.getitimer(signal.ITIMER_REAL)
+    assert 29 < left <= 30 and interval == 7
+    assert signal.getsignal(signal.SIGALRM) is not None and caller_timer == []
+
+
+def test_a_callers_timer_that_falls_due_during_a_render_still_fires(
+    caller_timer: list[float],
+) -> None:
+    started = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    assert _render_waiting(0.3) == "ok"  # the caller's alarm is not the template's timeout
+    assert len(caller_timer) == 1 and caller_timer[0] - started >= 0.05
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

@@ -174,7 +174,8 @@ def test_team_reaches_exactly_its_predicted_host_limit(
 def _full_then_one_more(
     sim: cluster.SimCluster, namespace: str, jobs: list[dict[str, Any]], what: str
 ) -> None:
-    """Every job but the last is admitted on the idle queue; the last then pends."""
+    """Every job but the last is admitted on the idle queue; the last (one unit more than the
+    team can reach) then pends."""
     wanted = ["admitted"] * (len(jobs) - 1) + ["pending"]
     try:
         for obj, verdict in zip(jobs, wanted, strict=True):
@@ -214,30 +215,5 @@ def test_team_reaches_exactly_its_predicted_limit(
     per_node = _per_node(policy, pool, resource)
     full = job("sim-quota-full", namespace, queue, pool, resource, most, per_node)
     extra = job("sim-quota-extra", namespace, queue, pool, resource, 1, 1)
-    try:
-        gitops.apply_objects(sim, [full], manager="hetgitops-sim-user")
-        state = eventually(
-            lambda: workload_state(sim, namespace, "sim-quota-full"), timeout=60, what="a verdict"
-        )
-        assert state == "admitted", (
-            f"{team_name} in {pool_name}: {most} {resource} (nominal + borrowable per hetgitops) "
-            f"not admitted by Kueue: {state}"
-        )
-        gitops.apply_objects(sim, [extra], manager="hetgitops-sim-user")
-        state = eventually(
-            lambda: workload_state(sim, namespace, "sim-quota-extra"), timeout=60, what="a verdict"
-        )
-        assert state.startswith("pending"), (
-            f"{team_name} in {pool_name}: one {resource} beyond {most} was admitted by Kueue; "
-            "hetgitops says the team cannot reach that far"
-        )
-    finally:
-        gitops.prune(sim, [extra, full])
-        settle(
-            lambda: [
-                w["metadata"]["name"]
-                for w in get(sim, "workloads.kueue.x-k8s.io", "-n", namespace)["items"]
-            ],
-            timeout=60,
-            what="workloads left",
-        )
+    what = f"{team_name} in {pool_name}, {most} {resource} (nominal + borrowable per hetgitops)"
+    _full_then_one_more(sim, namespace, [full, extra], what)

@@ -77,23 +77,45 @@ class _TooSlow(Exception):
 def _alarm(seconds: float) -> Iterator[None]:
     """Interrupt a template that computes without printing (nested loops that emit nothing never
     reach the per-chunk check). Signals reach only the main thread, which is where the CLI runs;
-    a library caller on another thread keeps the per-chunk check alone."""
+    a library caller on another thread keeps the per-chunk check alone.
+
+    A library caller may run its own ITIMER_REAL (there is one per process): it is put back on
+    the way out with the time it had left, and if it fell due meanwhile its handler gets the
+    SIGALRM then, late but not lost."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(
         signal, "setitimer"
     ):
         yield
         return
+    started = time.monotonic()
 
     def expired(signum: int, frame: object) -> None:
-        raise _TooSlow
+        left = seconds - (time.monotonic() - started)
+        if left <= 0:
+            raise _TooSlow
+        signal.setitimer(signal.ITIMER_REAL, left)  # the caller's timer fell due first
 
     previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    delay, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    if 0 < delay < seconds:
+        signal.setitimer(signal.ITIMER_REAL, delay)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+        if delay > 0:
+            _resume(delay - (time.monotonic() - started), interval)
+
+
+def _resume(left: float, interval: float) -> None:
+    """Re-arm a caller's interval timer with `left` seconds; one that fell due is delivered."""
+    if left > 0:
+        signal.setitimer(signal.ITIMER_REAL, left, interval)
+        return
+    if interval > 0:
+        signal.setitimer(signal.ITIMER_REAL, interval, interval)
+    signal.raise_signal(signal.SIGALRM)
 
 
 def _bounded(template: jinja2.Template, values: Mapping[str, Any]) -> str:
