@@ -8,12 +8,16 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 
 from hetgitops import api
 from hetgitops.checks import RULES
+from hetgitops.cli import diff as diff_cli
 from hetgitops.cli import main as cli
+from hetgitops.cli import output as output_cli
+from hetgitops.cli.common import format_option, output_dir_option
 from hetgitops.diagnostics import Diagnostic, Severity, Span
 from hetgitops.load.documents import LOAD_RULES
 from hetgitops.reporting import FORMATTERS
@@ -227,3 +231,24 @@ def test_a_policy_path_that_does_not_exist_is_a_usage_error(command: str, tmp_pa
     result = CliRunner().invoke(entry, [command, str(tmp_path / "no-such-policy")])
     assert result.exit_code == 2, result.output
     assert "does not exist" in result.output
+
+
+def _option(command: object, name: str) -> dict[str, object]:
+    assert isinstance(command, click.Command)
+    found = next(p for p in command.params if p.name == name)
+    info = found.to_info_dict()
+    info.pop("help", None)
+    info.get("type", {}).pop("choices", None)  # each command lists its own formatters
+    return info
+
+
+def test_report_and_tree_commands_share_one_option_definition() -> None:
+    @format_option(["text"])
+    @output_dir_option("x")
+    def reference(output_format: str, output: Path | None) -> None: ...
+
+    built = click.command()(reference)
+    for command in (cli.validate, diff_cli.diff):
+        assert _option(command, "output_format") == _option(built, "output_format")
+    for command in (output_cli.render, output_cli.jobs):
+        assert _option(command, "output") == _option(built, "output")

@@ -8,7 +8,7 @@ import errno
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,33 @@ NOW_OPTION = click.option(
 )
 
 
-def crd_dir_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def format_option(choices: Iterable[str]) -> Decorator:
+    """`--format` of a report command; the choices are a formatter registry's keys."""
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(list(choices)),
+        default="text",
+        show_default=True,
+        help="Report format.",
+    )
+
+
+def output_dir_option(help_text: str) -> Decorator:
+    """`--output/-o DIR` of a command that writes a tree (replaced as a whole, atomically)."""
+    return click.option(
+        "--output",
+        "-o",
+        type=click.Path(path_type=Path, file_okay=False),
+        metavar="DIR",
+        help=help_text,
+    )
+
+
+def crd_dir_option(help_text: str) -> Decorator:
     return click.option(
         "--crd-dir",
         "crd_dirs",

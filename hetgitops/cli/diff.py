@@ -16,6 +16,7 @@ from hetgitops.cli.common import (
     PATHS_ARGUMENT,
     crd_dir_option,
     echo_report,
+    format_option,
     guarded,
     policy_paths,
 )
@@ -54,14 +55,7 @@ def _formats() -> list[str]:
     type=click.Path(path_type=Path, exists=True, file_okay=False),
     help="Compare two plain folders: the head side.",
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(_formats()),
-    default="text",
-    show_default=True,
-    help="Report format.",
-)
+@format_option(_formats())
 @click.option(
     "--ignore",
     "ignore",

@@ -22,6 +22,7 @@ from hetgitops.cli.common import (
     crd_dir_option,
     echo_report,
     emit,
+    format_option,
     guarded,
     policy_paths,
 )
@@ -54,14 +55,7 @@ def _formats_help() -> str:
 
 @main.command(epilog=EXIT_CODES_HELP + "\n\n" + _formats_help())
 @EXISTING_PATHS_ARGUMENT
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(_formats()),
-    default="text",
-    show_default=True,
-    help="Report format.",
-)
+@format_option(_formats())
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @NOW_OPTION
 @crd_dir_option("Also check output against CRDs in DIR.")

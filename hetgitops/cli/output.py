@@ -20,6 +20,7 @@ from hetgitops.cli.common import (
     emit,
     guarded,
     note,
+    output_dir_option,
     policy_paths,
 )
 
@@ -49,12 +50,8 @@ stdout carries only the YAML stream (for Argo CD's generate); diagnostics go to 
 An empty render is refused: with pruning on, Argo CD would delete everything."""
 )
 @EXISTING_PATHS_ARGUMENT
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(path_type=Path, file_okay=False),
-    metavar="DIR",
-    help="Write <target>/<kind>-<name>.yaml plus kustomization.yaml to DIR instead of "
+@output_dir_option(
+    "Write <target>/<kind>-<name>.yaml plus kustomization.yaml to DIR instead of "
     "stdout. DIR is replaced as a whole, atomically; it must be new, empty or an earlier "
     "output tree (marked by a .hetgitops-output file), apart from the input paths and not "
     "the current directory or a parent of it.",
@@ -182,12 +179,8 @@ Job templates are examples for teams to submit: they are never part of `render`'
 stdout carries only the YAML stream; diagnostics go to stderr."""
 )
 @EXISTING_PATHS_ARGUMENT
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(path_type=Path, file_okay=False),
-    metavar="DIR",
-    help="Write <profile>/<team>/<card>.yaml to DIR instead of stdout. DIR is replaced as a "
+@output_dir_option(
+    "Write <profile>/<team>/<card>.yaml to DIR instead of stdout. DIR is replaced as a "
     "whole, atomically; the same safety rules as render --output apply.",
 )
 @click.option("--profile", "profiles", multiple=True, metavar="NAME", help="Only this profile.")
