@@ -47,9 +47,36 @@ def group_kind(obj: Mapping[str, Any]) -> str:
     return f"{group}_{obj.get('kind', '')}"
 
 
+# Kinds that share one script (a leading `_`: not a kind of its own), with its placeholders:
+# both Kueue queues report the same Active condition, so they share one reading of it.
+SHARED_HEALTH: Mapping[str, tuple[str, Mapping[str, str]]] = {
+    "kueue.x-k8s.io_ClusterQueue": (
+        "_kueue_queue.lua",
+        {
+            "@KIND@": "ClusterQueue",
+            "@DELETING@": "Deleting: Kueue keeps the queue until its admitted workloads finish",
+        },
+    ),
+    "kueue.x-k8s.io_LocalQueue": (
+        "_kueue_queue.lua",
+        {"@KIND@": "LocalQueue", "@DELETING@": "Deleting"},
+    ),
+}
+
+
 def health_scripts() -> dict[str, str]:
     """`<group>_<Kind>` -> the Lua health script shipped for it."""
-    return {p.stem: p.read_text("utf-8") for p in sorted(HEALTH_DIR.glob("*.lua"))}
+    found = {
+        p.stem: p.read_text("utf-8")
+        for p in sorted(HEALTH_DIR.glob("*.lua"))
+        if not p.name.startswith("_")
+    }
+    for key, (name, values) in SHARED_HEALTH.items():
+        script = (HEALTH_DIR / name).read_text("utf-8")
+        for placeholder, value in values.items():
+            script = script.replace(placeholder, value)
+        found[key] = script
+    return dict(sorted(found.items()))
 
 
 def customizations(kinds: Iterable[str]) -> dict[str, str]:

@@ -134,6 +134,17 @@ def test_local_queue_health(reason: str, status: str, message: str, expected: st
     assert health(with_status(LQ, None))[0] == "Progressing"
 
 
+def test_local_queue_reads_the_active_condition_as_the_cluster_queue_does() -> None:
+    # one script for both queues: a stale observedGeneration and a deletion are not Healthy
+    stale = with_status(LQ, {"conditions": [condition("True", "Ready", "Can submit", 1)]})
+    assert health(stale) == ("Progressing", "Waiting for Kueue to observe the latest spec")
+    ready = {"conditions": [condition("True", "Ready", "Can submit")]}
+    deleting = with_status(LQ, ready, deletionTimestamp="2026-09-01T11:00:00Z")
+    assert health(deleting) == ("Progressing", "Deleting")
+    assert health_scripts()[LQ].startswith("-- Argo CD health of a Kueue LocalQueue ")
+    assert "@" not in health_scripts()[LQ] + health_scripts()[CQ]
+
+
 def test_resource_flavor_has_no_status_and_reports_a_held_deletion() -> None:
     key = "kueue.x-k8s.io_ResourceFlavor"
     assert health(with_status(key, None))[0] == "Healthy"
