@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hetgitops.diff.formats import markdown
+from hetgitops.diff.formats import markdown, text
+from hetgitops.diff.formats.sections import impact_sections, joined
 from tests.diff.test_golden import run_scenario
 
 
@@ -51,3 +52,13 @@ def test_cut_note_names_what_was_cut(result: markdown.DiffResult) -> None:
 def test_tiny_budget_still_closes_fences(result: markdown.DiffResult) -> None:
     text = markdown.render(result, 700)
     assert len(text) <= 700 and _fences_closed(text) and "✂️" in text
+
+
+def test_text_and_markdown_show_the_same_impact_rows(result: markdown.DiffResult) -> None:
+    # one builder per section: the cost table's budget (text only, before) is in both now
+    plain, comment = text.render(result), markdown.render(result)
+    assert "110,000 -> 110,000" in plain and "110,000 → 110,000" in comment
+    for section in impact_sections(result):
+        assert section.title in plain and section.title in comment
+        for row in section.rows:
+            assert joined(row[-1], "->") in plain and joined(row[-1], "→") in comment

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from hetgitops.diff.compare import DiffResult
 from hetgitops.diff.formats import common as c
+from hetgitops.diff.formats.sections import Section, impact_sections, joined
 from hetgitops.diff.formats.text import finding, headline
 from hetgitops.diff.objects import ObjectChange
 from hetgitops.reporting.markdown import code_cell, text_cell
@@ -89,63 +90,16 @@ def _impact_sections(result: DiffResult) -> Iterator[tuple[str, str]]:
         ]
         table = _table(["Team / pool", "Normalized units", "Reach (nominal + lendable)"], rows)
         yield "normalized units and reach", _details("Normalized units and reach", table)
-    if impact.capacity:
-        rows = [
-            [
-                text_cell(r.card_type),
-                f"{c.number(r.before_cards)} → {c.number(r.after_cards)}",
-                f"{c.number(r.before_quota)} → {c.number(r.after_quota)}",
-            ]
-            for r in impact.capacity
-        ]
-        table = _table(["Card type", "Capacity (cards)", "Σ quota (cards)"], rows)
-        yield "capacity", _details("Capacity per card type", table)
-    if impact.costs:
-        rows = [
-            [
-                text_cell(r.team),
-                f"{c.number(r.before)} → {c.number(r.after)} {r.currency}",
-                c.signed(c.cost_delta(r)),
-                f"{c.number(c.headroom(r.before, r.budget_before))} → "
-                f"{c.number(c.headroom(r.after, r.budget_after))}",
-            ]
-            for r in impact.costs
-        ]
-        table = _table(["Team", "Monthly cost", "Δ", "Budget headroom"], rows)
-        yield "cost", _details("Monthly cost per team", table)
-    if impact.changes:
-        rows = [
-            [
-                ("⚠️ " + p.flag) if p.flag else "",
-                text_cell(f"{p.topic} {p.subject}"),
-                text_cell(p.before),
-                text_cell(p.after),
-            ]
-            for p in impact.changes
-        ]
-        table = _table(["Flag", "What", "Before", "After"], rows)
-        yield "policy changes", _details(f"Policy changes ({len(impact.changes)})", table)
+
+
+def _table_of(section: Section) -> str:
+    rows = [[text_cell(joined(cell, "→")) for cell in row] for row in section.rows]
+    table = _table([column.name for column in section.columns], rows)
+    body = [section.note[0].upper() + section.note[1:] + ".", "", *table] if section.note else table
+    return _details(("⚠️ " if section.risky else "") + section.title, body)
 
 
 def _risk_sections(result: DiffResult) -> Iterator[tuple[str, str]]:
-    if result.drains:
-        rows = [
-            [
-                code_cell(d.node),
-                text_cell(d.pool),
-                c.gpus(d.gpus),
-                "⚠️ yes" if d.mode_flip else "no",
-                f"{code_cell(d.before)} → {code_cell(d.after)}",
-            ]
-            for d in result.drains
-        ]
-        body = [
-            "Each node must be cordoned and drained of GPU pods before mig-manager applies the "
-            "new layout; a MIG-mode flip restarts the node's GPU stack.",
-            "",
-            *_table(["Node", "Pool", "GPUs", "Mode flip", "mig.config"], rows),
-        ]
-        yield "drain plan", _details(f"⚠️ MIG drain plan ({len(result.drains)} node(s))", body)
     if result.hazards:
         body = [
             f"- **{code_cell(h.rule)}** {text_cell(h.subject)} {text_cell(h.message)}  \n"
@@ -199,7 +153,8 @@ def render(result: DiffResult, budget: int = BUDGET) -> str:
     parts = ["\n".join(_summary(result))]
     used = len(parts[0]) + _CUT_RESERVE
     cuts: list[str] = []
-    for name, section in [*_impact_sections(result), *_risk_sections(result)]:
+    tables = [(section.key, _table_of(section)) for section in impact_sections(result)]
+    for name, section in [*_impact_sections(result), *tables, *_risk_sections(result)]:
         if used + len(section) + 1 <= budget:
             parts.append(section)
             used += len(section) + 1

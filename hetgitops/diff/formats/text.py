@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.diff.compare import DiffResult
 from hetgitops.diff.formats import common as c
+from hetgitops.diff.formats.sections import Section, impact_sections, joined
 from hetgitops.reporting.text import visible
 
 
@@ -36,57 +37,17 @@ def _quotas(result: DiffResult) -> Iterator[str]:
         )
 
 
-def _capacity(result: DiffResult) -> Iterator[str]:
-    if not result.impact.capacity:
-        return
-    yield "Capacity per card type (cards in the fleet; Σ nominal quota):"
-    for row in result.impact.capacity:
-        yield (
-            f"  {row.card_type}: {c.number(row.before_cards)} -> {c.number(row.after_cards)} "
-            f"cards; Σ quota {c.number(row.before_quota)} -> {c.number(row.after_quota)}"
-        )
-
-
-def _costs(result: DiffResult) -> Iterator[str]:
-    if not result.impact.costs:
-        return
-    yield "Monthly cost per team:"
-    for row in result.impact.costs:
-        budget = ""
-        if row.budget_after is not None or row.budget_before is not None:
-            budget = (
-                f"; budget {c.number(row.budget_before)} -> {c.number(row.budget_after)}, "
-                f"headroom {c.number(c.headroom(row.before, row.budget_before))} -> "
-                f"{c.number(c.headroom(row.after, row.budget_after))}"
-            )
-        yield (
-            f"  {row.team}: {c.number(row.before)} -> {c.number(row.after)} {row.currency} "
-            f"({c.signed(c.cost_delta(row))}){budget}"
-        )
-
-
-def _changes(result: DiffResult) -> Iterator[str]:
-    if not result.impact.changes:
-        return
-    yield "Policy changes:"
-    for change in result.impact.changes:
-        flag = f"[{change.flag}] " if change.flag else ""
-        yield f"  {flag}{change.topic} {change.subject}: {change.before} -> {change.after}"
-
-
-def _drains(result: DiffResult) -> Iterator[str]:
-    if not result.drains:
-        return
-    yield (
-        f"MIG drain plan: {len(result.drains)} node(s) must be drained of GPU pods before "
-        "mig-manager reconfigures them:"
-    )
-    for drain in result.drains:
-        flip = " [MIG mode flips: GPU stack restarts]" if drain.mode_flip else ""
-        yield (
-            f"  ! Node {drain.node} (pool {drain.pool}) GPUs {c.gpus(drain.gpus)}: "
-            f"{drain.before} -> {drain.after}{flip}"
-        )
+def _section(section: Section) -> Iterator[str]:
+    note = f" ({section.note})" if section.note else ""
+    yield f"{section.title}{note}:"
+    mark = "! " if section.risky else ""
+    for first, *rest in section.rows:
+        parts = [
+            f"{column.label} {value}" if column.label else value
+            for column, cell in zip(section.columns[1:], rest, strict=True)
+            if (value := joined(cell, "->"))
+        ]
+        yield f"  {mark}{joined(first, '->')}: {'; '.join(parts)}"
 
 
 def _hazards(result: DiffResult) -> Iterator[str]:
@@ -119,8 +80,10 @@ def _objects(result: DiffResult) -> Iterator[str]:
 
 
 def sections(result: DiffResult) -> list[list[str]]:
-    parts = [_quotas, _capacity, _costs, _changes, _drains, _hazards, _findings, _objects]
-    return [lines for part in parts if (lines := list(part(result)))]
+    found = [list(_quotas(result))]
+    found += [list(_section(section)) for section in impact_sections(result)]
+    found += [list(part(result)) for part in (_hazards, _findings, _objects)]
+    return [lines for lines in found if lines]
 
 
 def render(result: DiffResult) -> str:
