@@ -12,7 +12,8 @@ change applies in one pass in any order (`tests/compilers/test_volcano_day2.py` 
 
 The numbers mean what the team's Kueue ClusterQueue means (`quota_plan`):
 deserved = nominal quota; capability = the most Kueue can ever admit (nominal plus what it may
-borrow from what its cohort tree lends, `Reach.most`); guarantee = the part Kueue never lends
+borrow from what its cohort tree lends, `Reach.most`, for the accelerators, cpu and memory
+alike); guarantee = the part Kueue never lends
 (nominal minus the lendable part), which Volcano keeps from other queues.
 """
 
@@ -36,7 +37,14 @@ from hetgitops.diagnostics import Span
 from hetgitops.model import quantities
 from hetgitops.model.policy import Fleet, Policy, Team
 from hetgitops.output.manifests import Manifest, metadata
-from hetgitops.plan.quota_plan import FlavorPlan, host_quota, lendable, reach, team_plan
+from hetgitops.plan.quota_plan import (
+    HOST_RESOURCES,
+    FlavorPlan,
+    host_quota,
+    lendable,
+    reach,
+    team_plan,
+)
 
 TARGET = "volcano"
 API_VERSION = "scheduling.volcano.sh/v1beta1"
@@ -110,6 +118,24 @@ def _with_host(
     return {**host, **{r: Decimal(n) for r, n in sorted(counts.items())}}
 
 
+def _capability(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Decimal]:
+    """Accelerators as `capability_counts`; cpu and memory are Kueue's own ceiling for them too
+    (`Reach.most`: what the queue borrows comes at each lender's per-card amounts), not the
+    team's per-card amounts times the accelerator ceiling, which would let Volcano admit
+    memory Kueue never grants. Never below deserved."""
+    found = _with_host(policy, team, plan, capability_counts(policy, team, plan))
+    if not found:
+        return found
+    nominal = _with_host(policy, team, plan, plan.nominal)
+    ceilings = reach(policy)
+    for resource in HOST_RESOURCES:
+        most = ceilings.most(team, plan.pool, resource)
+        if most is not None:
+            value = Decimal(most) / 1000 if resource == "cpu" else Decimal(most)  # Kueue's ints
+            found[resource] = max(value, nominal.get(resource, Decimal(0)))
+    return found
+
+
 def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
     return QueuePlan(
         name=leaf_queue_name(team.name, plan.pool.name),
@@ -117,7 +143,7 @@ def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
         pool=plan.pool.name,
         reclaimable=not plan.pool.isolated,
         deserved=_with_host(policy, team, plan, plan.nominal),
-        capability=_with_host(policy, team, plan, capability_counts(policy, team, plan)),
+        capability=_capability(policy, team, plan),
         guarantee=_with_host(policy, team, plan, guarantee_counts(plan, team)),
         origin=plan.origin,
     )

@@ -103,9 +103,11 @@ def test_volcano_and_kueue_ceilings_agree(scenario: str) -> None:
     explained = {d.message for d in diagnostics if d.rule == "volcano-kueue-mismatch"}
     checked = 0
     for (team, flavor, resource), (nominal, ceiling, kept) in _kueue_ceilings(objs).items():
-        if resource in ("cpu", "memory"):
-            continue
         spec = queues[f"{team}-{_pool(flavor)}"]
+        if resource in ("cpu", "memory"):
+            # the ceiling only: cpu/memory kept and nominal round per card-equivalent
+            assert _qty(spec["capability"][resource]) == ceiling, (scenario, team, resource)
+            continue
         volcano = (
             _qty(spec["deserved"].get(resource, 0)),
             _qty(spec["capability"].get(resource, 0)),
