@@ -37,7 +37,16 @@ __all__ = [
     "policy_files",
 ]
 
-KINDS = ("Fleet", "LabelTaxonomy", "CardType", "Pool", "Team", "PriorityTier", "WorkloadProfile")
+KINDS = (
+    "Fleet",
+    "LabelTaxonomy",
+    "CardType",
+    "Pool",
+    "Team",
+    "PriorityTier",
+    "WorkloadProfile",
+    "Cluster",
+)
 # The rule ids the load stage reports (public API like every rule id), documented for `rules`.
 LOAD_RULES: dict[str, str] = {
     "not-found": "A path given to hetgitops does not exist.",

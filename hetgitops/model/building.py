@@ -13,9 +13,12 @@ from hetgitops.model.policy import (
     DEFAULT_CPU_PER_CARD,
     DEFAULT_MEMORY_PER_CARD,
     DEFAULT_RESERVED_PREFIXES,
+    INLINE_CREDENTIAL_KEYS,
     CardType,
+    Cluster,
     CohortSpec,
     DriftIgnore,
+    ExtraAdmissionCheck,
     Fleet,
     LabelRule,
     LabelTaxonomy,
@@ -223,6 +226,41 @@ def _pool(doc: Document, spec: dict[str, Any], origin: Origin, problems: list[Di
         expires=None if expires is None else dt.date.fromisoformat(expires),
         labels=dict(sorted(spec.get("labels", {}).items())),
         origin=origin,
+        cluster=spec.get("cluster"),
+    )
+
+
+def _cluster(doc: Document, spec: dict[str, Any], origin: Origin) -> Cluster:
+    versions = spec.get("versions", {})
+    argocd = spec.get("argocd", {})
+    credentials = spec.get("credentials", {})
+    targets = spec.get("targets")
+    return Cluster(
+        name=doc.name,
+        role=spec["role"],
+        kubernetes=parse_version(versions.get("kubernetes")),
+        kueue=parse_version(versions.get("kueue")),
+        volcano=parse_version(versions.get("volcano")),
+        gpu_operator=parse_version(versions.get("gpuOperator")),
+        targets=None if targets is None else tuple(targets),
+        region=spec.get("region"),
+        site=spec.get("site"),
+        argocd_name=argocd.get("name"),
+        argocd_labels=dict(sorted(argocd.get("labels", {}).items())),
+        secret=credentials.get("secret"),
+        cluster_profile=credentials.get("clusterProfile"),
+        inline_credentials=tuple(k for k in INLINE_CREDENTIAL_KEYS if k in credentials),
+        dispatch_order=spec.get("dispatchOrder", 100),
+        admission_checks=tuple(
+            ExtraAdmissionCheck(
+                c["name"],
+                c["controllerName"],
+                tuple(c.get("onFlavors", ())),
+                origin.child("spec", "admissionChecks", i),
+            )
+            for i, c in enumerate(spec.get("admissionChecks", []))
+        ),
+        origin=origin,
     )
 
 
@@ -281,6 +319,7 @@ def _team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | No
         volcano_weight=spec.get("volcano", {}).get("weight"),
         guarantee_percent=spec.get("volcano", {}).get("guaranteePercent"),
         origin=origin,
+        manager_quota={k: str(v) for k, v in sorted(spec.get("managerQuota", {}).items())},
     )
 
 
@@ -367,6 +406,7 @@ def build_policy(
         tiers=build("PriorityTier", _tier),
         profiles=build("WorkloadProfile", _profile),
         unknown=unknowns(losses, [(d.kind, d.name) for d in documents], incomplete),
+        clusters=build("Cluster", _cluster),
     )
     return policy, problems
 

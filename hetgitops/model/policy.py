@@ -212,6 +212,7 @@ class Pool:
     expires: dt.date | None
     labels: Mapping[str, str]
     origin: Origin
+    cluster: str | None = None  # the Cluster document it belongs to (multi-cluster fleets)
 
     @property
     def shared_replicas(self) -> int:
@@ -254,6 +255,9 @@ class Team:
     volcano_weight: int | None
     guarantee_percent: int | None
     origin: Origin
+    # Multi-cluster: the manager ClusterQueue's nominal quota per resource, when it is not
+    # the sum of the team's worker quotas (`spec.managerQuota`).
+    manager_quota: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -297,6 +301,53 @@ class WorkloadProfile:
     origin: Origin
 
 
+MANAGER, WORKER, STANDALONE = "manager", "worker", "standalone"
+# The keys of `spec.credentials` that would put a secret into Git (refused by a rule).
+INLINE_CREDENTIAL_KEYS = (
+    "kubeconfig",
+    "token",
+    "server",
+    "certificateAuthorityData",
+    "clientCertificateData",
+    "clientKeyData",
+    "password",
+)
+
+
+@dataclass(frozen=True)
+class ExtraAdmissionCheck:
+    """A manager's own admission check beside MultiKueue (`spec.admissionChecks`)."""
+
+    name: str
+    controller_name: str
+    on_flavors: tuple[str, ...]
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One cluster of a multi-cluster fleet (`kind: Cluster`). Versions and targets left out
+    are the Fleet's; credentials are a reference only (a Secret or a ClusterProfile name)."""
+
+    name: str
+    role: str
+    kubernetes: tuple[int, ...] | None
+    kueue: tuple[int, ...] | None
+    volcano: tuple[int, ...] | None
+    gpu_operator: tuple[int, ...] | None
+    targets: tuple[str, ...] | None
+    region: str | None
+    site: str | None
+    argocd_name: str | None
+    argocd_labels: Mapping[str, str]
+    secret: str | None
+    cluster_profile: str | None
+    inline_credentials: tuple[str, ...]
+    dispatch_order: int
+    admission_checks: tuple[ExtraAdmissionCheck, ...]
+    origin: Origin
+
+
 @dataclass(frozen=True)
 class Policy:
     """The whole validated policy. Mappings are ordered by name, so iteration is deterministic."""
@@ -312,6 +363,8 @@ class Policy:
     # pools whose node inventory did not expand. Rules that depend on them report
     # consequences of those findings, not independent errors (see model.unknowns).
     unknown: Unknowns = field(default_factory=Unknowns)
+    # Cluster documents by name; empty for a single-cluster policy (rendered as before).
+    clusters: Mapping[str, Cluster] = field(default_factory=dict)
     # Values derived from this (immutable) policy, computed once per policy: see `derived()`.
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 

@@ -37,6 +37,9 @@ KIND_ORDER = (
     "Topology",
     "ResourceFlavor",
     "Cohort",
+    "MultiKueueCluster",
+    "MultiKueueConfig",
+    "AdmissionCheck",
     "ClusterQueue",
     "LocalQueue",
     "Queue",
@@ -55,6 +58,8 @@ class Manifest:
     depth: int = 0
     applied: bool = True
     filename: str | None = None
+    # Multi-cluster fleets: the Cluster whose tree holds the object (`<cluster>/<target>/...`).
+    cluster: str | None = None
 
     @property
     def kind(self) -> str:
@@ -69,6 +74,11 @@ class Manifest:
         return str(self.obj.get("metadata", {}).get("namespace", ""))
 
     def relative_path(self) -> str:
+        """`<target>/<kind>-<name>.yaml`, under `<cluster>/` in a multi-cluster render."""
+        prefix = f"{self.cluster}/" if self.cluster else ""
+        return prefix + self.path_in_cluster()
+
+    def path_in_cluster(self) -> str:
         if self.filename:
             return f"{self.target}/{self.filename}"
         stem = f"{self.namespace}.{self.name}" if self.namespace else self.name
@@ -260,7 +270,7 @@ def stream(manifests: Iterable[Manifest]) -> str:
 
 
 def kustomization(manifests: Iterable[Manifest]) -> dict[str, Any]:
-    files = [m.relative_path() for m in ordered(manifests) if m.applied]
+    files = [m.path_in_cluster() for m in ordered(manifests) if m.applied]
     return {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
@@ -276,7 +286,7 @@ def stage_kustomizations(manifests: Iterable[Manifest]) -> dict[str, str]:
     by_target: dict[str, list[str]] = {}
     for m in ordered(manifests):
         if m.applied:
-            by_target.setdefault(m.target, []).append(m.relative_path().split("/", 1)[1])
+            by_target.setdefault(m.target, []).append(m.path_in_cluster().split("/", 1)[1])
     return {
         f"{target}/kustomization.yaml": to_yaml(
             {
@@ -290,9 +300,22 @@ def stage_kustomizations(manifests: Iterable[Manifest]) -> dict[str, str]:
 
 
 def tree(manifests: Iterable[Manifest]) -> dict[str, str]:
-    """Relative path -> file text for the whole output directory."""
+    """Relative path -> file text for the whole output directory. A multi-cluster render is
+    one tree per cluster, `<cluster>/...`, each with its own kustomizations and none at the
+    top: one kustomization applying every cluster's objects to one cluster would be wrong."""
+    by_cluster: dict[str | None, list[Manifest]] = {}
+    for manifest in manifests:
+        by_cluster.setdefault(manifest.cluster, []).append(manifest)
+    files: dict[str, str] = {}
+    for cluster, members in by_cluster.items():
+        prefix = f"{cluster}/" if cluster else ""
+        files.update((prefix + path, text) for path, text in _one_tree(members).items())
+    return dict(sorted(files.items()))
+
+
+def _one_tree(manifests: Iterable[Manifest]) -> dict[str, str]:
     items = ordered(manifests)
-    files = {m.relative_path(): to_yaml(m.obj) for m in items}
+    files = {m.path_in_cluster(): to_yaml(m.obj) for m in items}
     files["kustomization.yaml"] = to_yaml(kustomization(items))
     files.update(stage_kustomizations(items))
-    return dict(sorted(files.items()))
+    return files
