@@ -13,7 +13,7 @@ from hetgitops.diff import drains as drain_plans
 from hetgitops.diff.changed import changed_values
 from hetgitops.diff.gitsource import Side
 from hetgitops.diff.hazards import Hazard, hazards
-from hetgitops.diff.impact import Impact, impact
+from hetgitops.diff.impact import Impact, cluster_sides, impact
 from hetgitops.diff.objects import ObjectChange, ignored, object_changes
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
@@ -109,19 +109,53 @@ def _run(side: Side, options: api.Options) -> SideResult:
     return SideResult(side.label, result)
 
 
-def _drain_inputs(side: SideResult) -> list[Manifest]:
-    """Node plans and MIG ConfigMaps; compiled here when the Fleet leaves those targets out,
-    because the drain plan concerns the nodes either way."""
-    manifests = side.result.manifests
+def _drain_inputs(side: SideResult, cluster: str) -> list[Manifest]:
+    """Node plans and MIG ConfigMaps of one cluster ("" for a single-cluster fleet); compiled
+    here when the Fleet leaves those targets out, because the drain plan concerns the nodes
+    either way."""
     policy = side.policy
     if policy is None:
         return []
+    manifests = [m for m in side.result.manifests if (m.cluster or "") == cluster]
     have = {m.target for m in manifests}
+    narrowed = dict(cluster_sides(policy)).get(cluster)
     extra: list[Manifest] = []
     for target in ("nodes", "gpu-operator"):
-        if target not in have:
-            extra.extend(compilers.COMPILERS[target](policy))
+        if target not in have and narrowed is not None:
+            compiled = compilers.COMPILERS[target](narrowed)
+            extra.extend(replace(m, cluster=cluster or None) for m in compiled)
     return [*manifests, *extra]
+
+
+def _clusters(*sides: SideResult) -> list[str]:
+    """Every cluster either side renders for ("" alone for single-cluster fleets)."""
+    names = {m.cluster or "" for side in sides for m in side.result.manifests}
+    for side in sides:
+        if side.policy is not None:
+            names.update(name for name, _ in cluster_sides(side.policy))
+    return sorted(names or {""})
+
+
+def _of(side: SideResult, cluster: str) -> list[Manifest]:
+    return [m for m in side.result.manifests if (m.cluster or "") == cluster]
+
+
+def _day2(old: SideResult, new: SideResult) -> tuple[list[drain_plans.Drain], list[Hazard]]:
+    """The drain plan and hazards, cluster by cluster: the same ConfigMap or LocalQueue name
+    on two clusters is two objects. A hazard's subject names its cluster when there are
+    several."""
+    pools = _node_pools(old.policy, new.policy)
+    drains: list[drain_plans.Drain] = []
+    found: list[Hazard] = []
+    for cluster in _clusters(old, new):
+        planned = drain_plans.drain_plan(
+            _drain_inputs(old, cluster), _drain_inputs(new, cluster), pools
+        )
+        drains += planned
+        for hazard in hazards(_of(old, cluster), _of(new, cluster), planned):
+            subject = f"{cluster}: {hazard.subject}" if cluster else hazard.subject
+            found.append(replace(hazard, subject=subject))
+    return drains, found
 
 
 def _node_pools(*policies: Policy | None) -> dict[str, str]:
@@ -153,9 +187,7 @@ def compare(
     )
     if result.invalid:
         return result  # an empty side would read as "everything removed"
-    pools = _node_pools(old.policy, new.policy)
-    result.drains = drain_plans.drain_plan(_drain_inputs(old), _drain_inputs(new), pools)
-    result.hazards = hazards(old.result.manifests, new.result.manifests, result.drains)
+    result.drains, result.hazards = _day2(old, new)
     changes = object_changes(old.result.manifests, new.result.manifests)
     result.objects = [c for c in changes if not ignored(c, ignore)]
     return result

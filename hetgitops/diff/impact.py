@@ -10,7 +10,8 @@ from fractions import Fraction
 
 from hetgitops.checks._common import quota_uses
 from hetgitops.checks.budget import monthly_cost
-from hetgitops.model.policy import Policy, Team
+from hetgitops.model.policy import MANAGER, Policy, Team
+from hetgitops.plan.clusters import cluster_policy
 from hetgitops.plan.quota_plan import FlavorPlan, reach, team_plan
 
 
@@ -32,6 +33,7 @@ class QuotaRow:
     card_type: str
     before: Amount | None
     after: Amount | None
+    cluster: str = ""  # multi-cluster fleets: the Cluster the pool is in ("" for one cluster)
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class PolicyChange:
     """A change of the policy itself. `flag` marks what a reviewer must not miss: removal,
     demotion, expiry (None for the rest)."""
 
-    topic: str  # team, pool, card-type, tier, team-tiers, expiry, lifecycle, cohort
+    topic: str  # team, pool, card-type, tier, team-tiers, expiry, lifecycle, cohort, cluster
     subject: str
     before: str
     after: str
@@ -91,26 +93,48 @@ def _amount(policy: Policy, team: Team, plan: FlavorPlan) -> Amount:
     return Amount(cards, normalized, reached)
 
 
-def _amounts(policy: Policy | None) -> dict[tuple[str, str], tuple[str, Amount]]:
+def cluster_sides(policy: Policy) -> list[tuple[str, Policy]]:
+    """(cluster, the policy it is computed from): the policy itself for one cluster; each
+    cluster with pools, narrowed, for a multi-cluster fleet (quota, reach and cohort lending
+    are per cluster, as each cluster's Kueue sees them; the manager holds no pools)."""
+    if not policy.clusters:
+        return [("", policy)]
+    return [
+        (name, cluster_policy(policy, name))
+        for name, cluster in sorted(policy.clusters.items())
+        if cluster.role != MANAGER
+    ]
+
+
+AmountKey = tuple[str, str, str]  # cluster, team, pool
+
+
+def _amounts(policy: Policy | None) -> dict[AmountKey, tuple[str, Amount]]:
     if policy is None:
         return {}
-    found: dict[tuple[str, str], tuple[str, Amount]] = {}
-    for team in policy.teams.values():
-        for plan in team_plan(policy, team):
-            found[team.name, plan.pool.name] = (plan.pool.card_type, _amount(policy, team, plan))
+    found: dict[AmountKey, tuple[str, Amount]] = {}
+    for cluster, side in cluster_sides(policy):
+        for team in side.teams.values():
+            for plan in team_plan(side, team):
+                amount = _amount(side, team, plan)
+                found[cluster, team.name, plan.pool.name] = (plan.pool.card_type, amount)
     return found
 
 
 def quota_rows(base: Policy | None, head: Policy | None) -> tuple[QuotaRow, ...]:
-    """Rows whose numbers differ (a quota, or a reach the cohort changed), by team and pool."""
+    """Rows whose numbers differ (a quota, or a reach the cohort changed), by cluster, team
+    and pool."""
     old, new = _amounts(base), _amounts(head)
     rows = []
     for key in sorted(set(old) | set(new)):
         before, after = old.get(key), new.get(key)
         if before and after and before[1] == after[1]:
             continue
+        cluster, team, pool = key
         card_type = (after or before or ("", None))[0]
-        rows.append(QuotaRow(*key, card_type, before and before[1], after and after[1]))
+        rows.append(
+            QuotaRow(team, pool, card_type, before and before[1], after and after[1], cluster)
+        )
     return tuple(rows)
 
 
@@ -221,6 +245,19 @@ def _team_changes(base: Policy, head: Policy) -> Iterator[PolicyChange]:
             yield PolicyChange("lifecycle", f"team {name}", before or "-", after or "-")
 
 
+def _cluster_changes(base: Policy, head: Policy) -> Iterator[PolicyChange]:
+    """Clusters added or removed, a cluster's role changed, a pool moved to another cluster."""
+    yield from _added_removed("cluster", set(base.clusters), set(head.clusters))
+    for name in sorted(set(base.clusters) & set(head.clusters)):
+        old, new = base.clusters[name].role, head.clusters[name].role
+        if old != new:
+            yield PolicyChange("cluster", f"cluster {name}", f"role {old}", f"role {new}")
+    for name in sorted(set(base.pools) & set(head.pools)):
+        was, now = base.pools[name].cluster, head.pools[name].cluster
+        if was != now:
+            yield PolicyChange("cluster", f"pool {name}", was or "-", now or "-", "removal")
+
+
 def _pool_changes(base: Policy, head: Policy) -> Iterator[PolicyChange]:
     for name in sorted(set(base.pools) & set(head.pools)):
         old, new = base.pools[name].expires, head.pools[name].expires
@@ -255,6 +292,7 @@ def policy_changes(base: Policy | None, head: Policy | None) -> tuple[PolicyChan
         *_tier_changes(base, head),
         *_team_changes(base, head),
         *_pool_changes(base, head),
+        *_cluster_changes(base, head),
     ]
     old, new = _cohort_tree(base), _cohort_tree(head)
     for name in sorted(set(old) | set(new)):

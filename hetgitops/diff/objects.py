@@ -13,7 +13,8 @@ import yaml
 from hetgitops.diff.structure import FieldChange, apply, diff, same
 from hetgitops.output.manifests import Manifest
 
-ObjectKey = tuple[str, str, str, str, str]
+# cluster ("" for one cluster), target, API group, kind, namespace, name
+ObjectKey = tuple[str, str, str, str, str, str]
 # Below this share of identical fields a removed and an added object are not one renamed.
 RENAME_SIMILARITY = 0.75
 # Pairing is quadratic per kind: past this many candidates, renames show as remove + add.
@@ -37,6 +38,12 @@ class ObjectChange:
     fields: tuple[FieldChange, ...] = ()
     old_name: str = ""
     embedded: Mapping[str, tuple[FieldChange, ...]] = field(default_factory=dict)
+    cluster: str = ""  # multi-cluster fleets: whose tree the object is in
+
+    @property
+    def place(self) -> str:
+        """Where the object is applied: the target, under its cluster in a multi-cluster fleet."""
+        return f"{self.cluster}/{self.target}" if self.cluster else self.target
 
     @property
     def title(self) -> str:
@@ -47,13 +54,14 @@ class ObjectChange:
 
 
 def object_key(manifest: Manifest) -> ObjectKey:
-    """Objects are the same when target, API group, kind, namespace and name match (an
-    apiVersion bump is a field change, not a new object); files without a kind (Helm values)
-    by their file name."""
+    """Objects are the same when cluster, target, API group, kind, namespace and name match
+    (an apiVersion bump is a field change, not a new object; the same ClusterQueue on two
+    clusters is two objects); files without a kind (Helm values) by their file name."""
+    cluster = manifest.cluster or ""
     if not manifest.kind:
-        return (manifest.target, "", "", "", manifest.relative_path())
+        return (cluster, manifest.target, "", "", "", manifest.relative_path())
     group = str(manifest.obj.get("apiVersion", "")).rpartition("/")[0]
-    return (manifest.target, group, manifest.kind, manifest.namespace, manifest.name)
+    return (cluster, manifest.target, group, manifest.kind, manifest.namespace, manifest.name)
 
 
 def _index(manifests: Iterable[Manifest]) -> dict[ObjectKey, Manifest]:
@@ -86,6 +94,7 @@ def _change(op: str, before: Manifest | None, after: Manifest | None) -> ObjectC
         fields,
         old_name=_name(before) if before and op == "renamed" else "",
         embedded=_embedded(old, new) if old is not None and new is not None else {},
+        cluster=shown.cluster or "",
     )
 
 
@@ -136,10 +145,10 @@ def _pair_renames(
 ) -> list[tuple[ObjectKey, ObjectKey]]:
     """Greedy best-first pairing of removed and added objects of one kind by content."""
     pairs: list[tuple[ObjectKey, ObjectKey]] = []
-    kinds = {k[:4] for k in removed} & {k[:4] for k in added}
+    kinds = {k[:5] for k in removed} & {k[:5] for k in added}
     for kind in sorted(kinds):
-        olds = [k for k in removed if k[:4] == kind]
-        news = [k for k in added if k[:4] == kind]
+        olds = [k for k in removed if k[:5] == kind]
+        news = [k for k in added if k[:5] == kind]
         if len(olds) * len(news) > MAX_RENAME_CANDIDATES**2 // 4:
             continue
         scored = sorted(
@@ -174,8 +183,15 @@ def object_changes(before: Sequence[Manifest], after: Sequence[Manifest]) -> lis
 _OPS = {"added": 0, "renamed": 1, "changed": 2, "removed": 3}
 
 
-def _order(change: ObjectChange) -> tuple[str, int, str, str, str]:
-    return (change.target, _OPS[change.op], change.kind, change.namespace, change.name)
+def _order(change: ObjectChange) -> tuple[str, str, int, str, str, str]:
+    return (
+        change.cluster,
+        change.target,
+        _OPS[change.op],
+        change.kind,
+        change.namespace,
+        change.name,
+    )
 
 
 def ignored(change: ObjectChange, patterns: Sequence[str]) -> bool:
@@ -209,6 +225,6 @@ def replay(before: Sequence[Manifest], changes: Sequence[ObjectChange]) -> dict[
 
 def _key_of(change: ObjectChange, obj: Mapping[str, Any] | None, name: str) -> ObjectKey:
     if obj is None or not obj.get("kind"):
-        return (change.target, "", "", "", change.file)
+        return (change.cluster, change.target, "", "", "", change.file)
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-    return (change.target, group, change.kind, change.namespace, name)
+    return (change.cluster, change.target, group, change.kind, change.namespace, name)

@@ -122,10 +122,16 @@ SIGNS = {"added": "+", "removed": "-", "changed": "~", "renamed": "→"}
 
 
 def by_target(objects: list[ObjectChange]) -> dict[str, list[ObjectChange]]:
+    """Changes per target, per `<cluster>/<target>` in a multi-cluster fleet."""
     grouped: dict[str, list[ObjectChange]] = {}
     for change in objects:
-        grouped.setdefault(change.target, []).append(change)
+        grouped.setdefault(change.place, []).append(change)
     return grouped
+
+
+def team_pool(row: QuotaRow) -> str:
+    """`team / pool`, after `cluster: ` in a multi-cluster fleet."""
+    return f"{row.cluster}: {row.team} / {row.pool}" if row.cluster else f"{row.team} / {row.pool}"
 
 
 def counts(objects: list[ObjectChange]) -> str:

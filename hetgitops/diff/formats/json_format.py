@@ -9,7 +9,7 @@ from typing import Any
 from hetgitops.diagnostics import Diagnostic, Span
 from hetgitops.diff.compare import SCHEMA_VERSION, DiffResult, SideResult
 from hetgitops.diff.formats import common as c
-from hetgitops.diff.impact import Amount
+from hetgitops.diff.impact import Amount, QuotaRow
 from hetgitops.diff.objects import ObjectChange
 from hetgitops.diff.structure import FieldChange, Key
 
@@ -86,24 +86,30 @@ def _object(change: ObjectChange) -> dict[str, Any]:
     }
     if change.op in ("added", "removed"):
         found["object"] = change.after if change.op == "added" else change.before
+    if change.cluster:  # multi-cluster fleets only: single-cluster reports keep their shape
+        found["cluster"] = change.cluster
+    return found
+
+
+def _quota(r: QuotaRow) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "team": r.team,
+        "pool": r.pool,
+        "cardType": r.card_type,
+        "before": _amount(r.before),
+        "after": _amount(r.after),
+        "deltaCards": _num(c.delta(c.cards(r.before), c.cards(r.after))),
+        "deltaPercent": c.percent(c.cards(r.before), c.cards(r.after)),
+    }
+    if r.cluster:  # multi-cluster fleets only: single-cluster reports keep their shape
+        found["cluster"] = r.cluster
     return found
 
 
 def _impact(result: DiffResult) -> dict[str, Any]:
     impact = result.impact
     return {
-        "quotas": [
-            {
-                "team": r.team,
-                "pool": r.pool,
-                "cardType": r.card_type,
-                "before": _amount(r.before),
-                "after": _amount(r.after),
-                "deltaCards": _num(c.delta(c.cards(r.before), c.cards(r.after))),
-                "deltaPercent": c.percent(c.cards(r.before), c.cards(r.after)),
-            }
-            for r in impact.quotas
-        ],
+        "quotas": [_quota(r) for r in impact.quotas],
         "capacity": [
             {
                 "cardType": r.card_type,

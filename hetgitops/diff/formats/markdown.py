@@ -27,14 +27,18 @@ _CUT_RESERVE = 600  # room kept for the closing "what was cut" note
 
 def _quota_table(result: DiffResult, rows: int | None) -> list[str]:
     shown = result.impact.quotas[:rows] if rows is not None else result.impact.quotas
+    # A multi-cluster fleet's rows lead with the cluster the pool is in.
+    clustered = any(r.cluster for r in result.impact.quotas)
     lines = [
-        "| Team | Card type | Pool | Before | After | Δ | Δ% | Reach | Cost Δ/month |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+        ("| Cluster " if clustered else "")
+        + "| Team | Card type | Pool | Before | After | Δ | Δ% | Reach | Cost Δ/month |",
+        ("|---" if clustered else "") + "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in shown:
         b, a = c.cards(r.before), c.cards(r.after)
         lines.append(
-            f"| {text_cell(r.team)} | {text_cell(r.card_type)} | {text_cell(r.pool)} | "
+            (f"| {text_cell(r.cluster)} " if clustered else "")
+            + f"| {text_cell(r.team)} | {text_cell(r.card_type)} | {text_cell(r.pool)} | "
             f"{c.number(b)} | {c.number(a)} | {c.signed(c.delta(b, a))} | {c.percent(b, a)} | "
             f"{c.number(c.reach(r.before))} → {c.number(c.reach(r.after))} | "
             f"{c.team_cost_delta(result, r)} |"
@@ -82,7 +86,7 @@ def _impact_sections(result: DiffResult) -> Iterator[tuple[str, str]]:
     if impact.quotas:
         rows = [
             [
-                text_cell(f"{r.team} / {r.pool}"),
+                text_cell(c.team_pool(r)),
                 f"{c.number(c.normalized(r.before))} → {c.number(c.normalized(r.after))}",
                 f"{c.number(c.reach(r.before))} → {c.number(c.reach(r.after))}",
             ]

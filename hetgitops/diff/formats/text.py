@@ -30,7 +30,7 @@ def _quotas(result: DiffResult) -> Iterator[str]:
     for row in result.impact.quotas:
         b, a = row.before, row.after
         yield (
-            f"  {row.team} / {row.pool} ({row.card_type}): {c.number(c.cards(b))} -> "
+            f"  {c.team_pool(row)} ({row.card_type}): {c.number(c.cards(b))} -> "
             f"{c.number(c.cards(a))} cards ({c.signed(c.delta(c.cards(b), c.cards(a)))}, "
             f"{c.percent(c.cards(b), c.cards(a))}); normalized {c.number(c.normalized(b))} -> "
             f"{c.number(c.normalized(a))}; reach {c.number(c.reach(b))} -> {c.number(c.reach(a))}"
