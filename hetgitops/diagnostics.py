@@ -79,6 +79,9 @@ class Diagnostic:
     hint: str = ""
     related: tuple[Related, ...] = field(default=())
     consequence_of: Cause | None = None
+    # Multi-cluster fleets: the cluster the finding is about (drift reads each cluster on its
+    # own); "" when the policy has one cluster or the finding is about the policy as a whole.
+    cluster: str = ""
 
     @property
     def cause(self) -> Cause:
@@ -101,6 +104,11 @@ class Diagnostic:
             return self
         touched = next((r for r in self.related if changed(r.span)), None)
         return self if touched is None else replace(self, span=touched.span, path=touched.path)
+
+    def on_cluster(self, cluster: str) -> Diagnostic:
+        """This finding about cluster `cluster`: its message starts with `[cluster] `, so every
+        report format shows where it was found, and machine formats carry the field."""
+        return replace(self, cluster=cluster, message=f"[{cluster}] {self.message}")
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.span.file, self.span.line, self.span.column, self.rule, self.message)

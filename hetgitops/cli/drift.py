@@ -14,10 +14,12 @@ from hetgitops.cli.common import (
     EXIT_ENVIRONMENT,
     EXIT_FINDINGS,
     EXIT_OK,
+    EXIT_USAGE,
     echo_report,
     guarded,
     policy_paths,
 )
+from hetgitops.drift.report import FORMATS
 
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
@@ -30,12 +32,38 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> dt.time
     return dt.timedelta(hours=hours, minutes=minutes, seconds=seconds)
 
 
+def _contexts(values: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
+    """(the plain context, {cluster: context}) from the --context values."""
+    plain = [v for v in values if "=" not in v]
+    if len(plain) > 1:
+        raise click.BadParameter(
+            f"{len(plain)} contexts without CLUSTER=: give one, or CLUSTER=CONTEXT per cluster",
+            param_hint="--context",
+        )
+    by_cluster: dict[str, str] = {}
+    for value in values:
+        if "=" not in value:
+            continue
+        name, _, context = value.partition("=")
+        if not name or not context:
+            raise click.BadParameter(f"{value!r} is not CLUSTER=CONTEXT", param_hint="--context")
+        if name in by_cluster:
+            raise click.BadParameter(f"cluster {name!r} given twice", param_hint="--context")
+        by_cluster[name] = context
+    if plain and by_cluster:
+        raise click.BadParameter(
+            "mixes a plain CONTEXT with CLUSTER=CONTEXT", param_hint="--context"
+        )
+    return (plain[0] if plain else None), by_cluster
+
+
 @click.command(
     epilog="""\b
 Exit codes:
   0  no drift
   1  drift: findings about objects, fields or nodes (or the policy has errors)
-  2  usage error (bad option or argument)
+  2  usage error (bad option or argument; a Cluster of a multi-cluster policy
+     without --context CLUSTER=CONTEXT, or a context for an unknown cluster)
   3  internal error (a bug in hetgitops: please report it)
   4  environment error: the cluster is unreachable, rejects the credentials, or
      they may not list CRDs or nodes (or, with server-dry-run, may not patch)
@@ -58,11 +86,18 @@ credentials are never printed."""
     type=click.Path(path_type=Path, dir_okay=False),
     help="Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).",
 )
-@click.option("--context", help="Kubeconfig context (default: the current context).")
+@click.option(
+    "--context",
+    "contexts",
+    multiple=True,
+    metavar="[CLUSTER=]CONTEXT",
+    help="Kubeconfig context (default: the current context). A multi-cluster policy needs one "
+    "CLUSTER=CONTEXT per Cluster document (repeatable); each cluster is read with its own.",
+)
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "markdown", "github"]),
+    type=click.Choice(list(FORMATS)),
     default="text",
     show_default=True,
     help="Report format.",
@@ -95,22 +130,31 @@ credentials are never printed."""
 def drift(
     paths: tuple[Path, ...],
     kubeconfig: Path | None,
-    context: str | None,
+    contexts: tuple[str, ...],
     output_format: str,
     managers: tuple[str, ...],
     mode: str,
     mig_pending_timeout: dt.timedelta,
 ) -> None:
     """Compare the live cluster with the policy (default: policies/): missing, changed and
-    orphaned objects, who changed what and when, and the fleet's nodes."""
+    orphaned objects, who changed what and when, and the fleet's nodes. A multi-cluster
+    policy is read cluster by cluster (--context CLUSTER=CONTEXT each) and every finding
+    names its cluster."""
     from hetgitops.drift.dryrun import DryRunForbidden
-    from hetgitops.drift.engine import DEFAULT_MANAGERS, DriftOptions, EnvironmentFault
+    from hetgitops.drift.engine import (
+        DEFAULT_MANAGERS,
+        DriftOptions,
+        EnvironmentFault,
+        UsageProblem,
+    )
     from hetgitops.drift.engine import drift as run_drift
     from hetgitops.drift.report import render
 
+    context, by_cluster = _contexts(contexts)
     options = DriftOptions(
         kubeconfig=kubeconfig,
         context=context,
+        contexts=by_cluster,
         managers=managers or DEFAULT_MANAGERS,
         mode=mode,
         mig_pending_timeout=mig_pending_timeout,
@@ -119,6 +163,9 @@ def drift(
     def run() -> int:
         try:
             found = run_drift(policy_paths(paths), options)
+        except UsageProblem as exc:
+            click.echo(f"hetgitops drift: {exc}", err=True)
+            return EXIT_USAGE
         except (EnvironmentFault, DryRunForbidden) as exc:
             click.echo(f"hetgitops: {exc}", err=True)
             return EXIT_ENVIRONMENT

@@ -1,21 +1,26 @@
 """Drift stage: its report in one of the shared formats (reporting.FORMATTERS), titled for
-drift, with what the run read from the cluster (objects, kinds, requests) in the text form."""
+drift, with what the run read from each cluster (objects, kinds, requests) in the text form."""
 
 from __future__ import annotations
 
 from hetgitops.drift.engine import DriftResult
-from hetgitops.reporting import FORMATTERS, markdown
+from hetgitops.drift.findings import RULES
+from hetgitops.reporting import FORMATTERS, markdown, sarif
 
-FORMATS = ("text", "json", "markdown", "github")
+FORMATS = ("text", "json", "markdown", "github", "sarif")
 
 
 def render(found: DriftResult, output_format: str) -> str:
     if output_format == "markdown":
         return markdown.render(found.result, title="### hetgitops drift")
+    if output_format == "sarif":
+        return sarif.render(found.result, rule_docs=RULES)
     text = FORMATTERS[output_format](found.result)
-    if output_format == "text" and found.requests:
-        text += (
-            f"drift: read {found.objects} live object(s) ({found.kinds} kind(s) and the nodes) "
-            f"in {found.requests} request(s)\n"
-        )
+    if output_format == "text":
+        for read in found.reads:
+            where = f"{read.cluster} (context {read.context}): " if read.cluster else ""
+            text += (
+                f"drift: {where}read {read.objects} live object(s) ({read.kinds} kind(s) and "
+                f"the nodes) in {read.requests} request(s)\n"
+            )
     return text

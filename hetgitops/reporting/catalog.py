@@ -4,6 +4,7 @@ semantic registry and the ids the load and schema stages report."""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hetgitops.checks import RULES
@@ -40,16 +41,22 @@ class RuleInfo:
     severity: Severity
 
 
-def describe(rule_id: str) -> RuleInfo:
-    """The documentation of `rule_id`; an id nobody documented still gets a usable entry."""
+def describe(rule_id: str, extra: Mapping[str, str] | None = None) -> RuleInfo:
+    """The documentation of `rule_id` (from `extra` for a stage above reporting, such as
+    drift); an id nobody documented still gets a usable entry."""
     registered = RULES.get(rule_id)
     if registered is not None:
         summary, _, details = inspect.cleandoc(registered.doc).partition("\n")
         return RuleInfo(rule_id, summary.strip() or rule_id, details.strip(), registered.severity)
-    doc = LOAD_RULES.get(rule_id) or STAGE_RULES.get(rule_id) or f"hetgitops rule {rule_id}"
+    doc = (
+        LOAD_RULES.get(rule_id)
+        or STAGE_RULES.get(rule_id)
+        or (extra or {}).get(rule_id)
+        or f"hetgitops rule {rule_id}"
+    )
     return RuleInfo(rule_id, doc, "", STAGE_SEVERITIES.get(rule_id, Severity.ERROR))
 
 
-def known_rules(used: set[str]) -> list[RuleInfo]:
+def known_rules(used: set[str], extra: Mapping[str, str] | None = None) -> list[RuleInfo]:
     """Every registered semantic rule plus the other ids `used` by a report, sorted by id."""
-    return [describe(rule_id) for rule_id in sorted(set(RULES) | used)]
+    return [describe(rule_id, extra) for rule_id in sorted(set(RULES) | used)]

@@ -13,9 +13,10 @@ from hetgitops.reporting.summary import summarize
 def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
     """One finding. `related` lists the other places it involves (every contributor of an
     aggregate finding, its primary location included); `consequence_of` names the earlier
-    finding it follows from (rule and location), or is null for an independent finding."""
+    finding it follows from (rule and location), or is null for an independent finding;
+    `cluster`, present only in multi-cluster drift reports, the cluster it was found on."""
     cause = d.consequence_of
-    return {
+    found: dict[str, Any] = {
         "rule": d.rule,
         "severity": d.severity.label,
         "message": d.message,
@@ -43,6 +44,9 @@ def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
             "column": cause.span.column,
         },
     }
+    if d.cluster:  # multi-cluster drift only: other reports keep their shape
+        found["cluster"] = d.cluster
+    return found
 
 
 def render(result: Result) -> str:

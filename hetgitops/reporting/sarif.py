@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
@@ -17,8 +18,9 @@ INFORMATION_URI = "https://hetgitops.io"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-def render(result: Result) -> str:
-    rules = known_rules({d.rule for d in result.diagnostics})
+def render(result: Result, *, rule_docs: Mapping[str, str] | None = None) -> str:
+    """`rule_docs` documents ids of stages above reporting (drift's)."""
+    rules = known_rules({d.rule for d in result.diagnostics}, rule_docs)
     index = {rule.id: i for i, rule in enumerate(rules)}
     run = {
         "tool": {"driver": _driver(rules)},
@@ -75,6 +77,8 @@ def _result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     if d.path:
         properties["path"] = d.path
+    if d.cluster:
+        properties["cluster"] = d.cluster
     if cause is not None:
         properties["consequenceOf"] = {"ruleId": cause.rule, "location": str(cause.span)}
     if properties:

@@ -198,7 +198,7 @@ def test_a_kind_without_a_served_crd_version_is_a_finding_not_a_crash() -> None:
 
 def test_secret_values_are_never_printed() -> None:
     from hetgitops.diagnostics import NOWHERE
-    from hetgitops.drift.engine import compare_object
+    from hetgitops.drift.objects import compare_object
     from hetgitops.output.manifests import Manifest
 
     secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "n"}}

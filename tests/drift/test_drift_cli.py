@@ -43,7 +43,7 @@ def test_bad_duration_is_a_usage_error() -> None:
 
 
 def test_unknown_format_is_a_usage_error() -> None:
-    assert _invoke("--format", "sarif")[0] == 2
+    assert _invoke("--format", "junit")[0] == 2
 
 
 def test_unusable_kubeconfig_is_an_environment_error(tmp_path: Path) -> None:

@@ -348,3 +348,33 @@ def test_markdown_escaping() -> None:
 def test_markdown_clean_result() -> None:
     text = markdown.render(Result(files=["a.yaml"], documents=1))
     assert "|" not in text and "✅" in text
+
+
+# -- multi-cluster findings -------------------------------------------------------------------
+
+
+def test_a_finding_on_a_cluster_names_it_in_every_format() -> None:
+    span = Span("policies/teams.yaml", 4, 3)
+    plain = Diagnostic(
+        "drift-missing", Severity.ERROR, "ClusterQueue ml is not in the cluster", span
+    )
+    on_east, on_west = plain.on_cluster("east"), plain.on_cluster("west")
+    result = Result([on_east, on_west], ["policies/teams.yaml"], documents=1)
+    # The same object missing on two clusters is two findings, not one deduplicated.
+    assert len({on_east, on_west}) == 2 and on_east.sort_key() != on_west.sort_key()
+    for name, formatter in FORMATTERS.items():
+        shown = formatter(result).replace("\\[", "[").replace("\\]", "]")  # markdown escapes
+        assert "[east] ClusterQueue ml" in shown and "[west] ClusterQueue ml" in shown, name
+    body = json.loads(FORMATTERS["json"](result))
+    assert [d["cluster"] for d in body["diagnostics"]] == ["east", "west"]
+    assert "cluster" not in json.loads(FORMATTERS["json"](Result([plain])))["diagnostics"][0]
+    log = sarif_log(result)
+    assert [r["properties"]["cluster"] for r in log["runs"][0]["results"]] == ["east", "west"]
+    assert list(official_sarif_validator().iter_errors(log)) == []
+
+
+def test_sarif_describes_ids_of_stages_above_reporting() -> None:
+    d = Diagnostic("drift-orphan", Severity.ERROR, "x", Span("a.yaml", 1, 1))
+    rules = json.loads(sarif.render(Result([d]), rule_docs={"drift-orphan": "An orphan."}))
+    (entry,) = [r for r in rules["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "drift-orphan"]
+    assert entry["shortDescription"]["text"] == "An orphan."
