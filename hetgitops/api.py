@@ -118,7 +118,17 @@ def _check_output(
         output_checks,  # the k8s schema stack is heavy; load it only here
     )
 
-    return output_checks.check(manifests, policy, crd_dirs=options.crd_dirs)
+    if not policy.clusters:
+        return output_checks.check(manifests, policy, crd_dirs=options.crd_dirs)
+    # Each cluster's tree against that cluster's Kubernetes minor and Kueue version.
+    from hetgitops.plan.clusters import cluster_policy
+
+    found: list[Diagnostic] = []
+    for name in policy.clusters:
+        own = [m for m in manifests if m.cluster == name]
+        narrowed = cluster_policy(policy, name)
+        found.extend(output_checks.check(own, narrowed, crd_dirs=options.crd_dirs))
+    return found
 
 
 def validate(paths: Iterable[Path], options: Options | None = None) -> Result:

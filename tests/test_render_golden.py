@@ -24,13 +24,19 @@ REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "tests" / "cases" / "render"
 NOW = dt.date(2026, 9, 1)
 BUNDLED = "bundled"
-SCENARIOS = sorted([BUNDLED, *(p.parent.name for p in CASES.glob("*/policy"))])
+# The three-cluster example fleet renders from examples/multicluster/ itself.
+MULTICLUSTER = "multicluster"
+SCENARIOS = sorted([BUNDLED, MULTICLUSTER, *(p.parent.name for p in CASES.glob("*/policy"))])
 REQUIRE_KUBECTL = "HETGITOPS_REQUIRE_KUBECTL"
 REQUIRE_UPSTREAM = "HETGITOPS_REQUIRE_UPSTREAM"
 
 
 def policy_dir(scenario: str) -> Path:
-    return REPO / "policies" if scenario == BUNDLED else CASES / scenario / "policy"
+    if scenario == BUNDLED:
+        return REPO / "policies"
+    if scenario == MULTICLUSTER:
+        return REPO / "examples" / "multicluster"
+    return CASES / scenario / "policy"
 
 
 def render(scenario: str, crd_dirs: tuple[Path, ...] = ()) -> api.Result:
@@ -113,13 +119,21 @@ def test_kubectl_kustomize_builds_the_tree(scenario: str, kubectl: str, tmp_path
     result = render(scenario)
     out = tmp_path / "tree"
     writer.write_tree(manifests.tree(result.manifests), out)
-    built = subprocess.run(
-        [kubectl, "kustomize", str(out)], capture_output=True, text=True, check=True, timeout=120
-    )
-    documents = [d for d in yaml.safe_load_all(built.stdout) if d]
-    applied = [m for m in result.manifests if m.applied]
-    assert len(documents) == len(applied)
-    assert "Node" not in {d["kind"] for d in documents}
+    # A multi-cluster tree is one kustomization per cluster and none at the top.
+    clusters = sorted({m.cluster for m in result.manifests if m.cluster})
+    assert (out / "kustomization.yaml").is_file() == (not clusters)
+    for cluster in clusters or [None]:
+        built = subprocess.run(
+            [kubectl, "kustomize", str(out / cluster if cluster else out)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        documents = [d for d in yaml.safe_load_all(built.stdout) if d]
+        applied = [m for m in result.manifests if m.applied and m.cluster == cluster]
+        assert len(documents) == len(applied)
+        assert "Node" not in {d["kind"] for d in documents}
 
 
 def _shared() -> Path:

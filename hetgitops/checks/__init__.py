@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hetgitops.checks import (
     borrowing,
     budget,
     capacity_rules,
+    clusters,
     coefficients,
     fleet,
     host_quota,
@@ -13,6 +16,7 @@ from hetgitops.checks import (
     labels,
     lifecycle,
     mig_rules,
+    multikueue,
     node_agents,
     priorities,
     profiles,
@@ -23,13 +27,16 @@ from hetgitops.checks import (
 )
 from hetgitops.checks.registry import RULES, CheckContext, Rule
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.model.policy import Policy
+from hetgitops.model.policy import MANAGER, Policy
+from hetgitops.plan.clusters import cluster_policy
 
 # Importing a family module registers its rules; this tuple is the explicit list of families.
 FAMILIES: tuple[str, ...] = tuple(
     module.__name__.rsplit(".", 1)[-1]
     for module in (
         fleet,
+        clusters,
+        multikueue,
         references,
         inventory,
         capacity_rules,
@@ -49,11 +56,51 @@ FAMILIES: tuple[str, ...] = tuple(
     )
 )
 
-__all__ = ["FAMILIES", "RULES", "CheckContext", "Rule", "run_checks"]
+# Rules about what one cluster holds together (node names, NFD and GPU Operator settings, the
+# Kueue and Volcano objects of one cluster, its versions). In a multi-cluster policy they run
+# once per worker or standalone cluster on that cluster's own policy: two clusters may reuse a
+# node name, and a team's ClusterQueue on a worker has only that worker's flavors.
+PER_CLUSTER: frozenset[str] = frozenset(
+    {
+        "node-duplicate",
+        "topology-incomplete",
+        "label-duplicate",
+        "agent-untolerated-taint",
+        "kueue-limits",
+        "volcano-plugin-conflict",
+        "volcano-kueue-mismatch",
+        "mig-strategy-single-mixed",
+        "mig-strategy-none",
+        "targets-incomplete",
+        "volcano-config",
+        "queue-name-collision",
+    }
+)
+
+__all__ = ["FAMILIES", "PER_CLUSTER", "RULES", "CheckContext", "Rule", "run_checks"]
 
 
 def run_checks(policy: Policy, context: CheckContext) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for registered in RULES.values():
-        found.extend(registered.function(policy, context))
+        if policy.clusters and registered.id in PER_CLUSTER:
+            found.extend(_per_cluster(registered, policy, context))
+        else:
+            found.extend(registered.function(policy, context))
+    return found
+
+
+def _per_cluster(registered: Rule, policy: Policy, context: CheckContext) -> list[Diagnostic]:
+    """The rule on each non-manager cluster's policy; the message names the cluster. A finding
+    every cluster makes alike (a Fleet setting they share) is reported once, naming them all."""
+    clusters: dict[Diagnostic, list[str]] = {}
+    for cluster in policy.clusters.values():
+        if cluster.role == MANAGER:
+            continue
+        for finding in registered.function(cluster_policy(policy, cluster.name), context):
+            clusters.setdefault(finding, []).append(cluster.name)
+    found: list[Diagnostic] = []
+    for finding, names in clusters.items():
+        which = f"cluster '{names[0]}'" if len(names) == 1 else f"clusters {', '.join(names)}"
+        found.append(replace(finding, message=f"{which}: {finding.message}"))
     return found

@@ -8,8 +8,10 @@ from dataclasses import replace
 from hetgitops.checks._common import PathPart, error_at, listing, note, written
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Cause, Diagnostic, Related, Severity
+from hetgitops.model import quantities
 from hetgitops.model.policy import Policy, Team, WorkloadProfile
 from hetgitops.plan import quota_plan, routing
+from hetgitops.plan.clusters import manager_quota, managers
 from hetgitops.plan.routing import (
     Route,
     Verdict,
@@ -141,6 +143,10 @@ def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diag
     what the rest of its cohort tree lends. The gang needs gang x cardsPerNode cards (or gang
     MIG instances) at once, in one pool, because Kueue gives a job one flavor.
 
+    Borrowing is per pool (flavor), so under MultiKueue this asks whether some worker can
+    ever admit the gang; the manager's quota (the workers' sum) may admit a gang no single
+    worker can, and the finding then says the job would wait on the workers forever.
+
     Teams listed in `teams` are checked one by one; without `teams`, the finding means no
     team allowed the tier can ever run it.
     That finding lists every candidate team's best case as a note at its quota entry.
@@ -160,13 +166,13 @@ def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diag
         if profile.teams is not None:
             for index, team, verdict in verdicts:
                 if not verdict.ok and index is not None:
-                    found = _refused(profile, placeable, index, team, verdict)
+                    found = _refused(policy, profile, placeable, index, team, verdict)
                     yield found.because(_reach_unknown(policy, team))
         elif not any(verdict.ok for _, _, verdict in verdicts):
             _, team, verdict = max(verdicts, key=lambda v: v[2].most)
             # Any team or pool that did not load might have been the one that admits it.
             unknown = policy.unknown
-            found = _nobody(profile, placeable, team, verdict)
+            found = _nobody(policy, profile, placeable, team, verdict)
             found = replace(found, related=_best_cases(profile, verdicts))
             yield found.because(unknown.kind("Team") or unknown.kind("Pool"))
 
@@ -205,16 +211,34 @@ def _need(profile: WorkloadProfile, route: Route) -> str:
 def _got(team: Team, verdict: Verdict) -> str:
     if verdict.route is None:
         return f"team '{team.name}' has no quota in any eligible pool"
-    return f"team '{team.name}' can hold at most {verdict.most} in pool '{verdict.route.pool.name}'"
+    pool = verdict.route.pool
+    where = f"pool '{pool.name}'" + (f" (cluster '{pool.cluster}')" if pool.cluster else "")
+    return f"team '{team.name}' can hold at most {verdict.most} in {where}"
+
+
+def _stranded(policy: Policy, team: Team, profile: WorkloadProfile, route: Route) -> str:
+    """Under MultiKueue, what happens when the manager's quota (the workers' sum) admits a
+    gang no single worker can: it is dispatched and waits on the workers forever."""
+    if not managers(policy):
+        return ""
+    held = manager_quota(policy, team).get(route.resource)
+    need = gang_need(route, profile)
+    if held is None or quantities.value_of(held) < need:
+        return ""
+    return (
+        f"; the manager's queue holds {held} (all workers together), so it admits the job, "
+        "dispatches it and it waits on the workers forever"
+    )
 
 
 def _nobody(
-    profile: WorkloadProfile, placeable: list[Route], team: Team, verdict: Verdict
+    policy: Policy, profile: WorkloadProfile, placeable: list[Route], team: Team, verdict: Verdict
 ) -> Diagnostic:
     return error_at(
         "profile-never-admissible",
         f"no team can ever be admitted for profile '{profile.name}': it needs "
-        f"{_need(profile, verdict.route or placeable[0])}; the best case: {_got(team, verdict)}",
+        f"{_need(profile, verdict.route or placeable[0])}; the best case: {_got(team, verdict)}"
+        + _stranded(policy, team, profile, verdict.route or placeable[0]),
         profile.origin,
         *_requirement(profile, "gang"),
         hint="raise a team's quota or borrowingLimit in an eligible pool "
@@ -223,12 +247,18 @@ def _nobody(
 
 
 def _refused(
-    profile: WorkloadProfile, placeable: list[Route], index: int, team: Team, verdict: Verdict
+    policy: Policy,
+    profile: WorkloadProfile,
+    placeable: list[Route],
+    index: int,
+    team: Team,
+    verdict: Verdict,
 ) -> Diagnostic:
-    need = _need(profile, verdict.route or placeable[0])
+    route = verdict.route or placeable[0]
     return error_at(
         "profile-never-admissible",
-        f"profile '{profile.name}' needs {need}, but {_got(team, verdict)}",
+        f"profile '{profile.name}' needs {_need(profile, route)}, but {_got(team, verdict)}"
+        + _stranded(policy, team, profile, route),
         profile.origin,
         "spec",
         "teams",

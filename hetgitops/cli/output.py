@@ -70,6 +70,13 @@ An empty render is refused: with pruning on, Argo CD would delete everything."""
     is_flag=True,
     help="With --output: write nothing, exit 1 if DIR differs from the render (for CI/Flux).",
 )
+@click.option(
+    "--cluster",
+    metavar="NAME",
+    help="Multi-cluster policies (Cluster documents): only this cluster's objects, as a "
+    "single-cluster render (stdout, or its tree at DIR). Without it a multi-cluster render "
+    "needs --output and writes DIR/<cluster>/<target>/.",
+)
 def render(
     paths: tuple[Path, ...],
     output: Path | None,
@@ -77,6 +84,7 @@ def render(
     now: dt.date,
     crd_dirs: tuple[Path, ...],
     check: bool,
+    cluster: str | None,
 ) -> None:
     """Compile policy files (default: policies/) to Kubernetes manifests."""
     if check and output is None:
@@ -87,10 +95,9 @@ def render(
         inputs = policy_paths(paths)
         if output is not None and not check:
             _refuse_unsafe_output(output, inputs)
-        fix = _fix_command(inputs, output, targets)
-        return _emit_render(
-            api.render(inputs, options), output, check=check, inputs=inputs, fix=fix
-        )
+        fix = _fix_command(inputs, output, targets, cluster)
+        result = _one_cluster(api.render(inputs, options), cluster, to_stdout=output is None)
+        return _emit_render(result, output, check=check, inputs=inputs, fix=fix)
 
     sys.exit(guarded(run))
 
@@ -105,11 +112,37 @@ def _refuse_unsafe_output(output: Path, inputs: list[Path]) -> None:
         raise click.UsageError(f"refusing --output: {exc}") from None
 
 
-def _fix_command(inputs: list[Path], output: Path | None, targets: tuple[str, ...]) -> str:
+def _one_cluster(result: api.Result, cluster: str | None, *, to_stdout: bool) -> api.Result:
+    """`--cluster NAME`: that cluster's objects as a single-cluster render. A usage error
+    (exit 2) for a name the policy lacks, and for a multi-cluster stream without it: one
+    stream of every cluster's objects could only be applied to one cluster, wrongly."""
+    from dataclasses import replace
+
+    known = sorted(result.policy.clusters) if result.policy else []
+    if cluster is not None and not result.failed():
+        if cluster not in known:
+            names = ", ".join(known) or "none: the policy has no Cluster documents"
+            raise click.UsageError(f"unknown --cluster {cluster!r} (clusters: {names})")
+        result.manifests = [
+            replace(m, cluster=None) for m in result.manifests if m.cluster == cluster
+        ]
+    elif known and to_stdout and not result.failed():
+        raise click.UsageError(
+            "a multi-cluster policy renders one tree per cluster: give --output DIR "
+            f"(writes DIR/<cluster>/<target>/) or --cluster NAME (one of: {', '.join(known)})"
+        )
+    return result
+
+
+def _fix_command(
+    inputs: list[Path], output: Path | None, targets: tuple[str, ...], cluster: str | None
+) -> str:
     """The command that rewrites the committed tree, to paste after a failed --check."""
     words = ["hetgitops", "render", *map(str, inputs), "--output", str(output)]
     for target in targets:
         words += ["--target", target]
+    if cluster is not None:
+        words += ["--cluster", cluster]
     return shlex.join(words)
 
 

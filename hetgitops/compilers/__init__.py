@@ -24,6 +24,16 @@ COMPILERS: dict[str, Compiler] = {}
 
 
 def compile_policy(policy: Policy, targets: tuple[str, ...] | None = None) -> list[Manifest]:
+    """Every chosen target's manifests; with Cluster documents, one set per cluster (each
+    Manifest names its cluster)."""
+    if policy.clusters:
+        from hetgitops.compilers.multicluster import compile_clusters
+
+        return compile_clusters(policy, targets)
+    return compile_single(policy, targets)
+
+
+def compile_single(policy: Policy, targets: tuple[str, ...] | None = None) -> list[Manifest]:
     chosen = targets or (policy.fleet.targets if policy.fleet else tuple(COMPILERS))
     manifests: list[Manifest] = []
     for target in chosen:

@@ -36,10 +36,9 @@ def plural(kind: str) -> str:
     return lower + "s"
 
 
-def _rules(policy: Policy, fleet: Fleet) -> list[dict[str, Any]]:
-    targets = tuple(t for t in fleet.targets if t != TARGET)
+def _rules(rendered: list[Manifest]) -> list[dict[str, Any]]:
     resources: set[tuple[str, str]] = set(ALWAYS)
-    for manifest in compile_policy(policy, targets):
+    for manifest in rendered:
         if manifest.applied:
             group = str(manifest.obj.get("apiVersion", "")).rpartition("/")[0]
             resources.add((group, plural(manifest.kind)))
@@ -64,12 +63,18 @@ def compile_drift_rbac(policy: Policy) -> list[Manifest]:
     fleet = policy.fleet
     if fleet is None:
         return []
+    targets = tuple(t for t in fleet.targets if t != TARGET)
+    return rbac_manifests(fleet, compile_policy(policy, targets))
+
+
+def rbac_manifests(fleet: Fleet, rendered: list[Manifest]) -> list[Manifest]:
+    """The drift ServiceAccount and a ClusterRole listing the kinds of `rendered`."""
     span = fleet.origin.span
     role = {
         "apiVersion": f"{RBAC}/v1",
         "kind": "ClusterRole",
         "metadata": _meta(NAME),
-        "rules": _rules(policy, fleet),
+        "rules": _rules(rendered),
     }
     binding = {
         "apiVersion": f"{RBAC}/v1",

@@ -31,7 +31,7 @@ def local_queue_name(fleet: Fleet, team: Team) -> str:
     return fleet.local_queue_name or team.name
 
 
-def _fungibility(fleet: Fleet) -> dict[str, str]:
+def fungibility(fleet: Fleet) -> dict[str, str]:
     values = {"whenCanBorrow": fleet.when_can_borrow, "whenCanPreempt": fleet.when_can_preempt}
     if is_v1beta1(fleet):
         return {k: V1BETA1_FUNGIBILITY[k] if v == "MayStopSearch" else v for k, v in values.items()}
@@ -108,7 +108,7 @@ def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, An
     spec["namespaceSelector"] = {"matchLabels": {team_label(fleet): team.name}}
     spec["queueingStrategy"] = team.queueing_strategy or fleet.queueing_strategy
     spec["stopPolicy"] = "None"
-    spec["flavorFungibility"] = _fungibility(fleet)
+    spec["flavorFungibility"] = fungibility(fleet)
     spec["preemption"] = preemption(policy, team)
     if plans:
         flavors = [
