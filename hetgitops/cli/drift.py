@@ -95,6 +95,14 @@ credentials are never printed."""
     "CLUSTER=CONTEXT per Cluster document (repeatable); each cluster is read with its own.",
 )
 @click.option(
+    "--skip-cluster",
+    "skip",
+    multiple=True,
+    metavar="CLUSTER",
+    help="Multi-cluster policies: leave this cluster out (repeatable); it is reported as not "
+    "checked (warning drift-cluster-not-checked), never skipped in silence.",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(list(FORMATS)),
@@ -131,6 +139,7 @@ def drift(
     paths: tuple[Path, ...],
     kubeconfig: Path | None,
     contexts: tuple[str, ...],
+    skip: tuple[str, ...],
     output_format: str,
     managers: tuple[str, ...],
     mode: str,
@@ -155,6 +164,7 @@ def drift(
         kubeconfig=kubeconfig,
         context=context,
         contexts=by_cluster,
+        skip=skip,
         managers=managers or DEFAULT_MANAGERS,
         mode=mode,
         mig_pending_timeout=mig_pending_timeout,

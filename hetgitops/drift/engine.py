@@ -36,8 +36,10 @@ class DriftOptions:
     mode: str = "read-only"
     mig_pending_timeout: dt.timedelta = dt.timedelta(minutes=30)
     now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
-    # Multi-cluster policies: the kubeconfig context of each Cluster (`--context NAME=CONTEXT`).
+    # Multi-cluster policies: the kubeconfig context of each Cluster (`--context NAME=CONTEXT`),
+    # and the clusters deliberately left out (`--skip-cluster`, reported as not checked).
     contexts: Mapping[str, str] = field(default_factory=dict)
+    skip: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,17 +153,22 @@ def check_contexts(policy: Policy, options: DriftOptions) -> None:
             f"this policy has {len(names)} clusters ({', '.join(names)}): give one "
             "--context CLUSTER=CONTEXT per cluster instead of a single --context"
         )
-    unknown = sorted(set(options.contexts) - set(policy.clusters))
+    unknown = sorted((set(options.contexts) | set(options.skip)) - set(policy.clusters))
     if unknown:
         raise UsageProblem(
-            f"--context for cluster(s) the policy does not define: {', '.join(unknown)} "
-            f"(its clusters: {', '.join(names)})"
+            f"--context or --skip-cluster for cluster(s) the policy does not define: "
+            f"{', '.join(unknown)} (its clusters: {', '.join(names)})"
         )
-    missing = [n for n in names if n not in options.contexts]
+    both = sorted(set(options.contexts) & set(options.skip))
+    if both:
+        raise UsageProblem(f"cluster(s) {', '.join(both)} both given a context and skipped")
+    missing = [n for n in names if n not in options.contexts and n not in options.skip]
     if missing:
         raise UsageProblem(
             f"no --context for cluster(s) {', '.join(missing)}: drift reads every cluster of "
-            "the policy; add --context " + " ".join(f"--context {n}=CONTEXT" for n in missing)
+            "the policy; add "
+            + " ".join(f"--context {n}=CONTEXT" for n in missing)
+            + " (or --skip-cluster NAME to leave one out, reported as not checked)"
         )
 
 
@@ -177,6 +184,9 @@ def _drift_clusters(
     found: list[Diagnostic] = []
     reads: list[Read] = []
     for name in sorted(policy.clusters):
+        if name in options.skip and name not in given:
+            found.append(_not_checked(policy, name))
+            continue
         context = options.contexts.get(name, "")
         client = given.get(name)
         try:
@@ -191,6 +201,15 @@ def _drift_clusters(
         found += [d.on_cluster(name) for d in problems]
         reads.append(replace(read, cluster=name, context=context))
     return DriftResult(_result(rendered, found), reads)
+
+
+def _not_checked(policy: Policy, name: str) -> Diagnostic:
+    return finding(
+        "drift-cluster-not-checked",
+        "not read (--skip-cluster): its objects and nodes were not compared with the policy",
+        policy.clusters[name].origin.span,
+        hint=f"run drift with --context {name}=CONTEXT to check it",
+    ).on_cluster(name)
 
 
 def selector(fleet: Fleet) -> str:

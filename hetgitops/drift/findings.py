@@ -38,8 +38,10 @@ RULES: dict[str, str] = {
     "its pool.",
     "drift-usage-above-quota": "A ClusterQueue's live usage exceeds the nominal quota the policy "
     "now sets: admitted work keeps running above the new quota until it finishes.",
+    "drift-cluster-not-checked": "A cluster of a multi-cluster policy was left out with "
+    "--skip-cluster: its objects and nodes were not compared, so drift cannot call it clean.",
 }
-WARNINGS = {"drift-usage-above-quota", "drift-mig-pending"}
+WARNINGS = {"drift-usage-above-quota", "drift-mig-pending", "drift-cluster-not-checked"}
 
 
 def severity(rule: str) -> Severity:

@@ -102,3 +102,32 @@ def test_unreachable_cluster_is_named_exit_4_without_credentials(
     assert code == 4, output
     assert "cluster east (context ctx-east): " in output  # the first one read, by name
     assert "s3cr3t" not in output
+
+
+def test_skipped_clusters_are_reported_as_not_checked(fleet: Path, tmp_path: Path) -> None:
+    args = [f"--skip-cluster={n}" for n in ("hub", "east", "west")]
+    code, output = _invoke(
+        str(fleet), "--kubeconfig", str(_kubeconfig(tmp_path)), "--format", "json", *args
+    )
+    assert code == 1, output  # not checked is not clean
+    found = json.loads(output)["diagnostics"]
+    assert [(d["rule"], d["severity"], d["cluster"]) for d in found] == [
+        ("drift-cluster-not-checked", "warning", name) for name in ("hub", "east", "west")
+    ]
+    assert all(d["file"].endswith("clusters.yaml") and d["line"] > 0 for d in found)
+
+
+def test_skip_and_context_must_name_known_distinct_clusters(fleet: Path, tmp_path: Path) -> None:
+    config = str(_kubeconfig(tmp_path))
+    code, output = _invoke(str(fleet), "--kubeconfig", config, "--skip-cluster", "south")
+    assert code == 2 and "does not define: south" in output
+    code, output = _invoke(
+        str(fleet),
+        "--kubeconfig",
+        config,
+        "--context=hub=ctx-hub",
+        "--skip-cluster=hub",
+        "--skip-cluster=east",
+        "--skip-cluster=west",
+    )
+    assert code == 2 and "cluster(s) hub both given a context and skipped" in output
