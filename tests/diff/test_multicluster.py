@@ -149,3 +149,33 @@ def test_same_object_on_two_clusters_is_two_objects() -> None:
     for manifest in after:
         key = (manifest.cluster or "", "kueue", "kueue.x-k8s.io", "ClusterQueue", "", "ml")
         assert same(replayed[key], manifest.obj)
+
+
+def test_example_fleet_change_shows_on_the_worker_and_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """examples/multicluster, research's A800 quota 32 -> 24 on ampere-west: the worker's
+    queue, quota and Volcano queue change, and so does the hub's ClusterQueue (the sum)."""
+    example = REPO / "examples" / "multicluster"
+    base = PolicyText({p.name: p.read_text() for p in example.iterdir()})
+    head = PolicyText(dict(base.files)).replace(
+        "teams.yaml", "{pool: a800-train, cards: 32}", "{pool: a800-train, cards: 24}"
+    )
+    result = _diff(tmp_path, monkeypatch, base, head)
+    assert [(r.cluster, r.team, r.pool) for r in result.impact.quotas] == [
+        ("ampere-west", "research", "a800-train")
+    ]
+    places = {(c.place, c.kind, c.name) for c in result.objects}
+    assert places == {
+        ("ampere-west/core", "ResourceQuota", "hetgitops-accelerators"),
+        ("ampere-west/kueue", "ClusterQueue", "research"),
+        ("ampere-west/volcano", "Queue", "research-a800-train"),
+        ("hub/kueue", "ClusterQueue", "research"),
+    }
+    hub = next(c for c in result.objects if c.place == "hub/kueue")
+    assert hub.file == "hub/kueue/clusterqueue-research.yaml"
+    gpu = [f for f in hub.fields if f.dotted.endswith("[name=nvidia.com/gpu].nominalQuota")]
+    assert [(f.before, f.after) for f in gpu] == [("48", "40")]
+    body = json.loads(FORMATTERS["json"](result))
+    jsonschema.Draft202012Validator(SCHEMA).validate(body)
+    assert {o["cluster"] for o in body["objects"]} == {"ampere-west", "hub"}
