@@ -3,6 +3,7 @@
 Workers and standalone clusters get what a single cluster gets for their own pools (their
 narrowed policy through every target compiler); every team keeps its namespaces and LocalQueues
 there, because MultiKueue finds a job's place on a worker by namespace and LocalQueue name.
+A worker's kueue target also gets the manager's ServiceAccount and role (multikueue_rbac).
 The manager gets the queues users submit to: per team a ClusterQueue whose quota is the sum
 of the team's worker quotas (`quotaManagement: Manual`; `Automated` rewrites ClusterQueue
 spec and would fight a GitOps controller's self-heal), carrying the MultiKueue admission
@@ -23,7 +24,8 @@ from hetgitops.compilers.drift_rbac import TARGET as DRIFT_RBAC
 from hetgitops.compilers.drift_rbac import rbac_manifests
 from hetgitops.compilers.kueue import compile_kueue
 from hetgitops.compilers.kueue_queues import NEVER, TARGET, fungibility
-from hetgitops.model.policy import MANAGER, Cluster, Fleet, Policy, Team
+from hetgitops.compilers.multikueue_rbac import worker_rbac
+from hetgitops.model.policy import MANAGER, WORKER, Cluster, Fleet, Policy, Team
 from hetgitops.output.manifests import Manifest, metadata
 from hetgitops.plan.clusters import MANAGER_TARGETS, cluster_policy, manager_quota, team_workers
 
@@ -45,8 +47,14 @@ def compile_clusters(policy: Policy, targets: tuple[str, ...] | None) -> list[Ma
             found = compile_manager(policy, narrowed, cluster, targets)
         else:
             found = compile_single(narrowed, targets)
+            if cluster.role == WORKER and narrowed.fleet and TARGET in _chosen(narrowed, targets):
+                found.extend(worker_rbac(narrowed.fleet, cluster))
         manifests.extend(replace(m, cluster=cluster.name) for m in found)
     return manifests
+
+
+def _chosen(narrowed: Policy, targets: tuple[str, ...] | None) -> tuple[str, ...]:
+    return targets or (narrowed.fleet.targets if narrowed.fleet else ())
 
 
 def compile_manager(

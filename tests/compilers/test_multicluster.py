@@ -190,3 +190,33 @@ def test_workers_have_the_managers_namespaces_and_local_queues(multi, tmp_path):
     for kind in ("Namespace", "LocalQueue"):
         assert names("hub", kind), kind
         assert names("east", kind) == names("west", kind) == names("hub", kind), kind
+
+
+def test_workers_get_the_managers_service_account(multi, tmp_path):
+    """The manager watches every adapter kind on a worker; one forbidden kind keeps the
+    MultiKueueCluster inactive (ClientConnectionFailed), so the role covers them all."""
+    rendered = _render(multi, tmp_path)
+    for worker in ("east", "west"):
+        role = _one(rendered, worker, "ClusterRole", "hetgitops-multikueue")
+        granted = {
+            (group, resource): rule["verbs"]
+            for rule in role["rules"]
+            for group in rule["apiGroups"]
+            for resource in rule["resources"]
+        }
+        for kind in [
+            ("batch", "jobs"),
+            ("jobset.x-k8s.io", "jobsets"),
+            ("kubeflow.org", "pytorchjobs"),
+        ]:
+            assert {"create", "delete", "get", "list", "watch"} <= set(granted[kind]), kind
+        assert set(granted["kueue.x-k8s.io", "workloads/status"]) == {"get", "patch", "update"}
+        binding = _one(rendered, worker, "ClusterRoleBinding", "hetgitops-multikueue")
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": "multikueue-sa", "namespace": "kueue-system"}
+        ]
+        account = [m for m in rendered if (m.cluster, m.kind) == (worker, "ServiceAccount")]
+        assert [(m.namespace, m.name, m.target) for m in account] == [
+            ("kueue-system", "multikueue-sa", "kueue")
+        ]
+    assert "ServiceAccount" not in _kinds(rendered, "hub")
