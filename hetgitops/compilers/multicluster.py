@@ -19,7 +19,8 @@ from dataclasses import replace
 from typing import Any
 
 from hetgitops.compilers import COMPILERS, CompileError, compile_single
-from hetgitops.compilers.core import team_label
+from hetgitops.compilers.core import QUOTA_NAME, team_label
+from hetgitops.compilers.core import TARGET as CORE
 from hetgitops.compilers.drift_rbac import TARGET as DRIFT_RBAC
 from hetgitops.compilers.drift_rbac import rbac_manifests
 from hetgitops.compilers.kueue import compile_kueue
@@ -28,6 +29,7 @@ from hetgitops.compilers.multikueue_rbac import worker_rbac
 from hetgitops.model.policy import MANAGER, WORKER, Cluster, Fleet, Policy, Team
 from hetgitops.output.manifests import Manifest, metadata
 from hetgitops.plan.clusters import MANAGER_TARGETS, cluster_policy, manager_quota, team_workers
+from hetgitops.plan.quota_plan import admissible
 
 CONTROLLER = "kueue.x-k8s.io/multikueue"
 # The manager's one flavor: its flavor does not reach the worker (KEP-9988), so per-card
@@ -47,10 +49,37 @@ def compile_clusters(policy: Policy, targets: tuple[str, ...] | None) -> list[Ma
             found = compile_manager(policy, narrowed, cluster, targets)
         else:
             found = compile_single(narrowed, targets)
+            if narrowed.fleet and "core" in _chosen(narrowed, targets):
+                found.extend(_closed_namespaces(narrowed, narrowed.fleet, found))
             if cluster.role == WORKER and narrowed.fleet and TARGET in _chosen(narrowed, targets):
                 found.extend(worker_rbac(narrowed.fleet, cluster))
         manifests.extend(replace(m, cluster=cluster.name) for m in found)
     return manifests
+
+
+def _closed_namespaces(narrowed: Policy, fleet: Fleet, found: list[Manifest]) -> list[Manifest]:
+    """A team without quota on this cluster still has its namespaces here (MultiKueue needs
+    them); a ResourceQuota of zero keeps pods created around Kueue there off the cluster's
+    accelerators, as the team's share caps them where it has quota."""
+    capped = {m.namespace for m in found if m.kind == "ResourceQuota"}
+    resources = sorted({r for t in narrowed.teams.values() for r in admissible(narrowed, t)})
+    closed: list[Manifest] = []
+    for team in narrowed.teams.values():
+        for index, name in enumerate(team.namespaces):
+            if name in capped or not resources:
+                continue
+            capped.add(name)
+            quota = {
+                "apiVersion": "v1",
+                "kind": "ResourceQuota",
+                "metadata": metadata(
+                    fleet, QUOTA_NAME, namespace=name, labels={team_label(fleet): team.name}
+                ),
+                "spec": {"hard": {f"requests.{r}": "0" for r in resources}},
+            }
+            origin = team.origin.at("spec", "namespaces", index)
+            closed.append(Manifest(CORE, quota, origin))
+    return closed
 
 
 def _chosen(narrowed: Policy, targets: tuple[str, ...] | None) -> tuple[str, ...]:

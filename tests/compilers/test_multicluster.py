@@ -220,3 +220,24 @@ def test_workers_get_the_managers_service_account(multi, tmp_path):
             ("kueue-system", "multikueue-sa", "kueue")
         ]
     assert "ServiceAccount" not in _kinds(rendered, "hub")
+
+
+def test_a_team_without_quota_on_a_worker_gets_a_zero_accelerator_quota(multi, tmp_path):
+    multi.replace(
+        "teams.yaml", "    - {pool: l40s-infer, cards: 8}\n    - {pool: h100", "    - {pool: h100"
+    )
+    rendered = _render(multi, tmp_path)
+
+    def quota(cluster: str, namespace: str) -> dict[str, str]:
+        found = [
+            m
+            for m in rendered
+            if (m.cluster, m.kind, m.namespace) == (cluster, "ResourceQuota", namespace)
+        ]
+        assert len(found) == 1, (cluster, namespace)
+        return dict(found[0].obj["spec"]["hard"])
+
+    assert quota("west", "serving") == {"requests.nvidia.com/gpu": "0"}
+    assert quota("west", "ml") == {"requests.nvidia.com/gpu": "8"}
+    assert quota("east", "serving") == {"requests.nvidia.com/gpu": "16"}
+    assert "ResourceQuota" not in _kinds(rendered, "hub")
