@@ -31,7 +31,11 @@ from hetgitops.model.quantities import parse as parse_quantity
 from hetgitops.output.manifests import Manifest
 from tests.integrations.conftest import REPO
 
-SCENARIOS = [REPO / "policies", *sorted((REPO / "tests/cases/render").glob("*/policy"))]
+SCENARIOS = [
+    REPO / "policies",
+    REPO / "examples" / "multicluster",
+    *sorted((REPO / "tests/cases/render").glob("*/policy")),
+]
 GROUPS = ("kueue.x-k8s.io", "scheduling.volcano.sh")
 
 
