@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,38 @@ def test_crd_dir_option_end_to_end() -> None:
     folders = tuple(_upstream() / sub for sub in CRD_FOLDERS)
     result = api.validate([REPO / "policies"], api.Options(crd_dirs=folders))
     assert [str(d) for d in result.diagnostics] == []
+
+
+def test_multicluster_render_matches_upstream_crds() -> None:
+    """Every cluster's objects, the manager's MultiKueue objects included, against Kueue
+    v0.19.2's CRDs (one object at a time: the path that explains a failure)."""
+    rendered = _render(REPO / "examples" / "multicluster")
+    errors, checked = _crd_errors(rendered)
+    assert errors == []
+    assert checked >= {"AdmissionCheck", "MultiKueueConfig", "MultiKueueCluster", "ClusterQueue"}
+
+
+def test_upstream_multikueue_rules_are_enforced() -> None:
+    """The CRDs' own limits reach the checks: AdmissionCheck parameters.kind (an RE2 pattern
+    with a late `(?i)` flag), MultiKueueConfig 1-20 unique clusters, MultiKueueCluster
+    locationType."""
+    hub = [m for m in _render(REPO / "examples" / "multicluster") if m.cluster == "hub"]
+    check = next(m for m in hub if m.kind == "AdmissionCheck")
+    config = next(m for m in hub if m.kind == "MultiKueueConfig")
+    remote = next(m for m in hub if m.kind == "MultiKueueCluster")
+    bad = [
+        replace(check, obj={**check.obj, "spec": {**check.obj["spec"], "parameters": {
+            **check.obj["spec"]["parameters"], "kind": "Multi_Kueue"}}}),
+        replace(config, obj={**config.obj, "spec": {"clusters": [f"w{i}" for i in range(21)]}}),
+        replace(remote, obj={**remote.obj, "spec": {"clusterSource": {"kubeConfig": {
+            "location": "x", "locationType": "Vault"}}}}),
+    ]  # fmt: skip
+    errors, _ = _crd_errors(bad)
+    assert [e.split(": ")[1] for e in errors] == [
+        "spec.parameters.kind",
+        "spec.clusters",
+        "spec.clusterSource.kubeConfig.locationType",
+    ]
+    good = replace(check, obj={**check.obj, "spec": {**check.obj["spec"], "parameters": {
+        **check.obj["spec"]["parameters"], "kind": "multikueueconfig"}}})  # fmt: skip
+    assert _crd_errors([good])[0] == []

@@ -7,6 +7,7 @@ and rejects unknown fields the way `kubectl apply --validate=strict` does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -70,10 +71,21 @@ def _object(node: Mapping[str, Any], out: dict[str, Any]) -> None:
         out["additionalProperties"] = False
 
 
+# Go's RE2 takes a flag group anywhere (`^(?i)[a-z]...`, Kueue's AdmissionCheck
+# parameters.kind); Python's `re` only at the very start, so it becomes a scoped group.
+_LATE_FLAGS = re.compile(r"^(\^?)\(\?([ims]+)\)(.*)$", re.DOTALL)
+
+
+def _pattern(pattern: str) -> str:
+    return _LATE_FLAGS.sub(r"\1(?\2:\3)", pattern) if pattern.startswith("^(?") else pattern
+
+
 def to_json_schema(node: Mapping[str, Any]) -> dict[str, Any]:
     """One structural-schema node, converted recursively."""
     out = _type(node)
     out.update({key: node[key] for key in _COPIED if key in node})
+    if "pattern" in out:
+        out["pattern"] = _pattern(str(out["pattern"]))
     if node.get("nullable") and "enum" in out and None not in out["enum"]:
         out["enum"] = [*out["enum"], None]
     _bounds(node, out)
