@@ -48,7 +48,8 @@ def group_kind(obj: Mapping[str, Any]) -> str:
 
 
 # Kinds that share one script (a leading `_`: not a kind of its own), with its placeholders:
-# both Kueue queues report the same Active condition, so they share one reading of it.
+# both Kueue queues report the same Active condition, so they share one reading of it; so do
+# the MultiKueue AdmissionCheck and MultiKueueCluster of a multi-cluster manager.
 SHARED_HEALTH: Mapping[str, tuple[str, Mapping[str, str]]] = {
     "kueue.x-k8s.io_ClusterQueue": (
         "_kueue_queue.lua",
@@ -60,6 +61,24 @@ SHARED_HEALTH: Mapping[str, tuple[str, Mapping[str, str]]] = {
     "kueue.x-k8s.io_LocalQueue": (
         "_kueue_queue.lua",
         {"@KIND@": "LocalQueue", "@DELETING@": "Deleting"},
+    ),
+    # Kueue v0.19.2 pkg/controller/admissionchecks/multikueue (admissioncheck.go,
+    # multikueuecluster.go).
+    "kueue.x-k8s.io_AdmissionCheck": (
+        "_kueue_multikueue.lua",
+        {
+            "@KIND@": "AdmissionCheck",
+            "@REASONS@": "Reasons: Active, SomeActiveClusters (True);\n-- BadConfig, "
+            "NoUsableClusters (False).",
+        },
+    ),
+    "kueue.x-k8s.io_MultiKueueCluster": (
+        "_kueue_multikueue.lua",
+        {
+            "@KIND@": "MultiKueueCluster",
+            "@REASONS@": "Reasons: Active (True);\n-- BadConfig, "
+            "ClientConnectionFailed, ... (False: the worker is unreachable or forbidden).",
+        },
     ),
 }
 

@@ -161,7 +161,13 @@ def test_argocd_cm_command_prints_one_configmap_for_the_rendered_kinds() -> None
     )
     assert all(isinstance(v, str) for v in cm["data"].values())
     health = {k.split(".health.", 1)[1] for k in cm["data"] if ".health." in k}
-    assert health == set(health_scripts())
+    multikueue = {"kueue.x-k8s.io_AdmissionCheck", "kueue.x-k8s.io_MultiKueueCluster"}
+    assert health == set(health_scripts()) - multikueue  # a single-cluster fleet has none
+    example = str(REPO / "examples" / "multicluster")
+    result = CliRunner().invoke(main, ["argocd-cm", example, "--now", "2026-09-01"])
+    assert result.exit_code == 0, result.output
+    (multi,) = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert {k.split(".health.", 1)[1] for k in multi["data"] if ".health." in k} >= multikueue
     known = yaml.safe_load(
         cm["data"]["resource.customizations.knownTypeFields.kueue.x-k8s.io_ClusterQueue"]
     )

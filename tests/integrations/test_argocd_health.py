@@ -26,9 +26,13 @@ lupa = pytest.importorskip("lupa.lua51")
 
 @functools.cache
 def rendered() -> dict[str, Mapping[str, Any]]:
-    """One rendered object per `<group>_<Kind>` of the bundled fleet, to wear a status."""
-    result = api.render([REPO / "policies"], api.Options(now=dt.date(2026, 9, 1)))
-    return {group_kind(m.obj): m.obj for m in reversed(result.manifests)}
+    """One rendered object per `<group>_<Kind>` of the bundled fleet and of the multi-cluster
+    example (its manager's MultiKueue objects), to wear a status."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for policy in (REPO / "examples" / "multicluster", REPO / "policies"):
+        result = api.render([policy], api.Options(now=dt.date(2026, 9, 1)))
+        found.update({group_kind(m.obj): m.obj for m in reversed(result.manifests)})
+    return found
 
 
 def health(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -172,4 +176,35 @@ def test_volcano_queue_health_follows_the_state(state: str, expected: str) -> No
 def test_every_script_is_for_a_kind_hetgitops_renders() -> None:
     assert set(health_scripts()) <= set(rendered())
     # Every rendered kind whose controller writes a status has a script.
-    assert {CQ, LQ, "scheduling.volcano.sh_Queue"} <= set(health_scripts())
+    assert {CQ, LQ, "scheduling.volcano.sh_Queue", *MULTIKUEUE} <= set(health_scripts())
+
+
+MULTIKUEUE = ("kueue.x-k8s.io_AdmissionCheck", "kueue.x-k8s.io_MultiKueueCluster")
+
+
+@pytest.mark.parametrize("key", MULTIKUEUE)
+@pytest.mark.parametrize(
+    ("active", "expected"),
+    [
+        (condition("True", "Active", "Connected"), "Healthy"),
+        (condition("True", "SomeActiveClusters", "Inactive clusters: [ampere-west]"), "Healthy"),
+        (condition("False", "NoUsableClusters", "Inactive clusters: [a, b]"), "Degraded"),
+        (
+            condition(
+                "False",
+                "ClientConnectionFailed",
+                'pytorchjobs.kubeflow.org is forbidden: User "system:serviceaccount:'
+                'kueue-system:multikueue-sa" cannot watch resource "pytorchjobs"',
+            ),
+            "Degraded",
+        ),
+    ],
+)
+def test_multikueue_health_follows_the_active_condition(
+    key: str, active: dict[str, Any], expected: str
+) -> None:
+    state, message = health(with_status(key, {"conditions": [active]}))
+    assert (state, message) == (expected, f"{active['reason']}: {active['message']}")
+    assert health(with_status(key, None))[0] == "Progressing"
+    deleting = with_status(key, {"conditions": [active]}, deletionTimestamp="2026-09-01T11:00:00Z")
+    assert health(deleting)[0] == "Progressing"
