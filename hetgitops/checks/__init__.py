@@ -91,7 +91,8 @@ def run_checks(policy: Policy, context: CheckContext) -> list[Diagnostic]:
 
 
 def _per_cluster(registered: Rule, policy: Policy, context: CheckContext) -> list[Diagnostic]:
-    """The rule on each non-manager cluster's policy; the message names the cluster. A finding
+    """The rule on each non-manager cluster's policy; the finding names its cluster
+    (`Diagnostic.on_cluster`, as drift's findings do). A finding
     every cluster makes alike (a Fleet setting they share) is reported once, naming them all."""
     clusters: dict[Diagnostic, list[str]] = {}
     for cluster in policy.clusters.values():
@@ -101,6 +102,8 @@ def _per_cluster(registered: Rule, policy: Policy, context: CheckContext) -> lis
             clusters.setdefault(finding, []).append(cluster.name)
     found: list[Diagnostic] = []
     for finding, names in clusters.items():
-        which = f"cluster '{names[0]}'" if len(names) == 1 else f"clusters {', '.join(names)}"
-        found.append(replace(finding, message=f"{which}: {finding.message}"))
+        if len(names) == 1:
+            found.append(finding.on_cluster(names[0]))
+        else:  # about several clusters: named in the message, no single `cluster`
+            found.append(replace(finding, message=f"[{', '.join(names)}] {finding.message}"))
     return found

@@ -139,7 +139,7 @@ def test_node_names_repeat_within_a_cluster(multi):
     assert [str(d.span) for d in found] == [
         multi.pos("pools.yaml", 'names: ^"gpu-h100-[01:02]", zone: zone-b')
     ]
-    assert found[0].message.startswith("cluster 'east': ")
+    assert found[0].message.startswith("[east] ") and found[0].cluster == "east"
 
 
 def test_inline_credentials_are_never_echoed(multi):
@@ -163,7 +163,7 @@ def test_a_finding_every_cluster_makes_is_reported_once(multi):
     multi.files["fleet.yaml"] += "  volcano: {queuePlugin: proportion}\n"
     found = multi.findings("volcano-plugin-conflict")
     assert len(found) == 1
-    assert found[0].message.startswith("clusters east, west: ")
+    assert found[0].message.startswith("[east, west] ") and found[0].cluster == ""
 
 
 def test_manager_with_pool_targets(multi):
