@@ -96,7 +96,9 @@ def main() -> int:
         capture_output=True,
     )
     figures: list[tuple[str, float]] = [("render", time.monotonic() - started)]
+    started = time.monotonic()
     policy = policyfleet.load(policy_dir, now=NOW)
+    figures.append(("load + validate the policy (Python)", time.monotonic() - started))
     try:
         started = time.monotonic()
         sim = cluster.up()
@@ -105,8 +107,10 @@ def main() -> int:
         for component, seconds in state["start_seconds"].items():
             figures.append((f"  up: {component}", seconds))
         started = time.monotonic()
-        count = policyfleet.create_from(sim, policy, timeout=1800)
+        steps: dict[str, float] = {}
+        count = policyfleet.create_from(sim, policy, timeout=1800, timings=steps)
         figures.append((f"fleet ({count} nodes Ready)", time.monotonic() - started))
+        figures += [(f"  fleet: {step}", seconds) for step, seconds in steps.items()]
         started = time.monotonic()
         gitops.sync_argocd(sim, tree)
         converged(sim, policy, tree, timeout=1800)

@@ -12,6 +12,7 @@ from simcluster import cluster, gitops
 from simcluster.fleet import nfd_worker_runs, nvidia_plugin_runs
 
 from hetgitops.compilers.nodes import desired_node_labels
+from hetgitops.model import quantities
 from hetgitops.model.policy import Policy, Pool
 
 T = TypeVar("T")
@@ -55,10 +56,48 @@ def eventually(
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
 
 
+def spec_differences(live: dict[str, Any], want: dict[str, Any]) -> list[str]:
+    """Where the live object's spec is not what the tree says: every field the tree sets (a
+    webhook's defaults for fields it leaves out do not count), quantities compared by value."""
+    return _differences(live.get("spec", {}), want.get("spec", {}), "spec")
+
+
+def _differences(live: Any, want: Any, path: str) -> list[str]:
+    if isinstance(want, dict):
+        if not isinstance(live, dict):
+            return [f"{path} is {live!r}, not {want!r}"]
+        return [d for k, v in want.items() for d in _differences(live.get(k), v, f"{path}.{k}")]
+    if isinstance(want, list):
+        if not isinstance(live, list) or len(live) != len(want):
+            return [f"{path} is {live!r}, not {want!r}"]
+        return [
+            d
+            for i, pair in enumerate(zip(live, want, strict=True))
+            for d in _differences(*pair, f"{path}[{i}]")
+        ]
+    return [] if _same(live, want) else [f"{path} is {live!r}, not {want!r}"]
+
+
+def _same(live: Any, want: Any) -> bool:
+    if isinstance(live, bool) != isinstance(want, bool):
+        return False  # True == 1 in Python, not in a spec
+    if live == want:
+        return True
+    if isinstance(want, (str, int)) and isinstance(live, (str, int)) and not isinstance(want, bool):
+        try:
+            return quantities.value_of(live) == quantities.value_of(want)
+        except ValueError:
+            return False
+    return False
+
+
 def inactive_queues(sim: cluster.SimCluster, tree: Path) -> list[str]:
-    """ClusterQueues and LocalQueues of `tree` that are not Active=True, with their reason."""
+    """ClusterQueues and LocalQueues of `tree` that are not Active=True, with their reason, or
+    whose spec is not (yet) what the tree says."""
     wanted = {
-        gitops.key(o) for o in gitops.documents(tree) if o["kind"] in ("ClusterQueue", "LocalQueue")
+        gitops.key(o): o
+        for o in gitops.documents(tree)
+        if o["kind"] in ("ClusterQueue", "LocalQueue")
     }
     found = (
         get(sim, "clusterqueues.kueue.x-k8s.io")["items"]
@@ -76,13 +115,14 @@ def inactive_queues(sim: cluster.SimCluster, tree: Path) -> list[str]:
         if k not in wanted:
             continue
         seen.add(k)
+        problems += [f"{k[1]} {k[2]}/{k[3]}: {d}" for d in spec_differences(obj, wanted[k])]
         if condition(obj, "Active") != "True":
             reasons = [
                 c.get("reason", "") + ": " + c.get("message", "")
                 for c in obj.get("status", {}).get("conditions", [])
             ]
             problems.append(f"{k[1]} {k[2]}/{k[3]}: {reasons}")
-    problems += [f"{k[1]} {k[2]}/{k[3]}: missing" for k in sorted(wanted - seen)]
+    problems += [f"{k[1]} {k[2]}/{k[3]}: missing" for k in sorted(set(wanted) - seen)]
     return problems
 
 
@@ -120,11 +160,15 @@ def _short(key: str) -> str:
 
 
 def settle(problems: Callable[[], list[str]], *, timeout: float, what: str) -> None:
-    """Poll until `problems()` is empty; fail with the last problems otherwise."""
+    """Poll until `problems()` is empty; fail with the last problems otherwise. Never probing
+    more than half the time: a probe that lists 5,000 Nodes costs seconds of kube-apiserver
+    and kubectl CPU, which the controllers being waited for need."""
     deadline = time.monotonic() + timeout
+    started = time.monotonic()
     found = problems()
     while found and time.monotonic() < deadline:
-        time.sleep(0.5)
+        time.sleep(max(0.5, time.monotonic() - started))
+        started = time.monotonic()
         found = problems()
     assert not found, f"{what} after {timeout:.0f}s: " + "; ".join(found[:8])
 
@@ -143,6 +187,7 @@ def closed_volcano_queues(sim: cluster.SimCluster, tree: Path) -> list[str]:
         spec = queue["spec"]
         if spec.get("parent", "root") != obj["spec"].get("parent", "root"):
             problems.append(f"Queue {name}: parent {spec.get('parent')}")
+        problems += [f"Queue {name}: {d}" for d in spec_differences(queue, obj)]
         state = queue.get("status", {}).get("state")
         if state != "Open":
             problems.append(f"Queue {name}: state {state}")

@@ -3,6 +3,11 @@ policy) and after, sync before, then sync after the way Argo CD and Flux would (
 left the tree), and require the real API server, webhooks and controllers to converge: every
 sync succeeds, every queue is Active, every node carries its new labels. Then the change is
 reverted the same way (itself a day-2 change) so the next case starts from the bundled state.
+"Converge" includes every ClusterQueue, LocalQueue and Volcano Queue spec being what the tree
+says (tests/sim/checks.py spec_differences), not only Active / Open.
+
+The other half of the matrix (REFUSED): changes that must never reach a cluster, each refused
+by `validate` and `render` with its rule id at a policy position before any sync.
 
 A case known to fail because of a hetgitops bug is marked xfail(strict) with its issue item, so
 the mark must go when the fix lands.
@@ -11,6 +16,8 @@ the mark must go when the fix lands.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +25,9 @@ from typing import Any
 import pytest
 import yaml
 from simcluster import cluster, gitops, policyfleet
+
+from hetgitops import api
+from hetgitops.diagnostics import Severity
 
 from .checks import converged
 from .conftest import NOW, POLICIES, render
@@ -143,6 +153,20 @@ def change_taint(root: Path) -> None:
     _edit(root, "pools/inference.yaml", change)
 
 
+def add_noschedule_taint(root: Path) -> None:
+    """An untainted pool becomes dedicated: its flavor, the node agents and the job templates
+    must tolerate the new NoSchedule taint, or the nodes lose their NFD labels."""
+
+    def change(docs: Docs) -> Docs:
+        spec = _named(docs, "Pool", "l40s-infer")["spec"]
+        spec["taints"] = [
+            {"key": "hetgitops.io/pool", "value": "l40s-infer", "effect": "NoSchedule"}
+        ]
+        return docs
+
+    _edit(root, "pools/inference.yaml", change)
+
+
 def change_labels(root: Path) -> None:
     def change(docs: Docs) -> Docs:
         _named(docs, "Pool", "l40s-infer")["spec"]["labels"]["hetgitops.io/cost-center"] = (
@@ -183,9 +207,51 @@ CHANGES: dict[str, Callable[[Path], None]] = {
     "add-pool": add_pool,
     "remove-pool": remove_pool,
     "change-taint": change_taint,
+    "add-noschedule-taint": add_noschedule_taint,
     "change-labels": change_labels,
     "repartition-mig": repartition_mig,
     "change-tier-value": change_tier_value,
+}
+
+
+def grow_quota_without_nodes(root: Path) -> None:
+    """grow-quota before the node arrives: the pool is fully claimed."""
+
+    def change(docs: Docs) -> Docs:
+        _quota(docs, "pretraining", "a800-train")["cards"] = 88
+        return docs
+
+    _edit(root, "teams/training.yaml", change)
+
+
+def remove_claimed_pool(root: Path) -> None:
+    """remove-pool while teams still hold quota on it."""
+    _edit(
+        root,
+        "pools/training.yaml",
+        lambda docs: [d for d in docs if d["metadata"]["name"] != "a100-transition"],
+    )
+
+
+def repartition_mig_without_requota(root: Path) -> None:
+    """repartition-mig while the team's quota still names the profile that goes away."""
+
+    def change(docs: Docs) -> Docs:
+        _named(docs, "Pool", "h100-infer")["spec"]["mig"]["devices"][1]["profiles"] = {"2g.20gb": 3}
+        return docs
+
+    _edit(root, "pools/inference.yaml", change)
+
+
+# The other half of the matrix: changes that must never reach a cluster. `validate` (and so
+# `render`) refuses each with this rule, at a position in the policy.
+REFUSED: dict[str, tuple[Callable[[Path], None], str]] = {
+    "grow-quota-without-nodes": (grow_quota_without_nodes, "quota-exceeds-capacity"),
+    "remove-claimed-pool": (remove_claimed_pool, "unresolved-reference"),
+    "repartition-mig-without-requota": (
+        repartition_mig_without_requota,
+        "quota-resource-unavailable",
+    ),
 }
 # Known failures, by (change, tool): the issue item that fixes them.
 KNOWN: dict[tuple[str, str], str] = {}
@@ -238,3 +304,33 @@ def _restore(sim: cluster.SimCluster, bundled: Path, after_tree: Path, before: A
         gitops.prune(sim, gitops.documents(after_tree) + gitops.documents(bundled))
         gitops.sync_argocd(sim, bundled)
         converged(sim, before, bundled)
+
+
+@pytest.mark.parametrize("change", sorted(REFUSED))
+def test_day2_change_refused_before_sync(tmp_path: Path, change: str) -> None:
+    edit, rule = REFUSED[change]
+    policy_dir = tmp_path / "policy"
+    shutil.copytree(POLICIES, policy_dir)
+    edit(policy_dir)
+    result = api.validate([policy_dir], api.Options(now=NOW, check_output=False))
+    errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+    assert rule in {d.rule for d in errors}
+    assert all(d.span.line > 0 for d in errors if d.rule == rule)
+    out = tmp_path / "tree"
+    rendered = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "hetgitops"),
+            "render",
+            str(policy_dir),
+            "--now",
+            NOW.isoformat(),
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert rendered.returncode == 1, rendered.stderr
+    assert f"[{rule}]" in rendered.stdout + rendered.stderr
+    assert not out.exists() or not any(out.rglob("*.yaml"))

@@ -165,3 +165,17 @@ def test_volcano_chart_without_an_enabled_admission_is_refused() -> None:
 def test_volcano_data_files_come_with_the_build() -> None:
     wanted = set(build.COMPONENTS["volcano"].data.values())
     assert {"volcano-webhooks.yaml", "volcano-scheduler.conf", "crd-commands.yaml"} <= wanted
+
+
+def test_spec_differences_count_what_the_tree_sets_and_compare_quantities() -> None:
+    from .checks import spec_differences
+
+    want = {"spec": {"capability": {"cpu": "12", "memory": "96Gi"}, "weight": 2}}
+    same = {"spec": {"capability": {"cpu": "12000m", "memory": "96Gi"}, "weight": 2, "x": 1}}
+    assert spec_differences(same, want) == []
+    grown = {"spec": {"capability": {"cpu": "16", "memory": "96Gi"}, "weight": 2}}
+    assert spec_differences(grown, want) == ["spec.capability.cpu is '16', not '12'"]
+    groups = {"spec": {"resourceGroups": [{"flavors": [{"name": "a"}, {"name": "b"}]}]}}
+    fewer = {"spec": {"resourceGroups": [{"flavors": [{"name": "a"}]}]}}
+    assert len(spec_differences(fewer, groups)) == 1
+    assert spec_differences({"spec": {"weight": True}}, {"spec": {"weight": 1}}) != []

@@ -42,6 +42,9 @@ from . import build, volcano
 
 KUEUE_NAMESPACE = "kueue-system"
 KUBELET_MANAGER = "hetgitops-simcluster-kubelet"
+# kwok's node leases (renewed every quarter of this) and, from it, kube-controller-manager's
+# node-monitor grace period: kwok nodes never fail, so heartbeats only need to keep them Ready.
+KWOK_LEASE_SECONDS = 1200
 NFD_NAMESPACE = "node-feature-discovery"
 # What the components' own installs (Helm charts) create; the render puts ConfigMaps into the
 # last two and expects them to exist.
@@ -336,6 +339,11 @@ def _start_kcm(directory: Path, folder: Path, pki: Path, kubeconfig: Path) -> No
         "--kube-api-qps=200",
         "--kube-api-burst=400",
         "--concurrent-job-syncs=10",
+        # kwok renews each node's lease every quarter of its duration (_start_kwok); a node
+        # counts as unresponsive only after a grace period well beyond that, or beyond the
+        # creation of a whole 5,000-node fleet for a node kwok has not reported Ready yet.
+        f"--node-monitor-grace-period={3 * KWOK_LEASE_SECONDS}s",
+        "--node-startup-grace-period=15m",
     ]
     ready = partial(_get_ok, f"https://127.0.0.1:{port}/healthz", insecure=True)
     _daemon(directory, "kube-controller-manager", command, ready=ready)
@@ -367,7 +375,9 @@ def _start_kwok(directory: Path, folder: Path, kubeconfig: Path) -> None:
         "--node-ip=127.0.0.1",
         # The default /24 holds 254 pod IPs; the 5,000-node benchmark needs more.
         "--cidr=10.128.0.0/9",
-        "--node-lease-duration-seconds=40",
+        # kwok renews every lease each quarter of this: with the kubelet's 40 s a 5,000-node
+        # fleet costs 500 lease writes a second, most of a core of kube-apiserver and etcd.
+        f"--node-lease-duration-seconds={KWOK_LEASE_SECONDS}",
     ]
     ready = partial(_get_ok, f"http://127.0.0.1:{port}/healthz")
     _daemon(directory, "kwok", command, ready=ready)
@@ -661,8 +671,10 @@ def apply_objects(
 def create_fleet(
     cluster: SimCluster, nodes: Sequence[dict[str, Any]], features: Sequence[dict[str, Any]]
 ) -> None:
-    """Create or update the Nodes (capacity through the status subresource too: an update of
-    the Node itself ignores status) and publish their NodeFeatures."""
+    """Create or update the Nodes and publish their NodeFeatures. A new Node keeps the status
+    it is created with (as a kubelet registers); an update of an existing one ignores status, so
+    a changed capacity goes through the status subresource, for those nodes only."""
+    before = _node_resources(cluster)
     apply_objects(cluster, nodes, manager=KUBELET_MANAGER)
     statuses = [
         {
@@ -672,9 +684,22 @@ def create_fleet(
             "status": node["status"],
         }
         for node in nodes
+        if node["metadata"]["name"] in before
+        and before[node["metadata"]["name"]] != _resources(node)
     ]
     apply_objects(cluster, statuses, manager=KUBELET_MANAGER, subresource="status")
     apply_objects(cluster, features, manager="hetgitops-simcluster-nfd-worker")
+
+
+def _resources(node: dict[str, Any]) -> tuple[Any, Any]:
+    status = node.get("status", {})
+    return status.get("capacity"), status.get("allocatable")
+
+
+def _node_resources(cluster: SimCluster) -> dict[str, tuple[Any, Any]]:
+    """Capacity and allocatable of every Node, by name (one list)."""
+    listed = json.loads(cluster.kubectl("get", "nodes", "-o", "json").stdout)
+    return {item["metadata"]["name"]: _resources(item) for item in listed["items"]}
 
 
 def configure_nfd(cluster: SimCluster, values: dict[str, Any]) -> None:

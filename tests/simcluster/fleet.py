@@ -77,15 +77,24 @@ def nvidia_plugin_runs(policy: Policy, pool: Pool) -> bool:
     return tolerates(daemonsets.get("tolerations", GPU_OPERATOR_DEFAULT), pool.taints)
 
 
-def node_resources(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
+def node_resources(
+    policy: Policy,
+    pool: Pool,
+    node: Node,
+    *,
+    plugin_runs: bool | None = None,
+    per_card: tuple[Decimal, Decimal] | None = None,
+) -> dict[str, str]:
     """status.capacity (= allocatable) of one node: the pool's per-node accelerators, exactly as
-    plan/capacity.py counts them for the policy, plus cpu, memory and pods."""
+    plan/capacity.py counts them for the policy, plus cpu, memory and pods. `plugin_runs` and
+    `per_card` are facts of the pool and of the policy: a caller that builds many nodes passes
+    them once computed (both walk the whole fleet)."""
     card = policy.card_types[pool.card_type]
     single = dataclasses.replace(pool, nodes=(node,))
     accelerators = pool_resources(single, card, policy.fleet)
-    if not nvidia_plugin_runs(policy, pool):
+    if not (nvidia_plugin_runs(policy, pool) if plugin_runs is None else plugin_runs):
         accelerators = {k: v for k, v in accelerators.items() if not k.startswith("nvidia.com/")}
-    cpu, memory = _per_card(policy)
+    cpu, memory = per_card or _per_card(policy)
     resources = {name: str(count) for name, count in accelerators.items()}
     resources["cpu"] = quantities.canonical(cpu * node.cards + _SPARE_CPU)
     resources["memory"] = quantities.canonical(memory * node.cards + _SPARE_MEMORY, binary=True)
@@ -106,8 +115,15 @@ def _per_card(policy: Policy) -> tuple[Decimal, Decimal]:
     return max(map(quantities.value_of, cpus)), max(map(quantities.value_of, memories))
 
 
-def kwok_node(policy: Policy, pool: Pool, node: Node) -> dict[str, Any]:
-    resources = node_resources(policy, pool, node)
+def kwok_node(
+    policy: Policy,
+    pool: Pool,
+    node: Node,
+    *,
+    plugin_runs: bool | None = None,
+    per_card: tuple[Decimal, Decimal] | None = None,
+) -> dict[str, Any]:
+    resources = node_resources(policy, pool, node, plugin_runs=plugin_runs, per_card=per_card)
     taints = [
         {"key": t.key, "effect": t.effect, **({"value": t.value} if t.value else {})}
         for t in pool.taints
@@ -185,9 +201,17 @@ def _device_id(ids: tuple[str, ...]) -> str:
 
 def fleet_objects(policy: Policy) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(Nodes, NodeFeatures) of every node of every pool, in policy order; NodeFeatures only
-    where nfd-worker would run."""
-    pairs = [(pool, node) for pool in policy.pools.values() for node in pool.nodes]
-    return (
-        [kwok_node(policy, pool, node) for pool, node in pairs],
-        [node_feature(policy, pool, node) for pool, node in pairs if nfd_worker_runs(policy, pool)],
-    )
+    where nfd-worker would run. Whether the agents run is decided once per pool and the cpu and
+    memory per card once per policy: each walks the whole fleet, so per node they made a
+    5,000-node fleet quadratic (minutes of Python)."""
+    per_card = _per_card(policy)
+    nodes: list[dict[str, Any]] = []
+    features: list[dict[str, Any]] = []
+    for pool in policy.pools.values():
+        plugin_runs = nvidia_plugin_runs(policy, pool)
+        worker_runs = nfd_worker_runs(policy, pool)
+        for node in pool.nodes:
+            nodes.append(kwok_node(policy, pool, node, plugin_runs=plugin_runs, per_card=per_card))
+            if worker_runs:
+                features.append(node_feature(policy, pool, node))
+    return nodes, features
