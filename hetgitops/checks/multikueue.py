@@ -138,8 +138,10 @@ def multikueue_quota_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Dia
     """A team's manager quota (`managerQuota`) equals what its worker queues hold together.
 
     The manager's quota gates dispatch; the workers' quotas decide what runs. Above the sum,
-    the manager dispatches jobs no worker can admit yet: they hold manager quota while they
-    wait on the workers. Below it, worker quota the manager never dispatches stays idle.
+    the manager admits jobs bigger than the workers together hold: such a job waits on the
+    workers forever (Kueue never gives it up), holding manager quota, and only the worker's
+    copy says why (the manager's check stays Pending with no message). Below it, worker quota
+    the manager never dispatches stays idle.
     Fails: `managerQuota: {nvidia.com/gpu: 12}` when the team holds 16 cards on its workers.
     Passes: no `managerQuota` (hetgitops writes the sum), or the sum itself.
     """
@@ -156,8 +158,9 @@ def multikueue_quota_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Dia
                 continue
             if set_to > total:
                 effect = (
-                    "the manager dispatches jobs the workers cannot admit yet; they hold "
-                    "manager quota while they wait on a worker"
+                    f"the manager admits a job needing more than {held}, which no worker can "
+                    "ever run: it waits on the workers forever, holding manager quota, and "
+                    "only the worker's copy says why"
                 )
             else:
                 gap = quantities.canonical(total - set_to, quantities.parse(held)[1])
