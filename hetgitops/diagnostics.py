@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 
@@ -64,6 +65,45 @@ class Cause:
 
 
 @dataclass(frozen=True)
+class RuleDoc:
+    """One rule id's documentation: `hetgitops rules RULE` prints it, SARIF describes it.
+
+    `doc` is a summary line, then why the rule exists, then `Fails:` / `Passes:` examples and a
+    `Fix:` line where the rule has them (a check rule's docstring has this shape)."""
+
+    id: str
+    stage: str
+    severity: Severity
+    doc: str
+
+
+class UnregisteredRule(ValueError):
+    """A Diagnostic was made with a rule id no stage registered: a bug in hetgitops."""
+
+
+# Every rule id any stage may emit, registered by the module that emits it (`register_rules`,
+# or the checks' `@rule`). `hetgitops rules` lists exactly this, and a Diagnostic cannot be
+# made with any other id, so an emitted id can never be missing from the catalogue.
+RULE_REGISTRY: dict[str, RuleDoc] = {}
+_RULE_ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+def register_rules(
+    stage: str,
+    docs: Mapping[str, str],
+    severities: Mapping[str, Severity] | None = None,
+) -> None:
+    """Register the rule ids one stage emits, each with its documentation and default severity
+    (error unless `severities` says otherwise). An id registered twice must mean one rule."""
+    for rule_id, doc in docs.items():
+        entry = RuleDoc(rule_id, stage, (severities or {}).get(rule_id, Severity.ERROR), doc)
+        if not _RULE_ID.match(rule_id):
+            raise ValueError(f"rule id {rule_id!r} is not kebab-case")
+        if RULE_REGISTRY.setdefault(rule_id, entry) != entry:
+            raise ValueError(f"rule id {rule_id!r} registered twice")
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     """One finding. `rule` is a stable kebab-case id and part of the public API.
 
@@ -109,6 +149,10 @@ class Diagnostic:
         """This finding about cluster `cluster`: its message starts with `[cluster] `, so every
         report format shows where it was found, and machine formats carry the field."""
         return replace(self, cluster=cluster, message=f"[{cluster}] {self.message}")
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULE_REGISTRY:
+            raise UnregisteredRule(f"rule id {self.rule!r} is not registered (register_rules)")
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.span.file, self.span.line, self.span.column, self.rule, self.message)

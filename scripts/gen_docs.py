@@ -11,9 +11,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hetgitops.load.documents import KINDS, LOAD_RULES
+# diff and drift register their rule ids when imported.
+import hetgitops.diff.hazards
+import hetgitops.drift.findings  # noqa: F401
+from hetgitops.load.documents import KINDS
 from hetgitops.model.schema import raw_schemas, schema_file
-from hetgitops.reporting.catalog import STAGE_RULES, RuleInfo, known_rules
+from hetgitops.reporting.catalog import STAGES, all_rules
 
 REPO = Path(__file__).resolve().parents[1]
 POLICY_REFERENCE = REPO / "docs" / "reference" / "policy.md"
@@ -114,9 +117,9 @@ TROUBLESHOOTING_INTRO = """\
 
 A finding looks like `policies/teams.yaml:12:7: error[quota-exceeds-capacity]: ...`: the file
 and line to change, the severity and the rule id. Errors fail `validate` (exit 1) and stop
-`render`; warnings fail only with `--strict`. `hetgitops rules` lists the same catalogue.
-Find the rule id below; each entry is the rule's own documentation, with a failing and a
-passing example where the rule has one.
+`render`; warnings fail only with `--strict`. `hetgitops rules` lists the same catalogue, and
+`hetgitops rules RULE` prints one rule's entry. Find the rule id below; each entry is the
+rule's own documentation, with a failing and a passing example and a fix where it has them.
 
 **Totals list every contributor.** A finding about a sum or a whole-policy property
 (`quota-exceeds-capacity`, `budget-exceeded`, ...) is followed by indented `note:` lines, one per
@@ -150,26 +153,20 @@ name that the lost file's text shows it does not define is still an error of its
 |---|---|---|
 """
 RULE_SOURCES = (
-    "the rule docstrings in hetgitops/checks/ (and LOAD_RULES / STAGE_RULES, drift's RULES)"
+    "the rule registry (check rule docstrings in hetgitops/checks/, each stage's register_rules)"
 )
 
 
-def _drift_rules() -> list[RuleInfo]:
-    from hetgitops.drift.findings import RULES, severity
-
-    details = "Reported by `hetgitops drift` against a live cluster; see [drift.md](drift.md)."
-    return [RuleInfo(i, summary, details, severity(i)) for i, summary in RULES.items()]
-
-
 def troubleshooting() -> str:
-    rules = known_rules(set(LOAD_RULES) | set(STAGE_RULES)) + _drift_rules()
-    rules.sort(key=lambda rule: rule.id)
+    rules = all_rules()
     lines = [HEADER.format(source=RULE_SOURCES), TROUBLESHOOTING_INTRO]
     for rule in rules:
         link = f"[`{rule.id}`](#{rule.id})"
         lines.append(f"| {link} | {rule.severity.label} | {_cell(rule.summary)} |\n")
     for rule in rules:
-        lines += [f"\n## {rule.id}\n\n", f"Severity: **{rule.severity.label}**. {rule.summary}\n"]
+        stage = STAGES.get(rule.stage, rule.stage)
+        lines.append(f"\n## {rule.id}\n\nSeverity: **{rule.severity.label}**. Stage: {stage}.\n\n")
+        lines.append(f"{rule.summary}\n")
         if rule.details:
             lines.append(f"\n{rule.details.strip()}\n")
     return "".join(lines)

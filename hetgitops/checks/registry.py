@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Severity, register_rules
 from hetgitops.model.policy import Policy
 
 
@@ -45,6 +46,9 @@ def rule(
         if rule_id in RULES:
             raise ValueError(f"rule id {rule_id!r} registered twice")
         RULES[rule_id] = Rule(rule_id, severity, function)
+        # The docstring is the rule's documentation, in the one registry of emitted ids.
+        doc = inspect.cleandoc(function.__doc__ or "")
+        register_rules("check", {rule_id: doc}, {rule_id: severity})
         return function
 
     return register

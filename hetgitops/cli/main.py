@@ -115,21 +115,26 @@ def schema(kind: str | None) -> None:
 
 
 @main.command()
-def rules() -> None:
-    """List every rule id with its default severity and documentation."""
-    from hetgitops.load.documents import LOAD_RULES
-    from hetgitops.reporting.catalog import STAGE_RULES, known_rules
+@click.argument("rule", required=False)
+def rules(rule: str | None) -> None:
+    """List every rule id with its default severity and summary; with RULE, print that rule's
+    full documentation (severity, stage, why, example, how to fix)."""
+    # diff and drift sit above reporting: importing them registers their ids too.
+    import hetgitops.diff.hazards
+    import hetgitops.drift.findings  # noqa: F401
+    from hetgitops.reporting.catalog import all_rules, full_text
 
-    found = known_rules(set(LOAD_RULES) | set(STAGE_RULES))
-    text = "".join(f"{rule.id:32} {rule.severity.label:8} {rule.summary}\n" for rule in found)
-    from hetgitops.drift.findings import RULES as DRIFT_RULES
-    from hetgitops.drift.findings import severity
+    found = {info.id: info for info in all_rules()}
+    if rule is None:
+        text = "".join(f"{i.id:32} {i.severity.label:8} {i.summary}\n" for i in found.values())
+        sys.exit(guarded(lambda: _printed(text)))
+    if rule not in found:
+        import difflib
 
-    text += "".join(
-        f"{rule_id:32} {severity(rule_id).label:8} {summary}\n"
-        for rule_id, summary in sorted(DRIFT_RULES.items())
-    )
-    sys.exit(guarded(lambda: _printed(text)))
+        close = difflib.get_close_matches(rule, list(found), n=5, cutoff=0.6)
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise click.BadParameter(f"no rule {rule!r}.{hint} (`hetgitops rules` lists them)")
+    sys.exit(guarded(lambda: _printed(full_text(found[rule]))))
 
 
 def _printed(text: str) -> int:

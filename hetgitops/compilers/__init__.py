@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from hetgitops.diagnostics import register_rules
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 
@@ -16,6 +17,20 @@ class CompileError(ValueError):
     The API turns it into a diagnostic at the Fleet (exit 1), never a traceback (exit 3)."""
 
     rule = "compile-error"
+
+
+register_rules(
+    "compile",
+    {
+        "compile-error": "A target compiler refused the policy: a target system would reject "
+        "what it asks for, and no check caught it earlier.\n"
+        "Fix: change the field the message names; please also report the missing check.",
+        "volcano-config": "The Volcano scheduler plugins or Queue tree would be rejected or "
+        "silently misread by Volcano (capacity with proportion, guarantee > deserved > "
+        "capability, ...).\n"
+        "Fix: change Fleet.spec.volcano or the team's volcano settings as the message says.",
+    },
+)
 
 
 # Target name -> compiler. Filled by the target modules' imports below; the keys are the CLI's

@@ -10,10 +10,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+# kueue-limits is the id of the check rule of the same limits; importing it registers the id.
+from hetgitops.checks import queues as _queues  # noqa: F401
+from hetgitops.diagnostics import register_rules
 from hetgitops.model import quantities
 
 Finding = tuple[str, str, str]
 CEL, LIMITS = "kueue-cel", "kueue-limits"
+register_rules(
+    "conformance",
+    {
+        CEL: "A rendered Kueue object breaks a CEL or webhook rule of Kueue (limits need a "
+        "cohort, borrowWithinCohort needs reclaimWithinCohort, flavors list the covered "
+        "resources); the API server would refuse it at apply time.\n"
+        "Fix: change the policy field the finding points at (e.g. give the team a cohort).",
+    },
+)
 HOSTNAME = "kubernetes.io/hostname"
 MAX_GROUPS, MAX_FLAVORS_PER_CQ, MAX_RESOURCES_PER_CQ, MAX_CELLS_PER_GROUP = 16, 256, 256, 512
 MAX_PER_GROUP, MAX_PER_GROUP_LEGACY = 64, 16  # Kueue < 0.14 capped each list at 16

@@ -17,12 +17,23 @@ from pathlib import Path
 from typing import Any
 
 from hetgitops.conformance import k8s_schemas, kueue_rules
-from hetgitops.diagnostics import Diagnostic, Severity, Span
+from hetgitops.diagnostics import Diagnostic, Severity, Span, register_rules
 from hetgitops.model.fastschema import Checker
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 
 K8S, CRD = "k8s-schema", "crd-schema"
+register_rules(
+    "conformance",
+    {
+        K8S: "A rendered object fails the Kubernetes schema of the Fleet's Kubernetes minor "
+        "(or object-metadata rules); reported at the policy line that produced it.\n"
+        "Fix: change that policy value (a name too long, a label value with bad characters).",
+        CRD: "A rendered custom resource fails its CRD schema (hetgitops' own target schemas, "
+        "or CRDs given with --crd-dir); info when no schema is known for a kind.\n"
+        "Fix: change the policy value it points at, or pass --crd-dir with the CRD.",
+    },
+)
 KUEUE_GROUP = "kueue.x-k8s.io/"
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

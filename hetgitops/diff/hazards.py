@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from hetgitops.diagnostics import NOWHERE, Span
+from hetgitops.diagnostics import NOWHERE, Severity, Span, register_rules
 from hetgitops.diff.drains import Drain
 from hetgitops.model import quantities
 from hetgitops.output.manifests import Manifest
@@ -42,6 +42,40 @@ HAZARD_RULES = (
     "namespace-removed",
     "mig-mode-flip",
     "priority-class-recreated",
+)
+# Hazards become GitHub annotations (warnings) in `diff --format github`, so their ids are rule
+# ids too: registered with their documentation (docs/diff.md gives the same table).
+register_rules(
+    "diff",
+    {
+        "kueue-flavor-immutable": "A ResourceFlavor that has topologyName changes nodeLabels, "
+        "tolerations or topologyName: Kueue v0.19's CRD (CEL transition rules) makes the API "
+        "server refuse the update.\n"
+        "Fix: recreate the flavor (Replace=true) while nothing is admitted on it, or rename it.",
+        "kueue-localqueue-immutable": "LocalQueue.spec.clusterQueue changes; it is immutable.\n"
+        "Fix: delete the LocalQueue and let the sync recreate it.",
+        "kueue-topology-immutable": "Topology.spec.levels changes; it is immutable.\n"
+        "Fix: delete the Topology and let the sync recreate it.",
+        "volcano-shrink-order": "A Volcano parent Queue shrinks below what its children hold "
+        "before they are updated, and the children do not sync first: the queue webhook "
+        "refuses the parent.\n"
+        "Fix: land or sync the children's cut first.",
+        "kueue-flavor-removed": "A ResourceFlavor disappears: its deletion waits on Kueue's "
+        "resource-in-use finalizer while a ClusterQueue names it.\n"
+        "Fix: drain or finish the workloads admitted on it; no ClusterQueue may list it.",
+        "namespace-removed": "A team namespace leaves the policy; written with Prune=false, "
+        "Argo CD leaves it and its workloads behind, outside any queue or quota.\n"
+        "Fix: move or delete its content, then delete it by hand.",
+        "mig-mode-flip": "A node's MIG mode turns on or off on some GPU: the GPUs reset.\n"
+        "Fix: one node at a time: cordon, drain GPU pods, wait for "
+        "nvidia.com/mig.config.state=success, uncordon.",
+        "priority-class-recreated": "A tier's value or preemptionPolicy changes; both are "
+        "immutable on a PriorityClass, so the sync deletes and recreates it (Argo CD "
+        "Force=true,Replace=true; Flux force). Running pods keep the old priority; pods created "
+        "while the class is gone are rejected and retried.\n"
+        "Fix: sync when few of the tier's pods are being created; recreate long-running pods.",
+    },
+    dict.fromkeys(HAZARD_RULES, Severity.WARNING),
 )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hetgitops.diagnostics import Diagnostic, Severity, Span
+from hetgitops.diagnostics import Diagnostic, Severity, Span, register_rules
 from hetgitops.drift.ownership import Writer
 
 # Rule id -> one-line documentation (the catalogue of `drift`'s findings; SARIF uses it).
@@ -42,6 +42,34 @@ RULES: dict[str, str] = {
     "--skip-cluster: its objects and nodes were not compared, so drift cannot call it clean.",
 }
 WARNINGS = {"drift-usage-above-quota", "drift-mig-pending", "drift-cluster-not-checked"}
+# How to act on each drift finding; the catalogue (`hetgitops rules RULE`) prints it.
+_FIXES = {
+    "drift-missing": "sync the rendered tree (Argo CD / Flux), or find why the apply failed.",
+    "drift-changed": "sync, or put the live value into the policy if it is the one you want.",
+    "drift-field-missing": "sync; if it comes back missing, a webhook or controller drops it.",
+    "drift-removed": "sync with pruning, or declare the field again in the policy.",
+    "drift-added": "declare the field in the policy, or stop the other field manager.",
+    "drift-orphan": "delete the object, or render it again from the policy.",
+    "drift-target-missing": "install the target's CRDs, or drop the target from the Fleet.",
+    "drift-forbidden": "grant list on the kind (render the drift-rbac target) or use other "
+    "credentials.",
+    "drift-apply-changes": "sync; the listed fields are what the next apply changes.",
+    "drift-node-absent": "add the node to the cluster, or remove it from the pool.",
+    "drift-node-unpooled": "add the node to a pool's spec.nodes.",
+    "drift-node-labels": "check that NFD runs on the node and its NodeFeatureRule matches it.",
+    "drift-node-taints": "check that nfd-master runs with taints enabled and the rule matches.",
+    "drift-accelerators": "repair or replace the card, or lower the pool's cards until it is.",
+    "drift-mig-failed": "read the mig-manager logs on the node; fix the layout or the node.",
+    "drift-mig-pending": "drain the GPU pods on the node so mig-manager can apply the layout.",
+    "drift-mig-config": "wait for mig-manager, or check the node's nvidia.com/mig.config label.",
+    "drift-usage-above-quota": "nothing, or preempt: the usage falls as admitted work finishes.",
+    "drift-cluster-not-checked": "run drift without --skip-cluster once that cluster is reachable.",
+}
+register_rules(
+    "drift",
+    {rule: f"{doc}\nFix: {_FIXES[rule]}" for rule, doc in RULES.items()},
+    dict.fromkeys(WARNINGS, Severity.WARNING),
+)
 
 
 def severity(rule: str) -> Severity:

@@ -4,7 +4,6 @@ drift, with what the run read from each cluster (objects, kinds, requests) in th
 from __future__ import annotations
 
 from hetgitops.drift.engine import DriftResult
-from hetgitops.drift.findings import RULES
 from hetgitops.reporting import FORMATTERS, markdown, sarif
 
 FORMATS = ("text", "json", "markdown", "github", "sarif")
@@ -14,7 +13,7 @@ def render(found: DriftResult, output_format: str) -> str:
     if output_format == "markdown":
         return markdown.render(found.result, title="### hetgitops drift")
     if output_format == "sarif":
-        return sarif.render(found.result, rule_docs=RULES)
+        return sarif.render(found.result)
     text = FORMATTERS[output_format](found.result)
     if output_format == "text":
         for read in found.reads:

@@ -5,3 +5,6 @@ parses YAML with libyaml events into plain data plus a SourceMap (line:col for e
 value) within hard limits (size, depth, aliases), and splits the files into documents keyed by
 kind and name. Gives `LoadResult` (documents + diagnostics). Imports nothing but `diagnostics`.
 """
+
+# Importing any load module registers the stage's rule ids (documents.LOAD_RULES) first.
+from hetgitops.load import documents as _documents  # noqa: F401

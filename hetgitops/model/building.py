@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from hetgitops.diagnostics import Cause, Diagnostic, error
+from hetgitops.diagnostics import Cause, Diagnostic, error, register_rules
 from hetgitops.load.documents import Document, Loss
 from hetgitops.model.policy import (
     ALL_TARGETS,
@@ -38,6 +38,21 @@ from hetgitops.model.policy import (
 )
 from hetgitops.model.ranges import RangeError, expand
 from hetgitops.model.unknowns import unknowns
+
+# Rule ids the model stage reports while building the Policy (the checks register their own).
+register_rules(
+    "model",
+    {
+        "node-range-invalid": "A node name range in a Pool cannot be expanded: malformed, "
+        "ending before it starts, over 10,000 names, or giving invalid node names.\n"
+        "Fails: `names: gpu-[10:1]`.\nPasses: `names: gpu-[01:10]`.\n"
+        "Fix: write ranges as name-[001:064] or name-[1,3,5:7], low bound first.",
+        "duplicate-singleton": "A policy has one Fleet and one LabelTaxonomy; a second one is "
+        "refused, since which one wins would depend on file order.\n"
+        "Fails: two files each with `kind: Fleet`.\nPasses: one Fleet document.\n"
+        "Fix: merge the two documents into one.",
+    },
+)
 
 
 def _quantity(value: Any) -> str | None:

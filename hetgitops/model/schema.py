@@ -9,10 +9,20 @@ import reprlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from hetgitops.diagnostics import Diagnostic, error
+from hetgitops.diagnostics import Diagnostic, error, register_rules
 from hetgitops.load.documents import KINDS, Document, format_path
 from hetgitops.load.resources import data_dir
 from hetgitops.model.fastschema import Checker
+
+register_rules(
+    "model",
+    {
+        "schema": "A policy document does not match the JSON Schema of its kind (see "
+        "`hetgitops schema KIND`, and docs/reference/policy.md for every field).\n"
+        "Fails: `placement: pack` in a Pool.\nPasses: `placement: binpack`.\n"
+        "Fix: change the field the finding points at; the hint lists the allowed values.",
+    },
+)
 
 if TYPE_CHECKING:  # jsonschema is imported only to explain a document that fails
     from jsonschema.exceptions import ValidationError

@@ -1,36 +1,33 @@
-"""What each rule id means, for reports that describe their rules (SARIF): one lookup over the
-semantic registry and the ids the load and schema stages report."""
+"""What each rule id means: the one registry of emitted ids (`diagnostics.RULE_REGISTRY`), read
+for `hetgitops rules`, the troubleshooting page and SARIF's rule descriptions."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
 from dataclasses import dataclass
 
+# Imported for their side effect too: each stage module registers the ids it emits, so every
+# stage below reporting has registered once this module is loaded (diff and drift sit above
+# reporting; `all_rules` callers import them, as the `rules` command does).
 from hetgitops.checks import RULES
-from hetgitops.diagnostics import Severity
-from hetgitops.load.documents import LOAD_RULES
+from hetgitops.compilers.jobs import render as _jobs  # noqa: F401
+from hetgitops.conformance import output_checks as _conformance  # noqa: F401
+from hetgitops.diagnostics import RULE_REGISTRY, Severity
+from hetgitops.model import building as _building  # noqa: F401
+from hetgitops.model import schema as _schema  # noqa: F401
 
-# Stages other than load and check report a handful of fixed ids; documented here, once.
-STAGE_RULES: dict[str, str] = {
-    "schema": "A policy document does not match the JSON Schema of its kind (see `schema KIND`).",
-    "k8s-schema": "A rendered object fails the Kubernetes schema of the Fleet's Kubernetes minor "
-    "(or object-metadata rules); reported at the policy line that produced it.",
-    "crd-schema": "A rendered custom resource fails its CRD schema (hetgitops' own target "
-    "schemas, or CRDs given with --crd-dir).",
-    "kueue-cel": "A rendered Kueue object breaks a CEL or webhook rule of Kueue (limits need a "
-    "cohort, borrowWithinCohort needs reclaimWithinCohort, flavors list the covered resources).",
-    "compile-error": "A target compiler refused the policy: a target system would reject what it "
-    "asks for, and no check caught it earlier.",
-    "volcano-config": "The Volcano scheduler plugins or Queue tree would be rejected or silently "
-    "misread by Volcano (capacity with proportion, guarantee > deserved > capability, ...).",
-    "job-template": "`jobs`: a job template did not render one valid object (template error, "
-    "invalid YAML, or an input the policy lacks, such as the profile's image).",
-    "job-integration": "`jobs`: a job depends on a scheduler setting the policy does not show "
-    "(a Kueue integration, the volcano target, a level of the Fleet's topology).",
+# What each stage is, for `rules RULE`.
+STAGES: dict[str, str] = {
+    "load": "load (reading files and YAML; later stages see nothing of a file that fails here)",
+    "model": "model (JSON Schema and building the policy model)",
+    "check": "check (semantic rules over the whole policy, hetgitops/checks/)",
+    "compile": "compile (a target compiler refused the policy)",
+    "conformance": "conformance (rendered objects against Kubernetes, CRD and Kueue rules)",
+    "jobs": "jobs (rendering job templates, `hetgitops jobs`)",
+    "diff": "diff (a day-2 hazard of a policy change, `hetgitops diff`)",
+    "drift": "drift (the live cluster against the policy, `hetgitops drift`)",
 }
-# Stage rules that report below error (the default for the ids above).
-STAGE_SEVERITIES: dict[str, Severity] = {"job-integration": Severity.WARNING}
+_SECTIONS = ("Fails:", "Passes:", "Fix:")
 
 
 @dataclass(frozen=True)
@@ -39,24 +36,74 @@ class RuleInfo:
     summary: str
     details: str
     severity: Severity
+    stage: str = "check"
+
+    def section(self, name: str) -> str:
+        """The text after `Fails:`, `Passes:` or `Fix:` in the details ("" when absent)."""
+        return _sections(self.details).get(name, "")
+
+    @property
+    def why(self) -> str:
+        """The details before the first example or fix: why the rule exists."""
+        return _sections(self.details).get("", "")
 
 
-def describe(rule_id: str, extra: Mapping[str, str] | None = None) -> RuleInfo:
-    """The documentation of `rule_id` (from `extra` for a stage above reporting, such as
-    drift); an id nobody documented still gets a usable entry."""
+def _sections(details: str) -> dict[str, str]:
+    """Split a rule's details into its prose ("") and its `Fails:`/`Passes:`/`Fix:` parts; a
+    section runs until the next one starts a line."""
+    found: dict[str, list[str]] = {"": []}
+    current = ""
+    for line in details.splitlines():
+        head = next((s for s in _SECTIONS if line.strip().startswith(s)), None)
+        if head is not None:
+            current, line = head, line.strip()[len(head) :]
+            found.setdefault(current, [])
+        found[current].append(line.strip())
+    return {k: " ".join(" ".join(v).split()) for k, v in found.items()}
+
+
+def describe(rule_id: str) -> RuleInfo:
+    """The documentation of `rule_id` from the rule registry."""
     registered = RULES.get(rule_id)
     if registered is not None:
         summary, _, details = inspect.cleandoc(registered.doc).partition("\n")
         return RuleInfo(rule_id, summary.strip() or rule_id, details.strip(), registered.severity)
-    doc = (
-        LOAD_RULES.get(rule_id)
-        or STAGE_RULES.get(rule_id)
-        or (extra or {}).get(rule_id)
-        or f"hetgitops rule {rule_id}"
-    )
-    return RuleInfo(rule_id, doc, "", STAGE_SEVERITIES.get(rule_id, Severity.ERROR))
+    entry = RULE_REGISTRY.get(rule_id)
+    if entry is None:
+        return RuleInfo(rule_id, f"hetgitops rule {rule_id}", "", Severity.ERROR, "")
+    summary, _, details = entry.doc.partition("\n")
+    return RuleInfo(rule_id, summary.strip(), details.strip(), entry.severity, entry.stage)
 
 
-def known_rules(used: set[str], extra: Mapping[str, str] | None = None) -> list[RuleInfo]:
+def known_rules(used: set[str]) -> list[RuleInfo]:
     """Every registered semantic rule plus the other ids `used` by a report, sorted by id."""
-    return [describe(rule_id, extra) for rule_id in sorted(set(RULES) | used)]
+    return [describe(rule_id) for rule_id in sorted(set(RULES) | used)]
+
+
+def all_rules() -> list[RuleInfo]:
+    """Every registered rule id of every stage imported so far, sorted by id."""
+    return [describe(rule_id) for rule_id in sorted(RULE_REGISTRY)]
+
+
+def full_text(rule: RuleInfo) -> str:
+    """A rule's whole documentation, as `hetgitops rules RULE` prints it."""
+    lines = [f"{rule.id}\n", f"  severity: {rule.severity.label}\n"]
+    lines.append(f"  stage:    {STAGES.get(rule.stage, rule.stage)}\n\n{rule.summary}\n")
+    if rule.why:
+        lines.append(f"\nWhy: {rule.why}\n")
+    fails, passes = rule.section("Fails:"), rule.section("Passes:")
+    if fails or passes:
+        lines.append("\nExample:\n")
+        lines += [f"  fails:  {fails}\n"] if fails else []
+        lines += [f"  passes: {passes}\n"] if passes else []
+    lines.append(f"\nHow to fix: {rule.section('Fix:') or _default_fix(rule)}\n")
+    return "".join(lines)
+
+
+def _default_fix(rule: RuleInfo) -> str:
+    if rule.section("Passes:"):
+        return (
+            "change the policy at the reported file:line:col so that it reads like the passing "
+            "example; the finding's hint names the field and the values it may take."
+        )
+    return "change the policy at the reported file:line:col; the finding's hint says how."

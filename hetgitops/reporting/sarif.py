@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
@@ -18,9 +17,9 @@ INFORMATION_URI = "https://hetgitops.io"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-def render(result: Result, *, rule_docs: Mapping[str, str] | None = None) -> str:
-    """`rule_docs` documents ids of stages above reporting (drift's)."""
-    rules = known_rules({d.rule for d in result.diagnostics}, rule_docs)
+def render(result: Result) -> str:
+    """Rule descriptions come from the rule registry, drift's ids included."""
+    rules = known_rules({d.rule for d in result.diagnostics})
     index = {rule.id: i for i, rule in enumerate(rules)}
     run = {
         "tool": {"driver": _driver(rules)},

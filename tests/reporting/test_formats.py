@@ -374,7 +374,10 @@ def test_a_finding_on_a_cluster_names_it_in_every_format() -> None:
 
 
 def test_sarif_describes_ids_of_stages_above_reporting() -> None:
+    from hetgitops.drift.findings import RULES as DRIFT_RULES
+
     d = Diagnostic("drift-orphan", Severity.ERROR, "x", Span("a.yaml", 1, 1))
-    rules = json.loads(sarif.render(Result([d]), rule_docs={"drift-orphan": "An orphan."}))
+    rules = json.loads(sarif.render(Result([d])))
     (entry,) = [r for r in rules["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "drift-orphan"]
-    assert entry["shortDescription"]["text"] == "An orphan."
+    assert entry["shortDescription"]["text"] == DRIFT_RULES["drift-orphan"]
+    assert "Fix: " in entry["fullDescription"]["text"]  # the registry's entry, not a stub

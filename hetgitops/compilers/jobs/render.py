@@ -28,7 +28,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from hetgitops.compilers.jobs.context import ContextError, context
 from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, JobTarget, Selector
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Severity, register_rules
 from hetgitops.load.resources import data_dir
 from hetgitops.model.policy import Policy, WorkloadProfile
 from hetgitops.output.manifests import Manifest, to_yaml
@@ -37,6 +37,18 @@ from hetgitops.output.manifests import Manifest, to_yaml
 _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TARGET = "jobs"
 TEMPLATE_RULE, INTEGRATION_RULE = "job-template", "job-integration"
+register_rules(
+    "jobs",
+    {
+        TEMPLATE_RULE: "`jobs`: a job template did not render one valid object (template "
+        "error, invalid YAML, or an input the policy lacks, such as the profile's image).\n"
+        "Fix: correct the template at the reported line, or add the missing policy field.",
+        INTEGRATION_RULE: "`jobs`: a job depends on a scheduler setting the policy does not "
+        "show (a Kueue integration, the volcano target, a level of the Fleet's topology).\n"
+        "Fix: enable the integration or target in the Fleet, or pick another framework.",
+    },
+    {INTEGRATION_RULE: Severity.WARNING},
+)
 TEMPLATES: Mapping[str, str] = {
     "job": "job.yaml.j2",
     "pytorchjob": "pytorchjob.yaml.j2",
