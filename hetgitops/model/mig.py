@@ -95,7 +95,11 @@ TABLES: Mapping[str, ProfileTable] = {
         _seven("H100-96GB", (12, 24, 48, 48, 96)),
         _seven("H200-141GB", (18, 35, 71, 71, 141)),
         _seven("GH200-144GB", (18, 36, 72, 72, 144)),
+        # Blackwell (GPU Operator default mig-parted config; placements as the H100 family's).
         _seven("B200-180GB", (23, 45, 90, 90, 180)),
+        _seven("GB200-186GB", (23, 47, 93, 93, 186)),
+        _seven("B300-269GB", (34, 67, 135, 135, 269)),
+        _seven("GB300-278GB", (35, 70, 139, 139, 278)),
         ProfileTable(
             "A30-24GB",
             FOUR_SLICE,

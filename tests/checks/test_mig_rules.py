@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from hetgitops import api
+from hetgitops.model import mig
+from tests.checks.conftest import BASE, NOW, PolicyText
+
 H100_POOL = "  cardType: h100-80gb\n"
 
 
@@ -206,3 +210,79 @@ def test_mig_gpus_disjoint_pass(policy):
     layout(policy, "{gpus: [0, 1], profiles: {1g.10gb: 7}}\n{gpus: [2, 3], profiles: {3g.40gb: 2}}")
     assert policy.spans("mig-gpu-overlap") == []
     assert policy.spans("mig-layout-invalid") == []
+
+
+# Blackwell tables (shared/reference/accelerators-mig-profiles.yaml: GPU Operator default
+# mig-parted config): table -> (1g, 1g-2x/2g, 3g memory) GB of its profile names.
+BLACKWELL = {
+    "B200-180GB": (23, 45, 90),
+    "GB200-186GB": (23, 47, 93),
+    "B300-269GB": (34, 67, 135),
+    "GB300-278GB": (35, 70, 139),
+}
+
+
+def _blackwell(policy, table: str, profiles: str, quota: str) -> None:
+    policy.replace("cards.yaml", "profileTable: H100-80GB", f"profileTable: {table}")
+    layout(policy, f"{{gpus: [0, 1], profiles: {profiles}}}")
+    policy.replace(
+        "teams.yaml",
+        "- {pool: h100-train, cards: 8}\n    - {pool: l40s-infer",
+        f"- {{pool: h100-train, mig: {quota}}}\n    - {{pool: l40s-infer",
+    )
+    # Two GPUs of each node are partitioned: a job of whole cards fits on the other six.
+    policy.replace("profiles.yaml", "cardsPerNode: 8", "cardsPerNode: 4")
+
+
+@pytest.mark.parametrize("table", sorted(BLACKWELL))
+def test_blackwell_mig_pool_validates_and_renders_its_slices(policy, table):
+    one, two, three = BLACKWELL[table]
+    profiles = f"{{3g.{three}gb: 1, 2g.{two}gb: 1, 1g.{one}gb: 2}}"
+    _blackwell(policy, table, profiles, f"{{3g.{three}gb: 4}}")
+    sources = [(name, text.encode()) for name, text in sorted(policy.files.items())]
+    result = api.validate_sources(sources, api.Options(now=NOW))
+    assert [d for d in result.diagnostics if d.severity.label == "error"] == []
+    queue = next(m.obj for m in result.manifests if m.kind == "ClusterQueue" and m.name == "ml")
+    quotas = {
+        (flavor["name"], r["name"]): r["nominalQuota"]
+        for group in queue["spec"]["resourceGroups"]
+        for flavor in group["flavors"]
+        for r in flavor["resources"]
+        if r["name"].startswith("nvidia.com/mig-") and r["nominalQuota"] != "0"
+    }
+    assert list(quotas.values()) == ["4"]
+    assert [r for _, r in quotas] == [f"nvidia.com/mig-3g.{three}gb"]
+    config = next(m.obj for m in result.manifests if m.kind == "ConfigMap" and "mig" in m.name)
+    assert f"3g.{three}gb: 1" in config["data"]["config.yaml"]
+    assert f"1g.{one}gb: 2" in config["data"]["config.yaml"]
+
+
+@pytest.mark.parametrize("table", sorted(BLACKWELL))
+def test_blackwell_mig_refuses_another_parts_profile_and_an_impossible_layout(policy, table):
+    one, _, three = BLACKWELL[table]
+    wrong = "3g.40gb"  # an H100 profile: no Blackwell part has it
+    _blackwell(policy, table, f"{{{wrong}: 2}}", f"{{3g.{three}gb: 1}}")
+    assert policy.spans("mig-profile-unknown") == [
+        policy.pos("pools.yaml", f"profiles: {{^{wrong}: 2}}")
+    ]
+    crowded = PolicyText(BASE)
+    # Seven compute slices, but 2 x 3g fill all 8 memory slots: the 1g has no place.
+    _blackwell(crowded, table, f"{{3g.{three}gb: 2, 1g.{one}gb: 1}}", f"{{3g.{three}gb: 1}}")
+    assert crowded.spans("mig-layout-invalid") == [
+        crowded.pos("pools.yaml", "gpus: [0, 1], profiles: ^{")
+    ]
+
+
+def test_blackwell_tables_follow_the_reference_file() -> None:
+    """The built-in tables are the reference catalogue's Blackwell rows, name for name."""
+    for table, (one, two, three) in BLACKWELL.items():
+        seven = table.split("-")[1].removesuffix("GB")
+        assert set(mig.TABLES[table].profiles) == {
+            f"1g.{one}gb",
+            f"1g.{one}gb+me",
+            f"1g.{two}gb",
+            f"2g.{two}gb",
+            f"3g.{three}gb",
+            f"4g.{three}gb",
+            f"7g.{seven}gb",
+        }
