@@ -253,3 +253,39 @@ def test_report_and_tree_commands_share_one_option_definition() -> None:
         assert _option(command, "output_format") == _option(built, "output_format")
     for command in (output_cli.render, output_cli.jobs):
         assert _option(command, "output") == _option(built, "output")
+
+
+def test_rules_rule_prints_the_full_documentation() -> None:
+    """Issue 7 item 9: `rules RULE` gives severity, stage, why, example and fix."""
+    result = run("rules", "quota-exceeds-capacity")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[:3] == [
+        "quota-exceeds-capacity",
+        "  severity: error",
+        "  stage:    check (semantic rules over the whole policy, hetgitops/checks/)",
+    ]
+    assert "kueue#2665" in result.output  # the rule's docstring body, not only its summary
+    assert "  fails:  2 nodes x 8 cards" in result.output
+    assert "  passes: the same pool" in result.output
+    assert any(line.startswith("How to fix: ") for line in lines)
+    assert max(map(len, lines)) <= 99
+    model = run("rules", "node-range-invalid").output
+    assert "stage:    model" in model and "How to fix: write ranges as" in model
+    drift = run("rules", "drift-orphan").output
+    assert "severity: error" in drift and "How to fix: delete the object" in drift
+
+
+@pytest.mark.parametrize("rule", [*sorted(RULES), "schema", "mig-mode-flip"])
+def test_rules_rule_works_for_every_rule(rule: str) -> None:
+    result = run("rules", rule)
+    assert result.exit_code == 0 and result.output.startswith(f"{rule}\n"), result.output
+
+
+def test_rules_unknown_rule_is_a_usage_error_with_suggestions() -> None:
+    result = run("rules", "node-range")
+    assert result.exit_code == 2
+    assert "no rule 'node-range'" in result.output
+    assert "Did you mean: node-range-invalid?" in result.output
+    far = run("rules", "zzz")
+    assert far.exit_code == 2 and "`hetgitops rules` lists them" in far.output

@@ -4,6 +4,7 @@ for `hetgitops rules`, the troubleshooting page and SARIF's rule descriptions.""
 from __future__ import annotations
 
 import inspect
+import textwrap
 from dataclasses import dataclass
 
 # Imported for their side effect too: each stage module registers the ids it emits, so every
@@ -28,6 +29,7 @@ STAGES: dict[str, str] = {
     "drift": "drift (the live cluster against the policy, `hetgitops drift`)",
 }
 _SECTIONS = ("Fails:", "Passes:", "Fix:")
+WIDTH = 99  # `rules RULE` prose, like the code's line length
 
 
 @dataclass(frozen=True)
@@ -90,14 +92,18 @@ def full_text(rule: RuleInfo) -> str:
     lines = [f"{rule.id}\n", f"  severity: {rule.severity.label}\n"]
     lines.append(f"  stage:    {STAGES.get(rule.stage, rule.stage)}\n\n{rule.summary}\n")
     if rule.why:
-        lines.append(f"\nWhy: {rule.why}\n")
+        lines.append("\n" + _wrapped(f"Why: {rule.why}"))
     fails, passes = rule.section("Fails:"), rule.section("Passes:")
     if fails or passes:
         lines.append("\nExample:\n")
         lines += [f"  fails:  {fails}\n"] if fails else []
         lines += [f"  passes: {passes}\n"] if passes else []
-    lines.append(f"\nHow to fix: {rule.section('Fix:') or _default_fix(rule)}\n")
+    lines.append("\n" + _wrapped(f"How to fix: {rule.section('Fix:') or _default_fix(rule)}"))
     return "".join(lines)
+
+
+def _wrapped(paragraph: str) -> str:
+    return textwrap.fill(paragraph, width=WIDTH, break_on_hyphens=False) + "\n"
 
 
 def _default_fix(rule: RuleInfo) -> str:
