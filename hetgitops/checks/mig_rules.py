@@ -230,6 +230,48 @@ def _single_problem(pool: Pool) -> str:
     return ""
 
 
+@rule("mig-single-card-quota", Severity.ERROR)
+def mig_single_card_quota(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Under migStrategy single, a quota in a MIG pool is written in slices (`mig:`), not cards.
+
+    The device plugin's single strategy advertises each MIG instance as one `nvidia.com/gpu`,
+    so `cards: 8` (or a `normalized:` amount converted to cards) would quietly mean eight
+    slices, not eight GPUs: with `3g.40gb: 2` per GPU that is 4 H100s' worth of slices, not 8.
+    `mig: {3g.40gb: 16}` says what the quota is and renders `nvidia.com/gpu: "16"`.
+    Fails: `migStrategy: single`, a pool with `{3g.40gb: 2}` per GPU and `cards: 8` in it.
+    Passes: `mig: {3g.40gb: 16}` in that pool (or `migStrategy: mixed`).
+    Fix: write the quota as `mig: {PROFILE: SLICES}`, or use migStrategy mixed.
+    """
+    if capacity.mig_strategy(policy.fleet) != "single":
+        return
+    for use in quota_uses(policy):
+        slices = _slices_per_gpu(use.pool)
+        field = "cards" if use.quota.cards else "normalized" if use.quota.normalized else ""
+        if not slices or not field:
+            continue
+        profile, per_gpu = slices
+        yield error_at(
+            "mig-single-card-quota",
+            f"pool '{use.pool.name}' advertises {profile} MIG slices as {use.card.resource_name} "
+            f"({per_gpu} per GPU) under migStrategy single; `{field}` would count slices, "
+            "not cards",
+            use.quota.origin,
+            field,
+            key=True,
+            hint=f"write `mig: {{{profile}: N}}` for N slices, or use migStrategy mixed",
+        )
+
+
+def _slices_per_gpu(pool: Pool) -> tuple[str, int] | None:
+    """The one profile and its count per GPU of a MIG pool (the first, for a mixed layout that
+    mig-strategy-single-mixed reports); None without a layout."""
+    for cards in sorted({node.cards for node in pool.nodes}):
+        for profiles in capacity.covered_gpus(pool, cards).values():
+            for profile, count in sorted(profiles.items()):
+                return profile, count
+    return None
+
+
 @rule("mig-compute-instance", Severity.ERROR)
 def mig_compute_instance(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """Compute-instance profiles (`1c.3g.40gb`) cannot be exposed under migStrategy mixed.

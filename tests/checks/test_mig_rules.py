@@ -286,3 +286,53 @@ def test_blackwell_tables_follow_the_reference_file() -> None:
             f"4g.{three}gb",
             f"7g.{seven}gb",
         }
+
+
+def _single_h100_slices(policy) -> None:
+    """Issue 7 item 5: an H100 pool laid out as `3g.40gb: 2` per GPU under migStrategy single."""
+    strategy(policy, "single")
+    layout(policy, "{gpus: all, profiles: {3g.40gb: 2}}")
+
+
+def test_mig_single_refuses_whole_card_and_normalized_quotas(policy):
+    _single_h100_slices(policy)
+    policy.replace(
+        "teams.yaml",
+        "- {pool: h100-train, cards: 8}\n    - {pool: l40s-infer",
+        "- {pool: h100-train, normalized: 23.2}\n    - {pool: l40s-infer",
+    )
+    assert policy.spans("mig-single-card-quota") == sorted(
+        [
+            policy.pos("teams.yaml", "- {pool: h100-train, ^normalized: 23.2}"),
+            policy.pos(
+                "teams.yaml", "- {pool: l40s-infer, cards: 8}\n    - {pool: h100-train, ^cards"
+            ),
+        ]
+    )
+
+
+def test_mig_single_accepts_a_quota_in_slices(policy):
+    _single_h100_slices(policy)
+    for quota in (
+        "{pool: h100-train, cards: 8}\n    - {pool: l40s-infer",
+        "h100-train, cards: 8}\n  tiers: [serving]",
+    ):
+        policy.replace("teams.yaml", quota, quota.replace("cards: 8", "mig: {3g.40gb: 8}"))
+    policy.drop("profiles.yaml")  # its whole-card job has no place on a sliced pool
+    assert policy.spans("mig-single-card-quota") == []
+    sources = [(name, text.encode()) for name, text in sorted(policy.files.items())]
+    result = api.validate_sources(sources, api.Options(now=NOW, check_output=False))
+    queue = next(m.obj for m in result.manifests if m.kind == "ClusterQueue" and m.name == "ml")
+    flavor = next(
+        f for g in queue["spec"]["resourceGroups"] for f in g["flavors"] if "h100" in f["name"]
+    )
+    # Eight 3g slices, stated as such in the policy, are eight nvidia.com/gpu units.
+    assert {r["name"]: r["nominalQuota"] for r in flavor["resources"]}["nvidia.com/gpu"] == "8"
+
+
+def test_mig_single_card_quota_needs_single_and_a_layout(policy):
+    layout(policy, "{gpus: all, profiles: {3g.40gb: 2}}")  # mixed: nvidia.com/mig-3g.40gb
+    assert policy.spans("mig-single-card-quota") == []
+    plain = PolicyText(BASE)
+    strategy(plain, "single")  # no MIG layout: nvidia.com/gpu is a whole card
+    assert plain.spans("mig-single-card-quota") == []
