@@ -392,7 +392,7 @@ def test_a_job_no_worker_can_admit_waits_on_the_hub(
         if d.rule == "multikueue-quota-mismatch" and "nvidia.com/gpu 24" in d.message
     ]
     assert "above what its workers hold (16)" in predicted.message
-    assert "hold manager quota while they wait on a worker" in predicted.message
+    assert "it waits on the workers forever" in predicted.message
     hub, worker = connected[MANAGER], connected[WORKER]
     gitops.sync_argocd(hub, overbooked_tree / MANAGER, tree / MANAGER)
     obj = _big_job(_template(templates, "smoke-test", "research", "h100-80gb"), pods=3, cards=8)
