@@ -50,7 +50,16 @@ def sim() -> Iterator[cluster.SimCluster]:
 
 def render(policy_dir: Path, out: Path, *, command: str = "render") -> Path:
     """`hetgitops render|jobs POLICY --output OUT`, as a user or a CI pipeline runs it."""
-    result = subprocess.run(
+    result = run_output_command(policy_dir, out, command=command)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out
+
+
+def run_output_command(
+    policy_dir: Path, out: Path, *, command: str = "render"
+) -> subprocess.CompletedProcess[str]:
+    """The CLI process behind `render`, whatever its exit code (a refused change exits 1)."""
+    return subprocess.run(
         [
             str(Path(sys.executable).parent / "hetgitops"),
             command,
@@ -64,8 +73,6 @@ def render(policy_dir: Path, out: Path, *, command: str = "render") -> Path:
         text=True,
         check=False,
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return out
 
 
 @pytest.fixture(scope="session")

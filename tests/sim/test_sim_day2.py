@@ -16,8 +16,6 @@ the mark must go when the fix lands.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ from hetgitops import api
 from hetgitops.diagnostics import Severity
 
 from .checks import converged
-from .conftest import NOW, POLICIES, render
+from .conftest import NOW, POLICIES, render, run_output_command
 
 pytestmark = pytest.mark.sim
 
@@ -317,20 +315,7 @@ def test_day2_change_refused_before_sync(tmp_path: Path, change: str) -> None:
     assert rule in {d.rule for d in errors}
     assert all(d.span.line > 0 for d in errors if d.rule == rule)
     out = tmp_path / "tree"
-    rendered = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "hetgitops"),
-            "render",
-            str(policy_dir),
-            "--now",
-            NOW.isoformat(),
-            "--output",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    rendered = run_output_command(policy_dir, out)
     assert rendered.returncode == 1, rendered.stderr
     assert f"[{rule}]" in rendered.stdout + rendered.stderr
     assert not out.exists() or not any(out.rglob("*.yaml"))
