@@ -13,7 +13,7 @@ from typing import Any
 from hetgitops import api
 from hetgitops.diagnostics import Diagnostic, sort_unique
 from hetgitops.drift import fleet as fleet_checks
-from hetgitops.drift.client import Cluster, ClusterError, Forbidden, NotServed, Resource
+from hetgitops.live.client import Cluster, ClusterError, Forbidden, NotServed, Resource
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ignore import Ignores
 from hetgitops.drift.kinds import CRD_RESOURCE, NODE_RESOURCE, Catalogue, KindKey

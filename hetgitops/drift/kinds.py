@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hetgitops.drift.client import Resource
+from hetgitops.live.client import Resource
 
 CRD_RESOURCE = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", False)
 NODE_RESOURCE = Resource("", "v1", "nodes", "Node", False)

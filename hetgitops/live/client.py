@@ -1,4 +1,4 @@
-"""Drift stage: the cluster client (the only importer of `kubernetes`): paginated LISTs, one
+"""Live stage: the cluster client (the only importer of `kubernetes`): paginated LISTs, one
 server-side apply dry-run, and errors turned into three plain exception types."""
 
 from __future__ import annotations

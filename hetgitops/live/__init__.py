@@ -1,0 +1,8 @@
+"""Live stage: the one read-only path into a cluster, shared by `drift`, `import` and `explain`.
+
+Takes a kubeconfig (and context); gives raw JSON objects from paginated LISTs, one server-side
+apply dry-run, and three plain exception types for what can go wrong (`ClusterError`,
+`Forbidden`, `NotServed`, plus `RequestFailed` for any other refusal). `client` is the only
+importer of the `kubernetes` package in hetgitops; everything above it works on plain JSON.
+Imports nothing else from hetgitops, so any stage may read the cluster through it.
+"""
