@@ -1,0 +1,113 @@
+"""`hetgitops explain`: where a job lands and why it would pend (thin: logic in explain/)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import click
+
+from hetgitops.cli.common import (
+    EXIT_CODES_HELP,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    NOW_OPTION,
+    echo_report,
+    guarded,
+    policy_paths,
+)
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.option(
+    "--policy",
+    "paths",
+    multiple=True,
+    type=click.Path(path_type=Path, exists=True),
+    help="Policy files or folders (default: policies/).",
+)
+@click.option(
+    "-f",
+    "--filename",
+    "manifest",
+    type=click.File("r"),
+    help="A manifest to explain (Job, JobSet, PyTorchJob, Volcano Job, "
+    "LeaderWorkerSet, Deployment, Pod); - reads stdin.",
+)
+@click.option("--team", help="The team asking (request and --profile).")
+@click.option("--profile", help="Explain the team's job templates of this WorkloadProfile.")
+@click.option("--card", help="Card type the job selects (nodeSelector on the card-type label).")
+@click.option("--pool", help="Pool the job selects (nodeSelector on the pool label).")
+@click.option("--gpus", type=click.IntRange(min=1), help="Accelerator units in total.")
+@click.option("--per-node", type=click.IntRange(min=1), help="Units per pod (one pod per node).")
+@click.option("--gang", type=click.IntRange(min=1), help="Pods that start together.")
+@click.option("--mig", multiple=True, metavar="PROFILE=N", help="N MIG instances of PROFILE.")
+@click.option("--tier", help="PriorityTier (WorkloadPriorityClass) of the job.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@NOW_OPTION
+def explain(
+    paths: tuple[Path, ...],
+    manifest: TextIO | None,
+    team: str | None,
+    profile: str | None,
+    card: str | None,
+    pool: str | None,
+    gpus: int | None,
+    per_node: int | None,
+    gang: int | None,
+    mig: tuple[str, ...],
+    tier: str | None,
+    output_format: str,
+    now: dt.date,
+) -> None:
+    """Where a job would land on an empty cluster, or why it would pend: the flavors Kueue
+    tries in order, its reason and message, Volcano's and kube-scheduler's view, and the
+    policy line to change. Exit 1 when the job would not be admitted."""
+    from hetgitops.explain import formats, request, run
+    from hetgitops.explain.workload import WorkloadError
+
+    modes = sum(x is not None for x in (manifest, profile)) + bool(gpus or mig)
+    if modes != 1:
+        raise click.UsageError(
+            "give one of -f FILE, --profile P --team T, or --team T --gpus N|--mig P=N"
+        )
+    if (profile or gpus or mig) and not team:
+        raise click.UsageError("--team is required with --profile, --gpus and --mig")
+    if card and pool:
+        raise click.UsageError("--card and --pool exclude each other")
+
+    def go() -> int:
+        try:
+            policy = run.load_policy(policy_paths(paths), now)
+        except run.PolicyError as failed:
+            from hetgitops.reporting import FORMATTERS
+
+            echo_report(FORMATTERS["text"](failed.result))
+            return EXIT_FINDINGS
+        try:
+            if manifest is not None:
+                found = run.explain_all(policy, run.manifests(manifest.read(), manifest.name))
+            elif profile is not None:
+                assert team is not None
+                found = run.profile_explanations(policy, profile, team)
+            else:
+                assert team is not None
+                asked = request.Request(
+                    team, gpus, card, pool, per_node, gang, request.parse_mig(mig), tier
+                )
+                found = run.explain_all(policy, [request.from_request(policy, asked)])
+        except WorkloadError as exc:
+            raise click.UsageError(str(exc)) from None
+        echo_report(formats.FORMATS[output_format](found))
+        return EXIT_OK if all(e.verdict == "admitted" for e in found) else EXIT_FINDINGS
+
+    sys.exit(guarded(go))

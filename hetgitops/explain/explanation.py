@@ -1,0 +1,348 @@
+"""One workload explained: Kueue's verdict (`kueue.Assigner`), Volcano's and kube-scheduler's
+view, and the policy lines to change, as plain data the formats lay out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hetgitops.compilers.kueue_queues import local_queue_name
+from hetgitops.compilers.volcano import QueuePlan, queue_plans
+from hetgitops.diagnostics import Span
+from hetgitops.explain import kueue
+from hetgitops.explain.nodes import pool_nodes, selects, slots, taint_text, untolerated
+from hetgitops.explain.workload import DEFAULT, VOLCANO, PodSet, Workload
+from hetgitops.model.policy import Policy, Pool, Team, derived
+from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
+
+MISCONFIGURED = "Misconfigured"
+NOT_MANAGED = "NotManagedByKueue"
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A policy line to change and by how much (`amount` in the resource's units)."""
+
+    span: Span
+    what: str
+    resource: str = ""
+    amount: int = 0
+
+
+@dataclass(frozen=True)
+class Explanation:
+    workload: Workload
+    team: str | None
+    verdict: str  # admitted | pending | rejected | unmanaged
+    reason: str  # Kueue's reason token (or Misconfigured / Volcano's), "" when admitted
+    message: str
+    kueue: kueue.KueueVerdict | None = None
+    volcano: tuple[str, ...] = ()
+    scheduler: tuple[str, ...] = ()
+    policy: tuple[str, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def flavor(self) -> str | None:
+        if self.kueue is None or not self.kueue.admitted:
+            return None
+        chosen = [r.flavor.flavor for r in self.kueue.pod_sets if r.flavor]
+        return chosen[0] if chosen else None
+
+    @property
+    def pool(self) -> str | None:
+        if self.kueue is None or not self.kueue.admitted:
+            return None
+        chosen = [r.flavor.pool for r in self.kueue.pod_sets if r.flavor]
+        return chosen[0] if chosen else None
+
+
+def team_of(policy: Policy, workload: Workload) -> Team | None:
+    if workload.team is not None:
+        return policy.teams.get(workload.team)
+    for team in policy.teams.values():
+        if workload.namespace in team.namespaces:
+            return team
+    return None
+
+
+def explain(
+    policy: Policy,
+    workload: Workload,
+    *,
+    usage: kueue.Usage | None = None,
+    node_free: Mapping[str, Mapping[str, int]] | None = None,
+) -> Explanation:
+    team = team_of(policy, workload)
+    if workload.scheduler == VOLCANO:
+        return _volcano(policy, workload, team)
+    if workload.scheduler == DEFAULT:
+        lines = _kube_scheduler(policy, workload, None)
+        note = (
+            "no kueue.x-k8s.io/queue-name label: Kueue leaves the job alone "
+            "(manageJobsWithoutQueueName is false by default) and kube-scheduler places it "
+            "outside every quota"
+        )
+        return Explanation(
+            workload,
+            team.name if team else None,
+            "unmanaged",
+            NOT_MANAGED,
+            note,
+            scheduler=lines,
+        )
+    fleet = policy.fleet
+    if team is None or fleet is None:
+        where = f"{workload.namespace}/{workload.queue}"
+        message = f"LocalQueue {where} doesn't exist"
+        hint = (
+            f"namespace {workload.namespace} belongs to no team: add it to a Team's spec.namespaces"
+        )
+        return Explanation(workload, None, "pending", MISCONFIGURED, message, policy=(hint,))
+    expected = local_queue_name(fleet, team)
+    if workload.queue is not None and workload.queue != expected:
+        message = f"LocalQueue {workload.namespace}/{workload.queue} doesn't exist"
+        hint = f"team {team.name}'s LocalQueue is {expected!r}; label the job with it"
+        return Explanation(
+            workload,
+            team.name,
+            "pending",
+            MISCONFIGURED,
+            message,
+            policy=(hint,),
+            fixes=(Fix(team.origin.at("spec", "namespaces"), hint),),
+        )
+    policy_lines: list[str] = []
+    fixes: list[Fix] = []
+    if workload.tier is not None:
+        if workload.tier not in policy.tiers:
+            return Explanation(
+                workload,
+                team.name,
+                "rejected",
+                "WorkloadPriorityClassNotFound",
+                f'workloadPriorityClass "{workload.tier}" not found',
+                policy=(f"no PriorityTier {workload.tier}: one of {', '.join(policy.tiers)}",),
+            )
+        if workload.tier not in team.tiers:
+            policy_lines.append(
+                f"tier {workload.tier} is not among team {team.name}'s tiers "
+                f"({', '.join(team.tiers)}): Kueue does not check this, hetgitops' policy does"
+            )
+            fixes.append(Fix(team.origin.at("spec", "tiers"), f"add {workload.tier}"))
+    quotas = kueue.Quotas(policy, usage)
+    verdict = kueue.Assigner(policy, team, quotas, node_free).assign(workload.pod_sets)
+    policy_lines.extend(_policy_terms(policy, team, verdict, quotas, fixes))
+    return Explanation(
+        workload,
+        team.name,
+        "admitted" if verdict.admitted else "pending",
+        verdict.reason,
+        verdict.message,
+        kueue=verdict,
+        volcano=_volcano_view(policy, team, workload, verdict),
+        scheduler=_kube_scheduler(policy, workload, verdict),
+        policy=tuple(policy_lines),
+        fixes=tuple(fixes),
+    )
+
+
+def _policy_terms(
+    policy: Policy,
+    team: Team,
+    verdict: kueue.KueueVerdict,
+    quotas: kueue.Quotas,
+    fixes: list[Fix],
+) -> list[str]:
+    """For each flavor the workload's selector allows but quota refused: the quota line to
+    raise and by how much."""
+    lines: list[str] = []
+    plans = {p.pool.name: p for p in team_plan(policy, team)}
+    for result in verdict.pod_sets:
+        if result.flavor is not None:
+            borrowed = result.flavor.borrowing
+            for resource, amount in sorted(borrowed.items()):
+                if resource in HOST_RESOURCES:
+                    continue
+                lines.append(
+                    f"borrows {amount} {resource} in pool {result.flavor.pool} from cohort "
+                    f"{team.cohort} (quota at {plans[result.flavor.pool].origin})"
+                )
+            continue
+        if result.reason == kueue.TOPOLOGY_PLACEMENT_FAILED:
+            lines.append(
+                "the quota fits but the nodes do not: a larger topology domain (more nodes in "
+                "the pool or a broader topology level in the profile) is needed"
+            )
+        if not result.attempts and result.messages:
+            resource = result.messages[0].split()[1]
+            lines.append(
+                f"team {team.name} holds no {resource} in any pool: add it to a quota entry "
+                f"({team.origin.at('spec', 'quotas')})"
+            )
+            fixes.append(Fix(team.origin.at("spec", "quotas"), f"add {resource}", resource))
+        for attempt in result.attempts:
+            if attempt.reason not in (kueue.EXCEEDS_MAX_QUOTA, kueue.WAITING_FOR_QUOTA):
+                continue
+            plan = plans[attempt.pool]
+            for resource in sorted(result.pod_set.requests):
+                need = result.pod_set.total(resource)
+                most = quotas.potential(team, plan, resource)
+                if need <= most:
+                    continue
+                short = need - most
+                if resource in HOST_RESOURCES:
+                    lines.append(
+                        f"pool {attempt.pool}: the pod set needs {kueue.fmt(resource, need)} "
+                        f"{resource}, the queue reaches {kueue.fmt(resource, most)}: the "
+                        f"{resource} that come with the team's cards (cpuPerCard / "
+                        f"memoryPerCard at {team.origin.span}) or more cards"
+                    )
+                    continue
+                nominal = plan.nominal.get(resource, 0)
+                lines.append(
+                    f"pool {attempt.pool}: the pod set needs {need} {resource}, team "
+                    f"{team.name} reaches {most} (nominal {nominal} + borrowable {most - nominal})"
+                    f": raise the quota at {plan.origin} by {short}, or its borrowingLimit / "
+                    "the cohort's lending"
+                )
+                fixes.append(Fix(plan.origin, f"raise by {short}", resource, short))
+    return lines
+
+
+def _volcano_queue(policy: Policy, name: str | None) -> QueuePlan | None:
+    plans = derived(policy, "explain_volcano", lambda: {q.name: q for q in queue_plans(policy)})
+    return plans.get(name or "")
+
+
+def _volcano_view(
+    policy: Policy, team: Team, workload: Workload, verdict: kueue.KueueVerdict
+) -> tuple[str, ...]:
+    fleet = policy.fleet
+    if fleet is None or "volcano" not in fleet.targets:
+        return ()
+    if not verdict.admitted:
+        return ("Kueue keeps the job suspended: Volcano never sees its pods",)
+    pool = next((r.flavor.pool for r in verdict.pod_sets if r.flavor), None)
+    return (
+        f"pods run under kube-scheduler (schedulerName unset); the Volcano queue "
+        f"{team.name}-{pool} is not involved",
+    )
+
+
+def _volcano(policy: Policy, workload: Workload, team: Team | None) -> Explanation:
+    """A Volcano Job (or pods for Volcano): the queue's capability and the gang."""
+    queue = _volcano_queue(policy, workload.queue)
+    name = team.name if team else None
+    if queue is None:
+        message = f"unable to find job queue: {workload.queue}"
+        return Explanation(workload, name, "rejected", "QueueNotFound", message)
+    total = workload.pods
+    gang = workload.min_available or total
+    if gang > total:
+        message = f"minAvailable {gang} is greater than the {total} task replicas"
+        return Explanation(workload, name, "rejected", "NotEnoughTasks", message)
+    need: dict[str, int] = {}
+    left = gang
+    for pod_set in workload.pod_sets:
+        pods = min(left, pod_set.count)
+        left -= pods
+        for resource, amount in pod_set.requests.items():
+            need[resource] = need.get(resource, 0) + amount * pods
+    lines: list[str] = []
+    short = []
+    for resource, amount in sorted(need.items()):
+        capability = queue.capability.get(resource)
+        if capability is None:
+            continue
+        cap = int(capability * 1000) if resource == "cpu" else int(capability)
+        lines.append(f"queue {queue.name} capability {resource}: {cap}, gang needs {amount}")
+        if amount > cap:
+            short.append(resource)
+    if short:
+        message = f"queue resource quota insufficient: insufficient {short[0]}"
+        fixes = (Fix(queue.origin, f"raise by {need[short[0]]}", short[0]),)
+        return Explanation(
+            workload,
+            name,
+            "pending",
+            "NotEnoughResources",
+            message,
+            volcano=tuple(lines),
+            fixes=fixes,
+            policy=(
+                f"raise team {queue.team.name}'s quota in pool {queue.pool} at {queue.origin}",
+            ),
+        )
+    nodes = pool_nodes(policy, policy.pools[queue.pool])
+    room = sum(slots(n, workload.pod_sets[0].requests, None) for n in nodes)
+    if room < gang:
+        message = (
+            f"{gang - room}/{gang} tasks in gang unschedulable: pod group is not ready, "
+            f"{gang} minAvailable"
+        )
+        return Explanation(
+            workload, name, "pending", "Unschedulable", message, volcano=tuple(lines)
+        )
+    return Explanation(workload, name, "admitted", "", "", volcano=tuple(lines))
+
+
+def _kube_scheduler(
+    policy: Policy, workload: Workload, verdict: kueue.KueueVerdict | None
+) -> tuple[str, ...]:
+    """Per pod set: the largest node, selectors and taints, after Kueue injected the flavor's
+    nodeLabels and tolerations."""
+    lines: list[str] = []
+    results = verdict.pod_sets if verdict else ()
+    by_set = {r.pod_set.name: r for r in results}
+    for pod_set in workload.pod_sets:
+        result = by_set.get(pod_set.name)
+        pools = (
+            [policy.pools[result.flavor.pool]]
+            if result is not None and result.flavor is not None
+            else list(policy.pools.values())
+        )
+        flavor = None
+        if result is not None and result.flavor is not None:
+            team = policy.teams.get(verdict.cluster_queue) if verdict else None
+            if team is not None:
+                flavor = next(
+                    (f for f in kueue.flavors(policy, team) if f.name == result.flavor.flavor),
+                    None,
+                )
+        lines.append(_pod_line(policy, pod_set, pools, flavor))
+    return tuple(lines)
+
+
+def _pod_line(
+    policy: Policy, pod_set: PodSet, pools: list[Pool], flavor: kueue.Flavor | None
+) -> str:
+    selector = {**pod_set.node_selector, **(flavor.node_labels if flavor else {})}
+    tolerations = (*pod_set.tolerations, *(flavor.tolerations if flavor else ()))
+    nodes = [n for pool in pools for n in pool_nodes(policy, pool)]
+    matched = [n for n in nodes if selects(selector, n.labels)]
+    tolerating = [n for n in matched if untolerated(n, tolerations) is None]
+    fitting = [n for n in tolerating if slots(n, pod_set.requests, None) >= 1]
+    accel = {r: v for r, v in pod_set.requests.items() if r not in ("cpu", "memory")}
+    ask = ", ".join(f"{v} {r}" for r, v in sorted(accel.items())) or "no accelerator"
+    if fitting:
+        largest = max(slots(n, pod_set.requests, None) for n in fitting)
+        return (
+            f"pod set {pod_set.name}: {len(fitting)} node(s) fit a pod of {ask} "
+            f"(up to {largest} such pods per node)"
+        )
+    parts = []
+    if len(matched) < len(nodes):
+        parts.append(
+            f"{len(nodes) - len(matched)} node(s) didn't match Pod's node affinity/selector"
+        )
+    untol = [n for n in matched if untolerated(n, tolerations) is not None]
+    if untol:
+        taint = untolerated(untol[0], tolerations)
+        assert taint is not None
+        parts.append(f"{len(untol)} node(s) had untolerated taint {{{taint_text(taint)}}}")
+    if tolerating:
+        resource = next(iter(accel), "cpu")
+        parts.append(f"{len(tolerating)} Insufficient {resource}")
+    return f"pod set {pod_set.name}: 0/{len(nodes)} nodes are available: " + ", ".join(parts) + "."

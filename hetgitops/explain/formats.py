@@ -1,0 +1,160 @@
+"""Explanations as text, JSON (schemas/explain.schema.json) and Markdown."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from hetgitops.explain.explanation import Explanation
+from hetgitops.explain.kueue import Attempt, fmt
+from hetgitops.plan.quota_plan import HOST_RESOURCES as HOST
+
+SCHEMA_VERSION = 1
+
+
+def _request(e: Explanation) -> str:
+    parts = []
+    for ps in e.workload.pod_sets:
+        ask = ", ".join(
+            f"{v} {r}" for r, v in sorted(ps.requests.items()) if r not in ("cpu", "memory")
+        )
+        parts.append(f"{ps.name}: {ps.count} pod(s) x {ask or 'no accelerator'}")
+    return "; ".join(parts)
+
+
+def _attempt(a: Attempt) -> str:
+    if a.mode == "fit":
+        return "fits"
+    if a.mode == "borrow":
+        lent = ", ".join(
+            f"{fmt(r, n)} {r}" for r, n in sorted(a.borrowing.items()) if r not in HOST
+        )
+        return f"fits, borrowing {lent}"
+    return f"{a.reason}: " + ", ".join(a.messages)
+
+
+def as_data(e: Explanation) -> dict[str, Any]:
+    w = e.workload
+    data: dict[str, Any] = {
+        "workload": {
+            "kind": w.kind,
+            "name": w.name,
+            "namespace": w.namespace,
+            "queue": w.queue,
+            "tier": w.tier,
+            "scheduler": w.scheduler,
+            "podSets": [
+                {
+                    "name": ps.name,
+                    "count": ps.count,
+                    "requests": dict(sorted(ps.requests.items())),
+                    "nodeSelector": dict(sorted(ps.node_selector.items())),
+                }
+                for ps in w.pod_sets
+            ],
+        },
+        "team": e.team,
+        "verdict": e.verdict,
+        "reason": e.reason,
+        "message": e.message,
+        "flavor": e.flavor,
+        "pool": e.pool,
+        "kueue": None,
+        "volcano": list(e.volcano),
+        "kubeScheduler": list(e.scheduler),
+        "policy": list(e.policy),
+        "fixes": [
+            {"at": str(f.span), "change": f.what, "resource": f.resource, "amount": f.amount}
+            for f in e.fixes
+        ],
+    }
+    if e.kueue is not None:
+        data["kueue"] = {
+            "clusterQueue": e.kueue.cluster_queue,
+            "admitted": e.kueue.admitted,
+            "podSets": [
+                {
+                    "name": r.pod_set.name,
+                    "flavor": r.flavor.flavor if r.flavor else None,
+                    "pool": r.flavor.pool if r.flavor else None,
+                    "reason": r.reason,
+                    "attempts": [
+                        {
+                            "flavor": a.flavor,
+                            "pool": a.pool,
+                            "mode": a.mode,
+                            "reason": a.reason,
+                            "messages": list(a.messages),
+                            "borrowing": dict(sorted(a.borrowing.items())),
+                        }
+                        for a in r.attempts
+                    ],
+                    "placement": None
+                    if r.placement is None
+                    else {
+                        "level": r.placement.level,
+                        "domain": list(r.placement.domain),
+                        "nodes": list(r.placement.nodes),
+                    },
+                }
+                for r in e.kueue.pod_sets
+            ],
+        }
+    return data
+
+
+def render_json(explanations: Iterable[Explanation]) -> str:
+    body = {"schemaVersion": SCHEMA_VERSION, "explanations": [as_data(e) for e in explanations]}
+    return json.dumps(body, indent=2, sort_keys=False) + "\n"
+
+
+def _lines(e: Explanation, bullet: str, code: Callable[[str], str]) -> list[str]:
+    w = e.workload
+    head = f"{w.kind} {w.name}" + (f" in {w.namespace}" if w.namespace else "")
+    out = [f"{head} (team {e.team or '?'}; {_request(e)})"]
+    if e.kueue is not None:
+        out.append(f"{bullet}Kueue, ClusterQueue {e.kueue.cluster_queue}, flavors in order:")
+        for result in e.kueue.pod_sets:
+            if not result.attempts and result.messages:
+                out.append(f"  {bullet}pod set {result.pod_set.name}: {code(result.messages[0])}")
+            for i, a in enumerate(result.attempts, 1):
+                name = result.pod_set.name
+                out.append(f"  {bullet}{name} {i}. {a.flavor} (pool {a.pool}): {_attempt(a)}")
+            if result.placement is not None:
+                p = result.placement
+                dom = f" domain {'/'.join(p.domain)} ({p.level})" if p.domain else ""
+                out.append(f"  {bullet}{result.pod_set.name} placed{dom} on {', '.join(p.nodes)}")
+    if e.verdict == "admitted":
+        where = f" in flavor {e.flavor} (pool {e.pool})" if e.flavor else ""
+        out.append(f"{bullet}verdict: admitted{where}")
+    else:
+        out.append(f"{bullet}verdict: {e.verdict}, {e.reason}: {code(e.message)}")
+    for title, lines in (
+        ("Volcano", e.volcano),
+        ("kube-scheduler", e.scheduler),
+        ("policy", e.policy),
+    ):
+        for line in lines:
+            out.append(f"{bullet}{title}: {line}")
+    return out
+
+
+def render_text(explanations: Iterable[Explanation]) -> str:
+    blocks = ["\n".join(_lines(e, "  ", lambda s: s)) for e in explanations]
+    return "\n\n".join(blocks) + "\n"
+
+
+def render_markdown(explanations: Iterable[Explanation]) -> str:
+    blocks = []
+    for e in explanations:
+        first, *rest = _lines(e, "- ", lambda s: f"`{s}`")
+        blocks.append("\n".join([f"### {first}", "", *rest]))
+    return "\n\n".join(blocks) + "\n"
+
+
+FORMATS: dict[str, Callable[[Iterable[Explanation]], str]] = {
+    "text": render_text,
+    "json": render_json,
+    "markdown": render_markdown,
+}

@@ -1,0 +1,446 @@
+"""Kueue v0.19.2's flavor assignment replayed over the team's ClusterQueue, as hetgitops
+renders it (`compilers.kueue_flavors`, `plan.quota_plan`).
+
+Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.19.2:
+- pod sets are assigned one after another; the first that gets no flavor ends the attempt
+  (:793-862), and their requests add up per flavor (`assignmentUsage`);
+- a requested resource no resource group covers: "resource R unavailable in ClusterQueue"
+  (:1069-1072), no flavor tried, reason NoMatchingFlavor (:952-956);
+- flavors in the ClusterQueue's order (:1086-1093); a flavor whose nodeLabels the pod's node
+  selector contradicts: "flavor F doesn't match node affinity" (:1236-1252, only the flavor's
+  own label keys count), NoMatchingFlavor (:1100-1108); Kueue's flavors carry tolerations, no
+  nodeTaints, so "untolerated taint" cannot arise from hetgitops' flavors (:1236-1243);
+- per resource, usage + request > PotentialAvailable: "insufficient quota for R in flavor F,
+  previously considered podsets requests (a) + current podset request (b) > maximum capacity
+  (c)", ExceedsMaxQuota (:1343-1358); above Available: "insufficient unused quota for R in
+  flavor F, N more needed", WaitingForQuota (:1366-1368);
+- flavorFungibility: whenCanBorrow MayStopSearch stops at the first flavor that fits, borrowing
+  or not; TryNextFlavor looks on for one that fits without borrowing (:1172-1186, :1257-1275);
+- reasons of all flavors tried are sorted and joined by ", " (Status.Message, :353-362), pod
+  sets by "; " after "couldn't assign flavors to pod set P: " (:227-245);
+- the overall reason: per pod set the least severe of its flavors' reasons, across pod sets the
+  most severe (:943-990; NoMatchingFlavor > ExceedsMaxQuota > WaitingForQuota >
+  TopologyPlacementFailed, :298-326);
+- with a Topology (every flavor of a fleet with `topology`), the chosen flavors are then placed
+  on nodes (:873-900, pkg/cache/scheduler/tas_flavor_snapshot.go): a pod set that fits no
+  domain is "topology "T" doesn't allow to fit any of N pod(s)" or "allows to fit only k out of
+  N pod(s)" (:1997-2016), TopologyPlacementFailed.
+The reason tokens are those of Kueue's UnadmittedWorkloadsObservability gate (off by default in
+v0.19.2: the condition's reason is then `Pending`, the message the same)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hetgitops.compilers.kueue_flavors import resource_flavor, topology_levels, topology_name
+from hetgitops.explain.nodes import NodeView, pool_nodes, selects, slots, untolerated
+from hetgitops.explain.workload import PodSet
+from hetgitops.model.policy import Policy, Team
+from hetgitops.plan.quota_plan import (
+    HOST_RESOURCES,
+    FlavorPlan,
+    Reach,
+    accelerator_resources,
+    cohort_root,
+    reach,
+    team_plan,
+)
+
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+WAITING_FOR_QUOTA = "WaitingForQuota"
+TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"
+SEVERITY = {
+    "": 0,
+    TOPOLOGY_PLACEMENT_FAILED: 1,
+    WAITING_FOR_QUOTA: 2,
+    EXCEEDS_MAX_QUOTA: 3,
+    NO_MATCHING_FLAVOR: 4,
+}
+
+# (team, pool, resource) -> what the team's admitted workloads hold, Kueue's integers.
+Usage = Mapping[tuple[str, str, str], int]
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """One flavor of the team's ClusterQueue, in its order."""
+
+    name: str
+    plan: FlavorPlan
+    node_labels: Mapping[str, str]
+    tolerations: tuple[Mapping[str, Any], ...]
+    topology: str | None
+
+
+def flavors(policy: Policy, team: Team) -> list[Flavor]:
+    fleet = policy.fleet
+    found = []
+    for plan in team_plan(policy, team):
+        if fleet is None:
+            continue
+        obj = resource_flavor(policy, fleet, plan.pool)
+        spec = obj["spec"]
+        found.append(
+            Flavor(
+                obj["metadata"]["name"],
+                plan,
+                spec.get("nodeLabels") or {},
+                tuple(spec.get("tolerations") or ()),
+                spec.get("topologyName"),
+            )
+        )
+    return found
+
+
+def covered(policy: Policy, team: Team) -> list[str]:
+    return [*HOST_RESOURCES, *accelerator_resources(team_plan(policy, team))]
+
+
+class Quotas:
+    """Kueue's Available and PotentialAvailable for a team's flavor and resource, from the
+    plan's limits (`Reach.limits`) and what every queue already uses. Cohorts below the root
+    carry no quota of their own, so the tree folds to its root (resource_node.go:74-122)."""
+
+    def __init__(self, policy: Policy, usage: Usage | None = None) -> None:
+        self.policy = policy
+        self.reach: Reach = reach(policy)
+        self.usage: Usage = usage or {}
+        self.borrowed: Counter[tuple[str, str, str]] = Counter()
+        for (team_name, pool, resource), used in self.usage.items():
+            team = policy.teams.get(team_name)
+            if team is None or team.cohort is None:
+                continue
+            guaranteed = self._guaranteed(team_name, pool, resource)
+            root = cohort_root(policy, team.cohort)
+            self.borrowed[root, pool, resource] += max(0, used - guaranteed)
+
+    def _limits(self, team: str, pool: str, resource: str) -> tuple[int, int | None, int | None]:
+        return self.reach.limits.get((team, pool), {}).get(resource, (0, None, None))
+
+    def _guaranteed(self, team: str, pool: str, resource: str) -> int:
+        nominal, _, lending = self._limits(team, pool, resource)
+        return 0 if lending is None else max(0, nominal - lending)
+
+    def nominal(self, team: Team, pool: str, resource: str) -> int:
+        return self._limits(team.name, pool, resource)[0]
+
+    def potential(self, team: Team, plan: FlavorPlan, resource: str) -> int:
+        return self.reach.most(team, plan.pool, resource) or 0
+
+    def used(self, team: Team, pool: str, resource: str) -> int:
+        return self.usage.get((team.name, pool, resource), 0)
+
+    def available(self, team: Team, plan: FlavorPlan, resource: str) -> int:
+        pool = plan.pool.name
+        nominal, borrowing, _ = self._limits(team.name, pool, resource)
+        used = self.used(team, pool, resource)
+        if team.cohort is None:
+            return nominal - used
+        guaranteed = self._guaranteed(team.name, pool, resource)
+        local = max(0, guaranteed - used)
+        root = cohort_root(self.policy, team.cohort)
+        subtree = self.reach.lent[root, pool, resource]
+        parent = subtree - self.borrowed[root, pool, resource]
+        if borrowing is not None:
+            stored = nominal - guaranteed
+            parent = min(stored - max(0, used - guaranteed) + borrowing, parent)
+        return local + parent
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One flavor tried for one pod set: `mode` fit | borrow | nofit."""
+
+    flavor: str
+    pool: str
+    mode: str
+    reason: str = ""
+    messages: tuple[str, ...] = ()
+    borrowing: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the pod set's pods would go: the topology domain and nodes (TAS)."""
+
+    level: str | None
+    domain: tuple[str, ...]
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PodSetResult:
+    pod_set: PodSet
+    attempts: tuple[Attempt, ...]
+    flavor: Attempt | None
+    messages: tuple[str, ...]
+    reason: str
+    placement: Placement | None = None
+
+
+@dataclass(frozen=True)
+class KueueVerdict:
+    cluster_queue: str
+    admitted: bool
+    reason: str  # "" when admitted
+    message: str
+    pod_sets: tuple[PodSetResult, ...]
+
+
+def fmt(resource: str, amount: int) -> str:
+    """Kueue's resourceFormatter: cpu back from milli-units, others as plain integers."""
+    if resource == "cpu":
+        return f"{amount // 1000}" if amount % 1000 == 0 else f"{amount}m"
+    if resource == "memory":
+        for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if amount and amount % size == 0:
+                return f"{amount // size}{suffix}"
+    return str(amount)
+
+
+class Assigner:
+    def __init__(
+        self,
+        policy: Policy,
+        team: Team,
+        quotas: Quotas,
+        node_free: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> None:
+        self.policy, self.team, self.quotas = policy, team, quotas
+        self.flavors = flavors(policy, team)
+        self.covered = covered(policy, team)
+        self.node_free = node_free or {}
+        fleet = policy.fleet
+        self.when_can_borrow = fleet.when_can_borrow if fleet else "MayStopSearch"
+
+    def _selector_fits(self, flavor: Flavor, pod_set: PodSet) -> bool:
+        keys = set(flavor.node_labels)
+        relevant = {k: v for k, v in pod_set.node_selector.items() if k in keys}
+        return selects(relevant, flavor.node_labels)
+
+    def _quota(self, flavor: Flavor, pod_set: PodSet, used: Counter[tuple[str, str]]) -> Attempt:
+        mode, reason, messages, borrowing = "fit", "", [], {}
+        for resource in sorted(r for r in pod_set.requests if r in self.covered):
+            request = pod_set.total(resource)
+            if request == 0:
+                continue
+            before = used[flavor.name, resource]
+            value = before + request
+            most = self.quotas.potential(self.team, flavor.plan, resource)
+            if value > most:
+                messages.append(
+                    f"insufficient quota for {resource} in flavor {flavor.name}, previously "
+                    f"considered podsets requests ({fmt(resource, before)}) + current podset "
+                    f"request ({fmt(resource, request)}) > maximum capacity "
+                    f"({fmt(resource, most)})"
+                )
+                mode, reason = "nofit", _worse(reason, EXCEEDS_MAX_QUOTA)
+                continue
+            available = self.quotas.available(self.team, flavor.plan, resource)
+            if value > available:
+                messages.append(
+                    f"insufficient unused quota for {resource} in flavor {flavor.name}, "
+                    f"{fmt(resource, value - available)} more needed"
+                )
+                mode, reason = "nofit", _worse(reason, WAITING_FOR_QUOTA)
+                continue
+            nominal = self.quotas.nominal(self.team, flavor.plan.pool.name, resource)
+            held = self.quotas.used(self.team, flavor.plan.pool.name, resource)
+            if held + value > nominal:
+                borrowing[resource] = held + value - nominal
+                if mode == "fit":
+                    mode = "borrow"
+        return Attempt(flavor.name, flavor.plan.pool.name, mode, reason, tuple(messages), borrowing)
+
+    def _pod_set(self, pod_set: PodSet, used: Counter[tuple[str, str]]) -> PodSetResult:
+        missing = [
+            r for r in sorted(pod_set.requests) if pod_set.requests[r] and r not in self.covered
+        ]
+        if missing:
+            message = f"resource {missing[0]} unavailable in ClusterQueue"
+            return PodSetResult(pod_set, (), None, (message,), NO_MATCHING_FLAVOR)
+        attempts: list[Attempt] = []
+        chosen: Attempt | None = None
+        for flavor in self.flavors:
+            if not self._selector_fits(flavor, pod_set):
+                attempts.append(
+                    Attempt(
+                        flavor.name,
+                        flavor.plan.pool.name,
+                        "nofit",
+                        NO_MATCHING_FLAVOR,
+                        (f"flavor {flavor.name} doesn't match node affinity",),
+                    )
+                )
+                continue
+            attempt = self._quota(flavor, pod_set, used)
+            attempts.append(attempt)
+            if attempt.mode == "fit":
+                chosen = attempt
+                break
+            if attempt.mode == "borrow":
+                if chosen is None:
+                    chosen = attempt
+                if self.when_can_borrow != "TryNextFlavor":
+                    break
+        if chosen is not None:
+            return PodSetResult(pod_set, tuple(attempts), chosen, (), "")
+        messages = tuple(sorted(m for a in attempts for m in a.messages))
+        reason = min((a.reason for a in attempts), key=SEVERITY.__getitem__, default="")
+        return PodSetResult(pod_set, tuple(attempts), None, messages, reason or NO_MATCHING_FLAVOR)
+
+    def assign(self, pod_sets: tuple[PodSet, ...]) -> KueueVerdict:
+        used: Counter[tuple[str, str]] = Counter()
+        results: list[PodSetResult] = []
+        for pod_set in pod_sets:
+            result = self._pod_set(pod_set, used)
+            results.append(result)
+            if result.flavor is None:
+                return _verdict(self.team.name, results, pending=result)
+            for resource in pod_set.requests:
+                used[result.flavor.flavor, resource] += pod_set.total(resource)
+        placed = self._place(results)
+        failed = next((r for r in placed if r.reason), None)
+        return _verdict(self.team.name, placed, pending=failed)
+
+    def _place(self, results: list[PodSetResult]) -> list[PodSetResult]:
+        """Topology-aware placement of each pod set in its flavor's nodes, pod sets in order
+        (each takes its nodes' units from the next)."""
+        by_name = {f.name: f for f in self.flavors}
+        free: dict[str, dict[str, int]] = {}
+        placed = []
+        for result in results:
+            flavor = by_name[result.flavor.flavor] if result.flavor else None
+            if flavor is None or flavor.topology is None or self.policy.fleet is None:
+                placed.append(result)
+                continue
+            placement, message = self._place_one(flavor, result.pod_set, free)
+            if message:
+                placed.append(
+                    PodSetResult(
+                        result.pod_set,
+                        result.attempts,
+                        None,
+                        (message,),
+                        TOPOLOGY_PLACEMENT_FAILED,
+                    )
+                )
+                return placed
+            placed.append(
+                PodSetResult(result.pod_set, result.attempts, result.flavor, (), "", placement)
+            )
+        return placed
+
+    def _place_one(
+        self, flavor: Flavor, pod_set: PodSet, free: dict[str, dict[str, int]]
+    ) -> tuple[Placement | None, str]:
+        fleet = self.policy.fleet
+        assert fleet is not None
+        levels = topology_levels(self.policy, fleet)
+        name = topology_name(self.policy, fleet)
+        selector = {**pod_set.node_selector, **flavor.node_labels}
+        tolerations = (*pod_set.tolerations, *flavor.tolerations)
+        nodes: list[NodeView] = []
+        excluded: Counter[str] = Counter()
+        all_nodes = pool_nodes(self.policy, flavor.plan.pool)
+        for node in all_nodes:
+            if not selects(selector, node.labels):
+                excluded["nodeSelector"] += 1
+                continue
+            taint = untolerated(node, tolerations)
+            if taint is not None:
+                excluded[f'taint "{taint.key}={taint.value or ""}:{taint.effect}"'] += 1
+                continue
+            nodes.append(node)
+        accel = {r: n for r, n in pod_set.requests.items() if r not in ("cpu", "memory", "pods")}
+        room: dict[str, int] = {}
+        for node in nodes:
+            left = free.setdefault(node.name, dict(self.node_free.get(node.name, node.units)))
+            room[node.name] = slots(node, accel, left)
+            if room[node.name] == 0:
+                for resource in accel:
+                    if left.get(resource, 0) < accel[resource]:
+                        excluded[f'resource "{resource}"'] += 1
+                        break
+        required = pod_set.required_topology
+        level = required or pod_set.preferred_topology
+        count = pod_set.count
+        domains = self._domains(nodes, level if level in levels else None)
+        best = _best_domain(domains, room, count)
+        if best is None and required is None:
+            best = () if sum(room.values()) >= count else None
+            domains = {(): nodes}
+        if best is None:
+            if required is not None:
+                fit = max((_room(d, room) for d in domains.values()), default=0)
+            else:
+                fit = sum(room.values())
+            head = (
+                f'topology "{name}" doesn\'t allow to fit any of {count} pod(s)'
+                if fit == 0
+                else f'topology "{name}" allows to fit only {fit} out of {count} pod(s)'
+            )
+            if excluded:
+                reasons = ", ".join(sorted(f"{k}: {v}" for k, v in excluded.items()))
+                head += f". Total nodes: {len(all_nodes)}; excluded: {reasons}"
+            return None, head
+        taken: list[str] = []
+        left_count = count
+        for node in sorted(domains[best], key=lambda n: (-room[n.name], n.name)):
+            take = min(room[node.name], left_count)
+            if take <= 0:
+                continue
+            left_count -= take
+            taken.append(node.name)
+            for resource, amount in accel.items():
+                free[node.name][resource] = free[node.name].get(resource, 0) - amount * take
+        return Placement(level if best else None, best, tuple(sorted(taken))), ""
+
+    def _domains(
+        self, nodes: list[NodeView], level: str | None
+    ) -> dict[tuple[str, ...], list[NodeView]]:
+        """Nodes grouped by their values of the topology levels down to `level`; one group of
+        every node without a level."""
+        fleet = self.policy.fleet
+        assert fleet is not None
+        if level is None:
+            return {(): nodes}
+        levels = topology_levels(self.policy, fleet)
+        depth = levels.index(level) + 1
+        groups: dict[tuple[str, ...], list[NodeView]] = {}
+        for node in nodes:
+            key = tuple(node.labels.get(label, "") for label in levels[:depth])
+            groups.setdefault(key, []).append(node)
+        return groups
+
+
+def _room(nodes: list[NodeView], room: Mapping[str, int]) -> int:
+    return sum(room[n.name] for n in nodes)
+
+
+def _best_domain(
+    domains: Mapping[tuple[str, ...], list[NodeView]], room: Mapping[str, int], count: int
+) -> tuple[str, ...] | None:
+    """BestFit: the domain with the least room that still holds every pod, ties by name."""
+    fitting = [(_room(n, room), key) for key, n in domains.items() if _room(n, room) >= count]
+    return min(fitting)[1] if fitting else None
+
+
+def _worse(a: str, b: str) -> str:
+    return a if SEVERITY[a] >= SEVERITY[b] else b
+
+
+def _verdict(team: str, results: list[PodSetResult], pending: PodSetResult | None) -> KueueVerdict:
+    if pending is None:
+        return KueueVerdict(team, True, "", "", tuple(results))
+    parts = [
+        f"couldn't assign flavors to pod set {r.pod_set.name}: {', '.join(r.messages)}"
+        for r in results
+        if r.flavor is None
+    ]
+    reason = max((r.reason for r in results if r.flavor is None), key=SEVERITY.__getitem__)
+    return KueueVerdict(team, False, reason, "; ".join(parts), tuple(results))

@@ -1,0 +1,92 @@
+"""The nodes of a pool as kube-scheduler and Kueue's topology-aware scheduling see them: labels
+(taxonomy + hostname), taints, and what each offers per accelerator resource.
+
+Accelerator units per node come from plan/capacity (`pool_resources` of a one-node pool), the
+numbers the device plugin advertises; cpu and memory per node are not in the policy, so a node
+is taken to hold the cpu and memory its cards come with (as the simulated fleet builds them)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hetgitops.compilers.kueue_flavors import HOSTNAME
+from hetgitops.compilers.labels import node_labels
+from hetgitops.model.policy import Policy, Pool, Taint, derived
+from hetgitops.plan.capacity import pool_resources
+
+
+@dataclass(frozen=True)
+class NodeView:
+    name: str
+    pool: str
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    units: Mapping[str, int]  # accelerator resource -> allocatable units
+
+
+def pool_nodes(policy: Policy, pool: Pool) -> list[NodeView]:
+    """Every node of the pool, computed once per policy and pool."""
+    return derived(policy, ("explain_nodes", pool.name), lambda: _nodes(policy, pool))
+
+
+def _nodes(policy: Policy, pool: Pool) -> list[NodeView]:
+    card = policy.card_types.get(pool.card_type)
+    if card is None:
+        return []
+    per_size: dict[int, dict[str, int]] = {}
+    found = []
+    for node in pool.nodes:
+        if node.cards not in per_size:
+            single = dataclasses.replace(pool, nodes=(node,))
+            per_size[node.cards] = pool_resources(single, card, policy.fleet)
+        labels = {**node_labels(policy, pool, node), HOSTNAME: node.name}
+        found.append(NodeView(node.name, pool.name, labels, pool.taints, per_size[node.cards]))
+    return found
+
+
+def tolerated(taint: Taint, tolerations: Iterable[Mapping[str, Any]]) -> bool:
+    """kube-scheduler's TaintToleration rule for one NoSchedule/NoExecute taint."""
+    for toleration in tolerations:
+        effect = toleration.get("effect")
+        if effect and effect != taint.effect:
+            continue
+        key = toleration.get("key")
+        if toleration.get("operator", "Equal") == "Exists":
+            if not key or key == taint.key:
+                return True
+        elif key == taint.key and (toleration.get("value") or "") == (taint.value or ""):
+            return True
+    return False
+
+
+def untolerated(node: NodeView, tolerations: Iterable[Mapping[str, Any]]) -> Taint | None:
+    listed = list(tolerations)
+    for taint in node.taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not tolerated(taint, listed):
+            return taint
+    return None
+
+
+def taint_text(taint: Taint) -> str:
+    """A taint as Kubernetes prints it (`key=value:Effect`)."""
+    value = f"={taint.value}" if taint.value else ""
+    return f"{taint.key}{value}:{taint.effect}"
+
+
+def selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def slots(node: NodeView, requests: Mapping[str, int], free: Mapping[str, int] | None) -> int:
+    """How many pods of `requests` fit the node's accelerators (free units when given); a pod
+    that asks no accelerator is bounded only by the 110 pods a node runs."""
+    units = node.units if free is None else free
+    counts = [
+        units.get(resource, 0) // amount
+        for resource, amount in requests.items()
+        if amount > 0 and resource not in ("cpu", "memory", "pods", "ephemeral-storage")
+    ]
+    return min(counts, default=110)

@@ -1,0 +1,100 @@
+"""The explain stage's entry points for the CLI: load the policy once, build the workloads
+asked about and explain each."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hetgitops import api
+from hetgitops.explain import request as requests
+from hetgitops.explain.explanation import Explanation, explain
+from hetgitops.explain.workload import Workload, WorkloadError, from_manifest
+from hetgitops.model.policy import Policy
+
+
+class PolicyError(Exception):
+    """The policy did not load into a model: the findings say why (exit 1)."""
+
+    def __init__(self, result: api.Result) -> None:
+        super().__init__("policy has errors")
+        self.result = result
+
+
+def load_policy(paths: Iterable[Path], now: dt.date) -> Policy:
+    options = api.Options(now=now, check_output=False, targets=())
+    result = api.validate(list(paths), options)
+    if result.policy is None or result.failed():
+        raise PolicyError(result)
+    return result.policy
+
+
+def manifests(text: str, name: str) -> list[Workload]:
+    try:
+        docs: list[Any] = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        raise WorkloadError(f"{name}: not YAML ({exc})") from None
+    found: list[Workload] = []
+    for doc in docs:
+        items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+        found.extend(from_manifest(item) for item in items or [])
+    if not found:
+        raise WorkloadError(f"{name}: no manifest")
+    return found
+
+
+def explain_all(policy: Policy, workloads: Iterable[Workload]) -> list[Explanation]:
+    return [explain(policy, w) for w in workloads]
+
+
+def profile_explanations(policy: Policy, profile: str, team: str) -> list[Explanation]:
+    """The rendered templates explained; when `jobs` renders none for the pair, the profile's
+    request on its first card type, so Kueue's verdict says why."""
+    rendered = requests.from_profile(policy, profile, team)
+    if rendered:
+        return explain_all(policy, rendered)
+    asked = requests.profile_request(policy, profile, team)
+    workload = requests.from_request(policy, asked)
+    note = f"hetgitops jobs renders no template of {profile} for {team}"
+    found = explain(policy, workload)
+    return [
+        Explanation(
+            found.workload,
+            found.team,
+            found.verdict,
+            found.reason,
+            found.message,
+            kueue=found.kueue,
+            volcano=found.volcano,
+            scheduler=found.scheduler,
+            policy=(note, *_why_not_rendered(policy, profile, team), *found.policy),
+            fixes=found.fixes,
+        )
+    ]
+
+
+def _why_not_rendered(policy: Policy, profile_name: str, team_name: str) -> list[str]:
+    from hetgitops.plan import routing
+    from hetgitops.plan.quota_plan import reach
+
+    profile, team = policy.profiles[profile_name], policy.teams[team_name]
+    if profile.tier not in team.tiers:
+        return [f"tier {profile.tier} is not among the team's tiers ({', '.join(team.tiers)})"]
+    if profile.teams is not None and team_name not in profile.teams:
+        return [f"the profile lists teams {', '.join(profile.teams)} only"]
+    routes = routing.router(policy).routes(profile)
+    if not routes:
+        return ["no pool of an eligible card type offers what a pod requests"]
+    verdict = routing.admissible(reach(policy), team, routes, profile)
+    if verdict.route is None:
+        pools = ", ".join(sorted({r.pool.name for r in routes}))
+        return [f"the team holds no quota in a pool the profile may run on ({pools})"]
+    need = routing.gang_need(verdict.route, profile)
+    return [
+        f"best pool {verdict.route.pool.name}: the gang needs {need} {verdict.route.resource}, "
+        f"the team reaches {verdict.most}"
+    ]

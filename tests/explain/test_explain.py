@@ -1,0 +1,284 @@
+"""`hetgitops explain` on the bundled fleet: Kueue's order, reasons and messages (v0.19.2
+flavorassigner shapes), the policy line to change, every manifest kind, and the JSON schema."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from hetgitops.cli import main as cli
+from hetgitops.explain import request, run
+from hetgitops.explain.explanation import explain
+from hetgitops.explain.workload import WorkloadError, from_manifest
+
+REPO = Path(__file__).resolve().parents[2]
+NOW = dt.date(2026, 12, 1)
+SCHEMA = json.loads((REPO / "schemas" / "explain.schema.json").read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def policy() -> Any:
+    return run.load_policy([REPO / "policies"], NOW)
+
+
+def ask(policy: Any, **kwargs: Any) -> Any:
+    return explain(policy, request.from_request(policy, request.Request(**kwargs)))
+
+
+def test_whole_h100s_in_pods_of_eight_do_not_fit_nodes_with_four_whole_cards(policy: Any) -> None:
+    found = ask(policy, team="finetune-nlp", card="h100-80gb", gpus=16, per_node=8)
+    assert (found.verdict, found.reason) == ("pending", "TopologyPlacementFailed")
+    assert found.message.startswith(
+        "couldn't assign flavors to pod set main: topology \"fleet-topology-"
+    )
+    assert "doesn't allow to fit any of 2 pod(s). Total nodes: 6; excluded: " in found.message
+    assert 'resource "nvidia.com/gpu": 6' in found.message
+
+
+def test_pods_of_four_land_in_h100_borrowing_eight_from_the_cohort(policy: Any) -> None:
+    found = ask(policy, team="finetune-nlp", card="h100-80gb", gpus=16, per_node=4)
+    assert found.verdict == "admitted" and found.pool == "h100-infer"
+    first, second = found.kueue.pod_sets[0].attempts
+    assert first.pool == "a800-train" and first.reason == "NoMatchingFlavor"
+    assert first.messages == (f"flavor {first.flavor} doesn't match node affinity",)
+    assert second.mode == "borrow" and second.borrowing["nvidia.com/gpu"] == 8
+    assert len(found.kueue.pod_sets[0].placement.nodes) == 4
+
+
+def test_quota_shortfall_names_the_quota_line_and_the_amount(policy: Any) -> None:
+    found = ask(policy, team="research", card="h100-80gb", gpus=32, per_node=4)
+    assert (found.verdict, found.reason) == ("pending", "ExceedsMaxQuota")
+    flavor = found.kueue.pod_sets[0].attempts[1].flavor
+    assert (
+        f"insufficient quota for nvidia.com/gpu in flavor {flavor}, previously considered "
+        "podsets requests (0) + current podset request (32) > maximum capacity (12)"
+    ) in found.message
+    fix = next(f for f in found.fixes if f.resource == "nvidia.com/gpu")
+    assert fix.amount == 20
+    text = (REPO / "policies" / "teams" / "others.yaml").read_text().splitlines()
+    assert "pool: h100-infer" in text[fix.span.line - 1]
+
+
+def test_a_mig_profile_the_team_lists_nowhere_is_unavailable_in_its_cluster_queue(
+    policy: Any,
+) -> None:
+    found = ask(policy, team="finetune-vision", pool="h100-infer", mig=(("1g.10gb", 2),))
+    assert found.reason == "NoMatchingFlavor"
+    assert found.message == (
+        "couldn't assign flavors to pod set main: "
+        "resource nvidia.com/mig-1g.10gb unavailable in ClusterQueue"
+    )
+
+
+def test_an_isolated_pool_lends_nothing(policy: Any) -> None:
+    assert ask(policy, team="pretraining", pool="ascend-910b", gpus=8).verdict == "admitted"
+    found = ask(policy, team="pretraining", pool="ascend-910b", gpus=16, per_node=8)
+    assert found.reason == "ExceedsMaxQuota"
+    assert "> maximum capacity (8)" in found.message
+
+
+def _pod(resource: str = "nvidia.com/gpu", n: int = 8) -> dict[str, Any]:
+    return {
+        "spec": {
+            "containers": [
+                {"name": "c", "resources": {"limits": {resource: n}, "requests": {"cpu": "2"}}}
+            ],
+            "nodeSelector": {"hetgitops.io/pool": "a800-train"},
+        }
+    }
+
+
+KINDS = {
+    "Job": (
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "spec": {"parallelism": 3, "completions": 5, "template": _pod()},
+        },
+        [("main", 3)],
+    ),
+    "JobSet": (
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "spec": {
+                "replicatedJobs": [
+                    {"name": "leader", "replicas": 1, "template": {"spec": {"template": _pod()}}},
+                    {
+                        "name": "workers",
+                        "replicas": 2,
+                        "template": {"spec": {"parallelism": 2, "template": _pod()}},
+                    },
+                ]
+            },
+        },
+        [("leader", 1), ("workers", 4)],
+    ),
+    "PyTorchJob": (
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "spec": {
+                "pytorchReplicaSpecs": {
+                    "Worker": {"replicas": 3, "template": _pod()},
+                    "Master": {"replicas": 1, "template": _pod()},
+                }
+            },
+        },
+        [("master", 1), ("worker", 3)],
+    ),
+    "LeaderWorkerSet": (
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 4, "workerTemplate": _pod()}},
+        },
+        [("leader", 1), ("worker", 3)],
+    ),
+    "Deployment": (
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "spec": {"replicas": 3, "template": _pod()},
+        },
+        [("main", 1)],
+    ),
+    "Pod": ({"apiVersion": "v1", "kind": "Pod", **_pod()}, [("main", 1)]),
+    "vcjob": (
+        {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "spec": {
+                "queue": "pretraining-a800-train",
+                "minAvailable": 2,
+                "tasks": [{"name": "w", "replicas": 2, "template": _pod()}],
+            },
+        },
+        [("w", 2)],
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_supported_kind_becomes_kueues_pod_sets(kind: str) -> None:
+    obj, expected = KINDS[kind]
+    obj = {
+        **obj,
+        "metadata": {
+            "name": "x",
+            "namespace": "pretrain",
+            "labels": {"kueue.x-k8s.io/queue-name": "pretraining"},
+        },
+    }
+    workload = from_manifest(obj)
+    assert [(p.name, p.count) for p in workload.pod_sets] == expected
+    assert workload.pod_sets[0].requests == {"cpu": 2000, "nvidia.com/gpu": 8}
+
+
+def test_a_volcano_job_is_judged_by_its_queue_capability_and_gang(policy: Any) -> None:
+    obj = KINDS["vcjob"][0]
+    obj = {**obj, "metadata": {"name": "v", "namespace": "pretrain"}}
+    assert explain(policy, from_manifest(obj)).verdict == "admitted"
+    big = json.loads(json.dumps(obj))
+    big["spec"]["tasks"][0]["replicas"] = 20
+    big["spec"]["minAvailable"] = 20
+    found = explain(policy, from_manifest(big))
+    assert (found.reason, found.message) == (
+        "NotEnoughResources",
+        "queue resource quota insufficient: insufficient nvidia.com/gpu",
+    )
+    big["spec"]["queue"] = "nope"
+    assert explain(policy, from_manifest(big)).reason == "QueueNotFound"
+
+
+def test_an_unsupported_kind_is_a_usage_error() -> None:
+    with pytest.raises(WorkloadError, match="supported: batch/Job"):
+        from_manifest({"apiVersion": "apps/v1", "kind": "StatefulSet"})
+
+
+def test_without_a_queue_label_kueue_leaves_the_job_alone(policy: Any) -> None:
+    obj = {**KINDS["Job"][0], "metadata": {"name": "x", "namespace": "pretrain"}}
+    found = explain(policy, from_manifest(obj))
+    assert (found.verdict, found.reason) == ("unmanaged", "NotManagedByKueue")
+
+
+def test_a_namespace_of_no_team_has_no_local_queue(policy: Any) -> None:
+    obj = {
+        **KINDS["Job"][0],
+        "metadata": {
+            "name": "x",
+            "namespace": "elsewhere",
+            "labels": {"kueue.x-k8s.io/queue-name": "q"},
+        },
+    }
+    found = explain(policy, from_manifest(obj))
+    assert (found.reason, found.message) == (
+        "Misconfigured",
+        "LocalQueue elsewhere/q doesn't exist",
+    )
+
+
+def test_every_template_jobs_renders_is_admitted_on_the_empty_cluster(policy: Any) -> None:
+    """`jobs` renders a template only where the queue can hold it: explain must agree."""
+    for profile in policy.profiles.values():
+        for team in policy.teams:
+            for found in run.profile_explanations(policy, profile.name, team):
+                if not any("renders no template" in line for line in found.policy):
+                    assert found.verdict == "admitted", (profile.name, team, found.message)
+
+
+def test_a_pair_jobs_leaves_out_says_why(policy: Any) -> None:
+    (found,) = run.profile_explanations(policy, "llm-pretrain", "research")
+    assert found.verdict == "pending"
+    assert "the profile lists teams pretraining only" in found.policy
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "markdown"])
+def test_cli_formats_and_exit_codes(output_format: str, tmp_path: Path) -> None:
+    base = ["explain", "--policy", str(REPO / "policies"), "--now", NOW.isoformat()]
+    fmt = ["--format", output_format]
+    ok = CliRunner().invoke(cli.main, [*base, "--team", "pretraining", "--gpus", "8", *fmt])
+    assert ok.exit_code == 0, ok.output
+    bad = CliRunner().invoke(
+        cli.main,
+        [
+            *base,
+            "--team",
+            "research",
+            "--card",
+            "h100-80gb",
+            "--gpus",
+            "32",
+            "--per-node",
+            "4",
+            *fmt,
+        ],
+    )
+    assert bad.exit_code == 1, bad.output
+    assert "ExceedsMaxQuota" in bad.output
+    if output_format == "json":
+        jsonschema.validate(json.loads(bad.output), SCHEMA)
+        jsonschema.validate(json.loads(ok.output), SCHEMA)
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        json.dumps(
+            {
+                **KINDS["Job"][0],
+                "metadata": {
+                    "name": "j",
+                    "namespace": "pretrain",
+                    "labels": {"kueue.x-k8s.io/queue-name": "pretraining"},
+                },
+            }
+        )
+    )
+    from_file = CliRunner().invoke(cli.main, [*base, "-f", str(job), *fmt])
+    assert from_file.exit_code == 0, from_file.output
+    usage = CliRunner().invoke(cli.main, [*base, "--gpus", "8"])
+    assert usage.exit_code == 2
