@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hetgitops.compilers import nvidia
+from hetgitops.compilers.kueue_flavors import flavor_name
 from hetgitops.compilers.nodes import desired_node_labels
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.drift.findings import finding
@@ -189,7 +190,7 @@ def _accelerators(
         if have >= want:
             continue
         capacity = sum(_advertised(live[n.name], resource) for n in pool.nodes if n.name in live)
-        quota = live_quota(cluster_queues, pool.name, resource)
+        quota = live_quota(policy, cluster_queues, pool, resource)
         if quota > capacity:
             impact = (
                 f"the live ClusterQueues' quota on {pool.name} ({quota}) now exceeds its "
@@ -207,8 +208,12 @@ def _accelerators(
         )
 
 
-def live_quota(cluster_queues: Sequence[Mapping[str, Any]], flavor: str, resource: str) -> int:
-    """Σ nominalQuota of `resource` on `flavor` over the live ClusterQueues."""
+def live_quota(
+    policy: Policy, cluster_queues: Sequence[Mapping[str, Any]], pool: Pool, resource: str
+) -> int:
+    """Σ nominalQuota of `resource` on `pool`'s ResourceFlavor over the live ClusterQueues.
+    The flavor is named as the compiler names it: with a Fleet topology `<pool>-<digest>`."""
+    flavor = pool.name if policy.fleet is None else flavor_name(policy, policy.fleet, pool)
     total = 0
     for _, _, quota in _quotas(cluster_queues, flavor=flavor, resource=resource):
         total += int(quota)
