@@ -162,6 +162,51 @@ def test_a_template_that_computes_without_printing_is_stopped(
     assert "policies/profiles/serving.yaml:7:14: error[job-template]" in result.stderr
 
 
+def test_a_template_that_ran_out_of_time_is_not_tried_again_in_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The time budget is the run's: a looping template costs it once, not once per job."""
+    from hetgitops import api
+    from hetgitops.compilers.jobs import render as job_render
+
+    monkeypatch.setattr(job_render, "MAX_TEMPLATE_SECONDS", 0.3)
+    renders: list[str] = []
+    collect = job_render._collect
+
+    def counted(*args: object) -> str:
+        renders.append("deployment")
+        return collect(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(job_render, "_collect", counted)
+    (tmp_path / "deployment.yaml.j2").write_text(
+        "kind: x\n{% for a in range(100000) %}{% for b in range(100000) %}"
+        "{% endfor %}{% endfor %}\n"
+    )
+    result = api.jobs(
+        [Path(POLICIES)],
+        api.Options(),
+        profiles=["llm-serving", "small-model-serving"],
+        templates=tmp_path,
+    )
+    found = [d for d in result.diagnostics if d.rule == "job-template"]
+    assert len(found) > 2  # the serving profile renders for several team x card pairs
+    assert len(renders) == 1
+    [slow] = [d for d in found if d.consequence_of is None]
+    assert "takes more than 0.3 s to render" in slow.message
+    assert all(d.consequence_of == slow.cause for d in found if d is not slow)
+    cli = run(
+        POLICIES,
+        *NOW,
+        "--templates",
+        str(tmp_path),
+        "--profile",
+        "llm-serving",
+        "--profile",
+        "small-model-serving",
+    )
+    assert cli.stderr.count("takes more than") == 1 and "1 error(s)" in cli.stderr
+
+
 @pytest.fixture
 def caller_timer() -> Iterator[list[float]]:
     """A library caller's own SIGALRM handler (recording when it fires); restored after."""

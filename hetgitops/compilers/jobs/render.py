@@ -10,6 +10,7 @@ the profile, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -19,6 +20,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,8 @@ register_rules(
     {
         TEMPLATE_RULE: "`jobs`: a job template did not render one valid object (template "
         "error, invalid YAML, or an input the policy lacks, such as the profile's image).\n"
+        "A template that takes more than 10 s is stopped once per run: its other jobs are "
+        "not rendered and are listed under that finding.\n"
         "Fix: correct the template at the reported line, or add the missing policy field.",
         INTEGRATION_RULE: "`jobs`: a job depends on a scheduler setting the policy does not "
         "show (a Kueue integration, the volcano target, a level of the Fleet's topology).\n"
@@ -61,9 +65,21 @@ TEMPLATES: Mapping[str, str] = {
 PYTORCHJOB_DEFAULT_OFF = (0, 19)
 
 
-# Per template render: a repository's template may loop without end or print gigabytes.
+# A repository's template may loop without end or print gigabytes. The time is the run's: a
+# template that used it up once is not tried again for the run's other jobs (see RunBudget).
 MAX_TEMPLATE_SECONDS = 10.0
 MAX_TEMPLATE_BYTES = 1024 * 1024
+
+
+@dataclass
+class RunBudget:
+    """What one `jobs` run allows its templates. A template that loops would otherwise cost
+    MAX_TEMPLATE_SECONDS for every team x card it renders for (12 jobs: 2 minutes; a 300-team
+    fleet: hours); so the first render that runs out of time marks the template spent, and the
+    run's later jobs from it are reported under that first finding without rendering."""
+
+    seconds: float = dataclasses.field(default_factory=lambda: MAX_TEMPLATE_SECONDS)
+    spent: dict[str, Diagnostic] = dataclasses.field(default_factory=dict)
 
 
 class ConfinedLoader(jinja2.FileSystemLoader):
@@ -130,25 +146,32 @@ def _resume(left: float, interval: float) -> None:
     signal.raise_signal(signal.SIGALRM)
 
 
-def _bounded(template: jinja2.Template, values: Mapping[str, Any]) -> str:
+class TemplateTooSlow(ValueError):
+    """A template ran out of its time budget (the run does not try it again)."""
+
+
+def _bounded(
+    template: jinja2.Template, values: Mapping[str, Any], seconds: float | None = None
+) -> str:
     """Render with a time and size budget: size checked at every chunk of output, time both
     there and by an interval timer."""
+    seconds = MAX_TEMPLATE_SECONDS if seconds is None else seconds
     try:
-        with _alarm(MAX_TEMPLATE_SECONDS):
-            return _collect(template, values)
+        with _alarm(seconds):
+            return _collect(template, values, seconds)
     except _TooSlow:
-        raise ValueError(f"takes more than {MAX_TEMPLATE_SECONDS:g} s to render") from None
+        raise TemplateTooSlow(f"takes more than {seconds:g} s to render") from None
 
 
-def _collect(template: jinja2.Template, values: Mapping[str, Any]) -> str:
+def _collect(template: jinja2.Template, values: Mapping[str, Any], seconds: float) -> str:
     started, size, parts = time.monotonic(), 0, []
     for chunk in template.generate(values):
         size += len(chunk)
         parts.append(chunk)
         if size > MAX_TEMPLATE_BYTES:
             raise ValueError(f"renders more than {MAX_TEMPLATE_BYTES} characters")
-        if time.monotonic() - started > MAX_TEMPLATE_SECONDS:
-            raise ValueError(f"takes more than {MAX_TEMPLATE_SECONDS:g} s to render")
+        if time.monotonic() - started > seconds:
+            raise TemplateTooSlow(f"takes more than {seconds:g} s to render")
     return "".join(parts)
 
 
@@ -209,21 +232,33 @@ def _parse(text: str, name: str) -> dict[str, Any]:
 
 
 def render_one(
-    policy: Policy, target: JobTarget, env: SandboxedEnvironment
+    policy: Policy,
+    target: JobTarget,
+    env: SandboxedEnvironment,
+    budget: RunBudget | None = None,
 ) -> Manifest | Diagnostic:
     """The manifest of one target, or the finding that explains why there is none."""
+    budget = budget or RunBudget()
     profile = target.profile
     name = TEMPLATES[profile.framework]
     where = f"job template for team '{target.team.name}' on '{target.card.name}'"
+    spent = budget.spent.get(name)
+    if spent is not None:
+        return _problem(
+            profile, f"{where}: not rendered: {name} ran out of time earlier in this run"
+        ).because(spent.cause)
     try:
         values = context(policy, target)
     except ContextError as exc:
         return _problem(profile, f"{where}: {exc}")
     try:
-        text = _bounded(env.get_template(name), values)
+        text = _bounded(env.get_template(name), values, budget.seconds)
     except Exception as exc:  # user-supplied template code: any failure is a finding
         at = _template_line(exc) or name
-        return _problem(profile, f"{where}: {at}: {type(exc).__name__}: {exc}")
+        found = _problem(profile, f"{where}: {at}: {type(exc).__name__}: {exc}")
+        if isinstance(exc, TemplateTooSlow):
+            budget.spent[name] = found
+        return found
     try:
         obj = _parse(text, name)
     except ValueError as exc:
@@ -296,7 +331,7 @@ def compile_jobs(
     templates: Path | None = None,
 ) -> tuple[list[Manifest], list[Diagnostic]]:
     """Job templates ordered by profile, team and card type (their file names), and findings."""
-    env = environment(templates)
+    env, budget = environment(templates), RunBudget()
     wanted, team_names = _chosen(profiles), _chosen(teams)
     selector = Selector(policy)
     manifests: list[Manifest] = []
@@ -309,7 +344,7 @@ def compile_jobs(
             found.extend(_integration(policy, profile, targets[0].scheduler))
             found.extend(_topology(policy, profile, targets[0].scheduler))
         for target in targets:
-            made = render_one(policy, target, env)
+            made = render_one(policy, target, env, budget)
             if isinstance(made, Manifest):
                 manifests.append(made)
             else:
