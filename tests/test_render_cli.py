@@ -92,7 +92,8 @@ def test_output_tree_and_check(tmp_path: Path) -> None:
     assert run(policy, *NOW, "--output", str(out)).exit_code == 0
     assert (out / "kustomization.yaml").is_file()
     assert (out / "volcano" / "queue-alpha-h100-train.yaml").is_file()
-    assert (out / "nodes" / "plan" / "node-h100-01.yaml").is_file()
+    plan = yaml.safe_load_all((out / "nodes" / "plan" / "nodes-h100-train.yaml").read_text())
+    assert "h100-01" in [node["metadata"]["name"] for node in plan]  # a pool's nodes, one file
     resources = yaml.safe_load((out / "kustomization.yaml").read_text())["resources"]
     assert all((out / r).is_file() for r in resources)
 

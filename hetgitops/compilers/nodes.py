@@ -2,8 +2,11 @@
 every pool node, and a labels-only plan for clusters without NFD.
 
 Node objects never enter the applied tree: Argo CD pruning or replacing a Node would be a
-disaster, and NFD re-applies the labels by itself. The plan (`nodes/plan/node-<name>.yaml`,
-partial Nodes with only labels) is for `kubectl apply --server-side --field-manager=hetgitops`.
+disaster, and NFD re-applies the labels by itself. The plan (`nodes/plan/nodes-<pool>.yaml`:
+one file per pool holding its partial Nodes, only labels, one document each) is for
+`kubectl apply --server-side --field-manager=hetgitops`. One file per pool, not per node: a
+reviewer sees a pool's nodes together, and a 5,000-node fleet's tree has 40 files where it
+had 5,000 (writing and replacing them was most of `render --output`'s time).
 """
 
 from __future__ import annotations
@@ -54,13 +57,15 @@ def _node_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
 def label_namespaces(policy: Policy) -> list[str]:
     """Label prefixes NFD must be allowed to write (`extraLabelNs`). NFD always refuses
     `kubernetes.io` and `*.kubernetes.io` (e.g. topology.kubernetes.io/zone) unless listed;
-    the rest are listed too, so a `denyLabelNs` elsewhere cannot silently drop them."""
-    namespaces: set[str] = set()
-    for pool in policy.pools.values():
-        for node in pool.nodes:
-            keys = desired_node_labels(policy, pool, node)
-            namespaces.update(key.split("/", 1)[0] for key in keys if "/" in key)
-    return sorted(namespaces)
+    the rest are listed too, so a `denyLabelNs` elsewhere cannot silently drop them.
+    Computed once per policy (a check, the nodes and the gpu-operator targets all ask)."""
+    return list(derived(policy, "label_namespaces", lambda: _label_namespaces(policy)))
+
+
+def _label_namespaces(policy: Policy) -> tuple[str, ...]:
+    table = derived(policy, "desired_node_labels", lambda: _label_table(policy))
+    namespaces = {key.split("/", 1)[0] for labels in table.values() for key in labels if "/" in key}
+    return tuple(sorted(namespaces))
 
 
 def _groups(policy: Policy, pool: Pool) -> list[tuple[dict[str, str], list[str]]]:
@@ -118,8 +123,13 @@ def _plan(policy: Policy, pool: Pool, node: Node) -> Manifest:
         obj,
         node.origin.span,
         applied=False,
-        filename=f"{PLAN_DIR}/node-{node.name}.yaml",
+        filename=plan_file(pool),
     )
+
+
+def plan_file(pool: Pool) -> str:
+    """The plan file (under the target's folder) holding every Node of `pool`."""
+    return f"{PLAN_DIR}/nodes-{pool.name}.yaml"
 
 
 def nfd_master_config(policy: Policy) -> dict[str, Any]:

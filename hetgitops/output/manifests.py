@@ -50,7 +50,8 @@ KIND_ORDER = (
 class Manifest:
     """One generated object. `origin` is the policy line that caused it; `depth` orders trees
     (parent cohorts/queues before children); `applied=False` keeps a file out of the
-    kustomization and out of the stdout stream (node label plans, Helm values)."""
+    kustomization and out of the stdout stream (node label plans, Helm values). Manifests
+    with the same `filename` share one file, a stream of their documents (a pool's plan)."""
 
     target: str
     obj: Mapping[str, Any]
@@ -315,7 +316,18 @@ def tree(manifests: Iterable[Manifest]) -> dict[str, str]:
 
 def _one_tree(manifests: Iterable[Manifest]) -> dict[str, str]:
     items = ordered(manifests)
-    files = {m.path_in_cluster(): to_yaml(m.obj) for m in items}
+    by_path: dict[str, list[Manifest]] = {}
+    for m in items:
+        by_path.setdefault(m.path_in_cluster(), []).append(m)
+    files = {path: _file_text(members) for path, members in by_path.items()}
     files["kustomization.yaml"] = to_yaml(kustomization(items))
     files.update(stage_kustomizations(items))
     return files
+
+
+def _file_text(members: list[Manifest]) -> str:
+    """One object as a plain document; several sharing a file (a pool's node plan) as a
+    stream, each document after `---`, in apply order."""
+    if len(members) == 1:
+        return to_yaml(members[0].obj)
+    return "".join("---\n" + to_yaml(m.obj) for m in members)

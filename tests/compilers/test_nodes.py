@@ -6,10 +6,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+import yaml
+
 from hetgitops.compilers.labels import node_labels, pool_node_labels
 from hetgitops.compilers.nodes import compile_nodes, label_namespaces
 from hetgitops.model.policy import Policy
-from hetgitops.output.manifests import kustomization, stream
+from hetgitops.output.manifests import kustomization, stream, tree
 
 Load = Callable[[str], Policy]
 
@@ -31,7 +33,7 @@ def test_no_node_object_is_ever_applied(scenario_policy: Load) -> None:
     manifests = compile_nodes(scenario_policy("bundled"))
     nodes = [m for m in manifests if m.kind == "Node"]
     assert nodes and all(not m.applied for m in nodes)
-    assert all(m.relative_path().startswith("nodes/plan/node-") for m in nodes)
+    assert all(m.relative_path().startswith("nodes/plan/nodes-") for m in nodes)
     assert "kind: Node\n" not in stream(manifests)
     assert not any("/plan/" in path for path in kustomization(manifests)["resources"])
 
@@ -47,6 +49,17 @@ def test_plan_is_a_partial_node_with_labels_only(scenario_policy: Load) -> None:
     pool = policy.pools["h100-train"]
     labels = plan.obj["metadata"]["labels"]
     assert node_labels(policy, pool, pool.nodes[0]).items() <= labels.items()
+
+
+def test_plan_is_one_file_per_pool_holding_its_nodes_in_order(scenario_policy: Load) -> None:
+    policy = scenario_policy("bundled")
+    files = tree(compile_nodes(policy))
+    plans = {path: text for path, text in files.items() if path.startswith("nodes/plan/")}
+    assert sorted(plans) == sorted(f"nodes/plan/nodes-{name}.yaml" for name in policy.pools)
+    for name, pool in policy.pools.items():
+        documents = list(yaml.safe_load_all(plans[f"nodes/plan/nodes-{name}.yaml"]))
+        assert [d["metadata"]["name"] for d in documents] == sorted(n.name for n in pool.nodes)
+        assert {d["metadata"]["labels"]["hetgitops.io/pool"] for d in documents} == {name}
 
 
 def test_one_cluster_scoped_rule_per_pool(scenario_policy: Load) -> None:
