@@ -94,6 +94,15 @@ CASES: dict[str, tuple[str | bytes, list[tuple[str, int, int]]]] = {
     "long-key": ("k" * 2000 + ": 1\n", [("syntax", 1, 2001)]),
     "bad-int": ("a: !!int twelve\n", [("syntax", 1, 4)]),
     "huge-int": ("a: 1" + "0" * 5000 + "\n", [("syntax", 1, 4)]),
+    # PyYAML and go-yaml v2 keep the last `<<`, go-yaml v3 refuses: never pick one silently.
+    "two-merge-keys": (
+        TIER + "x: &a {x: 1}\ny: &b {x: 2}\nc:\n  <<: *a\n  <<: *b\n",
+        [("duplicate-key", 11, 3)],
+    ),
+    "two-merge-keys-flow": (
+        TIER + "x: &a {x: 1}\nc: {<<: *a, <<: {y: 2}}\n",
+        [("duplicate-key", 8, 13)],
+    ),
     "bad-merge": ("m:\n  <<: [1, 2]\n", [("syntax", 2, 7)]),
     "deep-lists": ("a: " + "[" * 100_000 + "]" * 100_000 + "\n", [("too-deep", 1, 67)]),
     "deep-mappings": (
@@ -222,6 +231,11 @@ def test_nesting_limit_is_exact(extra: int, rules: list[str]) -> None:
 def test_plain_values_keep_their_yaml_types_and_dates_stay_text() -> None:
     doc = loaded(TIER + "  x: [2027-03-31, 12, '12', on, ~, 1.5, !!str 7, ! 8]\n").documents[0]
     assert doc.data["spec"]["x"] == ["2027-03-31", 12, "12", True, None, 1.5, "7", "8"]
+
+
+def test_a_quoted_merge_key_is_an_ordinary_key_beside_a_merge() -> None:
+    result = loaded(TIER + "x: &a {x: 1}\nd: {'<<': 1, <<: *a}\n")
+    assert result.diagnostics == []
 
 
 def test_merge_keys_and_aliases_are_located() -> None:

@@ -73,6 +73,24 @@ def test_wrong_type_points_at_the_value() -> None:
     assert located(HEAD + "spec:\n  value: high\n") == [("schema", 6, 10, "spec.value")]
 
 
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("012", "the number 10 (YAML 1.1)"),
+        ("0x1F", "the number 31 (YAML 1.1)"),
+        ("1:30", "the number 90 (YAML 1.1)"),
+        ("on", "the boolean true (YAML 1.1)"),
+        ("7", "the number 7"),
+    ],
+)
+def test_an_unquoted_value_read_as_no_text_is_shown_as_written(written: str, read: str) -> None:
+    text = POOL.replace("zone: zone-a", f"zone: zone-a, rack: {written}")
+    (finding,) = schema_findings(text)
+    assert (finding.span.line, finding.span.column) == (10, 48)
+    assert finding.message == f"Pool: spec.nodes[0].rack: {written} is read as {read}, not as text"
+    assert finding.hint == f"it needs quotes: '{written}'"
+
+
 def test_out_of_range_points_at_the_value() -> None:
     assert located(HEAD + "spec: {value: 2000000000}\n") == [("schema", 5, 15, "spec.value")]
 

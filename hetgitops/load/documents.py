@@ -64,8 +64,10 @@ LOAD_RULES: dict[str, str] = {
     "Fix: re-save the file as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`).",
     "syntax": "Not valid YAML, or YAML a policy may not use: tags, non-scalar keys, bad merges.\n"
     "Fix: correct the YAML at the reported line; write plain mappings, lists and scalars.",
-    "duplicate-key": "A mapping repeats a key; YAML would silently keep only one of the values.\n"
-    "Fix: keep one of the two keys (the finding names the other).",
+    "duplicate-key": "A mapping repeats a key; YAML would silently keep only one of the values. "
+    "Two `<<` merge keys count too: PyYAML and go-yaml v2 keep the last, go-yaml v3 refuses.\n"
+    "Fix: keep one of the two keys (the finding names the other); merge several mappings "
+    "with one `<<: [*a, *b]`.",
     "recursive-alias": "An alias refers to a node that contains it.\n"
     "Fix: replace the alias by the values it should repeat.",
     "alias-bomb": f"Aliases add more than {MAX_ALIAS_NODES_PER_FILE} values or "

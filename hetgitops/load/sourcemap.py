@@ -31,6 +31,9 @@ class SourceMap:
     file: str
     values: dict[PathKey, Span] = field(default_factory=dict)
     keys: dict[PathKey, Span] = field(default_factory=dict)
+    # Plain scalars that did not read as text, as written (`012`, `0x1F`, `1:30`, `on` read as
+    # 10, 31, 90, True under YAML 1.1): a finding about the value shows what the user typed.
+    written: dict[PathKey, str] = field(default_factory=dict)
 
     def at(self, path: Iterable[str | int]) -> Span:
         """The span of `path`, or of its nearest ancestor that exists."""

@@ -29,6 +29,8 @@ from hetgitops.load.yamlscalars import (
 
 # Where the spans of a value that is reported and dropped go; nobody ever looks them up.
 _NOWHERE: PathKey = ("<dropped>",)
+_MERGE_SLOT = "\0<<"  # where a mapping's merge key is remembered among its keys
+_MERGE_TWICE = "tools disagree on which merge wins: write one `<<: [*first, *second]`"
 _PLAIN = "write plain YAML: strings, numbers, booleans, null, lists, mappings"
 
 
@@ -162,26 +164,27 @@ class DocumentBuilder:
             self._key(event.value, span, merge=tag == MERGE)
             return
         self._record(False, path, span, weak)
+        if value is not None and not isinstance(value, str) and event.implicit[0]:
+            self.source.written[path] = event.value
         self._attach(value, span)
 
     def _key(self, text: str, span: Span, *, merge: bool = False) -> None:
         top = self.stack[-1]
-        if merge:
-            top.state = "merge"
-            return
-        first, path = top.key_spans.get(text), (*top.path, text)
+        # `<<` twice: PyYAML and go-yaml v2 keep the last, go-yaml v3 refuses; a duplicate key.
+        name = _MERGE_SLOT if merge else text  # a quoted "<<" is an ordinary key
+        first, path = top.key_spans.get(name), (*top.path, text)
         if first is not None:
+            hint = _MERGE_TWICE if merge else "YAML keeps only one of the values; remove the other"
+            message = f"duplicate key '{text}' (first at line {first.line})"
             self._problem(
-                "duplicate-key",
-                f"duplicate key '{text}' (first at line {first.line})",
-                span,
-                path,
-                "YAML keeps only one of the values; remove the other",
-                unusable=False,
+                "duplicate-key", message, span, path[:-1] if merge else path, hint, unusable=False
             )
             top.state = "drop"
             return
-        top.key_spans[text] = span
+        top.key_spans[name] = span
+        if merge:
+            top.state = "merge"
+            return
         top.key, top.state = text, "value"
         self._record(True, path, span, top.weak)
 

@@ -153,7 +153,35 @@ def _diagnostic(doc: Document, err: ValidationError) -> Diagnostic:
     elif err.validator == "enum":
         choices = err.validator_value
         hint = "one of: " + ", ".join(map(str, choices)) if isinstance(choices, list) else ""
+    written = doc.source.written.get(path)
+    if written is not None and _wants_text(err):
+        message, hint = _needs_quotes(path, written, err.instance)
     return error("schema", f"{doc.kind}: {message}", span, format_path(path), hint)
+
+
+def _wants_text(err: ValidationError) -> bool:
+    """A text field given a plain scalar YAML did not read as text."""
+    expected = err.validator_value
+    if err.validator == "type":
+        return "string" in (expected if isinstance(expected, list) else [expected])
+    return (
+        err.validator == "enum"
+        and isinstance(expected, list)
+        and any(isinstance(choice, str) for choice in expected)
+    )
+
+
+def _needs_quotes(path: tuple[Any, ...], written: str, value: Any) -> tuple[str, str]:
+    # YAML 1.1 (PyYAML, go-yaml v2, kubectl) reads `012` as 10, `0x1F` as 31, `1:30` as 90 and
+    # `on` as true: the message names what was typed, not the number it became.
+    read = (
+        f"the boolean {str(value).lower()}" if isinstance(value, bool) else f"the number {value!r}"
+    )
+    where = format_path(path) or "document"
+    yaml11 = written.lower() not in (str(value).lower(), json.dumps(value))
+    rule = " (YAML 1.1)" if yaml11 else ""
+    message = f"{where}: {_SHOWN.repr(written)[1:-1]} is read as {read}{rule}, not as text"
+    return message, f"it needs quotes: '{written}'"
 
 
 def _properties(err: ValidationError) -> dict[str, Any]:
