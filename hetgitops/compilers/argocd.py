@@ -31,6 +31,18 @@ RECREATE_ON_IMMUTABLE = {
     "kustomize.toolkit.fluxcd.io/force": "enabled",
 }
 
+# Never delete the object when it leaves the tree or the app is deleted (Namespaces: deleting one
+# takes its running pods, PVCs and Secrets along). Each tool reads only its own key.
+# Argo CD (docs/user-guide/sync-options.md, "No Prune Resources" and "No Resource Deletion"):
+# `Prune=false` skips the object when pruning (the app shows OutOfSync, the sync status says the
+# prune was skipped) and `Delete=false` keeps it when the Application is deleted.
+# Flux (kustomize-controller docs, spec.prune): garbage collection, on prune and when the
+# Kustomization is deleted, skips objects annotated `kustomize.toolkit.fluxcd.io/prune: disabled`.
+NEVER_PRUNE = {
+    "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
+    "kustomize.toolkit.fluxcd.io/prune": "disabled",
+}
+
 
 def sync_wave(depth: int) -> dict[str, str]:
     """Annotations for an object `depth` levels below the top of its tree."""

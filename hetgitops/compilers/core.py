@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hetgitops.compilers import COMPILERS
-from hetgitops.compilers.argocd import RECREATE_ON_IMMUTABLE
+from hetgitops.compilers.argocd import NEVER_PRUNE, RECREATE_ON_IMMUTABLE
 from hetgitops.model import quantities
 from hetgitops.model.policy import Fleet, Policy, PriorityTier, Team
 from hetgitops.output.manifests import Manifest, metadata
@@ -45,14 +45,18 @@ def namespace(fleet: Fleet, team: Team, name: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        # Prune=false: dropping a team (or a namespace) from the policy must not let Argo CD
-        # delete the Namespace, which would take every workload, PVC and Secret in it along.
-        # The object is left behind for a human to remove.
+        # Dropping a team (or a namespace) from the policy must not let the GitOps tool delete
+        # the Namespace, which would take every workload, PVC and Secret in it along: the object
+        # is left behind for a human to remove. Each tool has its own switch and ignores the
+        # other's: Argo CD skips pruning with Prune=false and, with Delete=false, keeps the
+        # object when the Application itself is deleted; Flux's kustomize-controller skips
+        # garbage collection (on prune and on deletion of the Kustomization) of objects
+        # annotated prune: disabled.
         "metadata": metadata(
             fleet,
             name,
             labels={team_label(fleet): team.name},
-            annotations={"argocd.argoproj.io/sync-options": "Prune=false"},
+            annotations=NEVER_PRUNE,
         ),
     }
 

@@ -32,6 +32,8 @@ class Hazard:
 
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
 # Every hazard id (public API, like rule ids): schemas/diff.schema.json and docs/diff.md list them.
 HAZARD_RULES = (
     "kueue-flavor-immutable",
@@ -63,9 +65,11 @@ register_rules(
         "kueue-flavor-removed": "A ResourceFlavor disappears: its deletion waits on Kueue's "
         "resource-in-use finalizer while a ClusterQueue names it.\n"
         "Fix: drain or finish the workloads admitted on it; no ClusterQueue may list it.",
-        "namespace-removed": "A team namespace leaves the policy; written with Prune=false, "
-        "Argo CD leaves it and its workloads behind, outside any queue or quota.\n"
-        "Fix: move or delete its content, then delete it by hand.",
+        "namespace-removed": "A team namespace leaves the policy. hetgitops writes Namespaces "
+        "with Argo CD's Prune=false,Delete=false and Flux's prune: disabled, so neither tool "
+        "deletes it; its LocalQueue and ResourceQuota are pruned, so pending workloads there "
+        "are stranded and running ones hold nodes outside every quota.\n"
+        "Fix: move or finish its workloads and copy its data, then delete it by hand.",
         "mig-mode-flip": "A node's MIG mode turns on or off on some GPU: the GPUs reset.\n"
         "Fix: one node at a time: cordon, drain GPU pods, wait for "
         "nvidia.com/mig.config.state=success, uncordon.",
@@ -237,16 +241,38 @@ def _flavor_users(manifests: Sequence[Manifest]) -> dict[str, list[str]]:
 
 
 def namespace_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
-    """hetgitops writes Namespaces with Prune=false, so Argo CD leaves a removed one behind,
-    with its workloads, PVCs and Secrets, now outside any team's quota and queue."""
+    """A Namespace that leaves the tree: what each GitOps tool does with it depends on the
+    annotations its last render carried (compilers/argocd.py NEVER_PRUNE). Either way the
+    LocalQueues and ResourceQuota inside it are pruned, so what still runs there is outside
+    every queue and quota, and what waits there waits on a queue that is gone."""
     old, new = _by_kind(before, "Namespace"), _by_kind(after, "Namespace")
+    gone_queues = set(_by_kind(before, "LocalQueue")) - set(_by_kind(after, "LocalQueue"))
     for name in sorted(set(old) - set(new)):
+        annotations = old[name].obj.get("metadata", {}).get("annotations") or {}
+        argo = "Prune=false" in str(annotations.get(SYNC_OPTIONS, "")).replace(" ", "")
+        flux = annotations.get(FLUX_PRUNE) == "disabled"
+        kept = {
+            (True, True): "Argo CD (Prune=false) and Flux (prune: disabled) both leave it in the "
+            "cluster with everything in it",
+            (True, False): "Argo CD (Prune=false) leaves it, but Flux deletes it with every pod, "
+            "PVC and Secret in it",
+            (False, True): "Flux (prune: disabled) leaves it, but Argo CD deletes it with every "
+            "pod, PVC and Secret in it",
+            (False, False): "both Argo CD and Flux delete it with every pod, PVC and Secret in it",
+        }[(argo, flux)]
+        queues = sorted(q.split("/", 1)[1] for q in gone_queues if q.startswith(f"{name}/"))
+        stranded = (
+            f"; its LocalQueue {', '.join(queues)} is pruned, so workloads still pending there "
+            "wait forever and running ones keep their nodes outside any team's quota"
+            if queues
+            else ""
+        )
         yield Hazard(
             "namespace-removed",
             f"Namespace {name}",
-            "leaves the policy; Prune=false keeps it (and everything in it) in the cluster, "
-            "no longer bound to a team's queue or quota",
-            f"move or delete its workloads and data, then `kubectl delete namespace {name}`",
+            f"leaves the policy: {kept}{stranded}",
+            "first move or finish its workloads (or point them at another team's LocalQueue) and "
+            f"copy its data, then `kubectl delete namespace {name}`",
             old[name].origin,
         )
 

@@ -53,8 +53,12 @@ def test_namespace_per_team_namespace_carries_team_label() -> None:
             "example.io/fleet": "test-cluster",
             "example.io/team": "alpha",
         },
-        # Removing a team must not make Argo CD delete the namespace and everything in it.
-        "annotations": {"argocd.argoproj.io/sync-options": "Prune=false"},
+        # Removing a team must not make Argo CD or Flux delete the namespace and everything in
+        # it, nor deleting the Application / Kustomization.
+        "annotations": {
+            "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
+            "kustomize.toolkit.fluxcd.io/prune": "disabled",
+        },
     }
 
 

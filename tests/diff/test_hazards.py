@@ -81,9 +81,25 @@ def test_removed_flavor_still_named_by_a_cluster_queue() -> None:
     assert "still name it" in found[0].message
 
 
-def test_removed_namespace_is_left_behind_by_prune_false() -> None:
-    ns = Manifest("core", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}})
-    assert rules([ns], []) == ["namespace-removed"]
+def _namespace(annotations: dict[str, str]) -> Manifest:
+    meta = {"name": "x", "annotations": annotations}
+    return Manifest("core", {"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
+
+
+def test_removed_namespace_says_what_each_gitops_tool_does() -> None:
+    """The hazard reads the annotations the base render carried: only with both tools' switches
+    is the namespace kept by both (a namespace written before Flux's was added is deleted)."""
+    from hetgitops.compilers.argocd import NEVER_PRUNE
+
+    lq = m("LocalQueue", "team", {}, namespace="x")
+    (both,) = hazards([_namespace(NEVER_PRUNE), lq], [], [])
+    assert both.rule == "namespace-removed"
+    assert "Argo CD (Prune=false) and Flux (prune: disabled) both leave it" in both.message
+    assert "LocalQueue team is pruned" in both.message
+    (argo_only,) = hazards([_namespace({"argocd.argoproj.io/sync-options": "Prune=false"})], [], [])
+    assert "Flux deletes it with every pod" in argo_only.message
+    (bare,) = hazards([_namespace({})], [], [])
+    assert "both Argo CD and Flux delete it" in bare.message
 
 
 def test_mig_mode_flips_group_per_pool() -> None:
@@ -133,7 +149,7 @@ def test_github_format_annotates_hazards_with_what_to_do(
     text = github.render(run_scenario(tmp_path, monkeypatch, "team-removed"))
     line = next(li for li in text.splitlines() if "title=namespace-removed" in li)
     assert line.startswith("::warning file=base/teams/others.yaml,line=")
-    assert "%0Ahint: move or delete its workloads" in line
+    assert "%0Ahint: first move or finish its workloads" in line
 
 
 def _priority_class(value: int, policy: str = "PreemptLowerPriority") -> Manifest:

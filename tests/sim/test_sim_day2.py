@@ -287,6 +287,15 @@ def test_day2_change_converges(
     try:
         sync(sim, after_tree, synced)
         converged(sim, after, after_tree)
+        # No sync ever deletes a Namespace (Argo CD Prune=false, Flux prune: disabled): a team
+        # or namespace leaving the policy leaves its Namespace and its workloads in place.
+        namespaces = {
+            o["metadata"]["name"] for o in gitops.documents(synced) if o["kind"] == "Namespace"
+        }
+        live = set(sim.kubectl("get", "namespaces", "-o", "name").stdout.split())
+        assert {f"namespace/{n}" for n in namespaces} <= live, sorted(
+            f"namespace/{n}" for n in namespaces if f"namespace/{n}" not in live
+        )
     finally:
         _restore(sim, synced, after_tree, before)
 

@@ -49,6 +49,7 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 ARGOCD_WAVE_DELAY = 2.0
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force"
+FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
 # How kubectl prints the errors Flux's IsImmutableError accepts: a StatusError's message for
 # 422 ("<Kind> \"<name>\" is invalid: ...", apimachinery errors.NewInvalid) and 409, plus its
 # two regular expressions for CEL / webhook immutability.
@@ -154,7 +155,10 @@ def sync_argocd(
         for obj in replaced:
             _replace(sim, obj, force=_argo_option(obj, "Force=true"), attempts=attempts)
     if previous is not None:
-        gone = stale(documents(previous), new)
+        # Argo CD never prunes an object whose live copy says Prune=false (docs
+        # user-guide/sync-options.md "No Prune Resources": the app stays OutOfSync and the sync
+        # status says the prune was skipped).
+        gone = [o for o in stale(documents(previous), new) if not _argo_option(o, "Prune=false")]
         by_wave: dict[int, list[Obj]] = {}
         for obj in gone:
             by_wave.setdefault(wave(obj), []).append(obj)
@@ -230,7 +234,14 @@ def sync_flux(
     _flux_force(sim, rest)
     _apply(sim, rest, manager=FLUX_MANAGER, attempts=attempts, what="resources", dry_run_first=True)
     if previous is not None:
-        _delete(sim, stale(documents(previous), new), attempts=attempts)
+        # kustomize-controller's garbage collection skips objects annotated
+        # `kustomize.toolkit.fluxcd.io/prune: disabled` (its docs, spec.prune).
+        gone = [o for o in stale(documents(previous), new) if not flux_prune_disabled(o)]
+        _delete(sim, gone, attempts=attempts)
+
+
+def flux_prune_disabled(obj: Obj) -> bool:
+    return obj["metadata"].get("annotations", {}).get(FLUX_PRUNE) == "disabled"
 
 
 def _apply(
