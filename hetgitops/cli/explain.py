@@ -111,3 +111,37 @@ def explain(
         return EXIT_OK if all(e.verdict == "admitted" for e in found) else EXIT_FINDINGS
 
     sys.exit(guarded(go))
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "csv", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@NOW_OPTION
+def capacity(paths: tuple[Path, ...], output_format: str, now: dt.date) -> None:
+    """Who really gets what: per team, pool and resource the nominal quota, what it may
+    borrow, lends, keeps guaranteed and can reach (whole GPUs, MIG profiles and time-sliced
+    replicas apart, normalized units beside them); monthly cost against budget; per card
+    type commitment against capacity."""
+    from hetgitops.explain import capacity as report
+    from hetgitops.explain import capacity_formats, run
+
+    def go() -> int:
+        try:
+            policy = run.load_policy(policy_paths(paths), now)
+        except run.PolicyError as failed:
+            from hetgitops.reporting import FORMATTERS
+
+            echo_report(FORMATTERS["text"](failed.result))
+            return EXIT_FINDINGS
+        built = report.capacity_report(policy)
+        echo_report(capacity_formats.FORMATS[output_format](built))
+        return EXIT_OK
+
+    sys.exit(guarded(go))

@@ -28,7 +28,7 @@ from hetgitops.cli.common import (
 )
 from hetgitops.cli.diff import diff
 from hetgitops.cli.drift import drift
-from hetgitops.cli.explain import explain
+from hetgitops.cli.explain import capacity, explain
 from hetgitops.cli.init import init
 from hetgitops.cli.output import jobs, render
 from hetgitops.load.documents import KINDS
@@ -150,3 +150,4 @@ main.add_command(diff)
 main.add_command(argocd_cm)
 main.add_command(drift)
 main.add_command(explain)
+main.add_command(capacity)

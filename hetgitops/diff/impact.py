@@ -12,6 +12,7 @@ from hetgitops.checks._common import quota_uses
 from hetgitops.checks.budget import monthly_cost
 from hetgitops.model.policy import MANAGER, Policy, Team
 from hetgitops.plan.clusters import cluster_policy
+from hetgitops.plan.entitlement import plan_entitlements
 from hetgitops.plan.quota_plan import FlavorPlan, reach, team_plan
 
 
@@ -24,6 +25,19 @@ class Amount:
     cards: Fraction
     normalized: Fraction | None
     reach: Fraction
+    # Per accelerator resource (whole GPUs, each MIG profile, replicas apart): what a job
+    # can really get; `cards` and `reach` above are card-equivalent sums of these.
+    resources: tuple[ResourceAmount, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResourceAmount:
+    """One resource of a team's flavor, in its own units (`plan.entitlement`)."""
+
+    resource: str
+    label: str  # whole | mig PROFILE | replica 1/N
+    nominal: int
+    reach: int
 
 
 @dataclass(frozen=True)
@@ -90,7 +104,11 @@ def _amount(policy: Policy, team: Team, plan: FlavorPlan) -> Amount:
         ),
         start=Fraction(0),
     )
-    return Amount(cards, normalized, reached)
+    resources = tuple(
+        ResourceAmount(e.resource, e.label, e.nominal, e.reach)
+        for e in plan_entitlements(policy, team, plan)
+    )
+    return Amount(cards, normalized, reached, resources)
 
 
 def cluster_sides(policy: Policy) -> list[tuple[str, Policy]]:

@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.live.client import Cluster, Forbidden, RequestFailed, Resource
 from hetgitops.drift.compare import compare, display
 from hetgitops.drift.findings import finding, shown, writers_text
 from hetgitops.drift.normalise import strip_live
 from hetgitops.drift.ownership import Ownership
+from hetgitops.live.client import Cluster, Forbidden, RequestFailed, Resource
 from hetgitops.output.manifests import Manifest
 
 

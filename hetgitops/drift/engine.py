@@ -13,11 +13,11 @@ from typing import Any
 from hetgitops import api
 from hetgitops.diagnostics import Diagnostic, sort_unique
 from hetgitops.drift import fleet as fleet_checks
-from hetgitops.live.client import Cluster, ClusterError, Forbidden, NotServed, Resource
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ignore import Ignores
 from hetgitops.drift.kinds import CRD_RESOURCE, NODE_RESOURCE, Catalogue, KindKey
 from hetgitops.drift.objects import compare_object, ident, missing, orphan
+from hetgitops.live.client import Cluster, ClusterError, Forbidden, NotServed, Resource
 from hetgitops.model.policy import Fleet, Policy
 from hetgitops.output.manifests import MANAGED_BY, Manifest
 from hetgitops.plan.clusters import cluster_policy

@@ -96,6 +96,12 @@ def _mig_profiles(pool: Pool, card: CardType, resource: str, fleet: Fleet | None
     return known or [resource]  # an unknown profile weighs a whole card (gpu_share below)
 
 
+def is_mig(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> bool:
+    """Whether one unit of `resource` in `pool` is a MIG instance (under migStrategy single
+    the card resource of a MIG pool is one)."""
+    return bool(_mig_profiles(pool, card, resource, fleet))
+
+
 def unit_weight(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> Fraction:
     """Card-equivalent weight of one unit of `resource` in `pool`: a whole card 1, a
     time-sliced or MPS replica 1/replicas, a MIG instance its compute share (`mig.gpu_share`).

@@ -68,7 +68,9 @@ def test_working_tree_is_the_default_head_and_is_left_untouched(repo: Path) -> N
     text = (repo / "policies/teams/training.yaml").read_text()
     result = diff("--base", "HEAD")
     assert result.exit_code == 1, result.output
-    assert "pretraining / a800-train (a800-80gb): 80 -> 64 cards" in result.output
+    assert "pretraining / a800-train (a800-80gb): nominal whole 80 -> 64; reach whole 92 -> 76" in (
+        result.output
+    )
     assert git(repo, "status", "--porcelain") == status
     assert (repo / "policies/teams/training.yaml").read_text() == text
 

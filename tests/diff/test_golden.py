@@ -86,6 +86,9 @@ def test_quota_cut_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert (row.before.cards, row.after.cards) == (80, 64)
     # Reach: nominal + what the rest of the cohort tree lends, capped by borrowingLimit 32.
     assert (row.before.reach, row.after.reach) == (92, 76)
+    assert [(r.resource, r.nominal, r.reach) for r in row.after.resources] == [
+        ("nvidia.com/gpu", 64, 76)
+    ]
     (cost,) = result.impact.costs
     assert round(cost.before or 0) == 80 * 1.6 * 730 + 8 * 0.9 * 730 + 8 * 1.2 * 730
 
@@ -105,3 +108,24 @@ def test_mig_drain_lists_nodes_and_gpu_indices(
     result = run_scenario(tmp_path, monkeypatch, "mig-repartition")
     assert [d.node for d in result.drains] == [f"gpu-h100-00{i}" for i in range(1, 7)]
     assert all(d.gpus == (4,) and d.mode_flip for d in result.drains)
+
+
+def test_reach_is_per_resource_never_whole_gpus_plus_mig_slices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20: online-inference lending 4 H100s instead of 8 leaves finetune-nlp at most 12
+    whole H100s (was 16), whatever MIG slices it may borrow; diff said reach 27.14 -> 23.14."""
+    edit = ("teams/others.yaml", "      lendingLimit: 8", "      lendingLimit: 4")
+    result = run_edits(tmp_path, monkeypatch, [edit])
+    row = next(
+        r for r in result.impact.quotas if (r.team, r.pool) == ("finetune-nlp", "h100-infer")
+    )
+    assert row.before and row.after
+    before = {r.label: (r.nominal, r.reach) for r in row.before.resources}
+    after = {r.label: (r.nominal, r.reach) for r in row.after.resources}
+    assert (before["whole"], after["whole"]) == ((8, 16), (8, 12))
+    assert after["mig 1g.10gb"] == (0, 42)
+    text = FORMATTERS["text"](result)
+    assert (
+        "finetune-nlp / h100-infer (h100-80gb): nominal whole 8 -> 8; reach whole 16 -> 12," in text
+    )

@@ -65,7 +65,7 @@ def test_quota_rows_name_the_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyP
     # Every row of a multi-cluster fleet names a cluster that holds the pool.
     assert {r.cluster for r in result.impact.quotas} <= {"east", "west"}
     text = FORMATTERS["text"](result)
-    assert "  west: serving / l40s-infer (l40s-48gb): 8 -> 4 cards" in text
+    assert "  west: serving / l40s-infer (l40s-48gb): nominal whole 8 -> 4;" in text
     markdown = FORMATTERS["markdown"](result)
     assert "| Cluster | Team | Card type | Pool |" in markdown
     assert "| west | serving | l40s-48gb | l40s-infer | 8 | 4 |" in markdown

@@ -61,6 +61,18 @@ def reach(amount: Amount | None) -> Fraction | None:
     return amount.reach if amount else None
 
 
+def per_resource(before: Amount | None, after: Amount | None, field: str, arrow: str = "->") -> str:
+    """`whole 16 -> 12, mig 1g.10gb 42 -> 42`: one resource's `nominal` or `reach` on both
+    sides, in its own units (whole GPUs, MIG instances and replicas are never added up);
+    resources at 0 on both sides are left out."""
+    rows: dict[str, list[int]] = {}
+    for side, amount in enumerate((before, after)):
+        for r in amount.resources if amount else ():
+            rows.setdefault(r.label, [0, 0])[side] = getattr(r, field)
+    parts = [f"{label} {b} {arrow} {a}" for label, (b, a) in rows.items() if b or a]
+    return ", ".join(parts) or "0"
+
+
 def cost_delta(row: CostRow) -> float | None:
     if row.before is None and row.after is None:
         return None

@@ -53,6 +53,10 @@ def _amount(amount: Amount | None) -> dict[str, Any] | None:
         "cards": _num(amount.cards),
         "normalized": _num(amount.normalized),
         "reach": _num(amount.reach),
+        "resources": [
+            {"resource": r.resource, "kind": r.label, "nominal": r.nominal, "reach": r.reach}
+            for r in amount.resources
+        ],
     }
 
 

@@ -31,7 +31,8 @@ def _quota_table(result: DiffResult, rows: int | None) -> list[str]:
     clustered = any(r.cluster for r in result.impact.quotas)
     lines = [
         ("| Cluster " if clustered else "")
-        + "| Team | Card type | Pool | Before | After | Δ | Δ% | Reach | Cost Δ/month |",
+        + "| Team | Card type | Pool | Before | After | Δ | Δ% | Reach per resource "
+        + "| Cost Δ/month |",
         ("|---" if clustered else "") + "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in shown:
@@ -40,7 +41,7 @@ def _quota_table(result: DiffResult, rows: int | None) -> list[str]:
             (f"| {text_cell(r.cluster)} " if clustered else "")
             + f"| {text_cell(r.team)} | {text_cell(r.card_type)} | {text_cell(r.pool)} | "
             f"{c.number(b)} | {c.number(a)} | {c.signed(c.delta(b, a))} | {c.percent(b, a)} | "
-            f"{c.number(c.reach(r.before))} → {c.number(c.reach(r.after))} | "
+            f"{text_cell(c.per_resource(r.before, r.after, 'reach', '→'))} | "
             f"{c.team_cost_delta(result, r)} |"
         )
     if rows is not None and len(result.impact.quotas) > rows:
@@ -88,11 +89,13 @@ def _impact_sections(result: DiffResult) -> Iterator[tuple[str, str]]:
             [
                 text_cell(c.team_pool(r)),
                 f"{c.number(c.normalized(r.before))} → {c.number(c.normalized(r.after))}",
-                f"{c.number(c.reach(r.before))} → {c.number(c.reach(r.after))}",
+                text_cell(c.per_resource(r.before, r.after, "nominal", "→")),
+                text_cell(c.per_resource(r.before, r.after, "reach", "→")),
             ]
             for r in impact.quotas
         ]
-        table = _table(["Team / pool", "Normalized units", "Reach (nominal + lendable)"], rows)
+        header = ["Team / pool", "Normalized units", "Nominal per resource", "Reach per resource"]
+        table = _table(header, rows)
         yield "normalized units and reach", _details("Normalized units and reach", table)
 
 

@@ -26,14 +26,18 @@ def headline(result: DiffResult) -> str:
 def _quotas(result: DiffResult) -> Iterator[str]:
     if not result.impact.quotas:
         return
-    yield "Quota per team and pool (cards; normalized units; reach = nominal + cohort lending):"
+    yield (
+        "Quota per team and pool (per resource: whole GPUs, MIG instances, replicas; reach ="
+        " nominal + cohort lending; card-equivalents and normalized units beside):"
+    )
     for row in result.impact.quotas:
         b, a = row.before, row.after
         yield (
-            f"  {c.team_pool(row)} ({row.card_type}): {c.number(c.cards(b))} -> "
-            f"{c.number(c.cards(a))} cards ({c.signed(c.delta(c.cards(b), c.cards(a)))}, "
-            f"{c.percent(c.cards(b), c.cards(a))}); normalized {c.number(c.normalized(b))} -> "
-            f"{c.number(c.normalized(a))}; reach {c.number(c.reach(b))} -> {c.number(c.reach(a))}"
+            f"  {c.team_pool(row)} ({row.card_type}): nominal {c.per_resource(b, a, 'nominal')}"
+            f"; reach {c.per_resource(b, a, 'reach')}; card-equivalents "
+            f"{c.number(c.cards(b))} -> {c.number(c.cards(a))} "
+            f"({c.signed(c.delta(c.cards(b), c.cards(a)))}, {c.percent(c.cards(b), c.cards(a))})"
+            f"; normalized {c.number(c.normalized(b))} -> {c.number(c.normalized(a))}"
         )
 
 

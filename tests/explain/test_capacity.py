@@ -1,0 +1,94 @@
+"""`hetgitops capacity` on the bundled fleet: per-resource numbers (whole GPUs, MIG profiles and
+replicas apart), costs against budgets, commitment per card type, every format."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from hetgitops.cli import main as cli
+from hetgitops.explain import run
+from hetgitops.explain.capacity import capacity_report
+from hetgitops.explain.capacity_formats import FORMATS
+from hetgitops.plan.quota_plan import reach
+
+REPO = Path(__file__).resolve().parents[2]
+NOW = dt.date(2026, 12, 1)
+
+
+@pytest.fixture(scope="module")
+def report() -> Any:
+    return capacity_report(run.load_policy([REPO / "policies"], NOW))
+
+
+def row(report: Any, team: str, pool: str, resource: str) -> Any:
+    return next(r for r in report.rows if (r.team, r.pool, r.resource) == (team, pool, resource))
+
+
+def test_whole_h100s_and_each_mig_profile_are_separate_rows(report: Any) -> None:
+    whole = row(report, "finetune-nlp", "h100-infer", "nvidia.com/gpu")
+    assert (whole.kind, whole.nominal, whole.borrowable, whole.reach) == ("whole", 8, 8, 16)
+    assert (whole.lendable, whole.guaranteed) == (4, 4)  # lending.maxPercent 50
+    slices = row(report, "finetune-nlp", "h100-infer", "nvidia.com/mig-1g.10gb")
+    assert (slices.label, slices.nominal, slices.reach) == ("mig 1g.10gb", 0, 42)
+    assert float(slices.weight) == pytest.approx(1 / 7)
+
+
+def test_time_sliced_replicas_are_labelled_with_their_share(report: Any) -> None:
+    replicas = row(report, "research", "rtx4090-dev", "nvidia.com/gpu")
+    assert replicas.label == "replica 1/4"
+    assert replicas.nominal == 32 and replicas.normalized(32) is not None
+
+
+def test_every_reach_is_kueues_potential_available(report: Any) -> None:
+    policy = run.load_policy([REPO / "policies"], NOW)
+    for r in report.rows:
+        most = reach(policy).most(policy.teams[r.team], policy.pools[r.pool], r.resource)
+        assert r.reach == most and r.nominal + r.borrowable == r.reach
+        assert r.guaranteed + r.lendable == r.nominal
+
+
+def test_costs_and_card_commitment(report: Any) -> None:
+    cost = next(c for c in report.costs if c.team == "pretraining")
+    assert cost.monthly == round(80 * 1.6 * 730 + 8 * 0.9 * 730 + 8 * 1.2 * 730, 2)
+    assert cost.budget == 120000
+    h100 = next(c for c in report.cards if c.card_type == "h100-80gb")
+    assert h100.capacity == 48
+    assert dict(h100.by_team)["finetune-nlp"] == 8
+
+
+def test_csv_has_one_row_per_team_pool_resource(report: Any) -> None:
+    rows = list(csv.DictReader(io.StringIO(FORMATS["csv"](report))))
+    assert len(rows) == len(report.rows)
+    first = rows[0]
+    assert set(first) >= {
+        "team",
+        "pool",
+        "resource",
+        "kind",
+        "nominal",
+        "reach",
+        "nominal_normalized",
+    }
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "csv", "markdown"])
+def test_cli_formats_are_deterministic(output_format: str) -> None:
+    args = ["capacity", str(REPO / "policies"), "--now", NOW.isoformat(), "--format", output_format]
+    first = CliRunner().invoke(cli.main, args)
+    assert first.exit_code == 0, first.output
+    assert first.output == CliRunner().invoke(cli.main, args).output
+    if output_format == "json":
+        body = json.loads(first.output)
+        assert {t["team"] for t in body["costs"]} == set(
+            run.load_policy([REPO / "policies"], NOW).teams
+        )
+    if output_format == "text":
+        assert "replica 1/4" in first.output and "mig 3g.40gb" in first.output
