@@ -5,11 +5,13 @@ Tests assert `(rule, line, column)`, not wording (rule ids are public API, messa
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from hetgitops.checks import RULES
@@ -287,11 +289,40 @@ def test_empty_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 def test_directory_with_only_other_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "policy").mkdir()
     (tmp_path / "policy" / "README.md").write_text("# hi\n")
-    (tmp_path / "policy" / "fleet.json").write_text("{}\n")
+    (tmp_path / "policy" / "fleet.txt").write_text("{}\n")
     monkeypatch.chdir(tmp_path)
     result = load_paths([Path("policy")])
     assert [(d.rule, d.span.file) for d in result.diagnostics] == [("empty-policy", "policy")]
     assert "2 other file(s) ignored" in result.diagnostics[0].message
+
+
+def test_every_name_a_user_means_as_policy_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Skipped silently, the team in `TEAM.YAML` lost all its queues (and Argo CD pruned them).
+    names = ["a.YAML", "b.Yml", "c.json", "d.yaml ", "e.yml"]
+    for i, name in enumerate(names):
+        text = TIER.replace("gold", f"tier{i}")
+        if name.endswith(".json"):
+            text = json.dumps(yaml.safe_load(text), indent="\t")
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    result = load_paths([Path(".")])
+    assert result.diagnostics == []
+    assert sorted(d.name for d in result.documents) == [f"tier{i}" for i in range(5)]
+
+
+def test_a_name_that_mentions_yaml_but_is_not_read_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tier.yaml").write_text(TIER)
+    for name in ("team.yaml.bak", "team.YAML~", "notes.md"):
+        (tmp_path / name).write_text("x: 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert paths_found(Path(".")) == [
+        ("skipped-file", "team.YAML~", 0, 0),
+        ("skipped-file", "team.yaml.bak", 0, 0),
+    ]
 
 
 def test_hidden_entries_are_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

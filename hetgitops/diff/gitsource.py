@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hetgitops.diagnostics import Diagnostic, Span, error
 from hetgitops.load.documents import LoadResult, load_sources, policy_files
-from hetgitops.load.policyfiles import POLICY_SUFFIXES, read_files
+from hetgitops.load.policyfiles import is_policy_name, read_files
 
 WORKTREE = "WORKTREE"  # the --head default: the files as they are on disk
 
@@ -93,7 +93,7 @@ def _tree_files(repo: Path, commit: str, prefixes: list[str]) -> list[tuple[str,
             continue
         meta, _, name = entry.decode("utf-8", "surrogateescape").partition("\t")
         mode, kind, oid = meta.split()
-        if kind != "blob" or mode == "120000" or not name.endswith(POLICY_SUFFIXES):
+        if kind != "blob" or mode == "120000" or not is_policy_name(name.rpartition("/")[2]):
             continue
         if any(part.startswith(".") for part in name.split("/")):
             continue
@@ -133,7 +133,7 @@ def _nothing_at(ref: str, prefixes: list[str]) -> Diagnostic:
     where = ", ".join(p or "." for p in prefixes)
     return error(
         "empty-policy",
-        f"no .yaml/.yml policy files under {where} at {ref}",
+        f"no .yaml/.yml/.json policy files under {where} at {ref}",
         Span(where),
         hint="the paths may not exist at that ref",
     )

@@ -7,10 +7,34 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hetgitops.diagnostics import Diagnostic, Span, error
+from hetgitops.diagnostics import Diagnostic, Severity, Span, error
 
-POLICY_SUFFIXES = (".yaml", ".yml")
+# Compared case-insensitively, trailing blanks ignored: `TEAM.YAML`, `a.Yml`, `b.json` (JSON is
+# YAML) and `x.yaml ` are all names a user means as policy; skipping one drops its queues.
+POLICY_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+def is_policy_name(name: str) -> bool:
+    """Whether a file found in a policy directory is read as a policy file."""
+    return name.rstrip().lower().endswith(POLICY_SUFFIXES)
+
+
+def skipped_as_policy(name: str) -> bool:
+    """A name that mentions a policy suffix but is not read (`team.yaml.bak`, `t.yaml~`): said
+    aloud, since a user may have meant it."""
+    lowered = name.lower()
+    return not is_policy_name(name) and any(suffix in lowered for suffix in POLICY_SUFFIXES)
+
+
+def skipped_file(name: str) -> Diagnostic:
+    return Diagnostic(
+        "skipped-file",
+        Severity.INFO,
+        "not read: a policy file's name ends in .yaml, .yml or .json",
+        Span(name),
+        hint="rename it if it holds policy; delete it or move it out of the policy tree if not",
+    )
 
 
 def policy_files(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
@@ -80,16 +104,18 @@ def _directory_files(root: Path, problems: list[Diagnostic]) -> list[Path]:
         for name in names:
             if name.startswith("."):
                 continue
-            if name.endswith(POLICY_SUFFIXES):
+            if is_policy_name(name):
                 found.append(Path(folder) / name)
-            else:
-                others += 1
+                continue
+            others += 1
+            if skipped_as_policy(name):
+                problems.append(skipped_file(display_name(Path(folder) / name)))
     if not found:
         ignored = f" ({others} other file(s) ignored)" if others else ""
         problems.append(
             error(
                 "empty-policy",
-                f"no .yaml/.yml policy files found{ignored}",
+                f"no .yaml/.yml/.json policy files found{ignored}",
                 Span(display_name(root)),
                 hint="point hetgitops at a directory of policy files",
             )
