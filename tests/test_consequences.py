@@ -151,10 +151,13 @@ def test_loss_scan_reads_kinds_and_names() -> None:
         "apiVersion: hetgitops.io/v1alpha1\nkind: PriorityTier\nmetadata:\n  name: gold\n"
         "spec: {value: 1}\n---\nkind: Team\nmetadata: {name: ml, labels: {}}\n---\n"
         "# only a comment\n---\nkind: Poool\nmetadata:\n  name: x\n"
+        "---\nkind: Widget\nmetadata:\n  name: y\n"
     )
     cause = Cause(Span("t.yaml", 1, 1), "encoding")
     loss = losses.of_file(cause, text.encode("utf-16"), KINDS)
-    assert loss.definitions == {("PriorityTier", "gold"), ("Team", "ml"), ("*", "x")}
+    # A mistyped kind is read as the kind it plainly means; an unknown one as any kind.
+    expected = {("PriorityTier", "gold"), ("Team", "ml"), ("Pool", "x"), ("*", "y")}
+    assert loss.definitions == expected
     assert loss.complete
 
 
@@ -162,3 +165,44 @@ def test_a_document_without_a_readable_name_leaves_the_loss_open() -> None:
     loaded = load_sources([("t.yaml", b"kind: Team\nmetadata: [\n")])
     (loss,) = loaded.losses
     assert not loss.complete
+
+
+# Issue 22 item 3: the policy's own unresolved names (and an unknown kind) fold what follows.
+TYPOS = [
+    pytest.param(OTHERS, "tiers: [online-inference]", "tiers: [online-inferenc]",
+                 "unresolved-reference", {"tier-not-allowed": 2}, id="team-tier"),
+    pytest.param(Path("pools") / "training.yaml", "cardType: a800-80gb", "cardType: a800-80g",
+                 "unresolved-reference", {"profile-no-eligible-card": 1}, id="pool-card-type"),
+    pytest.param(OTHERS, "kind: Team\n", "kind: Teams\n",
+                 "unknown-kind", {"tier-not-allowed": 2}, id="kind-Teams"),
+    pytest.param(Path("pools") / "inference.yaml", "profiles: {1g.10gb: 7}",
+                 "profiles: {1g.11gb: 7}", "mig-profile-unknown",
+                 {"profile-no-eligible-card": 1, "quota-resource-unavailable": 2},
+                 id="layout-mig-profile"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("file", "old", "new", "cause", "following"), TYPOS)
+def test_one_typo_is_one_error_and_what_follows_is_its_consequence(
+    bundled: Path, file: Path, old: str, new: str, cause: str, following: dict[str, int]
+) -> None:
+    edit(bundled / file, old, new, first=True)
+    found = validate(bundled)
+    (root,) = independent(found)
+    assert (root.rule, root.span.file) == (cause, str(bundled / file))
+    after = [d for d in found if d.consequence_of is not None]
+    assert {d.consequence_of for d in after} == {root.cause}
+    assert {r: sum(d.rule == r for d in after) for r in following} == following
+    assert "1g.11gb" not in " ".join(d.hint for d in after)  # never offered as valid
+
+
+def test_a_quota_in_a_mistyped_pool_folds_what_the_team_cannot_run(bundled: Path) -> None:
+    edit(bundled / OTHERS, "{pool: l40s-infer, cards: 24", "{pool: l40s-infr, cards: 24")
+    (root,) = independent(validate(bundled))
+    assert root.rule == "unresolved-reference" and "did you mean 'l40s-infer'" in root.hint
+
+
+def test_a_mistyped_kind_suggests_the_kind_it_means(bundled: Path) -> None:
+    edit(bundled / OTHERS, "kind: Team\n", "kind: Teams\n", first=True)
+    (root,) = independent(validate(bundled))
+    assert root.hint.startswith("did you mean 'Team'?")

@@ -152,6 +152,8 @@ def quota_resource_unavailable(policy: Policy, ctx: CheckContext) -> Iterator[Di
         for profile in use.quota.mig:
             if profile in offered or (table is not None and profile not in table.profiles):
                 continue  # offered, or a profile the card lacks (mig-profile-unknown)
+            # A layout with a profile the card lacks is not what the pool offers: the quota's
+            # profile may be the one the layout meant (mig-profile-unknown says why).
             yield error_at(
                 "quota-resource-unavailable",
                 f"pool '{use.pool.name}' offers no {profile} MIG devices",
@@ -159,8 +161,15 @@ def quota_resource_unavailable(policy: Policy, ctx: CheckContext) -> Iterator[Di
                 "mig",
                 profile,
                 key=True,
-                hint=_unavailable_hint(use.pool, offered, policy.fleet),
-            )
+                hint=_unavailable_hint(use.pool, _valid(offered, table), policy.fleet),
+            ).because(policy.unknown.pools.get(use.pool.name))
+
+
+def _valid(offered: set[str], table: mig.ProfileTable | None) -> set[str]:
+    """The offered profiles the card has: a hint never offers a name that does not exist."""
+    if table is None:
+        return offered
+    return {p for p in offered if mig.gpu_instance_profile(p) in table.profiles}
 
 
 def _unavailable_hint(pool: Pool, offered: set[str], fleet: Fleet | None) -> str:

@@ -115,4 +115,4 @@ def _no_team(policy: Policy, profile: WorkloadProfile) -> Iterator[Diagnostic]:
         "spec",
         "tier",
         hint=f"add '{profile.tier}' to some team's spec.tiers",
-    ).because(policy.unknown.kind("Team"))
+    ).because(policy.unknown.allowed_tiers())

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from hetgitops.checks._common import PathPart, error_at, listing, note, written
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Cause, Diagnostic, Related, Severity
 from hetgitops.model import quantities
-from hetgitops.model.policy import Policy, Team, WorkloadProfile
+from hetgitops.model.policy import CardType, Policy, Team, WorkloadProfile
 from hetgitops.plan import quota_plan, routing
 from hetgitops.plan.clusters import manager_quota, managers
 from hetgitops.plan.routing import (
@@ -80,7 +80,22 @@ def profile_no_eligible_card(policy: Policy, ctx: CheckContext) -> Iterator[Diag
                     hint="relax spec.requirements or add the card type",
                 ).because(policy.unknown.kind("CardType"))
         elif not router.routes(profile):
-            yield _no_pool(profile, [c.name for c in cards]).because(policy.unknown.kind("Pool"))
+            cause = policy.unknown.pool_offers() or _layout_unknown(policy, profile, cards)
+            yield _no_pool(profile, [c.name for c in cards]).because(cause)
+
+
+def _layout_unknown(
+    policy: Policy, profile: WorkloadProfile, cards: Iterable[CardType]
+) -> Cause | None:
+    """Why a pool of the eligible cards may offer what the profile needs after all: its
+    capacity is unknown (a MIG layout with a profile its card lacks, node ranges that did not
+    expand)."""
+    names = {c.name for c in cards}
+    unknown = policy.unknown.pools
+    causes = [
+        unknown[p.name] for p in policy.pools.values() if p.card_type in names and p.name in unknown
+    ]
+    return min(causes, default=None)
 
 
 def _no_pool(profile: WorkloadProfile, cards: list[str]) -> Diagnostic:
@@ -174,7 +189,7 @@ def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diag
             unknown = policy.unknown
             found = _nobody(policy, profile, placeable, team, verdict)
             found = replace(found, related=_best_cases(profile, verdicts))
-            yield found.because(unknown.kind("Team") or unknown.kind("Pool"))
+            yield found.because(unknown.team_reach())
 
 
 def _best_cases(
@@ -199,6 +214,9 @@ def _reach_unknown(policy: Policy, team: Team) -> Cause | None:
             cause = policy.unknown.object("Pool", quota.pool)
             if cause is not None:
                 return cause
+    own = policy.unknown.team_pools.get(team.name)
+    if own is not None:
+        return own
     return policy.unknown.kind("Team") if team.cohort is not None else None
 
 

@@ -235,13 +235,19 @@ def _identify(file: str, parsed: Parsed) -> Iterator[Document | Diagnostic]:
             f"unknown kind {_short(kind)}",
             source.at(("kind",)),
             "kind",
-            "one of: " + ", ".join(KINDS),
+            _kind_hint(kind),
         )
         return
     metadata = data.get("metadata")
     name = metadata.get("name") if isinstance(metadata, dict) else None
     name = name if isinstance(name, str) else ""
     yield Document(file, parsed.index, str(kind), name, data, source)
+
+
+def _kind_hint(kind: Any) -> str:
+    meant = losses.meant_kind(kind, KINDS) if isinstance(kind, str) else losses.ANY_KIND
+    known = "one of: " + ", ".join(KINDS)
+    return known if meant == losses.ANY_KIND else f"did you mean '{meant}'? ({known})"
 
 
 def _type_name(value: Any) -> str:

@@ -12,6 +12,7 @@ follows from them as consequences of that first finding.
 from __future__ import annotations
 
 import codecs
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -62,8 +63,18 @@ def of_file(cause: Cause, raw: bytes, kinds: tuple[str, ...]) -> Loss:
         if name is None:
             complete = False
             continue
-        definitions.add((kind if kind in kinds else ANY_KIND, name))
+        definitions.add((meant_kind(kind, kinds), name))
     return Loss(cause, frozenset(definitions), complete)
+
+
+def meant_kind(kind: str, kinds: tuple[str, ...]) -> str:
+    """The policy kind a document's `kind:` names or plainly means (`Teams`, `team`: Team), or
+    `*`. Without the guess, a lost `kind: Teams` named like any loaded object of another kind
+    (a Team and its PriorityTier are often both `online-inference`) would lose nothing."""
+    if kind in kinds:
+        return kind
+    close = difflib.get_close_matches(kind.lower(), [k.lower() for k in kinds], n=1, cutoff=0.8)
+    return next((k for k in kinds if close and k.lower() == close[0]), ANY_KIND)
 
 
 def readable(raw: bytes) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from hetgitops.diagnostics import Cause, Diagnostic, error, register_rules
 from hetgitops.load.documents import Document, Loss
+from hetgitops.model.dangling import with_dangling
 from hetgitops.model.policy import (
     ALL_TARGETS,
     DEFAULT_CPU_PER_CARD,
@@ -423,7 +424,7 @@ def build_policy(
         unknown=unknowns(losses, [(d.kind, d.name) for d in documents], incomplete),
         clusters=build("Cluster", _cluster),
     )
-    return policy, problems
+    return with_dangling(policy), problems
 
 
 def _singletons(by_kind: dict[str, list[Document]]) -> Iterable[Diagnostic]:

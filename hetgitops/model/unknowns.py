@@ -21,12 +21,19 @@ from hetgitops.load.losses import ANY_KIND, Loss
 class Unknowns:
     """`objects`: (kind, name) that were lost (kind `*`: of an unknown kind). `kinds`: kinds
     with some lost object (`*`: a loss whose kinds are unknown). `unnamed`: kinds with lost
-    objects whose names are unknown (`*`: any kind). `pools`: pools whose capacity is unknown."""
+    objects whose names are unknown (`*`: any kind). `pools`: pools whose capacity is unknown.
+
+    From the policy's own unresolved names (`model.dangling`): `team_tiers`, teams that name
+    a tier that does not exist; `team_pools`, teams with a quota in a pool that does not
+    exist; `pool_cards`, pools whose card type does not exist."""
 
     objects: Mapping[tuple[str, str], Cause] = field(default_factory=dict)
     kinds: Mapping[str, Cause] = field(default_factory=dict)
     unnamed: Mapping[str, Cause] = field(default_factory=dict)
     pools: Mapping[str, Cause] = field(default_factory=dict)
+    team_tiers: Mapping[str, Cause] = field(default_factory=dict)
+    team_pools: Mapping[str, Cause] = field(default_factory=dict)
+    pool_cards: Mapping[str, Cause] = field(default_factory=dict)
 
     def object(self, kind: str, name: str) -> Cause | None:
         """Why `kind` `name` may exist although the model lacks it; None if it simply does not."""
@@ -44,6 +51,25 @@ class Unknowns:
     def kind(self, kind: str) -> Cause | None:
         """Why the model's objects of `kind` may be incomplete; None if they are all there."""
         return self.kinds.get(kind) or self.kinds.get(ANY_KIND)
+
+    def allowed_tiers(self) -> Cause | None:
+        """Why the set of tiers teams allow may be incomplete (a Team lost, or one naming a
+        tier that does not exist: it may have meant any)."""
+        return self.kind("Team") or _first(self.team_tiers)
+
+    def team_reach(self) -> Cause | None:
+        """Why what teams can hold may be incomplete (a Team or Pool lost, or a quota in a
+        pool that does not exist)."""
+        return self.kind("Team") or self.kind("Pool") or _first(self.team_pools)
+
+    def pool_offers(self) -> Cause | None:
+        """Why what pools offer may be incomplete (a Pool lost, or one whose card type does
+        not exist: it may have been the pool a profile needs)."""
+        return self.kind("Pool") or _first(self.pool_cards)
+
+
+def _first(causes: Mapping[str, Cause]) -> Cause | None:
+    return min(causes.values(), default=None)
 
 
 def unknowns(
