@@ -11,7 +11,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-# diff and drift register their rule ids when imported.
+# import (adopt), diff and drift register their rule ids when imported.
+import hetgitops.adopt.findings
 import hetgitops.diff.hazards
 import hetgitops.drift.findings  # noqa: F401
 from hetgitops.load.documents import KINDS

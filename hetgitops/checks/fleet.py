@@ -64,13 +64,20 @@ def targets_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
 
     Fails (warns): `targets: [kueue]` (no `core` to label the team namespaces, no `nodes` to
     label the nodes); `targets: [core, volcano]`; `targets: [gpu-operator]`.
-    Passes: `targets: [core, kueue, volcano, nodes, gpu-operator]`.
+    Passes: `targets: [core, kueue, volcano, nodes, gpu-operator]`; `targets: [core, kueue]`
+    when every pool's flavor selects labels the nodes already carry (`spec.kueue.nodeLabels`,
+    as `hetgitops import` writes).
     Accept the warning when another tool applies those labels.
     """
     if policy.fleet is None:
         return
     targets = set(policy.fleet.targets)
+    own_labels = bool(policy.pools) and all(
+        p.flavor_node_labels is not None for p in policy.pools.values()
+    )
     for target, needed, consequence in _TARGET_NEEDS:
+        if target == "kueue" and needed == "nodes" and own_labels:
+            continue
         if target in targets and needed not in targets:
             yield warning_at(
                 "targets-incomplete",

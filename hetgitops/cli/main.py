@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from hetgitops import __version__, api
+from hetgitops.cli.adopt import import_
 from hetgitops.cli.argocd import argocd_cm
 from hetgitops.cli.common import (
     EXISTING_PATHS_ARGUMENT,
@@ -121,6 +122,7 @@ def rules(rule: str | None) -> None:
     """List every rule id with its default severity and summary; with RULE, print that rule's
     full documentation (severity, stage, why, example, how to fix)."""
     # diff and drift sit above reporting: importing them registers their ids too.
+    import hetgitops.adopt.findings
     import hetgitops.diff.hazards
     import hetgitops.drift.findings  # noqa: F401
     from hetgitops.reporting.catalog import all_rules, full_text
@@ -147,6 +149,7 @@ main.add_command(render)
 main.add_command(jobs)
 main.add_command(init)
 main.add_command(diff)
+main.add_command(import_)
 main.add_command(argocd_cm)
 main.add_command(drift)
 main.add_command(explain)

@@ -55,7 +55,10 @@ def identity(name: str, spec: Mapping[str, Any], fields: tuple[str, ...]) -> str
 
 
 def _flavor_spec(policy: Policy, fleet: Fleet, pool: Pool) -> dict[str, Any]:
-    spec: dict[str, Any] = {"nodeLabels": flavor_node_labels(policy, pool)}
+    labels = pool.flavor_node_labels
+    spec: dict[str, Any] = {
+        "nodeLabels": dict(labels if labels is not None else flavor_node_labels(policy, pool))
+    }
     if pool.taints:
         spec["tolerations"] = [toleration(t) for t in pool.taints]
     if fleet.topology_name:
@@ -66,6 +69,8 @@ def _flavor_spec(policy: Policy, fleet: Fleet, pool: Pool) -> dict[str, Any]:
 def flavor_name(policy: Policy, fleet: Fleet, pool: Pool) -> str:
     """The ResourceFlavor of `pool`, as ClusterQueues name it."""
     spec = _flavor_spec(policy, fleet, pool)
+    if pool.flavor_name:  # an adopted flavor keeps its name (`spec.kueue.flavorName`)
+        return pool.flavor_name
     return identity(pool.name, spec, immutable_flavor_fields(spec))
 
 

@@ -28,7 +28,7 @@ def is_v1beta1(fleet: Fleet) -> bool:
 
 
 def local_queue_name(fleet: Fleet, team: Team) -> str:
-    return fleet.local_queue_name or team.name
+    return team.local_queue_name or fleet.local_queue_name or team.name
 
 
 def fungibility(fleet: Fleet) -> dict[str, str]:
@@ -105,9 +105,12 @@ def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, An
     spec: dict[str, Any] = {}
     if team.cohort is not None:
         spec["cohort" if is_v1beta1(fleet) else "cohortName"] = team.cohort
-    spec["namespaceSelector"] = {"matchLabels": {team_label(fleet): team.name}}
+    if team.namespace_selector is not None:
+        spec["namespaceSelector"] = dict(team.namespace_selector)
+    else:
+        spec["namespaceSelector"] = {"matchLabels": {team_label(fleet): team.name}}
     spec["queueingStrategy"] = team.queueing_strategy or fleet.queueing_strategy
-    spec["stopPolicy"] = "None"
+    spec["stopPolicy"] = team.stop_policy or "None"
     spec["flavorFungibility"] = fungibility(fleet)
     spec["preemption"] = preemption(policy, team)
     if plans:
@@ -165,7 +168,7 @@ def local_queues(fleet: Fleet, team: Team, claimed: set[str]) -> Iterator[Manife
                 namespace=namespace,
                 labels={team_label(fleet): team.name},
             ),
-            "spec": {"clusterQueue": team.name, "stopPolicy": "None"},
+            "spec": {"clusterQueue": team.name, "stopPolicy": team.stop_policy or "None"},
         }
         yield Manifest(TARGET, obj, team.origin.at("spec", "namespaces", index))
 

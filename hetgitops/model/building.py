@@ -243,6 +243,8 @@ def _pool(doc: Document, spec: dict[str, Any], origin: Origin, problems: list[Di
         labels=dict(sorted(spec.get("labels", {}).items())),
         origin=origin,
         cluster=spec.get("cluster"),
+        flavor_name=spec.get("kueue", {}).get("flavorName"),
+        flavor_node_labels=_optional_map(spec.get("kueue", {}).get("nodeLabels")),
     )
 
 
@@ -336,7 +338,14 @@ def _team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | No
         guarantee_percent=spec.get("volcano", {}).get("guaranteePercent"),
         origin=origin,
         manager_quota={k: str(v) for k, v in sorted(spec.get("managerQuota", {}).items())},
+        local_queue_name=spec.get("kueue", {}).get("localQueueName"),
+        stop_policy=spec.get("kueue", {}).get("stopPolicy"),
+        namespace_selector=spec.get("kueue", {}).get("namespaceSelector"),
     )
+
+
+def _optional_map(value: dict[str, Any] | None) -> dict[str, str] | None:
+    return None if value is None else {str(k): str(v) for k, v in sorted(value.items())}
 
 
 def _tier(doc: Document, spec: dict[str, Any], origin: Origin) -> PriorityTier:

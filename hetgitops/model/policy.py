@@ -213,6 +213,9 @@ class Pool:
     labels: Mapping[str, str]
     origin: Origin
     cluster: str | None = None  # the Cluster document it belongs to (multi-cluster fleets)
+    # `spec.kueue`: an adopted cluster's ResourceFlavor name and exact nodeLabels (import).
+    flavor_name: str | None = None
+    flavor_node_labels: Mapping[str, str] | None = None
 
     @property
     def shared_replicas(self) -> int:
@@ -258,6 +261,10 @@ class Team:
     # Multi-cluster: the manager ClusterQueue's nominal quota per resource, when it is not
     # the sum of the team's worker quotas (`spec.managerQuota`).
     manager_quota: Mapping[str, str] = field(default_factory=dict)
+    # `spec.kueue`: what an adopted cluster's queues already say (import); None = the default.
+    local_queue_name: str | None = None
+    stop_policy: str | None = None
+    namespace_selector: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

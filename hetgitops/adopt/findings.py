@@ -1,0 +1,59 @@
+"""Adopt stage: the rule ids `hetgitops import` emits, with their documentation."""
+
+from __future__ import annotations
+
+from hetgitops.diagnostics import Diagnostic, Severity, Span, register_rules
+
+RULES: dict[str, str] = {
+    "import-field-changes": "The policy written by import renders this imported object with "
+    "another value here: the first sync would change the field. The policy language cannot "
+    "(yet) say what the cluster says.",
+    "import-object-not-adopted": "An object of a kind import reads has no counterpart in the "
+    "written policy: the first sync leaves it alone, unmanaged (and a GitOps prune would not "
+    "touch it), but the policy does not describe it.",
+    "import-kind-not-imported": "Objects of a kind import does not translate yet (Volcano "
+    "Queues, Topologies, AdmissionChecks, ...): they stay as they are, outside the policy.",
+    "import-flavor-without-accelerators": "A ResourceFlavor selects no node with accelerators "
+    "and no ClusterQueue gives it accelerator quota: a hetgitops Pool is a set of accelerator "
+    "nodes, so the flavor (and the quota on it) is not part of the policy.",
+    "import-team-without-namespace": "A ClusterQueue has no LocalQueue: no namespace submits "
+    "to it. The policy gives the team a namespace named after it, which the first sync creates.",
+    "import-unknown-card": "A node's accelerator matches no card type of hetgitops' catalogue: "
+    "import wrote a new CardType whose performance coefficient is a TODO.",
+    "import-system-namespace": "A LocalQueue lives in a system namespace (default, "
+    "kube-system, ...), which no hetgitops team may own: the queue stays outside the policy.",
+    "import-unreadable": "A manifest file or document could not be read as Kubernetes objects.",
+    "import-forbidden": "The credentials may not list a kind import reads: its objects are not "
+    "in the written policy.",
+}
+WARNINGS = {
+    "import-object-not-adopted",
+    "import-kind-not-imported",
+    "import-unknown-card",
+    "import-team-without-namespace",
+}
+_FIXES = {
+    "import-field-changes": "accept the change (review it in the pull request), or change the "
+    "cluster's object first so that it matches what the policy can say.",
+    "import-object-not-adopted": "leave it unmanaged, or delete it once the policy's own "
+    "objects serve the same workloads.",
+    "import-kind-not-imported": "keep managing those objects as before, next to the policy.",
+    "import-flavor-without-accelerators": "keep the flavor and its ClusterQueue entries "
+    "outside the policy, or give the flavor's nodes accelerators.",
+    "import-team-without-namespace": "list the namespaces that should submit to the team in "
+    "its spec.namespaces.",
+    "import-unknown-card": "measure the card and fill in spec.performance.coefficient.",
+    "import-system-namespace": "move the team's workloads to a namespace of its own.",
+    "import-unreadable": "fix the YAML, or leave the file out of -f.",
+    "import-forbidden": "grant list on the kind, or import from manifests with -f.",
+}
+register_rules(
+    "import",
+    {rule: f"{doc}\nFix: {_FIXES[rule]}" for rule, doc in RULES.items()},
+    dict.fromkeys(WARNINGS, Severity.WARNING),
+)
+
+
+def finding(rule: str, message: str, span: Span, *, path: str = "", hint: str = "") -> Diagnostic:
+    severity = Severity.WARNING if rule in WARNINGS else Severity.ERROR
+    return Diagnostic(rule, severity, message, span, path, hint or _FIXES[rule])

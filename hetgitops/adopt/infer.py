@@ -1,0 +1,626 @@
+"""Adopt stage: policy documents from cluster objects.
+
+ResourceFlavors with accelerator nodes (or accelerator quota) become Pools named after the
+flavor, keeping its exact nodeLabels (`spec.kueue.nodeLabels`); accelerator nodes no flavor
+selects become pools of their card type and taints. ClusterQueues become Teams of the same
+name: the namespaces of their LocalQueues, quotas per flavor in whole cards or MIG slices,
+cpu and memory per card, limits, cohort, preemption, stop policy and namespaceSelector as the
+cluster has them. WorkloadPriorityClasses and PriorityClasses become PriorityTiers. What the
+language cannot say is not guessed: the round trip (`roundtrip`) reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from hetgitops.adopt import nodes as nodeinfo
+from hetgitops.adopt.findings import finding
+from hetgitops.adopt.sources import KUEUE, Imported
+from hetgitops.diagnostics import Diagnostic, Span
+from hetgitops.model import quantities
+
+TRANSLATED = {
+    "Node",
+    "Namespace",
+    "PriorityClass",
+    "ResourceFlavor",
+    "ClusterQueue",
+    "Cohort",
+    "LocalQueue",
+    "WorkloadPriorityClass",
+}
+NOT_TRANSLATED = {"Topology", "AdmissionCheck", "Queue", "MultiKueueCluster", "MultiKueueConfig"}
+HOST = ("cpu", "memory")
+DEFAULT_TIER = "standard"
+SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
+
+
+@dataclass
+class Inferred:
+    """Policy documents by file (fleet, cards, pools, teams, tiers) and the notes for a
+    reader, keyed by (kind, name): written as comments above the document."""
+
+    fleet: dict[str, Any]
+    cards: list[dict[str, Any]] = field(default_factory=list)
+    pools: list[dict[str, Any]] = field(default_factory=list)
+    teams: list[dict[str, Any]] = field(default_factory=list)
+    tiers: list[dict[str, Any]] = field(default_factory=list)
+    notes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def note(self, kind: str, name: str, text: str) -> None:
+        self.notes.setdefault((kind, name), []).append(text)
+
+
+def document(kind: str, name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "hetgitops.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": dict(spec),
+    }
+
+
+@dataclass
+class _Pool:
+    name: str
+    card: nodeinfo.CardMatch
+    node_objs: list[Imported]
+    flavor: Imported | None
+    cards_per_node: int = 0
+    quota_cards: int = 0  # whole cards the ClusterQueues give this flavor (no Node read)
+
+
+def infer(
+    objects: Sequence[Imported],
+    catalogue: Mapping[str, Mapping[str, Any]],
+    *,
+    cluster: str,
+    versions: Mapping[str, str],
+) -> Inferred:
+    by_kind: dict[str, list[Imported]] = {}
+    for item in objects:
+        by_kind.setdefault(item.kind, []).append(item)
+    inferred = Inferred(_fleet(by_kind, cluster, versions))
+    for kind in sorted(by_kind):
+        if kind in NOT_TRANSLATED or (kind not in TRANSLATED and _is_queueing(by_kind[kind])):
+            inferred.diagnostics.extend(
+                finding(
+                    "import-kind-not-imported",
+                    f"{kind} {item.name}: import does not translate {kind} objects yet; it "
+                    "stays as it is, outside the policy",
+                    item.span,
+                )
+                for item in by_kind[kind]
+            )
+    pools = _pools(by_kind, catalogue, inferred)
+    flavor_pool = {p.flavor.name: p for p in pools if p.flavor is not None}
+    _cards(pools, catalogue, inferred)
+    tiers = _tiers(by_kind, inferred)
+    for queue in sorted(by_kind.get("ClusterQueue", []), key=lambda q: q.name):
+        _team(queue, by_kind, flavor_pool, tiers, inferred)
+    _cohorts(by_kind, inferred)
+    return inferred
+
+
+def _is_queueing(items: list[Imported]) -> bool:
+    return any(str(i.obj.get("apiVersion", "")).startswith(KUEUE) for i in items)
+
+
+def _api_versions(by_kind: Mapping[str, list[Imported]]) -> set[str]:
+    return {
+        str(i.obj.get("apiVersion"))
+        for items in by_kind.values()
+        for i in items
+        if str(i.obj.get("apiVersion", "")).startswith(KUEUE)
+    }
+
+
+def _fleet(
+    by_kind: Mapping[str, list[Imported]], cluster: str, versions: Mapping[str, str]
+) -> dict[str, Any]:
+    found = dict(versions)
+    if _api_versions(by_kind) == {f"{KUEUE}/v1beta1"}:
+        found["kueue"] = "0.14.0"  # the last release that serves v1beta1 alone
+    kubelets = [
+        str(((n.obj.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", ""))
+        for n in by_kind.get("Node", [])
+    ]
+    kubelet = nodeinfo.most_common(k for k in kubelets if k)
+    if kubelet:
+        found["kubernetes"] = ".".join(kubelet.lstrip("v").split(".")[:2])
+    queues = [q.obj.get("spec") or {} for q in by_kind.get("ClusterQueue", [])]
+    spec: dict[str, Any] = {"cluster": cluster, "versions": found, "targets": ["core", "kueue"]}
+    kueue: dict[str, Any] = {"queueingStrategy": "BestEffortFIFO"}
+    fungibility = nodeinfo.most_common(
+        tuple(sorted((q.get("flavorFungibility") or {}).items())) for q in queues
+    )
+    if fungibility:
+        values = {k: v for k, v in fungibility if k in ("whenCanBorrow", "whenCanPreempt")}
+        values = {
+            k: {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}.get(v, v)
+            for k, v in values.items()
+        }
+        if values:
+            kueue["flavorFungibility"] = values
+    spec["kueue"] = kueue
+    return document("Fleet", cluster, spec)
+
+
+def _pools(
+    by_kind: Mapping[str, list[Imported]],
+    catalogue: Mapping[str, Mapping[str, Any]],
+    inferred: Inferred,
+) -> list[_Pool]:
+    gpu_nodes = [n for n in by_kind.get("Node", []) if nodeinfo.accelerators(n.obj)]
+    taken: set[str] = set()
+    pools: list[_Pool] = []
+    queued = _flavor_resources(by_kind)
+    for flavor in sorted(by_kind.get("ResourceFlavor", []), key=lambda f: f.name):
+        wanted = {
+            str(k): str(v)
+            for k, v in ((flavor.obj.get("spec") or {}).get("nodeLabels") or {}).items()
+        }
+        selected = [n for n in gpu_nodes if wanted.items() <= nodeinfo.labels(n.obj).items()]
+        accel = [
+            r for r in queued.get(flavor.name, set()) if r.startswith(nodeinfo.ACCELERATOR_PREFIXES)
+        ]
+        if not selected and not accel:
+            inferred.diagnostics.append(
+                finding(
+                    "import-flavor-without-accelerators",
+                    f"ResourceFlavor {flavor.name} selects no accelerator node and carries no "
+                    "accelerator quota: it is left out of the policy",
+                    flavor.span,
+                )
+            )
+            continue
+        card = _card_of(selected, catalogue, accel, wanted)
+        pool = _Pool(_pool_name(flavor.name, wanted), card, selected, flavor)
+        pool.quota_cards = _flavor_cards(by_kind, flavor.name, card.resource)
+        taken.update(n.name for n in selected)
+        pools.append(pool)
+    rest: dict[tuple[str, tuple[Any, ...]], list[Imported]] = {}
+    for node in gpu_nodes:
+        if node.name in taken:
+            continue
+        match = nodeinfo.match_card(node.obj, catalogue)
+        if match is None:
+            continue
+        taints = tuple(
+            sorted(
+                (str(t.get("key")), str(t.get("value", "")), str(t.get("effect")))
+                for t in (node.obj.get("spec") or {}).get("taints") or []
+                if not str(t.get("key", "")).startswith("node.kubernetes.io/")
+            )
+        )
+        rest.setdefault((match.name, taints), []).append(node)
+    names = {p.name for p in pools}
+    for (card_name, _taints), members in sorted(rest.items()):
+        name = card_name
+        index = 2
+        while name in names:
+            name, index = f"{card_name}-{index}", index + 1
+        names.add(name)
+        pools.append(_Pool(name, _card_of(members, catalogue, []), members, None))
+    for pool in pools:
+        inferred.pools.append(_pool_document(pool, inferred))
+    return pools
+
+
+def _flavor_cards(by_kind: Mapping[str, list[Imported]], flavor: str, resource: str) -> int:
+    total = 0
+    for queue in by_kind.get("ClusterQueue", []):
+        for group in (queue.obj.get("spec") or {}).get("resourceGroups") or []:
+            for entry in group.get("flavors") or []:
+                if entry.get("name") != flavor:
+                    continue
+                for item in entry.get("resources") or []:
+                    if item.get("name") == resource:
+                        total += _int(item.get("nominalQuota"))
+    return total
+
+
+def _flavor_resources(by_kind: Mapping[str, list[Imported]]) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for queue in by_kind.get("ClusterQueue", []):
+        for group in (queue.obj.get("spec") or {}).get("resourceGroups") or []:
+            for flavor in group.get("flavors") or []:
+                names = {str(r.get("name")) for r in flavor.get("resources") or []}
+                found.setdefault(str(flavor.get("name")), set()).update(names)
+    return found
+
+
+def _pool_name(flavor: str, node_labels: Mapping[str, str]) -> str:
+    """A flavor hetgitops rendered selects `<domain>/pool: <pool>` and may carry a digest in
+    its name (`<pool>-<digest>`): the pool keeps its own name, the flavor keeps its name
+    through `spec.kueue.flavorName`."""
+    for key, value in node_labels.items():
+        if key.endswith("/pool") and flavor.startswith(value):
+            return value
+    return flavor
+
+
+def _card_of(
+    members: list[Imported],
+    catalogue: Mapping[str, Mapping[str, Any]],
+    resources: list[str],
+    node_labels: Mapping[str, str] | None = None,
+) -> nodeinfo.CardMatch:
+    matches = [m for m in (nodeinfo.match_card(n.obj, catalogue) for n in members) if m]
+    found = nodeinfo.most_common(matches)
+    if isinstance(found, nodeinfo.CardMatch):
+        return found
+    for value in (node_labels or {}).values():  # a flavor that selects on a card label
+        for name, doc in catalogue.items():
+            spec = doc.get("spec") or {}
+            known = {name, str(spec.get("model", "")), *(spec.get("productNames") or [])}
+            if nodeinfo.simple(value) in {nodeinfo.simple(k) for k in known}:
+                return nodeinfo.CardMatch(name, True, str(spec.get("resourceName")), "")
+    resource = next((r for r in resources if not r.startswith("nvidia.com/mig-")), "nvidia.com/gpu")
+    same = [
+        n for n, d in catalogue.items() if (d.get("spec") or {}).get("resourceName") == resource
+    ]
+    if len(same) == 1:
+        return nodeinfo.CardMatch(same[0], True, resource, "")
+    return nodeinfo.CardMatch(nodeinfo._new_name(resource), False, resource, "")
+
+
+def _pool_document(pool: _Pool, inferred: Inferred) -> dict[str, Any]:
+    counts = [
+        sum(
+            v
+            for k, v in nodeinfo.accelerators(n.obj).items()
+            if not k.startswith("nvidia.com/mig-")
+        )
+        or 1
+        for n in pool.node_objs
+    ]
+    pool.cards_per_node = nodeinfo.most_common(counts) or 8
+    spec: dict[str, Any] = {
+        "cardType": pool.card.name,
+        "purpose": "training",
+        "cardsPerNode": pool.cards_per_node,
+    }
+    entries: list[dict[str, Any]] = []
+    by_zone: dict[str, list[str]] = {}
+    for node in pool.node_objs:
+        by_zone.setdefault(nodeinfo.labels(node.obj).get(nodeinfo.ZONE_LABEL, ""), []).append(
+            node.name
+        )
+    for zone, members in sorted(by_zone.items()):
+        for names in nodeinfo.compact(members):
+            entry: dict[str, Any] = {"names": names}
+            if zone:
+                entry["zone"] = zone
+            entries.append(entry)
+    if not entries:
+        # A GitOps repository holds no Node objects: the inventory is the reader's to fill in;
+        # as many placeholders as the quota on the flavor needs keep validate going.
+        count = max(1, -(-pool.quota_cards // pool.cards_per_node))
+        entries = [{"names": f"{pool.name}-[1:{count}]" if count > 1 else f"{pool.name}-1"}]
+        inferred.note(
+            "Pool",
+            pool.name,
+            f"TODO: no Node was read for this pool; {count} placeholder node(s) hold its "
+            "quota: list the real ones in spec.nodes.",
+        )
+    spec["nodes"] = entries
+    if pool.flavor is not None:
+        fspec = pool.flavor.obj.get("spec") or {}
+        taints = [_taint(t) for t in fspec.get("tolerations") or []]
+        if any(taints):
+            spec["taints"] = [t for t in taints if t]
+        node_labels = {str(k): str(v) for k, v in (fspec.get("nodeLabels") or {}).items()}
+        spec["kueue"] = {"nodeLabels": dict(sorted(node_labels.items()))}
+        if pool.flavor.name != pool.name:
+            spec["kueue"] = {"flavorName": pool.flavor.name, **spec["kueue"]}
+        inferred.note(
+            "Pool",
+            pool.name,
+            f"Imported from ResourceFlavor {pool.flavor.name}: the "
+            "flavor keeps its name and selects exactly spec.kueue.nodeLabels.",
+        )
+    else:
+        taints = [
+            _node_taint(t) for t in (pool.node_objs[0].obj.get("spec") or {}).get("taints") or []
+        ]
+        if any(taints):
+            spec["taints"] = [t for t in taints if t]
+        inferred.note(
+            "Pool",
+            pool.name,
+            "Nodes no ResourceFlavor selected, grouped by card type "
+            "and taints: the first sync creates this pool's flavor.",
+        )
+    spec["purpose"] = "training"
+    inferred.note(
+        "Pool",
+        pool.name,
+        "purpose: training is a guess (it only shapes node labels "
+        "and placement): set training, inference, batch or dev.",
+    )
+    return document("Pool", pool.name, spec)
+
+
+def _taint(toleration: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The pool taint a flavor toleration stands for (Kueue renders it back the same way)."""
+    effect, key = toleration.get("effect"), toleration.get("key")
+    if not effect or not key:
+        return None
+    if toleration.get("operator") == "Exists":
+        return {"key": str(key), "effect": str(effect)}
+    return {"key": str(key), "value": str(toleration.get("value", "")), "effect": str(effect)}
+
+
+def _node_taint(taint: Mapping[str, Any]) -> dict[str, Any] | None:
+    if str(taint.get("key", "")).startswith("node.kubernetes.io/"):
+        return None
+    found = {"key": str(taint.get("key")), "effect": str(taint.get("effect"))}
+    if taint.get("value"):
+        found["value"] = str(taint["value"])
+    return found
+
+
+def _cards(
+    pools: list[_Pool], catalogue: Mapping[str, Mapping[str, Any]], inferred: Inferred
+) -> None:
+    for name in sorted({p.card.name for p in pools}):
+        pool = next(p for p in pools if p.card.name == name)
+        if pool.card.known:
+            inferred.cards.append(document("CardType", name, dict(catalogue[name]["spec"])))
+            continue
+        vendor = pool.card.resource.split("/")[0].split(".")[0]
+        spec = {
+            "vendor": vendor
+            if vendor in ("nvidia", "amd", "huawei", "cambricon", "intel")
+            else "nvidia",
+            "model": pool.card.product or name,
+            "resourceName": pool.card.resource,
+            "memoryGiB": _memory_gib(pool),
+            "lifecycle": "production",
+        }
+        if pool.card.product:
+            spec["productNames"] = [pool.card.product]
+        # A placeholder the reader must replace: quota in normalized units would be wrong.
+        spec["performance"] = {
+            "coefficient": 1.0,
+            "reference": name,
+            "benchmark": "TODO",
+            "coefficientSet": "TODO",
+        }
+        inferred.cards.append(document("CardType", name, spec))
+        inferred.note(
+            "CardType",
+            name,
+            "TODO: not in hetgitops' catalogue. Measure the card "
+            "and add spec.performance (coefficient against the fleet's reference); "
+            "check vendor and memoryGiB.",
+        )
+        span = (
+            pool.node_objs[0].span
+            if pool.node_objs
+            else (pool.flavor.span if pool.flavor else Span("<import>"))
+        )
+        inferred.diagnostics.append(
+            finding(
+                "import-unknown-card",
+                f"card {pool.card.product or pool.card.resource} of pool {pool.name} is not in the "
+                f"catalogue: written as new CardType {name} without a performance coefficient",
+                span,
+            )
+        )
+
+
+def _memory_gib(pool: _Pool) -> int:
+    for node in pool.node_objs:
+        mib = nodeinfo.labels(node.obj).get(nodeinfo.MEMORY_LABEL, "")
+        if mib.isdigit():
+            return max(1, round(int(mib) / 1024))
+    return 16
+
+
+def _tiers(by_kind: Mapping[str, list[Imported]], inferred: Inferred) -> list[str]:
+    found: dict[str, dict[str, Any]] = {}
+    for item in by_kind.get("PriorityClass", []):
+        if item.name.startswith("system-"):
+            continue
+        spec: dict[str, Any] = {"value": int(item.obj.get("value", 0))}
+        spec["preemptionPolicy"] = str(item.obj.get("preemptionPolicy") or "PreemptLowerPriority")
+        if item.obj.get("globalDefault"):
+            spec["globalDefault"] = True
+        if item.obj.get("description"):
+            spec["description"] = str(item.obj["description"])
+        found[item.name] = spec
+    for item in by_kind.get("WorkloadPriorityClass", []):
+        spec = found.setdefault(item.name, {"value": int(item.obj.get("value", 0))})
+        if item.obj.get("description") and "description" not in spec:
+            spec["description"] = str(item.obj["description"])
+    if not found:
+        found[DEFAULT_TIER] = {
+            "value": 1000,
+            "preemptionPolicy": "Never",
+            "description": "Every team's work.",
+        }
+        inferred.note(
+            "PriorityTier",
+            DEFAULT_TIER,
+            "The cluster has no priority class: every "
+            "team needs a tier, so the first sync creates this one.",
+        )
+    for name, spec in sorted(found.items()):
+        inferred.tiers.append(document("PriorityTier", name, spec))
+    return sorted(found)
+
+
+def _team(
+    queue: Imported,
+    by_kind: Mapping[str, list[Imported]],
+    flavor_pool: Mapping[str, _Pool],
+    tiers: list[str],
+    inferred: Inferred,
+) -> None:
+    spec_in = queue.obj.get("spec") or {}
+    locals_ = sorted(
+        (
+            lq
+            for lq in by_kind.get("LocalQueue", [])
+            if (lq.obj.get("spec") or {}).get("clusterQueue") == queue.name
+        ),
+        key=lambda lq: (lq.namespace, lq.name),
+    )
+    namespaces = sorted({lq.namespace for lq in locals_} - SYSTEM_NAMESPACES)
+    for lq in locals_:
+        if lq.namespace in SYSTEM_NAMESPACES:
+            inferred.diagnostics.append(
+                finding(
+                    "import-system-namespace",
+                    f"LocalQueue {lq.namespace}/{lq.name}: a team cannot own system namespace "
+                    f"{lq.namespace}; the queue stays unmanaged",
+                    lq.span,
+                )
+            )
+    spec: dict[str, Any] = {}
+    if not namespaces:
+        namespaces = [queue.name]
+        inferred.diagnostics.append(
+            finding(
+                "import-team-without-namespace",
+                f"ClusterQueue {queue.name} has no LocalQueue: the team gets namespace "
+                f"{queue.name}",
+                queue.span,
+            )
+        )
+    spec["namespaces"] = namespaces
+    cohort = spec_in.get("cohortName") or spec_in.get("cohort")
+    if cohort:
+        spec["cohort"] = str(cohort)
+    quotas, per_card = _quotas(spec_in, flavor_pool)
+    if not quotas:
+        # No accelerator quota on an imported pool (a CPU-only queue): not a team; the round
+        # trip reports the queue and its LocalQueues as not adopted.
+        return
+    spec["quotas"] = quotas
+    spec["tiers"] = list(tiers)
+    cards = {c["metadata"]["name"]: c["spec"].get("lifecycle") for c in inferred.cards}
+    pools = {p.name: p.card.name for p in flavor_pool.values()}
+    stages = {str(cards.get(pools.get(q["pool"], ""))) for q in quotas} - {"None"}
+    if stages - {"production", "deprecated"}:  # the Fleet's default stages
+        spec["lifecycleStages"] = sorted(stages | {"production", "deprecated"})
+    spec.update(per_card)
+    preemption = _preemption(spec_in.get("preemption") or {})
+    if preemption:
+        spec["preemption"] = preemption
+    strategy = spec_in.get("queueingStrategy")
+    if strategy and strategy != "BestEffortFIFO":
+        spec["queueingStrategy"] = strategy
+    kueue: dict[str, Any] = {}
+    names = {lq.name for lq in locals_}
+    if len(names) == 1 and names != {queue.name}:
+        kueue["localQueueName"] = names.pop()
+    elif len(names) > 1:
+        inferred.note(
+            "Team",
+            queue.name,
+            "Its LocalQueues have several names "
+            f"({', '.join(sorted(names))}); the policy gives every namespace one.",
+        )
+    stop = spec_in.get("stopPolicy")
+    if stop and stop != "None":
+        kueue["stopPolicy"] = stop
+    kueue["namespaceSelector"] = spec_in.get("namespaceSelector") or {}
+    spec["kueue"] = kueue
+    inferred.teams.append(document("Team", queue.name, spec))
+    inferred.note("Team", queue.name, f"Imported from ClusterQueue {queue.name}.")
+
+
+def _quotas(
+    spec: Mapping[str, Any], flavor_pool: Mapping[str, _Pool]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    quotas: list[dict[str, Any]] = []
+    cpu: list[Fraction] = []
+    memory: list[Fraction] = []
+    for group in spec.get("resourceGroups") or []:
+        for flavor in group.get("flavors") or []:
+            pool = flavor_pool.get(str(flavor.get("name")))
+            if pool is None:
+                continue
+            resources = {str(r.get("name")): r for r in flavor.get("resources") or []}
+            whole = resources.get(pool.card.resource)
+            mig = {
+                k.removeprefix("nvidia.com/mig-"): r
+                for k, r in resources.items()
+                if k.startswith("nvidia.com/mig-")
+            }
+            entry: dict[str, Any] = {"pool": pool.name}
+            cards = _int(whole.get("nominalQuota")) if whole else 0
+            # Covered resources the pool lacks are listed with 0 (Kueue's webhook wants every
+            # covered resource in every flavor): they are no quota.
+            # MIG layouts are not imported yet (the pool offers no slices): the round trip
+            # reports the slice quota the first sync would drop.
+            mig = {}
+            if whole is not None and (cards or not mig):
+                entry["cards"] = cards
+                for key in ("borrowingLimit", "lendingLimit"):
+                    if whole.get(key) is not None:
+                        entry[key] = _int(whole[key])
+            if mig:
+                entry["mig"] = {p: _int(r.get("nominalQuota")) for p, r in sorted(mig.items())}
+            if whole is None and not mig:
+                continue
+            if cards:
+                for name, into in (("cpu", cpu), ("memory", memory)):
+                    if name in resources:
+                        value = quantities.value_of(str(resources[name].get("nominalQuota")))
+                        into.append(Fraction(value) / cards)
+            quotas.append(entry)
+    per_card: dict[str, Any] = {}
+    if cpu:
+        per_card["cpuPerCard"] = quantities.canonical(_decimal(cpu[0]), binary=False)
+    if memory:
+        per_card["memoryPerCard"] = quantities.canonical(_decimal(memory[0]), binary=True)
+    return quotas, per_card
+
+
+def _decimal(value: Fraction) -> Any:
+    from decimal import Decimal
+
+    return Decimal(value.numerator) / Decimal(value.denominator)
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(quantities.value_of(str(value)))
+    except (ValueError, ArithmeticError):
+        return 0
+
+
+def _preemption(found: Mapping[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key in ("withinClusterQueue", "reclaimWithinCohort"):
+        result[key] = str(found.get(key) or "Never")
+    borrow = found.get("borrowWithinCohort") or {}
+    result["borrowWithinCohort"] = {"policy": str(borrow.get("policy") or "Never")}
+    if borrow.get("maxPriorityThreshold") is not None:
+        result["borrowWithinCohort"]["maxPriorityThreshold"] = int(borrow["maxPriorityThreshold"])
+    return result
+
+
+def _cohorts(by_kind: Mapping[str, list[Imported]], inferred: Inferred) -> None:
+    parents: dict[str, str | None] = {}
+    for item in by_kind.get("Cohort", []):
+        parent = (item.obj.get("spec") or {}).get("parentName")
+        parents[item.name] = str(parent) if parent else None
+    for team in inferred.teams:
+        name = team["spec"].get("cohort")
+        if name:
+            parents.setdefault(name, None)
+    for parent in [p for p in parents.values() if p]:
+        parents.setdefault(parent, None)
+    if parents:
+        inferred.fleet["spec"]["cohorts"] = [
+            {"name": n, **({"parent": p} if p else {})} for n, p in sorted(parents.items())
+        ]

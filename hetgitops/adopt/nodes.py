@@ -1,0 +1,132 @@
+"""Adopt stage: what a Node says about accelerators, card types matched to the catalogue, and
+node names compacted into the ranges `Pool.spec.nodes` takes (`gpu-a100-[001:016]`)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+ACCELERATOR_PREFIXES = (
+    "nvidia.com/gpu",
+    "nvidia.com/mig-",
+    "amd.com/gpu",
+    "huawei.com/",
+    "cambricon.com/",
+    "intel.com/gpu",
+    "habana.ai/",
+)
+PRODUCT_LABELS = ("nvidia.com/gpu.product", "amd.com/gpu.product-name", "huawei.com/npu.product")
+MEMORY_LABEL = "nvidia.com/gpu.memory"  # MiB, from GPU feature discovery
+PCI_LABEL = re.compile(r"^feature\.node\.kubernetes\.io/pci-[0-9a-f]{4}_?([0-9a-f]{4})?")
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def labels(obj: Mapping[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in ((obj.get("metadata") or {}).get("labels") or {}).items()}
+
+
+def accelerators(obj: Mapping[str, Any]) -> dict[str, int]:
+    """Accelerator resources the node's kubelet advertises (allocatable, else capacity)."""
+    status = obj.get("status") or {}
+    found = status.get("allocatable") or status.get("capacity") or {}
+    counts: dict[str, int] = {}
+    for name, value in found.items():
+        if str(name).startswith(ACCELERATOR_PREFIXES) and str(value).isdigit() and int(value):
+            counts[str(name)] = int(value)
+    return counts
+
+
+@dataclass(frozen=True)
+class CardMatch:
+    name: str  # a catalogue name, or a new one
+    known: bool
+    resource: str
+    product: str
+
+
+def match_card(
+    obj: Mapping[str, Any], catalogue: Mapping[str, Mapping[str, Any]]
+) -> CardMatch | None:
+    """The card type of a node: by product name label, else PCI device id label, else the
+    only catalogue entry with the node's accelerator resource name."""
+    counts = accelerators(obj)
+    whole = [r for r in counts if not r.startswith("nvidia.com/mig-")]
+    resource = whole[0] if whole else ("nvidia.com/gpu" if counts else "")
+    if not resource:
+        return None
+    node_labels = labels(obj)
+    product = next((node_labels[k] for k in PRODUCT_LABELS if k in node_labels), "")
+    for name, doc in catalogue.items():
+        spec = doc.get("spec") or {}
+        names = {simple(p) for p in spec.get("productNames") or []}
+        if product and simple(product) in names | {simple(str(spec.get("model", "")))}:
+            return CardMatch(name, True, str(spec.get("resourceName", resource)), product)
+    for name, doc in catalogue.items():
+        ids = {str(i).lower()[2:6] for i in (doc.get("spec") or {}).get("pciDeviceIds") or []}
+        if any(_pci_device(k) in ids for k in node_labels if _pci_device(k)):
+            return CardMatch(name, True, resource, product)
+    same = [
+        n for n, d in catalogue.items() if (d.get("spec") or {}).get("resourceName") == resource
+    ]
+    if not product and len(same) == 1:
+        return CardMatch(same[0], True, resource, product)
+    return CardMatch(_new_name(product or resource), False, resource, product)
+
+
+def simple(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower().removeprefix("nvidia-").removeprefix("nvidia"))
+
+
+def _pci_device(key: str) -> str:
+    match = PCI_LABEL.match(key)
+    return match.group(1) if match and match.group(1) else ""
+
+
+def _new_name(text: str) -> str:
+    name = re.sub(r"[^a-z0-9]+", "-", text.lower().removeprefix("nvidia-")).strip("-")
+    return (name or "unknown-card")[:63].strip("-")
+
+
+def compact(names: Iterable[str]) -> list[str]:
+    """Sorted node names as ranges: consecutive numbers of one prefix, suffix and width
+    become `prefix[first:last]suffix`; everything else stays a plain name. Expanding the
+    result (model.ranges.expand) gives the names back, in this order."""
+    groups: dict[tuple[str, str, int], list[int]] = {}
+    plain: list[str] = []
+    for name in sorted(set(names)):
+        match = re.match(r"^(.*?)(\d+)(\D*)$", name)
+        if not match:
+            plain.append(name)
+            continue
+        prefix, digits, suffix = match.groups()
+        width = len(digits) if digits.startswith("0") or len(digits) > 1 else 0
+        groups.setdefault((prefix, suffix, width), []).append(int(digits))
+    result = list(plain)
+    for (prefix, suffix, width), numbers in groups.items():
+        numbers.sort()
+        run = [numbers[0]]
+        for number in [*numbers[1:], None]:
+            if number is not None and number == run[-1] + 1:
+                run.append(number)
+                continue
+            result.append(_range(prefix, suffix, width, run))
+            if number is not None:
+                run = [number]
+    return sorted(result)
+
+
+def _range(prefix: str, suffix: str, width: int, run: list[int]) -> str:
+    def shown(n: int) -> str:
+        return str(n).zfill(width) if width else str(n)
+
+    if len(run) == 1:
+        return f"{prefix}{shown(run[0])}{suffix}"
+    return f"{prefix}[{shown(run[0])}:{shown(run[-1])}]{suffix}"
+
+
+def most_common(values: Iterable[Any]) -> Any:
+    counted = Counter(values)
+    return counted.most_common(1)[0][0] if counted else None

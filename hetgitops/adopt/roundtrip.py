@@ -1,0 +1,139 @@
+"""Adopt stage: the round trip. The written policy is rendered again, in process, and every
+imported object is compared with what the render makes of it, after filling in the defaults
+the API server would (so a field the cluster left out and Kueue defaults is no change). Every
+difference is a located finding: the first sync would change that field.
+
+This is the offline half of the contract; `tests/e2e/test_e2e_import.py` checks the other half
+with the real API server (server-side dry-run apply of the render on the imported cluster).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from hetgitops.adopt.findings import finding
+from hetgitops.adopt.sources import KUEUE, Imported
+from hetgitops.diagnostics import Diagnostic
+from hetgitops.drift.compare import compare
+from hetgitops.drift.findings import shown
+from hetgitops.model import quantities
+from hetgitops.output.manifests import Manifest
+
+# What the round trip compares per kind: the fields the policy declares (spec, or the
+# top-level fields of kinds without a spec). Metadata is the GitOps tool's business.
+COMPARED = {
+    "ResourceFlavor": ("spec",),
+    "ClusterQueue": ("spec",),
+    "Cohort": ("spec",),
+    "LocalQueue": ("spec",),
+    "WorkloadPriorityClass": ("value", "description"),
+    "PriorityClass": ("value", "preemptionPolicy", "globalDefault", "description"),
+}
+# Kueue's CRD defaults (v1beta2; v1beta1 spells MayStopSearch Borrow), applied to the
+# imported object as the API server applies them to what is stored.
+_QUEUE_DEFAULTS = {
+    "queueingStrategy": "BestEffortFIFO",
+    "stopPolicy": "None",
+    "flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
+    "preemption": {
+        "withinClusterQueue": "Never",
+        "reclaimWithinCohort": "Never",
+        "borrowWithinCohort": {"policy": "Never"},
+    },
+}
+QUANTITIES = ("nominalQuota", "borrowingLimit", "lendingLimit")
+
+
+def key(kind: str, namespace: str, name: str) -> tuple[str, str, str]:
+    return kind, namespace, name
+
+
+def _compared(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return {f: copy.deepcopy(obj[f]) for f in COMPARED[str(obj["kind"])] if f in obj}
+
+
+def _defaulted(item: Imported) -> dict[str, Any]:
+    obj = _compared(item.obj)
+    kind = item.kind
+    spec = obj.setdefault("spec", {}) if "spec" in COMPARED[kind] else {}
+    legacy = str(item.obj.get("apiVersion", "")).endswith("/v1beta1")
+    if kind == "ClusterQueue":
+        for field, default in _QUEUE_DEFAULTS.items():
+            value = copy.deepcopy(default)
+            if field == "flavorFungibility" and legacy:
+                value = {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"}
+            spec[field] = _merge(value, spec.get(field))
+        for group in spec.get("resourceGroups") or []:
+            for flavor in group.get("flavors") or []:
+                for resource in flavor.get("resources") or []:
+                    for name in QUANTITIES:
+                        if resource.get(name) is not None:
+                            resource[name] = quantities.normalize(resource[name])
+    elif kind == "LocalQueue":
+        spec.setdefault("stopPolicy", "None")
+    elif kind == "PriorityClass":
+        obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        if obj.get("globalDefault") is False:
+            del obj["globalDefault"]
+    return obj
+
+
+def _merge(default: Any, value: Any) -> Any:
+    if value is None:
+        return default
+    if isinstance(default, dict) and isinstance(value, dict):
+        return {**default, **{k: _merge(default.get(k), v) for k, v in value.items()}}
+    return value
+
+
+def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterator[Diagnostic]:
+    """Findings for every imported object of a compared kind that the render changes or does
+    not render at all."""
+    rendered: dict[tuple[str, str, str], Manifest] = {}
+    for each in manifests:
+        meta = each.obj.get("metadata") or {}
+        kind = str(each.obj.get("kind"))
+        rendered[key(kind, str(meta.get("namespace", "")), str(meta.get("name", "")))] = each
+    for item in imported:
+        if item.kind not in COMPARED or not _ours(item):
+            continue
+        if item.kind == "PriorityClass" and item.name.startswith("system-"):
+            continue
+        where = f"{item.kind} {item.namespace + '/' if item.namespace else ''}{item.name}"
+        found = rendered.get(key(item.kind, item.namespace, item.name))
+        if found is None:
+            yield finding(
+                "import-object-not-adopted",
+                f"{where}: the written policy does not render it; it stays unmanaged",
+                item.span,
+            )
+            continue
+        manifest = found
+        desired = _compared(manifest.obj)
+        live = _defaulted(item)
+        diffs, extras = compare(desired, live, schema=None)
+        for diff in diffs:
+            now = "absent" if diff.change == "missing" else shown(diff.live)
+            yield finding(
+                "import-field-changes",
+                f"{where}: the first sync sets {diff.display} to {shown(diff.desired)} "
+                f"(the cluster has {now})",
+                manifest.origin,
+                path=diff.display,
+            )
+        for path, value in extras:
+            shown_path = ".".join(str(p) for p in path)
+            yield finding(
+                "import-field-changes",
+                f"{where}: the policy does not declare {shown_path} (the cluster has "
+                f"{shown(value)}); the first sync removes or replaces it",
+                manifest.origin,
+                path=shown_path,
+            )
+
+
+def _ours(item: Imported) -> bool:
+    version = str(item.obj.get("apiVersion", ""))
+    return version.startswith((KUEUE, "scheduling.k8s.io"))

@@ -1,0 +1,156 @@
+"""Adopt stage: the Kubernetes objects to import, from manifests or from a live cluster.
+
+Manifests: YAML files (a directory is read recursively, `-` is standard input), `kind: List`
+dumps (`kubectl get -o yaml`) unpacked; each object remembers its file and line. A live
+cluster is read through `hetgitops.live` with exactly one LIST per kind (plus one more only
+for a Kueue that serves v1beta1 alone), never a GET per object and never a write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hetgitops.adopt.findings import finding
+from hetgitops.diagnostics import Diagnostic, Span
+from hetgitops.live.client import Cluster, Forbidden, NotServed, Resource
+
+KUEUE = "kueue.x-k8s.io"
+# What import reads, in the order it reads it. Kinds import does not translate are read too,
+# so that they are reported (import-kind-not-imported) instead of silently left out.
+RESOURCES = (
+    Resource("", "v1", "nodes", "Node", False),
+    Resource("", "v1", "namespaces", "Namespace", False),
+    Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False),
+    Resource(KUEUE, "v1beta2", "resourceflavors", "ResourceFlavor", False),
+    Resource(KUEUE, "v1beta2", "clusterqueues", "ClusterQueue", False),
+    Resource(KUEUE, "v1beta2", "cohorts", "Cohort", False),
+    Resource(KUEUE, "v1beta2", "localqueues", "LocalQueue", True),
+    Resource(KUEUE, "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass", False),
+    Resource(KUEUE, "v1beta2", "topologies", "Topology", False),
+    Resource(KUEUE, "v1beta2", "admissionchecks", "AdmissionCheck", False),
+    Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False),
+)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One object and where it was read (a manifest's file:line, or the cluster's kind)."""
+
+    obj: dict[str, Any]
+    span: Span
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind", ""))
+
+    @property
+    def name(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("name", ""))
+
+    @property
+    def namespace(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("namespace", ""))
+
+
+@dataclass
+class Read:
+    objects: list[Imported] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    requests: int = 0
+
+
+def from_text(name: str, text: str, read: Read) -> None:
+    """Every object of one YAML stream; `kind: List` items one by one, each at its line."""
+    loader = yaml.SafeLoader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            data = loader.construct_document(node)
+            for item, line in _items(data, node):
+                read.objects.append(Imported(item, Span(name, line, 1)))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 0
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        read.diagnostics.append(
+            finding("import-unreadable", f"not YAML: {problem}", Span(name, line, 1))
+        )
+    finally:
+        loader.dispose()
+
+
+def _items(data: Any, node: yaml.Node) -> Iterator[tuple[dict[str, Any], int]]:
+    if not isinstance(data, dict) or "kind" not in data:
+        return
+    if str(data.get("kind")).endswith("List") and isinstance(data.get("items"), list):
+        lines = _item_lines(node)
+        for index, item in enumerate(data["items"]):
+            if isinstance(item, dict) and "kind" in item:
+                yield item, lines[index] if index < len(lines) else node.start_mark.line + 1
+        return
+    yield data, node.start_mark.line + 1
+
+
+def _item_lines(node: yaml.Node) -> list[int]:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if getattr(key, "value", None) == "items" and isinstance(value, yaml.SequenceNode):
+                return [item.start_mark.line + 1 for item in value.value]
+    return []
+
+
+def from_paths(paths: Iterable[Path], stdin: str | None = None) -> Read:
+    read = Read()
+    for path in paths:
+        if str(path) == "-":
+            from_text("<stdin>", stdin or "", read)
+            continue
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for file in files:
+            if file.is_file() and file.suffix in (".yaml", ".yml", ".json"):
+                try:
+                    text = file.read_text("utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    read.diagnostics.append(
+                        finding("import-unreadable", f"cannot read: {exc}", Span(str(file)))
+                    )
+                    continue
+                from_text(str(file), text, read)
+    return read
+
+
+def from_cluster(kubeconfig: Path | None, context: str | None) -> Read:
+    """One LIST per kind of `RESOURCES`; a kind the cluster does not serve is simply absent.
+    Raises live.client.ClusterError when the cluster cannot be read at all."""
+    read = Read()
+    cluster = Cluster(kubeconfig, context)
+    try:
+        for resource in RESOURCES:
+            for obj in _list(cluster, resource, read):
+                span = Span(f"cluster:{resource.plural}.{resource.group or 'core'}")
+                read.objects.append(Imported(obj, span))
+    finally:
+        read.requests = cluster.requests
+        cluster.close()
+    return read
+
+
+def _list(cluster: Cluster, resource: Resource, read: Read) -> list[dict[str, Any]]:
+    try:
+        return cluster.list(resource)
+    except NotServed:
+        if resource.group == KUEUE and resource.version == "v1beta2":  # Kueue < 0.15
+            older = Resource(KUEUE, "v1beta1", resource.plural, resource.kind, resource.namespaced)
+            return _list(cluster, older, read)
+        return []
+    except Forbidden as exc:
+        where = Span(f"cluster:{resource.plural}.{resource.group or 'core'}")
+        read.diagnostics.append(finding("import-forbidden", str(exc), where))
+        return []

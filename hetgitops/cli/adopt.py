@@ -1,0 +1,106 @@
+"""CLI command `import`: manifests or a live cluster -> hetgitops.adopt -> policy files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from hetgitops.cli.common import (
+    EXIT_ENVIRONMENT,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    echo_report,
+    guarded,
+)
+
+
+@click.command(
+    "import",
+    epilog="""\b
+Exit codes:
+  0  imported; the first sync changes no imported object
+  1  imported, with findings: fields the first sync would change, objects
+     left unmanaged (warnings, failing only with --strict), or the written
+     policy does not validate
+  2  usage error (neither -f nor a cluster, or DIR is not empty)
+  3  internal error (a bug in hetgitops: please report it)
+  4  environment error: the cluster is unreachable or rejects the credentials
+
+\b
+Without -f, the cluster of --kubeconfig/--context is read: one LIST per kind
+(nodes, namespaces, PriorityClasses, every Kueue kind, Volcano Queues), never
+a write. Secret data and credentials are never read or printed.""",
+)
+@click.option(
+    "-f",
+    "--filename",
+    "files",
+    multiple=True,
+    type=click.Path(path_type=Path, allow_dash=True),
+    help="Manifest file, directory (read recursively) or - for standard input (repeatable): "
+    "a `kubectl get -o yaml` dump or a GitOps repository.",
+)
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The policy directory to write (created; must be empty).",
+)
+@click.option("--kubeconfig", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
+@click.option("--cluster", default="imported", show_default=True, help="The Fleet's cluster name.")
+@click.option("--strict", is_flag=True, help="Fail (exit 1) on warnings too.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+def import_(
+    files: tuple[Path, ...],
+    output: Path,
+    kubeconfig: Path | None,
+    context: str | None,
+    cluster: str,
+    strict: bool,
+    output_format: str,
+) -> None:
+    """Write a policy (DIR, laid out like init's) from what a cluster already runs, then
+    render it again and report every imported object the first sync would change."""
+
+    def run() -> int:
+        from hetgitops.adopt import sources
+        from hetgitops.adopt.engine import import_objects
+        from hetgitops.diagnostics import has_errors
+        from hetgitops.live.client import ClusterError
+        from hetgitops.reporting import FORMATTERS
+
+        if output.exists() and any(output.iterdir()):
+            click.echo(f"hetgitops import: {output} is not empty", err=True)
+            return EXIT_USAGE
+        if files:
+            stdin = sys.stdin.read() if any(str(f) == "-" for f in files) else None
+            read = sources.from_paths(files, stdin)
+        else:
+            try:
+                read = sources.from_cluster(kubeconfig, context)
+            except ClusterError as exc:
+                click.echo(f"hetgitops: {exc}", err=True)
+                return EXIT_ENVIRONMENT
+        result = import_objects(read, output, cluster=cluster)
+        output.mkdir(parents=True, exist_ok=True)
+        for name, text in result.files.items():
+            (output / name).write_text(text, "utf-8")
+        report = result.rendered
+        assert report is not None
+        report.diagnostics = sorted(result.diagnostics)
+        echo_report(FORMATTERS[output_format](report))
+        return EXIT_FINDINGS if has_errors(result.diagnostics, strict=strict) else EXIT_OK
+
+    sys.exit(guarded(run))

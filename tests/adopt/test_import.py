@@ -1,0 +1,135 @@
+"""hetgitops import: a policy from a cluster's objects, checked by rendering it again."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from hetgitops import api
+from hetgitops.adopt import sources
+from hetgitops.adopt.engine import import_objects
+from hetgitops.adopt.nodes import compact
+from hetgitops.cli.main import main
+from hetgitops.model.ranges import expand
+
+HERE = Path(__file__).parent
+REPO = HERE.parents[1]
+CLUSTER = HERE / "cluster_a100.yaml"
+
+
+def _import(text: str, tmp_path: Path) -> tuple[dict[str, str], list[str]]:
+    read = sources.Read()
+    sources.from_text("cluster.yaml", text, read)
+    result = import_objects(read, tmp_path / "policy", cluster="lab")
+    return result.files, [f"{d.rule}: {d.message}" for d in result.diagnostics]
+
+
+def test_a_hand_written_cluster_imports_with_zero_changes_and_keeps_every_name(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "policy"
+    run = CliRunner().invoke(main, ["import", "-f", str(CLUSTER), "-o", str(out)])
+    assert run.exit_code == 0, run.output
+    assert "0 error(s), 0 warning(s)" in run.output
+    assert api.validate([out]).diagnostics == []
+    rendered = api.render([out]).manifests
+    names = {(m.obj["kind"], m.obj["metadata"].get("namespace", ""), m.obj["metadata"]["name"])
+             for m in rendered}  # fmt: skip
+    assert {("ResourceFlavor", "", "a100"), ("ResourceFlavor", "", "h100"),
+            ("ClusterQueue", "", "vision"), ("ClusterQueue", "", "nlp"),
+            ("LocalQueue", "vision", "gpu"), ("LocalQueue", "nlp", "gpu"),
+            ("Cohort", "", "research"), ("PriorityClass", "", "batch"),
+            ("WorkloadPriorityClass", "", "batch")} <= names  # fmt: skip
+    pools = list(yaml.safe_load_all((out / "pools.yaml").read_text()))
+    assert [p["spec"]["cardType"] for p in pools] == ["a100-40gb", "h100-80gb"]
+    assert pools[0]["spec"]["nodes"] == [{"names": "gpu-a100-[01:02]", "zone": "eu-1a"}]
+    teams = {
+        t["metadata"]["name"]: t["spec"]
+        for t in yaml.safe_load_all((out / "teams.yaml").read_text())
+    }
+    assert teams["nlp"]["kueue"]["stopPolicy"] == "Hold"
+    assert teams["vision"]["preemption"]["reclaimWithinCohort"] == "Any"
+
+
+def test_what_the_language_cannot_say_is_a_located_finding_and_strict_fails(
+    tmp_path: Path,
+) -> None:
+    text = CLUSTER.read_text().replace(", borrowingLimit: 96}", "}")
+    _, found = _import(text, tmp_path)
+    assert found == [
+        "import-field-changes: ClusterQueue vision: the first sync sets spec.resourceGroups[0]"
+        ".flavors[name=a100].resources[name=cpu].borrowingLimit to '96' (the cluster has absent)"
+    ]
+    source = tmp_path / "cluster.yaml"
+    source.write_text(text)
+    run = CliRunner().invoke(main, ["import", "-f", str(source), "-o", str(tmp_path / "o")])
+    assert run.exit_code == 1
+    assert "teams.yaml:" in run.output  # located at the written team
+
+
+def test_kinds_not_translated_are_reported_and_strict_fails_on_them(tmp_path: Path) -> None:
+    queue = ("---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+             "spec: {weight: 2}\n")  # fmt: skip
+    source = tmp_path / "c.yaml"
+    source.write_text(CLUSTER.read_text() + queue)
+    run = CliRunner().invoke(main, ["import", "-f", str(source), "-o", str(tmp_path / "a")])
+    assert run.exit_code == 0 and "import-kind-not-imported" in run.output
+    run = CliRunner().invoke(
+        main, ["import", "--strict", "-f", str(source), "-o", str(tmp_path / "b")]
+    )
+    assert run.exit_code == 1
+
+
+def test_a_non_empty_output_directory_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("x")
+    run = CliRunner().invoke(main, ["import", "-f", str(CLUSTER), "-o", str(tmp_path)])
+    assert run.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "names",
+    [["gpu-001", "gpu-002", "gpu-003", "gpu-007"], ["n1", "n2", "n10", "x"], ["a-9", "a-10"]],
+)
+def test_node_ranges_expand_to_the_same_names(names: list[str]) -> None:
+    assert sorted(n for r in compact(names) for n in expand(r)) == sorted(names)
+
+
+def test_the_bundled_fleet_render_imports_with_every_queue_name_kept(tmp_path: Path) -> None:
+    """policy -> render -> import -> render: every Kueue object and priority class of the first
+    render comes back under the same name (flavors with their digest, through flavorName)."""
+    first = api.render([REPO / "policies"]).manifests
+    text = "---\n".join(yaml.safe_dump(m.obj) for m in first)
+    files, found = _import(text, tmp_path)
+    assert not [f for f in found if f.startswith("import-object-not-adopted")]
+    sources_ = [(str(tmp_path / "policy" / n), t.encode()) for n, t in files.items()]
+    again = api.validate_sources(sources_).manifests
+    kinds = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass",
+             "PriorityClass"}  # fmt: skip
+
+    def names(manifests: list) -> set[tuple[str, str, str]]:  # type: ignore[type-arg]
+        return {(m.obj["kind"], m.obj["metadata"].get("namespace", ""), m.obj["metadata"]["name"])
+                for m in manifests if m.obj.get("kind") in kinds}  # fmt: skip
+
+    assert names(first) == names(again)
+
+
+def _upstream_examples() -> list[Path]:
+    shared = Path(os.environ.get("HETGITOPS_SHARED", REPO.parent / "shared"))
+    return sorted((shared / "upstream" / "kueue" / "examples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("example", _upstream_examples(), ids=lambda p: p.name)
+def test_upstream_kueue_examples_import_to_a_valid_policy_or_say_why(
+    example: Path, tmp_path: Path
+) -> None:
+    """Kueue's own examples are CPU-only or GPU setups: import never crashes, the policy it
+    writes validates, and each object is either rendered or reported."""
+    read = sources.from_paths([example])
+    result = import_objects(read, tmp_path / "p", cluster="lab")
+    assert result.rendered is not None
+    schema_or_model = [d for d in result.rendered.diagnostics if d.severity.name == "ERROR"]
+    assert schema_or_model == [], [str(d.message) for d in schema_or_model]
