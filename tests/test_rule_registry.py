@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import hetgitops.adopt.findings
 import hetgitops.diff.hazards
 import hetgitops.drift.findings
 from hetgitops import compilers
