@@ -8,10 +8,11 @@ small tmpfs mounts (when the test runs as root) and real closed pipes.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,91 @@ def test_a_complete_stdout_still_parses_whole() -> None:
     done = subprocess.run(command, capture_output=True, env=ENV, check=True)
     documents = [d for d in yaml.safe_load_all(done.stdout) if d]
     assert len(documents) > 40
+
+
+# A stream the process is started without: the shell's `>&-` / `2>&-`, run by a real shell.
+CLOSED_STREAM_COMMANDS = {
+    **COMMANDS,
+    "rules": ["rules"],
+    "schema": ["schema"],
+    "validate": ["validate", POLICIES, *NOW],
+}
+
+
+def _started_without(redirect: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    script = f'exec "$@" {redirect}'
+    return subprocess.run(
+        ["sh", "-c", script, "sh", *CLI, *args], capture_output=True, env=ENV, check=False
+    )
+
+
+@pytest.mark.parametrize("name", sorted(CLOSED_STREAM_COMMANDS))
+def test_started_with_stdout_closed_is_exit_4(name: str) -> None:
+    """`>&-` used to be exit 3 (AttributeError: sys.stdout is None)."""
+    done = _started_without(">&-", *CLOSED_STREAM_COMMANDS[name])
+    _environment_fault(done.returncode, done.stderr.decode(), "<stdout>", "closed")
+
+
+@pytest.mark.parametrize("name", sorted(CLOSED_STREAM_COMMANDS))
+def test_started_with_stderr_closed_writes_stdout_whole(name: str) -> None:
+    """`2>&-`: stdout is still written whole; if something was to be said on stderr (jobs'
+    warnings) the exit is 4, not the silent exit 1 with nothing on stdout it used to be."""
+    args = CLOSED_STREAM_COMMANDS[name]
+    normal = subprocess.run([*CLI, *args], capture_output=True, env=ENV, check=False)
+    done = _started_without("2>&-", *args)
+    assert done.stdout == normal.stdout and done.stdout
+    assert done.returncode == (4 if normal.stderr else normal.returncode)
+
+
+def test_a_closed_stderr_does_not_leak_into_an_output_file(tmp_path: Path) -> None:
+    """With fd 2 closed the first file opened would get number 2: the tree must hold only
+    what render writes, and the run still says (by exit 4) that its warnings were lost."""
+    out = tmp_path / "jobs"
+    done = _started_without("2>&-", "jobs", POLICIES, *NOW, "-o", str(out))
+    assert done.returncode == 4
+    reference = tmp_path / "reference"
+    subprocess.run(
+        [*CLI, "jobs", POLICIES, *NOW, "-o", str(reference)],
+        env=ENV,
+        check=True,
+        capture_output=True,
+    )
+    files = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    expected = {
+        p.relative_to(reference): p.read_bytes() for p in reference.rglob("*") if p.is_file()
+    }
+    assert files == expected
+
+
+# The console script's entry (pyproject's [project.scripts]), which guards the imports too.
+SCRIPT = [sys.executable, "-c", "from hetgitops.cli.entry import main; main()"]
+
+
+def _address_space_limit(megabytes: int) -> Callable[[], None]:
+    def limit() -> None:
+        size = megabytes << 20
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+    return limit
+
+
+def test_memory_exhaustion_is_exit_4_out_of_memory() -> None:
+    """`ulimit -v` from where the imports fail to where validate completes: each run is exit 4
+    "out of memory" or a clean exit 0. Before: a traceback and exit 1 in the imports, exit 3
+    MemoryError, and SIGABRT (-6) from jsonschema-rs, whose failed allocations abort."""
+    seen = {}
+    for megabytes in range(24, 121, 8):
+        done = subprocess.run(
+            [*SCRIPT, "validate", POLICIES, *NOW],
+            capture_output=True,
+            env=ENV,
+            check=False,
+            preexec_fn=_address_space_limit(megabytes),
+        )
+        err = done.stderr.decode()
+        seen[megabytes] = done.returncode
+        assert done.returncode in (0, 4), (megabytes, done.returncode, err[-2000:])
+        if done.returncode == 4:
+            assert err.splitlines()[-1].startswith("hetgitops: out of memory"), err[-2000:]
+            assert "Traceback" not in err
+    assert seen[24] == 4 and seen[120] == 0, seen

@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from hetgitops.cli.entry import failed_allocation, out_of_memory
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 # The environment failed, not hetgitops: disk full, read-only folder, closed pipe, cluster
 # unreachable or forbidden. Kept apart from 3 so that 3 always means a bug worth reporting.
@@ -25,7 +27,8 @@ Exit codes:
   1  findings: errors (or warnings with --strict)
   2  usage error (bad option or argument)
   3  internal error (a bug in hetgitops: please report it)
-  4  environment error (disk full, permissions, cluster unreachable or forbidden)"""
+  4  environment error (disk full, permissions, closed stdout, out of memory,
+     cluster unreachable or forbidden)"""
 
 
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date:
@@ -93,15 +96,54 @@ def policy_paths(paths: tuple[Path, ...]) -> list[Path]:
     return list(paths) or [Path("policies")]
 
 
+# Descriptors the process was started without (`>&-`, `2>&-`), and what could not be said on
+# stderr: the command still writes what it can, then exits 4 (see guarded).
+_CLOSED: set[int] = set()
+_LOST_ON_STDERR: list[OSError] = []
+
+
+def hold_standard_streams() -> None:
+    """Remember which of stdout/stderr the process was started without (Python then leaves
+    sys.stdout or sys.stderr None) and park /dev/null on their descriptors: a file opened
+    later must not take number 1 or 2 and receive what a child process prints there."""
+    for fd, stream in ((0, sys.stdin), (1, sys.stdout), (2, sys.stderr)):
+        if stream is not None or _is_open(fd):
+            continue
+        if fd:
+            _CLOSED.add(fd)
+        parked = os.open(os.devnull, os.O_RDWR)
+        if parked != fd:
+            os.dup2(parked, fd)
+            os.close(parked)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
 def guarded(run: Callable[[], int]) -> int:
     """Run a command: a fault of the environment (disk full, read-only folder, closed pipe, a
-    name too long for the file system) is exit 4 saying what happened where; any other
-    unexpected exception is exit 3 with a one-line hint, never a traceback (set
-    HETGITOPS_DEBUG=1 to see it)."""
+    name too long for the file system, no memory left) is exit 4 saying what happened where;
+    any other unexpected exception is exit 3 with a one-line hint, never a traceback (set
+    HETGITOPS_DEBUG=1 to see it). A closed or failing stderr does not stop the command: its
+    stdout is still written whole, then the exit is 4 (what stderr should have said is lost)."""
+    code = _guarded(run)
+    if _LOST_ON_STDERR and code in (EXIT_OK, EXIT_FINDINGS):
+        return EXIT_ENVIRONMENT
+    return code
+
+
+def _guarded(run: Callable[[], int]) -> int:
     try:
         return run()
     except (click.ClickException, click.exceptions.Exit, click.Abort):
         raise
+    except MemoryError:
+        out_of_memory()
     except OSError as exc:
         _say(
             f"hetgitops: {environment_message(exc)}; no output was completed "
@@ -110,6 +152,8 @@ def guarded(run: Callable[[], int]) -> int:
         _debug()
         return EXIT_ENVIRONMENT
     except Exception as exc:  # the last line of defence, by design
+        if failed_allocation(exc):  # a lazy import that ran out of memory
+            out_of_memory()
         what = (str(exc).splitlines() or [""])[0][:200]
         _say(
             f"hetgitops: internal error ({type(exc).__name__}: {what}); this is a bug, please "
@@ -146,17 +190,26 @@ def emit(text: str, *, err: bool = False) -> None:
     from hetgitops.output.writer import write_all
 
     stream = sys.stderr if err else sys.stdout
+    name = "<stderr>" if err else "<stdout>"
+    if stream is None or (2 if err else 1) in _CLOSED:
+        closed = OSError(errno.EBADF, "closed (the command was started without it)", name)
+        if err:
+            _LOST_ON_STDERR.append(closed)
+            return
+        raise closed
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):  # in-process (click's CliRunner): no descriptor
         stream.write(text)
         stream.flush()
         return
-    name = "<stderr>" if err else "<stdout>"
     try:
         stream.flush()
         write_all(fd, text.encode("utf-8", "surrogateescape"), name)
     except OSError as exc:
+        if err:
+            _LOST_ON_STDERR.append(exc)
+            return
         if exc.errno == errno.EPIPE and not err:
             # Python would complain again when flushing stdout at exit; point it at nothing.
             os.dup2(os.open(os.devnull, os.O_WRONLY), fd)

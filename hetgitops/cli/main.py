@@ -25,6 +25,7 @@ from hetgitops.cli.common import (
     emit,
     format_option,
     guarded,
+    hold_standard_streams,
     policy_paths,
 )
 from hetgitops.cli.diff import diff
@@ -39,6 +40,7 @@ from hetgitops.load.documents import KINDS
 @click.version_option(__version__, prog_name="hetgitops")
 def main() -> None:
     """Manage a heterogeneous GPU Kubernetes fleet from one declarative policy."""
+    hold_standard_streams()
 
 
 def _formats() -> list[str]:

@@ -11,6 +11,7 @@ a value it cannot take (NaN, huge integers, dates) sends the document down the s
 from __future__ import annotations
 
 import datetime as dt
+import mmap
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,22 @@ def _is_date(value: str) -> bool:
 FORMATS: dict[str, Callable[[str], bool]] = {"regex": _is_regex, "date": _is_date}
 
 
+# jsonschema-rs is Rust: an allocation that fails there aborts the process (SIGABRT, no word
+# said) where Python would raise MemoryError. So before each call into it the address space it
+# may need is mapped and released (a few microseconds; no page is touched): if that fails, the
+# MemoryError is raised here, where the CLI can still say "out of memory" (exit 4). Compiling
+# the largest Kubernetes schema takes under 8 MiB; the margin covers a batch of every object.
+HEADROOM = 16 << 20
+
+
+def ensure_headroom(size: int = HEADROOM) -> None:
+    """Raise MemoryError unless `size` more bytes of address space can be had right now."""
+    try:
+        mmap.mmap(-1, size).close()
+    except OSError as exc:
+        raise MemoryError(f"cannot map {size >> 20} MiB for the compiled validator") from exc
+
+
 class Checker:
     """`iter_errors` like jsonschema's validator, with a compiled pre-check; `valid_all` checks
     a whole batch (all objects of one kind) in one call. `slow` builds the jsonschema
@@ -64,6 +81,7 @@ class Checker:
         self._slow_factory = slow
         self._slow: Validator | None = None
         listed = list(resources)
+        ensure_headroom()
         options: dict[str, Any] = {
             "registry": jsonschema_rs.Registry(listed) if listed else None,
             "validate_formats": formats,
@@ -83,12 +101,14 @@ class Checker:
         return self._slow
 
     def is_valid(self, instance: Any) -> bool:
+        ensure_headroom()
         try:
             return bool(self._one.is_valid(instance))
         except Exception:  # a value the compiled side cannot represent: ask jsonschema
             return False
 
     def valid_all(self, instances: Sequence[Any]) -> bool:
+        ensure_headroom()
         try:
             return bool(self._many.is_valid(list(instances)))
         except Exception:
