@@ -118,7 +118,7 @@ def explain(
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "csv", "markdown"]),
+    type=click.Choice(["text", "json", "csv", "markdown", "html"]),
     default="text",
     show_default=True,
     help="Report format.",
@@ -141,7 +141,15 @@ def capacity(paths: tuple[Path, ...], output_format: str, now: dt.date) -> None:
             echo_report(FORMATTERS["text"](failed.result))
             return EXIT_FINDINGS
         built = report.capacity_report(policy)
-        echo_report(capacity_formats.FORMATS[output_format](built))
+        if output_format == "html":
+            from hetgitops.explain import capacity_html
+
+            try:
+                echo_report(capacity_html.render_html(built))
+            except capacity_html.ChartLibraryMissing as exc:
+                raise click.ClickException(str(exc)) from None
+        else:
+            echo_report(capacity_formats.FORMATS[output_format](built))
         return EXIT_OK
 
     sys.exit(guarded(go))
