@@ -28,6 +28,7 @@ import jinja2
 import yaml
 from jinja2.sandbox import SandboxedEnvironment
 
+from hetgitops.compilers.jobs import parse
 from hetgitops.compilers.jobs.context import ContextError, context
 from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, JobTarget, Selector
 from hetgitops.diagnostics import Diagnostic, Severity, register_rules
@@ -35,8 +36,6 @@ from hetgitops.load.resources import data_dir
 from hetgitops.model.policy import Policy, WorkloadProfile
 from hetgitops.output.manifests import Manifest, to_yaml
 
-# libyaml when present: the template output is re-read once per job, thousands per fleet.
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TARGET = "jobs"
 TEMPLATE_RULE, INTEGRATION_RULE = "job-template", "job-integration"
 register_rules(
@@ -223,7 +222,7 @@ def _problem(profile: WorkloadProfile, message: str) -> Diagnostic:
 
 def _parse(text: str, name: str) -> dict[str, Any]:
     try:
-        obj = yaml.load(text, Loader=_LOADER)
+        obj = parse.load(text)
     except yaml.YAMLError as exc:
         raise ValueError(f"{name} rendered invalid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(obj, dict) or not obj.get("apiVersion") or not obj.get("kind"):
