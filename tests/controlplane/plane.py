@@ -13,8 +13,6 @@ from typing import Protocol
 
 from . import build
 
-REPO_ROOT = build.MODULE_DIR.parents[1]
-
 
 @dataclass(frozen=True)
 class ControlPlane:
@@ -73,12 +71,6 @@ def run_dir() -> Path:
     if explicit:
         return Path(explicit).expanduser().absolute()
     return build.cache_root() / "controlplane-run"
-
-
-def shared_dir() -> Path:
-    """`$HETGITOPS_SHARED`, else `<repo>/../shared` (where CI puts it next to the clone)."""
-    explicit = os.environ.get("HETGITOPS_SHARED")
-    return Path(explicit).expanduser().absolute() if explicit else REPO_ROOT.parent / "shared"
 
 
 def find_kubectl() -> Path | None:

@@ -167,10 +167,8 @@ def test_ignore_rules_by_pointer_and_by_manager() -> None:
 
 
 def test_a_kind_without_a_served_crd_version_is_a_finding_not_a_crash() -> None:
-    import os
-    from pathlib import Path
 
-    import pytest
+    import upstream
     import yaml
 
     from hetgitops.diagnostics import NOWHERE
@@ -178,10 +176,7 @@ def test_a_kind_without_a_served_crd_version_is_a_finding_not_a_crash() -> None:
     from hetgitops.drift.kinds import Catalogue, KindKey
     from hetgitops.output.manifests import Manifest
 
-    shared = Path(os.environ.get("HETGITOPS_SHARED", Path(__file__).parents[3] / "shared"))
-    crd = shared / "upstream" / "kueue" / "crds" / "kueue.x-k8s.io_clusterqueues.yaml"
-    if not crd.is_file():
-        pytest.skip(f"upstream CRDs not found under {shared}")
+    crd = upstream.for_test() / "kueue" / "crds" / "kueue.x-k8s.io_clusterqueues.yaml"
     catalogue = Catalogue.from_crds([yaml.safe_load(crd.read_text())])
     served = KindKey("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
     assert catalogue.resource(served) is not None

@@ -11,7 +11,7 @@ from controlplane.harness import ControlPlane
 
 pytestmark = pytest.mark.e2e
 
-# Written out rather than derived from the shared folder: a CRD that silently stops being
+# Written out rather than derived from tests/upstream/sources.py: a CRD that silently stops being
 # installed (renamed file, moved folder) must fail here.
 EXPECTED_CRDS = {
     "admissionchecks.kueue.x-k8s.io",
@@ -83,3 +83,17 @@ def test_nodes_selectable_by_label(control_plane: ControlPlane, node: str) -> No
     selector = "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3,hetgitops.io/pool=training"
     names = control_plane.kubectl("get", "nodes", "-l", selector, "-o", "name").stdout.split()
     assert f"node/{node}" in names
+
+
+def test_upstream_examples_pass_the_real_api_server(control_plane: ControlPlane) -> None:
+    """Every upstream example in tests/upstream, the GPU Operator's ClusterPolicy sample too (it
+    relies on CRD defaults and null pruning, which the API server applies before validating)."""
+    import upstream
+
+    examples = sorted(upstream.folder().glob("*/examples/*.yaml"))
+    assert {path.parent.parent.name for path in examples} >= {"kueue", "volcano", "nfd", "nvidia"}
+    files = [arg for path in examples for arg in ("-f", str(path))]
+    applied = control_plane.kubectl(
+        "apply", "--dry-run=server", "--server-side", "-n", "default", "-o", "name", *files
+    )
+    assert len(applied.stdout.split()) >= len(examples)

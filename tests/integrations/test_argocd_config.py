@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+import upstream
 import yaml
 from click.testing import CliRunner
 
@@ -75,12 +75,7 @@ def test_known_type_fields_reach_quantities(key: str, field: str, kind: str) -> 
 
 
 def _upstream_crds() -> dict[tuple[str, str], Mapping[str, Any]]:
-    shared = Path(os.environ.get("HETGITOPS_SHARED", REPO.parent / "shared")) / "upstream"
-    if not shared.is_dir():
-        reason = f"upstream CRDs not found under {shared} (set HETGITOPS_SHARED)"
-        if os.environ.get("HETGITOPS_REQUIRE_UPSTREAM") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    shared = upstream.for_test()
     schemas: dict[tuple[str, str], Mapping[str, Any]] = {}
     for path in [*shared.glob("kueue/crds/*.yaml"), *shared.glob("volcano/crds/*.yaml")]:
         for crd in yaml.safe_load_all(path.read_text()):

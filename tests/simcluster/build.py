@@ -104,7 +104,7 @@ COMPONENTS: dict[str, Component] = {
                     "volcano-scheduler.conf"
                 ),
                 # CRDs the controllers and scheduler watch that hetgitops never renders, so
-                # /work/shared/upstream does not hold them (the job and queue controllers wait
+                # tests/upstream does not assemble them (the job and queue controllers wait
                 # for a Command informer).
                 "config/crd/volcano/bases/bus.volcano.sh_commands.yaml": "crd-commands.yaml",
                 "config/crd/volcano/bases/nodeinfo.volcano.sh_numatopologies.yaml": (
