@@ -12,6 +12,7 @@ from typing import Any
 
 from hetgitops import api
 from hetgitops.diagnostics import Diagnostic, sort_unique
+from hetgitops.drift import adoption
 from hetgitops.drift import fleet as fleet_checks
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ignore import Ignores
@@ -230,9 +231,13 @@ def _drift(
         by_kind[KindKey.of(manifest.obj)].append(manifest)
     found: list[Diagnostic] = []
     live: dict[str, list[dict[str, Any]]] = {}
+    unmanaged: dict[str, list[dict[str, Any]]] = {}
     for key in sorted(by_kind, key=str):
-        problems, live[key.kind] = _kind(key, by_kind[key], catalogue, cluster, fleet, options)
+        problems, live[key.kind], unmanaged[key.kind] = _kind(
+            key, by_kind[key], catalogue, cluster, fleet, options
+        )
         found += problems
+    found += adoption.competing(desired, unmanaged, fleet)
     nodes = _list_global(cluster, NODE_RESOURCE)
     queues = live.get("ClusterQueue", [])
     found += fleet_checks.check(
@@ -267,8 +272,8 @@ def _kind(
     cluster: Cluster,
     fleet: Fleet,
     options: DriftOptions,
-) -> tuple[list[Diagnostic], list[dict[str, Any]]]:
-    """Findings about one kind, and its live objects."""
+) -> tuple[list[Diagnostic], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Findings about one kind, its live managed objects and (adoptable kinds) the others."""
     first = manifests[0]
     resource = catalogue.resource(key)
     if resource is None:
@@ -279,21 +284,27 @@ def _kind(
             first.origin,
             hint=f"install the {first.target} target's CRDs, or drop the target from the Fleet",
         )
-        return [problem], []
+        return [problem], [], []
+    whole = key.kind in adoption.ADOPTABLE  # one LIST either way; these see unlabelled objects
     try:
-        live = cluster.list(resource, selector=selector(fleet))
+        listed = cluster.list(resource, selector="" if whole else selector(fleet))
     except Forbidden as exc:
         message = f"{key}: the credentials may not {exc.what} ({exc.message})"
-        return [finding("drift-forbidden", message, first.origin)], []
+        return [finding("drift-forbidden", message, first.origin)], [], []
     except NotServed as exc:
-        return [finding("drift-target-missing", f"{key} is not served: {exc}", first.origin)], []
+        problem = finding("drift-target-missing", f"{key} is not served: {exc}", first.origin)
+        return [problem], [], []
+    live = [o for o in listed if not whole or adoption.managed(o, fleet)]
+    others = {ident(o): o for o in listed if whole and not adoption.managed(o, fleet)}
     schema = catalogue.schema(key) if catalogue.is_custom(key) else None
     index = {ident(obj): obj for obj in live}
     ignores = Ignores(fleet)
     found: list[Diagnostic] = []
     for manifest in manifests:
         obj = index.pop(ident(manifest.obj), None)
-        if obj is None:
+        if obj is None and ident(manifest.obj) in others:
+            found.append(adoption.adopts(manifest, others[ident(manifest.obj)], schema))
+        elif obj is None:
             found.append(missing(manifest))
         elif options.mode == "server-dry-run":
             from hetgitops.drift.dryrun import dry_run_object
@@ -306,4 +317,4 @@ def _kind(
         o for _, o in sorted(index.items()) if not ignores.skips_object(key.kind, ident(o)[1])
     ]
     found += [orphan(obj, fleet) for obj in orphans]
-    return found, live
+    return found, live, list(others.values())

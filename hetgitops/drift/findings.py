@@ -38,10 +38,17 @@ RULES: dict[str, str] = {
     "its pool.",
     "drift-usage-above-quota": "A ClusterQueue's live usage exceeds the nominal quota the policy "
     "now sets: admitted work keeps running above the new quota until it finishes.",
+    "drift-unmanaged": "An object of a rendered name exists without hetgitops' labels (made by "
+    "hand or by another tool, e.g. before hetgitops import): the first sync adopts it and "
+    "changes the fields listed.",
+    "drift-competing-queue": "An unmanaged Kueue ClusterQueue has quota on a managed "
+    "ResourceFlavor, or an unmanaged Volcano Queue is bound to a managed pool: it competes "
+    "with the policy's teams for the same nodes.",
     "drift-cluster-not-checked": "A cluster of a multi-cluster policy was left out with "
     "--skip-cluster: its objects and nodes were not compared, so drift cannot call it clean.",
 }
-WARNINGS = {"drift-usage-above-quota", "drift-mig-pending", "drift-cluster-not-checked"}
+WARNINGS = {"drift-usage-above-quota", "drift-mig-pending", "drift-cluster-not-checked",
+            "drift-unmanaged", "drift-competing-queue"}  # fmt: skip
 # How to act on each drift finding; the catalogue (`hetgitops rules RULE`) prints it.
 _FIXES = {
     "drift-missing": "sync the rendered tree (Argo CD / Flux), or find why the apply failed.",
@@ -63,6 +70,10 @@ _FIXES = {
     "drift-mig-pending": "drain the GPU pods on the node so mig-manager can apply the layout.",
     "drift-mig-config": "wait for mig-manager, or check the node's nvidia.com/mig.config label.",
     "drift-usage-above-quota": "nothing, or preempt: the usage falls as admitted work finishes.",
+    "drift-unmanaged": "sync: the applier takes the object over (review the fields first), or "
+    "rename it in the policy (spec.kueue) if it is not the same object.",
+    "drift-competing-queue": "import the queue into the policy (hetgitops import), or move its "
+    "quota off the managed flavor.",
     "drift-cluster-not-checked": "run drift without --skip-cluster once that cluster is reachable.",
 }
 register_rules(

@@ -36,8 +36,9 @@ def missing(manifest: Manifest) -> Diagnostic:
         f"{object_name(manifest)} is not in the cluster",
         manifest.origin,
         path=object_name(manifest),
-        hint="sync the GitOps application (or apply the rendered tree); an object that lost "
-        "hetgitops' labels (app.kubernetes.io/managed-by, <domain>/fleet) is not seen either",
+        hint="sync the GitOps application (or apply the rendered tree); an object of a kind "
+        "listed by label (Namespace, ConfigMap, ResourceQuota) that lost hetgitops' labels is "
+        "not seen either",
     )
 
 

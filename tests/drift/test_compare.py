@@ -186,7 +186,7 @@ def test_a_kind_without_a_served_crd_version_is_a_finding_not_a_crash() -> None:
         (KindKey("kueue.x-k8s.io", "v1alpha9", "ClusterQueue"), "does not serve v1alpha9"),
         (KindKey("scheduling.volcano.sh", "v1beta1", "Queue"), "no CustomResourceDefinition"),
     ):
-        found, live = _kind(key, [manifest], catalogue, None, None, DriftOptions())  # type: ignore[arg-type]
+        found, live, _ = _kind(key, [manifest], catalogue, None, None, DriftOptions())  # type: ignore[arg-type]
         assert [d.rule for d in found] == ["drift-target-missing"] and live == []
         assert reason in found[0].message
 
