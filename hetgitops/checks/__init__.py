@@ -23,6 +23,7 @@ from hetgitops.checks import (
     queues,
     references,
     sharing,
+    taints,
     twins,
 )
 from hetgitops.checks.registry import RULES, CheckContext, Rule
@@ -53,6 +54,7 @@ FAMILIES: tuple[str, ...] = tuple(
         queues,
         twins,
         node_agents,
+        taints,
     )
 )
 

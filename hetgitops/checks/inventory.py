@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at, in_file_order, listing, warning_at
+from hetgitops.checks._common import error_at, in_file_order, listing
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
 from hetgitops.model.policy import Node, Policy, Pool
@@ -47,9 +47,13 @@ def node_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
         )
 
 
-@rule("topology-incomplete", Severity.WARNING)
+@rule("topology-incomplete", Severity.ERROR)
 def topology_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
-    """Every node has a value for each Fleet topology level (else it is outside the Topology).
+    """Every node has a value for each Fleet topology level: every ResourceFlavor of a fleet
+    with a topology is topology-bound, and Kueue's topology-aware scheduling counts only nodes
+    that carry every level label (Kueue v0.19.2 pkg/util/tas/node.go:21-33, used by
+    pkg/cache/scheduler/tas_nodes_cache.go:118), so a node without one offers the quotas that
+    count it nothing: a pool whose nodes all lack a level admits no workload at all.
 
     Fails: `topology: {levels: [zone, rack, hostname]}` and a node entry without `rack`.
     Passes: `- {names: "gpu-[01:04]", zone: zone-a, rack: rack-a01}`.
@@ -58,21 +62,30 @@ def topology_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
     if fleet is None or fleet.topology_name is None:
         return
     levels = [level for level in fleet.topology_levels if level in _LEVEL_FIELDS]
-    reported: set[tuple[Span, str]] = set()
     for pool in policy.pools.values():
+        lacking: dict[tuple[Span, str], list[Node]] = {}
         for node in pool.nodes:
             for level in levels:
-                where = (node.origin.span, level)
-                if _level_value(node, level) is None and where not in reported:
-                    reported.add(where)
-                    yield warning_at(
-                        "topology-incomplete",
-                        f"the node entry starting at '{node.name}' (pool '{pool.name}') has no "
-                        f"{_LEVEL_FIELDS[level]}, so topology-aware scheduling skips its nodes",
-                        node.origin,
-                        hint=f"set {_LEVEL_FIELDS[level]} on this node entry, or drop the "
-                        f"'{level}' level from Fleet.spec.topology.levels",
-                    )
+                if _level_value(node, level) is None:
+                    lacking.setdefault((node.origin.span, level), []).append(node)
+        for (_, level), entry in lacking.items():
+            cards = sum(node.cards for node in entry)
+            everyone = len(entry) == len(pool.nodes)
+            share = (
+                "none of the pool's nodes count"
+                if everyone
+                else (f"{len(entry)} of its {len(pool.nodes)} nodes ({cards} cards) do not count")
+            )
+            yield error_at(
+                "topology-incomplete",
+                f"the node entry starting at '{entry[0].name}' (pool '{pool.name}') has no "
+                f"{_LEVEL_FIELDS[level]}: Kueue's topology-aware scheduling leaves out every "
+                f"node without the '{level}' label, so {share} toward the quotas on this pool"
+                + (" and it admits nothing" if everyone else ""),
+                entry[0].origin,
+                hint=f"set {_LEVEL_FIELDS[level]} on this node entry, "
+                f"or drop the '{level}' level from Fleet.spec.topology.levels",
+            )
 
 
 def _level_value(node: Node, level: str) -> str | None:

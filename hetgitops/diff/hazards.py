@@ -44,6 +44,12 @@ HAZARD_RULES = (
     "namespace-removed",
     "mig-mode-flip",
     "priority-class-recreated",
+    "kueue-flavor-renamed",
+    "taint-evicts",
+    "localqueue-removed",
+    "clusterqueue-removed",
+    "priority-class-removed",
+    "kueue-resource-uncovered",
 )
 # Hazards become GitHub annotations (warnings) in `diff --format github`, so their ids are rule
 # ids too: registered with their documentation (docs/diff.md gives the same table).
@@ -78,6 +84,32 @@ register_rules(
         "Force=true,Replace=true; Flux force). Running pods keep the old priority; pods created "
         "while the class is gone are rejected and retried.\n"
         "Fix: sync when few of the tier's pods are being created; recreate long-running pods.",
+        "kueue-flavor-renamed": "A pool's ResourceFlavor gets a new name (a taint, label, "
+        "topology or taxonomy change of a topology-bound flavor). Kueue keeps usage per flavor "
+        "name: once no ClusterQueue names the old flavor, the workloads admitted on it are no "
+        "longer counted, nothing is evicted, and the new flavor admits its full quota on top of "
+        "the pods still running on the same nodes (double booking).\n"
+        "Fix: let the pool's running workloads finish or stop them (ClusterQueue "
+        "stopPolicy: HoldAndDrain) before the sync, or sync when the pool is idle.",
+        "taint-evicts": "A NoExecute taint reaches a pool's nodes (nfd-master applies it): "
+        "the kubelet evicts every pod there that does not tolerate it.\n"
+        "Fix: NoSchedule first, drain, then NoExecute; upgrade the node agents first.",
+        "localqueue-removed": "A LocalQueue leaves the policy while its namespace stays: "
+        "workloads that name it stay pending (Kueue: LocalQueue doesn't exist), and pods that "
+        "controllers recreate with its queue-name label are never admitted.\n"
+        "Fix: point the namespace's jobs and Deployments at the new queue first.",
+        "clusterqueue-removed": "A ClusterQueue leaves the policy: Kueue's resource-in-use "
+        "finalizer keeps it Terminating while it has admitted workloads, and its quota stays "
+        "counted in the cohort until they finish.\n"
+        "Fix: drain it first (stopPolicy: HoldAndDrain), or let its workloads finish.",
+        "priority-class-removed": "A PriorityClass leaves the policy (a tier renamed or "
+        "removed): pods that controllers (Deployments, Jobs, JobSets) recreate with its name "
+        "are refused by the Priority admission plugin.\n"
+        "Fix: move the workloads to the new tier's class before the sync.",
+        "kueue-resource-uncovered": "A ClusterQueue stops covering a resource it covered "
+        "(a MIG strategy flip, a profile or card type removed): workloads requesting it are "
+        "never admitted (resource unavailable in ClusterQueue).\n"
+        "Fix: move such workloads to the new resource names before the sync.",
     },
     dict.fromkeys(HAZARD_RULES, Severity.WARNING),
 )
@@ -335,10 +367,222 @@ def priority_class_recreated(
         )
 
 
+POOL_LABEL_SUFFIX = "/pool"
+
+
+def _flavor_pool(m: Manifest) -> str:
+    """The pool a ResourceFlavor selects: its `<domain>/pool` node label (every hetgitops
+    flavor has one), else its name."""
+    for key, value in (_spec(m).get("nodeLabels") or {}).items():
+        if str(key).endswith(POOL_LABEL_SUFFIX):
+            return str(value)
+    return m.name
+
+
+def _nominal(manifests: Sequence[Manifest], flavor: str) -> dict[str, Decimal]:
+    """Σ nominalQuota per resource the ClusterQueues give `flavor`: what Kueue may admit on it."""
+    total: dict[str, Decimal] = {}
+    for m in manifests:
+        if m.kind != "ClusterQueue":
+            continue
+        for group in _spec(m).get("resourceGroups") or []:
+            for entry in group.get("flavors") or []:
+                if entry.get("name") != flavor:
+                    continue
+                for resource in entry.get("resources") or []:
+                    try:
+                        amount = quantities.value_of(resource.get("nominalQuota", 0))
+                    except quantities.QuantityError:
+                        continue
+                    name = str(resource.get("name"))
+                    total[name] = total.get(name, Decimal(0)) + amount
+    return total
+
+
+def _accelerators(amounts: Mapping[str, Decimal]) -> str:
+    shown = [
+        f"{quantities.canonical(v)} {r}"
+        for r, v in sorted(amounts.items())
+        if "/" in r and v > 0  # vendor resources: the cards and slices, not cpu / memory
+    ]
+    return ", ".join(shown)
+
+
+def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """A pool whose flavor is replaced by one of another name. Kueue v0.19.2 counts a
+    workload's usage under the (flavor, resource) pairs of its admission
+    (pkg/cache/scheduler/clusterqueue.go:596-606, FlavorResourceUsage) and checks a request
+    only against the quota of the flavor it tries: a workload admitted on the old flavor uses
+    none of the new flavor's quota, and nothing evicts it. The new flavor starts empty, so
+    Kueue admits its full quota on the same nodes."""
+    old, new = _by_kind(before, "ResourceFlavor"), _by_kind(after, "ResourceFlavor")
+    new_by_pool = {_flavor_pool(m): name for name, m in new.items()}
+    for name in sorted(set(old) - set(new)):
+        pool = _flavor_pool(old[name])
+        successor = new_by_pool.get(pool)
+        if successor is None:
+            continue
+        held = _accelerators(_nominal(before, name))
+        amount = f" (up to {held})" if held else ""
+        yield Hazard(
+            "kueue-flavor-renamed",
+            f"ResourceFlavor {name}",
+            f"is replaced by {successor} for pool {pool}: Kueue stops counting the workloads "
+            f"admitted on {name} once no ClusterQueue names it, evicts none of them, and admits "
+            f"the full quota of {successor} on the same nodes, so the pool is double-booked"
+            f"{amount} until they finish; pods the scheduler cannot place then stay Pending",
+            f"before the sync, let pool {pool}'s workloads finish or stop them (set the "
+            "ClusterQueues' stopPolicy: HoldAndDrain and wait for their admitted count on "
+            f"{name} to reach 0), or sync when the pool is idle",
+            new[successor].origin,
+        )
+
+
+def _nfd_taints(manifests: Sequence[Manifest]) -> dict[str, tuple[set[str], list[str], Manifest]]:
+    """Per NodeFeatureRule rule: its NoExecute taints (`key=value`) and the nodes it matches."""
+    found: dict[str, tuple[set[str], list[str], Manifest]] = {}
+    for m in manifests:
+        if m.kind != "NodeFeatureRule":
+            continue
+        for rule_ in _spec(m).get("rules") or []:
+            taints = {
+                f"{t.get('key')}={t.get('value', '')}"
+                for t in rule_.get("taints") or []
+                if t.get("effect") == "NoExecute"
+            }
+            nodes: list[str] = []
+            for feature in rule_.get("matchFeatures") or []:
+                expression = (feature.get("matchExpressions") or {}).get("nodename") or {}
+                nodes += [str(v) for v in expression.get("value") or []]
+            found[str(rule_.get("name"))] = (taints, nodes, m)
+    return found
+
+
+def taint_evicts(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """nfd-master (enableTaints) puts a NodeFeatureRule's taints on the nodes it matches; a new
+    NoExecute taint makes the kubelet's taint manager evict every pod that does not tolerate it
+    (Kubernetes pkg/controller/tainteviction). Kueue's flavor tolerations reach only pods it
+    admits from then on."""
+    old, new = _nfd_taints(before), _nfd_taints(after)
+    for name in sorted(new):
+        taints, nodes, manifest = new[name]
+        added = sorted(taints - (old[name][0] if name in old else set()))
+        if not added or not nodes:
+            continue
+        yield Hazard(
+            "taint-evicts",
+            f"NodeFeatureRule rule {name}",
+            f"adds NoExecute taint {', '.join(added)} to {len(nodes)} node(s) "
+            f"({', '.join(nodes[:6])}{', ...' if len(nodes) > 6 else ''}): every pod there that "
+            "does not tolerate it is evicted (running jobs and gangs fail, serving replicas are "
+            "recreated elsewhere or stay Pending)",
+            "add the taint as NoSchedule first, drain or finish the work on those nodes, then "
+            "switch it to NoExecute; upgrade the GPU Operator and NFD releases with the rendered "
+            "agent values before the taint lands",
+            manifest.origin,
+        )
+
+
+def localqueue_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """A LocalQueue whose namespace stays (a namespace removed is namespace-removed's case)."""
+    old, new = _by_kind(before, "LocalQueue"), _by_kind(after, "LocalQueue")
+    namespaces = {m.name for m in after if m.kind == "Namespace"}
+    kept = {f"{m.namespace}/{m.name}" for m in after if m.kind == "LocalQueue"}
+    for key in sorted(set(old) - set(new)):
+        namespace, name = key.split("/", 1)
+        if namespace not in namespaces:
+            continue
+        others = sorted(k.split("/", 1)[1] for k in kept if k.startswith(f"{namespace}/"))
+        instead = f" (it now has {', '.join(others)})" if others else " (it has no queue now)"
+        yield Hazard(
+            "localqueue-removed",
+            f"LocalQueue {key}",
+            f"leaves the policy while namespace {namespace} stays{instead}: workloads that name "
+            f"queue {name} stay pending forever (Kueue: LocalQueue {name} doesn't exist), and "
+            "pods that Deployments or Jobs recreate with that queue-name label are never admitted",
+            f"change the kueue.x-k8s.io/queue-name of namespace {namespace}'s jobs and "
+            "Deployments to the new queue before the sync",
+            old[key].origin,
+        )
+
+
+def clusterqueue_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """Kueue's resource-in-use finalizer keeps a deleted ClusterQueue while it has admitted
+    workloads; until then its quota still counts in its cohort."""
+    old, new = _by_kind(before, "ClusterQueue"), _by_kind(after, "ClusterQueue")
+    for name in sorted(set(old) - set(new)):
+        cohort = _spec(old[name]).get("cohortName")
+        counted = f", and its quota still counts in cohort {cohort}" if cohort else ""
+        yield Hazard(
+            "clusterqueue-removed",
+            f"ClusterQueue {name}",
+            "leaves the policy: Kueue keeps it Terminating (resource-in-use finalizer) while it "
+            f"has admitted workloads{counted}; its pending workloads are never admitted",
+            f"drain it first: `kubectl patch clusterqueue {name} --type merge -p "
+            '\'{"spec":{"stopPolicy":"HoldAndDrain"}}\'` and wait for its admitted '
+            "workloads to finish, or move its teams' jobs to their new queue",
+            old[name].origin,
+        )
+
+
+def priority_class_removed(
+    before: Sequence[Manifest], after: Sequence[Manifest]
+) -> Iterator[Hazard]:
+    """Pods name their PriorityClass; the Priority admission plugin refuses a pod whose class
+    does not exist (plugin/pkg/admission/priority/admission.go:363), so controllers that
+    recreate pods of a removed tier fail until their template changes."""
+    old, new = _by_kind(before, "PriorityClass"), _by_kind(after, "PriorityClass")
+    for name in sorted(set(old) - set(new)):
+        yield Hazard(
+            "priority-class-removed",
+            f"PriorityClass {name}",
+            "leaves the policy: running pods keep their priority, but every pod a Deployment, "
+            f"Job or JobSet creates with priorityClassName {name} from then on is refused "
+            f'("no PriorityClass with name {name} was found"), so replicas and retries fail',
+            f"change priorityClassName {name} (and kueue.x-k8s.io/priority-class) in the "
+            "templates of running Deployments and jobs to the new tier before the sync",
+            old[name].origin,
+        )
+
+
+def _covered(m: Manifest) -> set[str]:
+    return {
+        str(resource)
+        for group in _spec(m).get("resourceGroups") or []
+        for resource in group.get("coveredResources") or []
+    }
+
+
+def resource_uncovered(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """Kueue admits a workload only if its ClusterQueue covers every resource it requests
+    (flavorassigner: "resource R unavailable in ClusterQueue")."""
+    old, new = _by_kind(before, "ClusterQueue"), _by_kind(after, "ClusterQueue")
+    for name in sorted(set(old) & set(new)):
+        gone = sorted(_covered(old[name]) - _covered(new[name]))
+        if not gone:
+            continue
+        yield Hazard(
+            "kueue-resource-uncovered",
+            f"ClusterQueue {name}",
+            f"stops covering {', '.join(gone)}: workloads that request it are never admitted "
+            f"(Kueue: resource {gone[0]} unavailable in ClusterQueue); admitted ones keep "
+            "running uncounted, and their pods, once gone, cannot come back",
+            "move the team's jobs and Deployments to the resources the queue covers now "
+            f"({', '.join(sorted(_covered(new[name]))) or 'none'}) before the sync",
+            new[name].origin,
+        )
+
+
 def hazards(
     before: Sequence[Manifest], after: Sequence[Manifest], drains: Sequence[Drain]
 ) -> list[Hazard]:
     found = [
+        *flavor_renamed(before, after),
+        *taint_evicts(before, after),
+        *localqueue_removed(before, after),
+        *clusterqueue_removed(before, after),
+        *priority_class_removed(before, after),
+        *resource_uncovered(before, after),
         *flavor_immutable(before, after),
         *immutable_fields(before, after),
         *volcano_shrink_order(before, after),

@@ -223,7 +223,10 @@ def _pool(doc: Document, spec: dict[str, Any], origin: Origin, problems: list[Di
         cards_per_node=spec["cardsPerNode"],
         nodes=_nodes(spec, origin, problems),
         placement=spec.get("placement", "binpack" if spec["purpose"] == "training" else "spread"),
-        taints=tuple(Taint(t["key"], t.get("value"), t["effect"]) for t in spec.get("taints", [])),
+        taints=tuple(
+            Taint(t["key"], t.get("value"), t["effect"], t.get("evictsRunningPods", False))
+            for t in spec.get("taints", [])
+        ),
         isolated=spec.get("isolated", False),
         lend_max_percent=lending.get("maxPercent"),
         reclaim=lending.get("reclaim", True),

@@ -183,6 +183,8 @@ class Taint:
     key: str
     value: str | None
     effect: str
+    # The policy says the eviction a NoExecute taint causes is intended (checks/taints.py).
+    evicts_running_pods: bool = False
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,12 @@ def test_topology_level_missing_on_a_node_entry(policy):
     )
     policy.replace("pools.yaml", "zone: zone-b, rack: rack-b1", "zone: zone-b")
     assert policy.spans("topology-incomplete") == [policy.pos("pools.yaml", '^"gpu-l40s-[01:02]"')]
+    (found,) = policy.findings("topology-incomplete")
+    # An error, not a warning: Kueue's TAS leaves such nodes out of every topology-bound flavor,
+    # and every flavor of a fleet with a topology is bound; this pool's only entry lacks rack.
+    assert found.severity.name == "ERROR"
+    assert "none of the pool's nodes count" in found.message
+    assert found.message.endswith("and it admits nothing")
 
 
 def test_topology_levels_present(policy):

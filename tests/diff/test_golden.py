@@ -62,7 +62,11 @@ def test_diff_matches_golden(
 
 # What each golden case must show, so a regenerated golden cannot silently lose it.
 EXPECTED_FLAGS = {
-    "team-removed": {"namespace-removed: Namespace dataproc", "removal: team data-preprocessing"},
+    "team-removed": {
+        "namespace-removed: Namespace dataproc",
+        "clusterqueue-removed: ClusterQueue data-preprocessing",
+        "removal: team data-preprocessing",
+    },
     "mig-repartition": {"mig-mode-flip: Pool h100-infer", "drain: Node gpu-h100-001"},
     "tier-demotion": {"demotion: tier training", "demotion: team-tiers data-preprocessing"},
     "pool-expiry": {"expiry: expiry pool l40s-infer"},

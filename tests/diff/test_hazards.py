@@ -121,8 +121,12 @@ def test_real_compile_pool_taint_change_replaces_the_topology_flavor(
         "value: x, effect: NoSchedule",
     )
     result = run_edits(tmp_path, monkeypatch, [edit])
-    assert [h.rule for h in result.hazards] == ["kueue-flavor-removed"]
-    assert result.hazards[0].subject.startswith("ResourceFlavor a800-train-")
+    assert [h.rule for h in result.hazards] == ["kueue-flavor-removed", "kueue-flavor-renamed"]
+    assert all(h.subject.startswith("ResourceFlavor a800-train-") for h in result.hazards)
+    # The rename double-books the pool: the old flavor's admitted work is no longer counted.
+    renamed = result.hazards[1]
+    assert "double-booked (up to 128 nvidia.com/gpu)" in renamed.message
+    assert "HoldAndDrain" in renamed.action
     (flavor,) = [c for c in result.objects if c.kind == "ResourceFlavor"]
     assert flavor.op == "renamed" and flavor.old_name != flavor.name
 
@@ -181,3 +185,54 @@ def test_priority_class_description_change_is_no_hazard() -> None:
     before, after = _priority_class(10000), _priority_class(10000)
     after.obj["description"] = "new words"
     assert rules([before], [after]) == []
+
+
+def _nfd(taints: list[dict[str, str]]) -> Manifest:
+    rule = {
+        "name": "a800-train",
+        "taints": taints,
+        "matchFeatures": [
+            {"feature": "system.name", "matchExpressions": {"nodename": {"value": ["n1", "n2"]}}}
+        ],
+    }
+    return m("NodeFeatureRule", "hetgitops-a800-train", {"spec": {"rules": [rule]}})
+
+
+def test_a_noexecute_taint_reaching_nodes_evicts_and_noschedule_does_not() -> None:
+    no_schedule = {"key": "maint", "value": "x", "effect": "NoSchedule"}
+    no_execute = {**no_schedule, "effect": "NoExecute"}
+    (found,) = hazards([_nfd([no_schedule])], [_nfd([no_execute])], [])
+    assert found.rule == "taint-evicts"
+    assert "maint=x to 2 node(s) (n1, n2)" in found.message
+    assert "NoSchedule first" in found.action or "as NoSchedule first" in found.action
+    assert rules([_nfd([])], [_nfd([no_schedule])]) == []
+    assert rules([_nfd([no_execute])], [_nfd([no_execute])]) == []  # already there
+
+
+def _cq(name: str, covered: list[str]) -> Manifest:
+    return m("ClusterQueue", name, {"spec": {"resourceGroups": [{"coveredResources": covered}]}})
+
+
+def test_stranding_changes_name_what_they_strand() -> None:
+    ns = m("Namespace", "ml", {})
+    old_lq, new_lq = (
+        m("LocalQueue", "ml", {}, namespace="ml"),
+        m("LocalQueue", "vision", {}, namespace="ml"),
+    )
+    (moved,) = hazards([ns, old_lq], [ns, new_lq], [])
+    assert moved.rule == "localqueue-removed"
+    assert "it now has vision" in moved.message and "doesn't exist" in moved.message
+
+    tier = m("PriorityClass", "batch", {})
+    (renamed,) = hazards([tier], [m("PriorityClass", "bulk", {})], [])
+    assert renamed.rule == "priority-class-removed"
+    assert "no PriorityClass with name batch was found" in renamed.message
+
+    flip = hazards(
+        [_cq("t", ["nvidia.com/mig-3g.40gb", "cpu"])], [_cq("t", ["nvidia.com/gpu", "cpu"])], []
+    )
+    assert [h.rule for h in flip] == ["kueue-resource-uncovered"]
+    assert "stops covering nvidia.com/mig-3g.40gb" in flip[0].message
+
+    (gone,) = hazards([_cq("t", ["cpu"])], [], [])
+    assert gone.rule == "clusterqueue-removed" and "Terminating" in gone.message

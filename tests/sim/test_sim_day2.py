@@ -241,6 +241,33 @@ def repartition_mig_without_requota(root: Path) -> None:
     _edit(root, "pools/inference.yaml", change)
 
 
+def add_noexecute_taint(root: Path) -> None:
+    """A NoExecute taint that does not say the eviction is intended."""
+
+    def change(docs: Docs) -> Docs:
+        spec = _named(docs, "Pool", "l40s-infer")["spec"]
+        spec["taints"] = [{"key": "maintenance", "effect": "NoExecute"}]
+        return docs
+
+    _edit(root, "pools/inference.yaml", change)
+
+
+def add_topology_level_nodes_lack(root: Path) -> None:
+    """An nvlink-domain level that no node entry of the bundled fleet sets: every flavor is
+    topology-bound, so Kueue's TAS would leave out every node and no pool would admit."""
+
+    def change(docs: Docs) -> Docs:
+        _named(docs, "Fleet", "ai-centre")["spec"]["topology"]["levels"] = [
+            "zone",
+            "rack",
+            "nvlink-domain",
+            "hostname",
+        ]
+        return docs
+
+    _edit(root, "fleet.yaml", change)
+
+
 # The other half of the matrix: changes that must never reach a cluster. `validate` (and so
 # `render`) refuses each with this rule, at a position in the policy.
 REFUSED: dict[str, tuple[Callable[[Path], None], str]] = {
@@ -250,6 +277,8 @@ REFUSED: dict[str, tuple[Callable[[Path], None], str]] = {
         repartition_mig_without_requota,
         "quota-resource-unavailable",
     ),
+    "add-noexecute-taint": (add_noexecute_taint, "taint-evicts-running-pods"),
+    "add-topology-level-nodes-lack": (add_topology_level_nodes_lack, "topology-incomplete"),
 }
 # Known failures, by (change, tool): the issue item that fixes them.
 KNOWN: dict[tuple[str, str], str] = {}
