@@ -13,6 +13,7 @@ from typing import Any
 
 # import (adopt), diff and drift register their rule ids when imported.
 import hetgitops.adopt.findings
+import hetgitops.diff.gittree
 import hetgitops.diff.hazards
 import hetgitops.drift.findings  # noqa: F401
 from hetgitops.load.documents import KINDS

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import hetgitops.adopt.findings
+import hetgitops.diff.gittree
 import hetgitops.diff.hazards
 import hetgitops.drift.findings
 from hetgitops import compilers

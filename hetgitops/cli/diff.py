@@ -28,7 +28,7 @@ Exit codes:
      risk: only a flagged change: hazard, drain, demotion, removal, expiry, new error)
   2  usage error (bad option, unknown Git ref, not a Git repository)
   3  internal error (a bug in hetgitops: please report it)
-  4  environment error (git is not installed)"""
+  4  environment error (git is not installed, a Git object is missing)"""
 
 
 def _formats() -> list[str]:
@@ -105,7 +105,7 @@ def diff(
                 head_dir=head_dir,
                 cwd=Path.cwd(),
             )
-        except gitsource.GitMissing as exc:
+        except gitsource.GitEnvironmentError as exc:
             click.echo(f"hetgitops: {exc}", err=True)
             return EXIT_ENVIRONMENT
         except gitsource.SourceError as exc:

@@ -95,7 +95,7 @@ def _changed_lines(ref: str) -> dict[str, frozenset[int]]:
 
     try:
         return changed.changed_lines(ref)
-    except gitsource.GitMissing as exc:
+    except gitsource.GitEnvironmentError as exc:
         raise OSError(errno.ENOENT, str(exc)) from None  # guarded(): exit 4
     except gitsource.SourceError as exc:
         raise click.UsageError(f"--changed-since: {exc}") from None
@@ -125,6 +125,7 @@ def rules(rule: str | None) -> None:
     full documentation (severity, stage, why, example, how to fix)."""
     # diff and drift sit above reporting: importing them registers their ids too.
     import hetgitops.adopt.findings
+    import hetgitops.diff.gittree
     import hetgitops.diff.hazards
     import hetgitops.drift.findings  # noqa: F401
     from hetgitops.reporting.catalog import all_rules, full_text

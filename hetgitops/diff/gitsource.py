@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetgitops.diagnostics import Diagnostic, Span, error
+from hetgitops.diff import gittree
 from hetgitops.load.documents import LoadResult, load_sources, policy_files
-from hetgitops.load.policyfiles import is_policy_name, read_files
+from hetgitops.load.policyfiles import read_files
 
 WORKTREE = "WORKTREE"  # the --head default: the files as they are on disk
 
@@ -20,8 +21,12 @@ class SourceError(ValueError):
     """A ref or folder that cannot be read: a usage error (exit 2), with a clear message."""
 
 
-class GitMissing(SourceError):
-    """No `git` executable: the environment's fault (exit 4), not a usage error."""
+class GitEnvironmentError(SourceError):
+    """The environment's fault (exit 4), not a usage error: no `git`, a damaged object store."""
+
+
+class GitMissing(GitEnvironmentError):
+    """No `git` executable."""
 
 
 @dataclass(frozen=True)
@@ -66,53 +71,41 @@ def resolve(repo: Path, ref: str) -> str:
 
 def default_base(repo: Path) -> str:
     """The merge-base with the upstream default branch (origin/HEAD, else origin/main or
-    origin/master), so a branch is compared with where it forked; else HEAD."""
+    origin/master), so a branch is compared with where it forked; else HEAD. An upstream with
+    no merge-base (a depth-1 CI checkout) is a usage error: HEAD would be diffed with itself."""
     for upstream in ("refs/remotes/origin/HEAD", "refs/remotes/origin/main", "origin/master"):
         try:
             resolve(repo, upstream)
-            return _git(repo, "merge-base", "HEAD", upstream).decode().strip()
         except SourceError:
             continue
+        try:
+            return _git(repo, "merge-base", "HEAD", upstream).decode().strip()
+        except GitMissing:
+            raise
+        except SourceError:
+            raise SourceError(_no_merge_base(repo, upstream)) from None
     return "HEAD"
 
 
+def _no_merge_base(repo: Path, upstream: str) -> str:
+    shown = upstream.removeprefix("refs/remotes/")
+    shallow = _git(repo, "rev-parse", "--is-shallow-repository").decode().strip() == "true"
+    why = "this clone is shallow" if shallow else "they share no history"
+    return (
+        f"no merge-base between HEAD and {shown} ({why}), so there is no base to compare with: "
+        "fetch more history (git fetch --unshallow, or actions/checkout with fetch-depth: 0) "
+        "or pass --base REF"
+    )
+
+
 def _repo_relative(repo: Path, path: Path) -> str:
-    relative = os.path.relpath(path.resolve(), repo.resolve())
-    if relative.startswith(".."):
-        raise SourceError(f"{path} is outside the Git repository {repo}")
-    return "" if relative == "." else relative.replace(os.sep, "/")
-
-
-def _tree_files(repo: Path, commit: str, prefixes: list[str]) -> list[tuple[str, str]]:
-    """(object id, repo path) of the policy files under `prefixes`, hidden entries skipped
-    like `policy_files` skips them on disk."""
-    listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *prefixes)
-    found: list[tuple[str, str]] = []
-    for entry in listing.split(b"\0"):
-        if not entry:
-            continue
-        meta, _, name = entry.decode("utf-8", "surrogateescape").partition("\t")
-        mode, kind, oid = meta.split()
-        if kind != "blob" or mode == "120000" or not is_policy_name(name.rpartition("/")[2]):
-            continue
-        if any(part.startswith(".") for part in name.split("/")):
-            continue
-        found.append((oid, name))
-    return sorted(found, key=lambda item: item[1])
-
-
-def _cat(repo: Path, oids: list[str]) -> list[bytes]:
-    """Every blob in one `git cat-file --batch` call (never one process per file)."""
-    out = _git(repo, "cat-file", "--batch", data="".join(f"{o}\n" for o in oids).encode())
-    blobs: list[bytes] = []
-    at = 0
-    for _ in oids:
-        header_end = out.index(b"\n", at)
-        size = int(out[at:header_end].split()[2])
-        start = header_end + 1
-        blobs.append(out[start : start + size])
-        at = start + size + 1  # the newline git writes after each blob
-    return blobs
+    # Symlinks in the PATH are left for each ref's tree to resolve (`policies -> p1` may point
+    # at p2 at another ref); only a path that is not under the repository as written resolves.
+    for candidate in (Path(os.path.abspath(path)), path.resolve()):
+        relative = os.path.relpath(candidate, repo.resolve())
+        if not relative.startswith(".."):
+            return "" if relative == "." else relative.replace(os.sep, "/")
+    raise SourceError(f"{path} is outside the Git repository {repo}")
 
 
 def read_ref(repo: Path, ref: str, paths: Iterable[Path]) -> Side:
@@ -120,13 +113,37 @@ def read_ref(repo: Path, ref: str, paths: Iterable[Path]) -> Side:
     working directory), so a finding's location matches the head-side file a reviewer opens."""
     commit = resolve(repo, ref)
     prefixes = [_repo_relative(repo, p) for p in paths]
-    files = _tree_files(repo, commit, [p for p in prefixes if p] or ["."])
-    blobs = _cat(repo, [oid for oid, _ in files]) if files else []
-    names = [_display(repo / name) for _, name in files]
+    walk = gittree.Walk(_git, repo, ref, _display)
+    try:
+        tree = gittree.Tree.read(_git, repo, commit)
+        for prefix in prefixes or [""]:
+            walk.path(tree, prefix)
+        files = sorted({(f.name, f.repo, f.oid) for f in walk.found})
+        blobs = _blobs(files)
+    except gittree.MissingObject as exc:
+        raise GitEnvironmentError(
+            f"the Git object {exc.oid} (a file at {ref}) is missing from {exc.repo}/.git: the "
+            "clone is partial or damaged; fetch it again (git fetch --refetch) or re-clone"
+        ) from None
+    except SourceError as exc:  # the commit resolved, so its trees are the object store's fault
+        raise GitEnvironmentError(
+            f"{exc} (reading {ref}: the object store may be damaged)"
+        ) from None
+    names = [_display(repo / name) for name, _, _ in files]
     loaded = load_sources(zip(names, blobs, strict=True))
+    loaded.diagnostics[:0] = walk.problems
     if not files:
         loaded.diagnostics.append(_nothing_at(ref, prefixes))
     return Side(f"{ref} ({commit[:12]})", loaded)
+
+
+def _blobs(files: list[tuple[str, Path, str]]) -> list[bytes]:
+    """The blobs in `files`' order: one `cat-file` call per repository (a submodule has its own)."""
+    by_repo: dict[Path, list[str]] = {}
+    for _, where, oid in files:
+        by_repo.setdefault(where, []).append(oid)
+    read = {where: iter(gittree.read_blobs(_git, where, oids)) for where, oids in by_repo.items()}
+    return [next(read[where]) for _, where, _ in files]
 
 
 def _nothing_at(ref: str, prefixes: list[str]) -> Diagnostic:
