@@ -46,7 +46,7 @@ if str(REPO) not in sys.path:
 from bench.fleetgen import LARGE, FleetSpec, write_policy  # noqa: E402
 
 NOW = "2026-09-01"
-COMMANDS = ("validate", "render", "jobs", "diff", "drift")
+COMMANDS = ("validate", "render", "jobs", "diff", "drift", "explain", "capacity")
 FLEETS: dict[str, FleetSpec | None] = {
     "bundled": None,
     "large": LARGE,
@@ -126,6 +126,21 @@ def quota_change(policy: Path, changed: Path) -> Path:
     raise SystemExit(f"no team quota to change under {policy}")
 
 
+def first_team_and_card(policy: Path) -> tuple[str, str]:
+    """A team of the fleet and the card type of its first quota's pool: what `explain` asks."""
+    import yaml
+
+    teams, pools = [], {}
+    for path in sorted(policy.rglob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text("utf-8")):
+            if isinstance(doc, dict) and doc.get("kind") == "Team":
+                teams.append(doc)
+            elif isinstance(doc, dict) and doc.get("kind") == "Pool":
+                pools[doc["metadata"]["name"]] = doc["spec"]["cardType"]
+    team = min(teams, key=lambda t: t["metadata"]["name"])
+    return team["metadata"]["name"], pools[team["spec"]["quotas"][0]["pool"]]
+
+
 def fleet_folder(name: str, root: Path) -> Path:
     spec = FLEETS[name]
     if spec is None:
@@ -141,6 +156,23 @@ def bench_fleet(name: str, args: argparse.Namespace, root: Path) -> dict[str, An
         "render": hetgitops("render", str(policy), "--now", NOW, "--output", str(out)),
         "jobs": hetgitops("jobs", str(policy), "--now", NOW, "--output", str(jobs_out)),
     }
+    if "explain" in args.commands and has_command("explain"):
+        team, card = first_team_and_card(policy)
+        runs["explain"] = hetgitops(
+            "explain",
+            "--policy",
+            str(policy),
+            "--team",
+            team,
+            "--card",
+            card,
+            "--gpus",
+            "8",
+            "--now",
+            NOW,
+        )
+    if "capacity" in args.commands and has_command("capacity"):
+        runs["capacity"] = hetgitops("capacity", str(policy), "--now", NOW)
     if "diff" in args.commands and has_command("diff"):
         head = quota_change(policy, root / name / "changed")
         runs["diff"] = hetgitops(

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from hetgitops.compilers.jobs.render import compile_jobs
 from hetgitops.compilers.kueue_flavors import toleration
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.compilers.labels import domain
@@ -128,6 +127,8 @@ def from_profile(policy: Policy, profile_name: str, team_name: str) -> list[Work
         known = ", ".join(sorted(policy.profiles))
         raise WorkloadError(f"no profile {profile_name!r}; profiles: {known}")
     _team(policy, team_name)
+    from hetgitops.compilers.jobs.render import compile_jobs  # Jinja2: only for --profile
+
     manifests, _ = compile_jobs(policy, profiles=[profile_name], teams=[team_name])
     found = []
     for manifest in manifests:
