@@ -10,6 +10,7 @@ from click.testing import CliRunner, Result
 
 from hetgitops import api
 from hetgitops.cli.main import main
+from hetgitops.compilers import COMPILERS
 from hetgitops.scaffold.catalogue import card_types
 
 
@@ -58,8 +59,11 @@ def test_scaffold_is_a_whole_repository_whose_render_is_current(tmp_path: Path) 
 
 
 def test_questions_fill_in_what_the_options_leave_out(tmp_path: Path) -> None:
+    """Cluster, card types, teams, then per pool: cards per node and the node names (empty:
+    how many placeholder nodes)."""
     repo = tmp_path / "asked"
-    answers = "lab\nh100-80gb, a800-80gb\nalpha,beta\n3\n\n"  # h100: 3 nodes, a800: default
+    # h100: 4 cards per node, no names, 3 nodes; a800: 8 per node, five named nodes.
+    answers = "lab\nh100-80gb, a800-80gb\nalpha,beta\n4\n\n3\n\ngpu-a800-[01:05]\n"
     result = init(str(repo), "--interactive", stdin=answers)
     assert result.exit_code == 0, result.output
     fleet = yaml.safe_load((repo / "policies/fleet.yaml").read_text())
@@ -70,11 +74,62 @@ def test_questions_fill_in_what_the_options_leave_out(tmp_path: Path) -> None:
     ]
     assert cards == ["a800-80gb", "h100-80gb"]
     pools = {
-        d["metadata"]["name"]: d["spec"]["nodes"][0]["names"]
+        d["metadata"]["name"]: (d["spec"]["cardsPerNode"], d["spec"]["nodes"][0]["names"])
         for d in yaml.safe_load_all((repo / "policies/pools.yaml").read_text())
     }
-    assert pools == {"h100-80gb": "h100-80gb-[1:3]", "a800-80gb": "a800-80gb-[1:2]"}
-    _clean(repo)
+    assert pools == {"h100-80gb": (4, "h100-80gb-[1:3]"), "a800-80gb": (8, "gpu-a800-[01:05]")}
+    policy = _clean(repo).policy
+    assert policy is not None and len(policy.pools["a800-80gb"].nodes) == 5
+    # Only the h100 pool's names are made up, and both the file and the output say so.
+    assert "REPLACE the placeholder node names (h100-80gb: h100-80gb-[1:3])" in result.output
+    assert "a800" not in (repo / "policies/pools.yaml").read_text().splitlines()[2]
+
+
+def test_target_adds_to_the_default_targets(tmp_path: Path) -> None:
+    """The guide: `--target` adds (volcano, gpu-operator); the scaffold has no warning."""
+    result = init(str(tmp_path / "repo"), "--card", "h100-80gb", "--target", "volcano",
+                  "--no-interactive")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    fleet = yaml.safe_load((tmp_path / "repo/policies/fleet.yaml").read_text())
+    assert fleet["spec"]["targets"] == ["core", "kueue", "nodes", "volcano"]
+    _clean(tmp_path / "repo")
+
+
+@pytest.mark.parametrize("target", sorted(set(COMPILERS) - {"core", "kueue", "nodes"}))
+def test_each_added_target_scaffolds_without_a_warning(tmp_path: Path, target: str) -> None:
+    args = ["--card", "h100-80gb", "--team", "a", "--team", "b", "--target", target]
+    result = init(str(tmp_path / "repo"), *args, "--no-interactive")
+    assert result.exit_code == 0, result.output
+    _clean(tmp_path / "repo")
+
+
+def test_next_steps_name_the_branch_and_install_pre_commit(tmp_path: Path) -> None:
+    """`git init` alone makes `master` here, and the guide's `diff --base main` then fails."""
+    result = init(str(tmp_path / "repo"), "--card", "h100-80gb", "--no-interactive")
+    assert result.exit_code == 0, result.output
+    nxt = next(line for line in result.output.splitlines() if line.startswith("Next:"))
+    assert "git init -b main" in nxt
+    assert nxt.index("pip install pre-commit") < nxt.index("pre-commit install")
+    header = (tmp_path / "repo/policies/pools.yaml").read_text().splitlines()[2]
+    assert header.startswith("# REPLACE the placeholder node names (h100-80gb: h100-80gb-[1:2])")
+
+
+def test_two_teams_share_a_cohort_and_one_team_is_told_why_not(tmp_path: Path) -> None:
+    two = init(str(tmp_path / "two"), "--cluster", "lab", "--card", "h100-80gb", "--team", "a",
+               "--team", "b", "--no-interactive")  # fmt: skip
+    assert two.exit_code == 0, two.output
+    queues = [
+        yaml.safe_load((tmp_path / f"two/rendered/kueue/clusterqueue-{team}.yaml").read_text())
+        for team in ("a", "b")
+    ]
+    assert [q["spec"]["cohortName"] for q in queues] == ["lab", "lab"]
+    assert "Teams share cohort 'lab'" in two.output
+    _clean(tmp_path / "two")
+    one = init(str(tmp_path / "one"), "--card", "h100-80gb", "--no-interactive")
+    assert one.exit_code == 0, one.output
+    why = "One team, so no cohort: borrowing needs two teams in one"
+    assert why in one.output
+    assert why in (tmp_path / "one/policies/teams.yaml").read_text()
 
 
 def test_refuses_a_non_empty_directory_unless_forced(tmp_path: Path) -> None:

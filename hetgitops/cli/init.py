@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from hetgitops import api
 from hetgitops.cli.common import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_OK, guarded
+
+if TYPE_CHECKING:
+    from hetgitops import scaffold
 
 
 def _target_choices() -> list[str]:
@@ -54,7 +58,8 @@ Examples:
     "targets",
     multiple=True,
     type=click.Choice(_target_choices()),
-    help="A system to render for (repeatable; default: core, kueue, nodes).",
+    help="A system to render besides the defaults core, kueue and nodes (repeatable), e.g. "
+    "volcano, gpu-operator.",
 )
 @click.option("--force", is_flag=True, help="Write into DIR even if it is not empty.")
 @click.option(
@@ -86,30 +91,48 @@ def init(
         raise click.UsageError(f"{directory} is not empty; use --force to write into it anyway")
     if interactive is None:
         interactive = sys.stdin.isatty()
-    sizes: dict[str, int] = {}
+    asked = interactive and not cards and not pools
     if interactive:
-        asked = not cards and not pools
         cluster, cards, teams = _ask(directory, cluster, cards if cards or pools else (), teams)
-        if asked:  # pool sizes only for card types chosen here, not for --card/--pool
-            sizes = {c: click.prompt(f"Nodes in pool {c} (8 cards each)", default=2,
-                                     type=click.IntRange(1)) for c in cards}  # fmt: skip
     try:
+        card_pools = tuple(scaffold.PoolAnswer(c, c) for c in cards)
+        if asked:  # sizes and names only for card types chosen here, not for --card/--pool
+            card_pools = tuple(_ask_pool(pool) for pool in card_pools)
         answers = scaffold.Answers(
             cluster=cluster or _default_cluster(directory),
-            pools=tuple(scaffold.PoolAnswer(c, c, sizes.get(c, 2)) for c in cards)
-            + tuple(scaffold.parse_pool(p) for p in pools),
+            pools=card_pools + tuple(scaffold.parse_pool(p) for p in pools),
             teams=teams or ("ml",),
-            targets=targets or scaffold.fleet.DEFAULT_TARGETS,
+            targets=scaffold.fleet.with_targets(targets),
         )
         files = scaffold.scaffold_files(answers)
     except scaffold.BadAnswer as exc:
         raise click.UsageError(str(exc)) from None
-    sys.exit(guarded(lambda: _write_or_explain(directory, files)))
+    sys.exit(guarded(lambda: _write_or_explain(directory, files, answers)))
 
 
-def _write_or_explain(directory: Path, files: dict[str, str]) -> int:
+def _ask_pool(pool: scaffold.PoolAnswer) -> scaffold.PoolAnswer:
+    """Cards per node, then the nodes' names (or, left empty, how many placeholders)."""
+    from hetgitops import scaffold
+
+    per_node = click.prompt(
+        f"Cards per node in pool {pool.name}", default=8, type=click.IntRange(1)
+    )
+    names = click.prompt(
+        f"Node names in pool {pool.name} (comma-separated, ranges like gpu-[01:16]; "
+        "empty: placeholders to replace later)",
+        default="",
+        show_default=False,
+    )
+    sized = scaffold.PoolAnswer(pool.name, pool.card_type, pool.nodes, per_node)
+    if names.strip():
+        return scaffold.fleet.named_pool(sized, names)
+    nodes = click.prompt(f"Nodes in pool {pool.name}", default=2, type=click.IntRange(1))
+    return scaffold.PoolAnswer(pool.name, pool.card_type, nodes, per_node)
+
+
+def _write_or_explain(directory: Path, files: dict[str, str], answers: scaffold.Answers) -> int:
     try:
-        return _write(directory, files)
+        return _write(directory, files, answers)
     except OSError as exc:  # a full disk or a read-only folder is not a bug in hetgitops
         click.echo(f"hetgitops: cannot write {directory}: {exc}", err=True)
         return EXIT_ENVIRONMENT
@@ -130,7 +153,7 @@ def _ask(
     if not cards:
         click.echo("Card types in the catalogue:\n" + "".join(
             f"  {describe(name)}\n" for name in card_types()), err=True)  # fmt: skip
-        answer = click.prompt("Card types (comma-separated; one pool of 2 x 8 cards each)")
+        answer = click.prompt("Card types (comma-separated; one pool each)")
         cards = tuple(c.strip() for c in answer.split(",") if c.strip())
     if not teams:
         answer = click.prompt("Teams (comma-separated)", default="ml")
@@ -138,7 +161,7 @@ def _ask(
     return cluster, cards, teams
 
 
-def _write(directory: Path, files: dict[str, str]) -> int:
+def _write(directory: Path, files: dict[str, str], answers: scaffold.Answers) -> int:
     from hetgitops import scaffold
     from hetgitops.output.manifests import tree
     from hetgitops.output.writer import write_tree
@@ -156,10 +179,15 @@ def _write(directory: Path, files: dict[str, str]) -> int:
                    err=True)  # fmt: skip
         return EXIT_INTERNAL
     write_tree(tree(result.manifests), directory / scaffold.RENDER_DIR, inputs=[policy])
+    notes = [scaffold.fleet.cohort_note(answers)]
+    placeholders = scaffold.fleet.placeholder_note(answers)
+    if placeholders:
+        notes.insert(0, f"policies/pools.yaml: {placeholders}")
     click.echo(
         f"Wrote a policy repository to {directory}: {len(files)} files, and "
         f"{scaffold.RENDER_DIR}/ with {sum(m.applied for m in result.manifests)} objects.\n"
-        f"Next: cd {directory} && git init && pre-commit install && git add -A && "
-        "git commit -m 'GPU fleet policy'\n"
+        + "".join(f"Note: {note}\n" for note in notes)
+        + f"Next: cd {directory} && git init -b main && python3 -m pip install pre-commit && "
+        "pre-commit install && git add -A && git commit -m 'GPU fleet policy'\n"
     )
     return EXIT_OK

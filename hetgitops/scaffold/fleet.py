@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from hetgitops.load.resources import data_dir
+from hetgitops.model.ranges import RangeError, expand
 from hetgitops.output.manifests import to_yaml
 from hetgitops.scaffold.catalogue import card_types
 
@@ -30,10 +31,38 @@ class PoolAnswer:
     card_type: str
     nodes: int = 2
     cards_per_node: int = 8
+    # The nodes' real names (`gpu-[01:16]` ranges allowed); None: placeholders `<pool>-[1:N]`.
+    node_names: tuple[str, ...] | None = None
 
     @property
     def cards(self) -> int:
         return self.nodes * self.cards_per_node
+
+    @property
+    def placeholder(self) -> bool:
+        return self.node_names is None
+
+    def names(self) -> tuple[str, ...]:
+        if self.node_names is not None:
+            return self.node_names
+        return (f"{self.name}-[1:{self.nodes}]" if self.nodes > 1 else self.name,)
+
+
+def named_pool(pool: PoolAnswer, names: str) -> PoolAnswer:
+    """`pool` with the nodes `names` lists (comma-separated, ranges allowed), counted."""
+    patterns = tuple(n.strip() for n in names.split(",") if n.strip())
+    try:
+        count = sum(len(expand(p)) for p in patterns)
+    except RangeError as exc:
+        raise BadAnswer(f"pool {pool.name!r}: {exc}") from None
+    if not count:
+        return pool
+    return PoolAnswer(pool.name, pool.card_type, count, pool.cards_per_node, patterns)
+
+
+def with_targets(extra: Iterable[str]) -> tuple[str, ...]:
+    """The default targets followed by `extra` (as the guide says: `--target` adds)."""
+    return tuple(dict.fromkeys((*DEFAULT_TARGETS, *extra)))
 
 
 @dataclass(frozen=True)
@@ -50,8 +79,8 @@ def parse_pool(text: str) -> PoolAnswer:
     card, *numbers = rest.split(":")
     if len(numbers) > 2 or not all(n.isdigit() and int(n) > 0 for n in numbers):
         raise BadAnswer(f"pool {text!r}: expected NAME=CARD[:NODES[:CARDS_PER_NODE]]")
-    sizes = [int(n) for n in numbers]
-    return PoolAnswer(name, card, *sizes)
+    sizes = [int(n) for n in numbers] + [2, 8][len(numbers) :]
+    return PoolAnswer(name, card, sizes[0], sizes[1])
 
 
 def check(answers: Answers) -> None:
@@ -90,12 +119,20 @@ def _file(header: str, docs: Iterable[Mapping[str, Any]]) -> str:
     return schema + f"# {header}\n" + "---\n".join(to_yaml(dict(d)) for d in docs)
 
 
+def borrows(answers: Answers) -> bool:
+    """Teams share one cohort (and lend each other unused cards) when there are two or more."""
+    return len(answers.teams) > 1
+
+
 def _fleet(answers: Answers) -> dict[str, Any]:
-    spec = {
+    spec: dict[str, Any] = {
         "cluster": answers.cluster,
         "versions": _bundled_versions(),
         "targets": list(answers.targets),
     }
+    if borrows(answers):
+        about = "Every team: each may borrow the cards the others leave unused."
+        spec["cohorts"] = [{"name": answers.cluster, "description": about}]
     return _document("Fleet", answers.cluster, spec)
 
 
@@ -109,7 +146,7 @@ def _pool(pool: PoolAnswer) -> dict[str, Any]:
         "cardType": pool.card_type,
         "purpose": "training",
         "cardsPerNode": pool.cards_per_node,
-        "nodes": [{"names": f"{pool.name}-[1:{pool.nodes}]" if pool.nodes > 1 else pool.name}],
+        "nodes": [{"names": name} for name in pool.names()],
     }
     return _document("Pool", pool.name, spec)
 
@@ -120,9 +157,40 @@ def _team(name: str, answers: Answers) -> dict[str, Any]:
     stages = sorted({str(card_types()[p.card_type]["spec"].get("lifecycle", "production"))
                      for p in answers.pools} | {"production"})  # fmt: skip
     spec: dict[str, Any] = {"namespaces": [name], "quotas": quotas, "tiers": ["standard"]}
+    if borrows(answers):
+        spec["cohort"] = answers.cluster
     if stages != ["production"]:
         spec["lifecycleStages"] = stages
     return _document("Team", name, spec)
+
+
+def placeholder_note(answers: Answers) -> str | None:
+    """What to replace, when some pool's node names are made up; None when all are real."""
+    made_up = [f"{p.name}: {p.names()[0]}" for p in answers.pools if p.placeholder]
+    if not made_up:
+        return None
+    return (
+        f"REPLACE the placeholder node names ({'; '.join(made_up)}) with your nodes' names "
+        "(`kubectl get nodes`; ranges like gpu-[01:16] expand)."
+    )
+
+
+def cohort_note(answers: Answers) -> str:
+    if borrows(answers):
+        return f"Teams share cohort {answers.cluster!r}: each borrows cards the others leave idle."
+    return (
+        "One team, so no cohort: borrowing needs two teams in one (add teams, a Fleet "
+        "spec.cohorts entry and `cohort:` on each)."
+    )
+
+
+def _pools_header(answers: Answers) -> str:
+    note = placeholder_note(answers)
+    return "Pools: nodes of one card type." + (f"\n# {note}" if note else "")
+
+
+def _teams_header(answers: Answers) -> str:
+    return f"Teams and the cards they hold in each pool.\n# {cohort_note(answers)}"
 
 
 def policy_files(answers: Answers) -> dict[str, str]:
@@ -135,9 +203,8 @@ def policy_files(answers: Answers) -> dict[str, str]:
                                      [_fleet(answers)]),
         "policies/cards.yaml": _file("Card types, copied from hetgitops' catalogue.",
                                      [_card(c) for c in cards]),
-        "policies/pools.yaml": _file("Pools: nodes of one card type.",
-                                     [_pool(p) for p in answers.pools]),
-        "policies/teams.yaml": _file("Teams and the cards they hold in each pool.",
+        "policies/pools.yaml": _file(_pools_header(answers), [_pool(p) for p in answers.pools]),
+        "policies/teams.yaml": _file(_teams_header(answers),
                                      [_team(t, answers) for t in answers.teams]),
         "policies/tiers.yaml": _file("Priority tiers.",
                                      [_document("PriorityTier", "standard", tier)]),
