@@ -158,6 +158,19 @@ def render(paths: Iterable[Path], options: Options | None = None) -> Result:
     return result
 
 
+def promtool_tests(result: Result) -> dict[str, str]:
+    """The monitoring target's rule files and generated promtool unit tests (file -> text)
+    for a rendered Result; ValueError when the render has no monitoring objects."""
+    from hetgitops.compilers.monitoring import TARGET
+    from hetgitops.compilers.monitoring.promtests import promtool_files
+
+    if result.policy is None or not any(m.target == TARGET for m in result.manifests):
+        raise ValueError("--promtool-tests needs the monitoring target in the render")
+    if result.policy.clusters:
+        raise ValueError("--promtool-tests is single-cluster only for now")
+    return promtool_files(result.policy)
+
+
 class SelectionError(ValueError):
     """`jobs` was asked for a profile or team the policy does not define (a usage error)."""
 

@@ -77,6 +77,15 @@ An empty render is refused: with pruning on, Argo CD would delete everything."""
     "single-cluster render (stdout, or its tree at DIR). Without it a multi-cluster render "
     "needs --output and writes DIR/<cluster>/<target>/.",
 )
+@click.option(
+    "--promtool-tests",
+    "promtool_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="With the monitoring target: also write its rule files and generated promtool unit "
+    "tests to DIR (outside the applied tree); run them with "
+    "`cd DIR && promtool test rules *.test.yaml`.",
+)
 def render(
     paths: tuple[Path, ...],
     output: Path | None,
@@ -85,10 +94,13 @@ def render(
     crd_dirs: tuple[Path, ...],
     check: bool,
     cluster: str | None,
+    promtool_dir: Path | None,
 ) -> None:
     """Compile policy files (default: policies/) to Kubernetes manifests."""
     if check and output is None:
         raise click.UsageError("--check compares with an output tree: give --output DIR")
+    if promtool_dir is not None and output is not None:
+        _refuse_nested(promtool_dir, output)
 
     def run() -> int:
         options = api.Options(now=now, targets=targets or None, crd_dirs=crd_dirs)
@@ -96,10 +108,38 @@ def render(
         if output is not None and not check:
             _refuse_unsafe_output(output, inputs)
         fix = _fix_command(inputs, output, targets, cluster)
+        if promtool_dir is not None and not check:
+            _refuse_unsafe_output(promtool_dir, inputs)
         result = _one_cluster(api.render(inputs, options), cluster, to_stdout=output is None)
-        return _emit_render(result, output, check=check, inputs=inputs, fix=fix)
+        code = _emit_render(result, output, check=check, inputs=inputs, fix=fix)
+        if code == EXIT_OK and promtool_dir is not None:
+            _write_promtool_tests(result, promtool_dir, inputs=inputs, check=check)
+        return code
 
     sys.exit(guarded(run))
+
+
+def _refuse_nested(tests: Path, output: Path) -> None:
+    """The promtool tests are no manifests: inside the applied tree kustomize would choke."""
+    a, b = tests.resolve(), output.resolve()
+    if a == b or b in a.parents or a in b.parents:
+        raise click.UsageError("--promtool-tests DIR must lie outside --output DIR")
+
+
+def _write_promtool_tests(
+    result: api.Result, folder: Path, *, inputs: list[Path], check: bool
+) -> None:
+    from hetgitops.output.writer import compare_tree, write_tree
+
+    try:
+        files = api.promtool_tests(result)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not check:
+        write_tree(files, folder, inputs=inputs)
+    elif compare_tree(files, folder):
+        note(f"hetgitops: {folder} is stale (rerun without --check)")
+        raise SystemExit(EXIT_FINDINGS)
 
 
 def _refuse_unsafe_output(output: Path, inputs: list[Path]) -> None:

@@ -64,4 +64,7 @@ from hetgitops.compilers import core, kueue  # noqa: E402,F401
 from hetgitops.compilers import gpu_operator, nodes, volcano  # noqa: E402,F401
 
 # isort: split
+from hetgitops.compilers import monitoring  # noqa: E402,F401
+
+# isort: split
 from hetgitops.compilers import drift_rbac  # noqa: E402,F401  (needs the others registered)

@@ -91,6 +91,11 @@ def _rules(policy: Policy) -> list[tuple[str, str]]:
     return pairs
 
 
+def label_keys(policy: Policy) -> list[str]:
+    """Every node label key the policy defines (its taxonomy's, or the default set)."""
+    return [key for _source, key in _rules(policy)]
+
+
 def pool_node_labels(policy: Policy, pool: Pool) -> dict[str, str]:
     """The labels every node of `pool` carries (sorted by key).
 

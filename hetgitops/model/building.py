@@ -24,6 +24,7 @@ from hetgitops.model.policy import (
     LabelRule,
     LabelTaxonomy,
     MigDevice,
+    Monitoring,
     Node,
     Origin,
     Performance,
@@ -58,6 +59,34 @@ register_rules(
 
 def _quantity(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _monitoring(spec: dict[str, Any], origin: Origin) -> Monitoring:
+    section = spec.get("monitoring")
+    if section is None:
+        return Monitoring()
+    d = Monitoring()  # the defaults
+    wait = section.get("admissionWait", {})
+    budget = section.get("budget", {})
+    idle = section.get("idle", {})
+    return Monitoring(
+        namespace=section.get("namespace", d.namespace),
+        rule_labels=dict(sorted(section.get("ruleLabels", {}).items())),
+        dashboard_label=section.get("dashboardLabel", d.dashboard_label),
+        idle_percent=idle.get("utilisationPercent", d.idle_percent),
+        idle_for=idle.get("for", d.idle_for),
+        capacity_for=section.get("capacity", {}).get("for", d.capacity_for),
+        pending_for=section.get("pendingWhileIdle", {}).get("for", d.pending_for),
+        wait_percentile=wait.get("percentile", d.wait_percentile),
+        wait_window=wait.get("window", d.wait_window),
+        wait_default=wait.get("default", d.wait_default),
+        wait_tiers=dict(sorted(wait.get("tiers", {}).items())),
+        budget_percent=budget.get("percent", d.budget_percent),
+        budget_window=budget.get("window", d.budget_window),
+        mig_for=section.get("migLayout", {}).get("for", d.mig_for),
+        queue_for=section.get("queueState", {}).get("for", d.queue_for),
+        origin=origin.child("spec", "monitoring"),
+    )
 
 
 def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
@@ -125,6 +154,7 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
             )
             for i, rule in enumerate(spec.get("drift", {}).get("ignore", []))
         ),
+        monitoring=_monitoring(spec, origin),
     )
 
 

@@ -75,6 +75,30 @@ class DriftIgnore:
 
 
 @dataclass(frozen=True)
+class Monitoring:
+    """`Fleet.spec.monitoring`: the thresholds and objectives the `monitoring` target's alerts
+    use. Every default is documented in the schema and docs/targets/monitoring.md; durations
+    stay Prometheus duration strings (`15m`), as the rules print them."""
+
+    namespace: str = "monitoring"
+    rule_labels: Mapping[str, str] = field(default_factory=dict)
+    dashboard_label: str = "grafana_dashboard"
+    idle_percent: float = 10
+    idle_for: str = "1h"
+    capacity_for: str = "15m"
+    pending_for: str = "30m"
+    wait_percentile: float = 0.9
+    wait_window: str = "1h"
+    wait_default: str = "1h"
+    wait_tiers: Mapping[str, str] = field(default_factory=dict)
+    budget_percent: float = 100
+    budget_window: str = "6h"
+    mig_for: str = "30m"
+    queue_for: str = "10m"
+    origin: Origin | None = None  # None: the Fleet has no monitoring section
+
+
+@dataclass(frozen=True)
 class Fleet:
     name: str
     cluster: str
@@ -106,6 +130,7 @@ class Fleet:
     currency: str
     origin: Origin
     drift_ignores: tuple[DriftIgnore, ...] = ()
+    monitoring: Monitoring = Monitoring()
 
     @property
     def kueue_api_version(self) -> str:

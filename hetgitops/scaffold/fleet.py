@@ -18,7 +18,7 @@ API_VERSION = "hetgitops.io/v1alpha1"
 SCHEMA_DIR = ".hetgitops/schemas"
 # A DNS-1123 label: pool, team and cluster names become object and queue names.
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-DEFAULT_TARGETS = ("core", "kueue", "nodes")
+DEFAULT_TARGETS = ("core", "kueue", "nodes", "monitoring")
 
 
 class BadAnswer(ValueError):

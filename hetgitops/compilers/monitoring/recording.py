@@ -1,0 +1,178 @@
+"""Compile stage, `monitoring` target: recording rules joining exporter series to the policy.
+
+Exporters know nodes, GPUs, namespaces and queues; the policy knows which pool, card type and
+team each belongs to. Every join goes through the node labels NFD puts on (read from
+`kube_node_labels`, hence the allowlist in the exporter values) or a `hetgitops-policy` fact.
+Kueue series are read with `replica_role!="follower"`: in HA installs every replica reports.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hetgitops.compilers.monitoring import names
+from hetgitops.compilers.monitoring import policy_rules as p
+from hetgitops.compilers.monitoring.facts import Facts
+
+NODE_POOL = "hetgitops:node_pool_info"
+POOL_ALLOCATABLE = "hetgitops:pool_allocatable_cards"
+CQ_USAGE = "hetgitops:cq_flavor_usage_cards"
+CQ_NOMINAL = "hetgitops:cq_flavor_nominal_cards"
+CQ_FREE = "hetgitops:cq_flavor_free_cards"
+POOL_USAGE = "hetgitops:pool_usage_cards"
+COHORT_FREE = "hetgitops:cohort_card_type_free_cards"
+TEAM_COST = "hetgitops:team_cost_per_hour"
+GPU_UTILISATION = "hetgitops:gpu_utilisation_ratio"
+TEAM_UTILISATION = "hetgitops:team_pool_gpu_utilisation_ratio"
+TEAM_ALLOCATED = "hetgitops:team_pool_allocated_cards"
+CQ_PENDING = "hetgitops:cq_pending_workloads"
+CQ_WAIT = "hetgitops:cq_admission_wait_seconds"
+NODE_MIG = "hetgitops:node_mig_info"
+TEAM_VOLCANO = "hetgitops:team_volcano_allocated"
+RUNNING = f'{names.POD_PHASE}{{phase="Running"}}'
+
+
+def record(name: str, expr: str, **labels: str) -> dict[str, Any]:
+    rule: dict[str, Any] = {"record": name, "expr": expr}
+    if labels:
+        rule["labels"] = labels
+    return rule
+
+
+def _kueue(metric: str) -> str:
+    return f"max by (cluster_queue, flavor, resource) ({metric}{{{names.NOT_FOLLOWER}}})"
+
+
+def _cards(metric: str) -> str:
+    return (
+        f"sum by (cluster_queue, flavor) ({_kueue(metric)}"
+        f" * on (flavor, resource) group_left () {p.FLAVOR_WEIGHT})"
+    )
+
+
+def node_rules(pool_key: str, card_key: str) -> list[dict[str, Any]]:
+    pool, card = names.node_label(pool_key), names.node_label(card_key)
+    labelled = (
+        f'label_replace(label_replace({names.NODE_LABELS}{{{pool}!=""}}, "pool", "$1", '
+        f'"{pool}", "(.+)"), "card_type", "$1", "{card}", "(.+)")'
+    )
+    schedulable = (
+        f"(max by (node, resource) ({names.NODE_ALLOCATABLE})"
+        f" unless on (node) ({names.NODE_UNSCHEDULABLE} == 1))"
+    )
+    return [
+        record(NODE_POOL, f"max by (node, pool, card_type) ({labelled})"),
+        record(
+            POOL_ALLOCATABLE,
+            f"sum by (pool, card_type) ({schedulable}"
+            f" * on (node) group_left (pool, card_type) {NODE_POOL}"
+            f" * on (pool, resource) group_left () {p.NODE_WEIGHT})",
+        ),
+    ]
+
+
+def kueue_rules(facts: Facts, wait_window: str, percentile: float) -> list[dict[str, Any]]:
+    usage_or_zero = f"({CQ_USAGE} or {CQ_NOMINAL} * 0)"
+    return [
+        record(CQ_USAGE, _cards(names.USAGE)),
+        record(CQ_NOMINAL, _cards(names.NOMINAL)),
+        record(CQ_FREE, f"clamp_min({CQ_NOMINAL} - {usage_or_zero}, 0)"),
+        record(
+            POOL_USAGE,
+            f"sum by (pool, card_type) ({CQ_USAGE}"
+            f" * on (flavor) group_left (pool, card_type) {p.FLAVOR_INFO})",
+        ),
+        record(
+            COHORT_FREE,
+            f"sum by (root_cohort, card_type) ({CQ_FREE}"
+            f" * on (flavor) group_left (card_type) {p.FLAVOR_INFO}"
+            f' * on (cluster_queue) group_left (root_cohort) {p.TEAM_INFO}{{root_cohort!=""}})',
+        ),
+        record(
+            TEAM_COST,
+            f"sum by (team) ({_kueue(names.USAGE)}"
+            f" * on (flavor, resource) group_left () {p.FLAVOR_COST}"
+            f" * on (cluster_queue) group_left (team) {p.TEAM_INFO})",
+        ),
+        record(
+            CQ_PENDING,
+            f'max by (cluster_queue) ({names.PENDING}{{status="active", {names.NOT_FOLLOWER}}})',
+        ),
+        record(
+            CQ_WAIT,
+            f"histogram_quantile({p.number(percentile)}, sum by (le, cluster_queue, "
+            f"priority_class) (rate({names.ADMISSION_WAIT}_bucket{{{names.NOT_FOLLOWER}}}"
+            f"[{wait_window}])))",
+            quantile=p.number(percentile),
+        ),
+    ]
+
+
+def _dcgm(metric: str, pools: list[str], scale: str) -> str:
+    return (
+        f'(label_replace({metric}, "node", "$1", "Hostname", "(.+)"){scale}'
+        f" * on (node) group_left (pool, card_type)"
+        f' {NODE_POOL}{{pool=~"{names.regex_of(pools)}"}})'
+    )
+
+
+def gpu_rules(facts: Facts) -> list[dict[str, Any]]:
+    """Utilisation per GPU: `DCGM_FI_PROF_GR_ENGINE_ACTIVE` in MIG pools (GPU_UTIL is not
+    reported for MIG instances), `DCGM_FI_DEV_GPU_UTIL` (percent) elsewhere."""
+    whole = [f.name for f in facts.pools.values() if f.nvidia and not f.mig]
+    sliced = [f.name for f in facts.pools.values() if f.nvidia and f.mig]
+    parts = []
+    if whole:
+        parts.append(_dcgm(names.GPU_UTIL, whole, " / 100"))
+    if sliced:
+        parts.append(_dcgm(names.GR_ENGINE_ACTIVE, sliced, ""))
+    if not parts:
+        return []
+    requests = (
+        f'max by (namespace, pod, container, node, resource) ({names.POD_REQUESTS}{{node!=""}})'
+        f" * on (namespace, pod) group_left () (max by (namespace, pod) ({RUNNING}) == 1)"
+    )
+    return [
+        record(GPU_UTILISATION, " or ".join(parts)),
+        record(
+            TEAM_UTILISATION,
+            f"avg by (team, pool, card_type) ({GPU_UTILISATION}"
+            f" * on (namespace) group_left (team) {p.NAMESPACE_TEAM})",
+        ),
+        record(
+            TEAM_ALLOCATED,
+            f"sum by (team, pool, card_type) ({requests}"
+            f" * on (node) group_left (pool, card_type) {NODE_POOL}"
+            f" * on (pool, resource) group_left () {p.NODE_WEIGHT}"
+            f" * on (namespace) group_left (team) {p.NAMESPACE_TEAM})",
+        ),
+    ]
+
+
+def mig_rules(facts: Facts, pool_key: str) -> list[dict[str, Any]]:
+    pools = [f.name for f in facts.pools.values() if f.mig_configs]
+    if not pools:
+        return []
+    pool = names.node_label(pool_key)
+    config, state = (
+        names.node_label(names.MIG_CONFIG_LABEL),
+        names.node_label(names.MIG_STATE_LABEL),
+    )
+    selected = f'{names.NODE_LABELS}{{{pool}=~"{names.regex_of(pools)}"}}'
+    renamed = (
+        f'label_replace(label_replace(label_replace({selected}, "pool", "$1", "{pool}", "(.+)"),'
+        f' "mig_config", "$1", "{config}", "(.*)"), "mig_state", "$1", "{state}", "(.*)")'
+    )
+    return [record(NODE_MIG, f"max by (node, pool, mig_config, mig_state) ({renamed})")]
+
+
+def volcano_rules(facts: Facts) -> list[dict[str, Any]]:
+    if not facts.volcano:
+        return []
+    return [
+        record(
+            TEAM_VOLCANO,
+            f"max by (queue_name, resource) ({names.VOLCANO_ALLOCATED})"
+            f" * on (queue_name) group_left (team, pool) {p.VOLCANO_QUEUE}",
+        )
+    ]
