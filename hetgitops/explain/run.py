@@ -20,21 +20,21 @@ from hetgitops.model.building import build_policy
 from hetgitops.model.policy import Policy
 
 if TYPE_CHECKING:
-    from hetgitops import api
+    from hetgitops.api import Result
 
 
 class PolicyError(Exception):
     """The policy did not load into a model: the findings say why (exit 1)."""
 
-    def __init__(self, result: api.Result) -> None:
+    def __init__(self, result: Result) -> None:
         super().__init__("policy has errors")
         self.result = result
 
 
-def _result(loaded: LoadResult) -> api.Result:
+def _result(loaded: LoadResult) -> Result:
     # api (and with it every rule and compiler) is imported only to report a broken policy:
     # explain's own work is a fraction of what importing them costs.
-    from hetgitops.diagnostics import has_errors
+    from hetgitops import api
 
     return api.Result(list(loaded.diagnostics), loaded.files, len(loaded.documents))
 

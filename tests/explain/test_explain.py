@@ -282,3 +282,17 @@ def test_cli_formats_and_exit_codes(output_format: str, tmp_path: Path) -> None:
     assert from_file.exit_code == 0, from_file.output
     usage = CliRunner().invoke(cli.main, [*base, "--gpus", "8"])
     assert usage.exit_code == 2
+
+
+@pytest.mark.parametrize("command", ["explain", "capacity"])
+def test_a_broken_policy_is_reported_not_explained(command: str, tmp_path: Path) -> None:
+    broken = tmp_path / "team.yaml"
+    broken.write_text("apiVersion: hetgitops.io/v1alpha1\nkind: Team\nmetadata: {name: t}\n")
+    args = (
+        ["--policy", str(broken), "--team", "t", "--gpus", "1"]
+        if command == "explain"
+        else [str(broken)]
+    )
+    result = CliRunner().invoke(cli.main, [command, *args])
+    assert result.exit_code == 1, result.output
+    assert "error[" in result.output
