@@ -240,3 +240,39 @@ def test_a_callers_timer_that_falls_due_during_a_render_still_fires(
     assert _render_waiting(0.3) == "ok"  # the caller's alarm is not the template's timeout
     assert len(caller_timer) == 1 and caller_timer[0] - started >= 0.05
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def _long_profile_names(tmp_path: Path, *names: str) -> Path:
+    policy = tmp_path / "policies"
+    shutil.copytree(POLICIES, policy)
+    for path in (policy / "profiles/training.yaml", *(policy / "teams").glob("*.yaml")):
+        text = path.read_text()
+        for old, new in zip(("llm-pretrain", "llm-finetune"), names, strict=False):
+            text = text.replace(old, new)
+        path.write_text(text)
+    return policy
+
+
+def test_a_long_profile_name_validates_and_builds_valid_names(tmp_path: Path) -> None:
+    # 55 characters: a valid policy name, but `<profile>-<card>` is not a valid label value, and
+    # JobSet's webhook wants `<name>-workers-0-<index>-abcde` to be a DNS label too.
+    long = "llm-pretrain-" + "x" * 42
+    twin = "llm-pretrain-" + "x" * 41 + "y"  # shares the first 54 characters
+    policy = _long_profile_names(tmp_path, long, twin)
+    assert CliRunner().invoke(main, ["validate", str(policy), *NOW]).exit_code == 0
+    result = run(str(policy), *NOW)
+    assert result.exit_code == 0, result.stderr
+    documents = [d for d in yaml.safe_load_all(result.stdout) if d]
+    mine = [d for d in documents if d["metadata"]["name"].startswith("llm-pretrain-xxx")]
+    names = {d["metadata"]["name"] for d in mine}
+    placed = {(d["metadata"]["namespace"], d["metadata"]["name"]) for d in mine}
+    assert len(placed) == len(mine) >= 2  # the twins stay apart
+    for name in names:
+        assert len(name) <= 41 and len(f"{name}-workers-0-99998-abcde") <= 63
+    for document in mine:
+        pods = [s["template"] for s in document["spec"].get("pytorchReplicaSpecs", {}).values()]
+        for pod in pods:
+            assert (
+                pod["metadata"]["labels"]["app.kubernetes.io/name"] == document["metadata"]["name"]
+            )
+    assert run(str(policy), *NOW).stdout == result.stdout  # the hash is stable

@@ -13,6 +13,7 @@ pods get probes. Keys of the context (documented for `--templates` authors):
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, JobTarget
@@ -44,8 +45,22 @@ class ContextError(ValueError):
     """The policy lacks something a template needs (reported as `job-template`)."""
 
 
+# The one rule for a job's name, which is also its pods' `app.kubernetes.io/name` and the stem of
+# every name its controller derives. The tightest is JobSet's webhook: the longest pod name,
+# `<name>-workers-0-<index>-<5 random>`, must be a DNS-1035 label (<= 63); with a gang of up to
+# 100,000 (a 5-digit index) that leaves 41 characters.
+MAX_JOB_NAME = 63 - len("-workers-0-") - 5 - len("-abcde")
+_HASH = 8
+
+
 def job_name(target: JobTarget) -> str:
-    return f"{target.profile.name}-{target.card.name}"
+    """`<profile>-<card>`, or when that is longer than MAX_JOB_NAME its start and a hash of the
+    whole (two long names that share a start stay apart, and the same name always hashes alike)."""
+    full = f"{target.profile.name}-{target.card.name}"
+    if len(full) <= MAX_JOB_NAME:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:_HASH]
+    return f"{full[: MAX_JOB_NAME - _HASH - 1].rstrip('-')}-{digest}"
 
 
 def _written(profile: WorkloadProfile, *path: str) -> bool:
