@@ -35,7 +35,7 @@ from hetgitops.compilers.volcano_scheduler import (
 )
 from hetgitops.diagnostics import Span
 from hetgitops.model import quantities
-from hetgitops.model.policy import Fleet, Policy, Team
+from hetgitops.model.policy import Fleet, Policy, Team, derived
 from hetgitops.output.manifests import Manifest, metadata
 from hetgitops.plan.quota_plan import (
     HOST_RESOURCES,
@@ -150,10 +150,15 @@ def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
 
 
 def queue_plans(policy: Policy) -> list[QueuePlan]:
-    """One leaf per (team, pool), every one a child of root (see the module docstring)."""
-    return [
+    """One leaf per (team, pool), every one a child of root (see the module docstring).
+    Computed once per policy: the volcano-kueue-mismatch check and the compiler both ask."""
+    return list(derived(policy, "volcano_queue_plans", lambda: _queue_plans(policy)))
+
+
+def _queue_plans(policy: Policy) -> tuple[QueuePlan, ...]:
+    return tuple(
         _leaf(policy, team, p) for team in policy.teams.values() for p in team_plan(policy, team)
-    ]
+    )
 
 
 def queue_spec(policy: Policy, plan: QueuePlan) -> dict[str, Any]:

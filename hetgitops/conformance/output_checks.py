@@ -111,17 +111,22 @@ def _metadata(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 
 
 def _label_maps(node: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(path prefix, labels) of every `metadata.labels` mapping inside `node`, outermost first."""
+    """(path prefix, labels) of every `metadata.labels` mapping inside `node`, outermost first.
+    Scalars are skipped before recursing: a NodeFeatureRule's node-name lists hold thousands."""
     if isinstance(node, Mapping):
         meta = node.get("metadata")
         if isinstance(meta, Mapping) and isinstance(meta.get("labels"), Mapping):
             yield where, meta["labels"]
         for key, value in node.items():
-            if key != "metadata":
+            if key != "metadata" and type(value) not in _SCALARS:
                 yield from _label_maps(value, f"{where}{key}.")
     elif isinstance(node, list):
         for index, item in enumerate(node):
-            yield from _label_maps(item, f"{where.removesuffix('.')}[{index}].")
+            if type(item) not in _SCALARS:
+                yield from _label_maps(item, f"{where.removesuffix('.')}[{index}].")
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _label_problems(path: str, key: object, value: object) -> Iterator[tuple[str, str]]:

@@ -46,6 +46,9 @@ KIND_ORDER = (
 )
 
 
+_KIND_RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
+
+
 @dataclass(frozen=True)
 class Manifest:
     """One generated object. `origin` is the policy line that caused it; `depth` orders trees
@@ -86,8 +89,15 @@ class Manifest:
         return f"{self.target}/{self.kind.lower()}-{stem}.yaml"
 
     def sort_key(self) -> tuple[int, int, str, str, str]:
-        rank = KIND_ORDER.index(self.kind) if self.kind in KIND_ORDER else len(KIND_ORDER)
-        return (rank, self.depth, self.kind, self.namespace, self.name)
+        return self._sort_key
+
+    @functools.cached_property
+    def _sort_key(self) -> tuple[int, int, str, str, str]:
+        # Remembered: a render sorts its objects for the stream, the tree and each
+        # kustomization (the object never changes: frozen, and `obj` is not mutated).
+        kind = self.kind
+        rank = _KIND_RANK.get(kind, len(KIND_ORDER))
+        return (rank, self.depth, kind, self.namespace, self.name)
 
 
 def common_labels(fleet: Fleet) -> dict[str, str]:
