@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -14,12 +15,15 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from hetgitops import api
 from hetgitops.checks import RULES
 from hetgitops.cli import main as cli
 from hetgitops.load import documents as loading
 from hetgitops.load.documents import LOAD_RULES, load_paths, load_sources
 from hetgitops.load.policyfiles import MAX_FILE_BYTES
 from hetgitops.load.yamllimits import MAX_DEPTH
+
+REPO = Path(__file__).resolve().parents[1]
 
 HEAD = "apiVersion: hetgitops.io/v1alpha1\nkind: PriorityTier\n"
 TIER = HEAD + "metadata:\n  name: gold\nspec:\n  value: 10\n"
@@ -155,6 +159,30 @@ def test_duplicate_names_across_files_point_at_the_second() -> None:
     found = [(d.rule, d.span.file, d.span.line, d.span.column) for d in result.diagnostics]
     assert found == [("duplicate-name", "b.yaml", 5, 9)]
     assert "a.yaml:4:9" in result.diagnostics[0].message
+
+
+def test_a_duplicate_is_reported_where_the_change_added_it(tmp_path: Path) -> None:
+    """Issue 22 item 4: a second `Team research` in a new teams/extra.yaml (which sorts before
+    others.yaml) is blamed on extra.yaml when the change is known, not on the original."""
+    policies = tmp_path / "policies"
+    shutil.copytree(REPO / "policies", policies)
+    original = (policies / "teams" / "others.yaml").read_text()
+    research = next(d for d in original.split("---\n") if "name: research" in d)
+    extra = policies / "teams" / "extra.yaml"
+    extra.write_text(research)
+    plain = api.validate([policies]).diagnostics
+    (duplicate,) = [d for d in plain if d.rule == "duplicate-name"]
+    assert {r.span.file for r in duplicate.related} == {
+        str(extra),
+        str(policies / "teams" / "others.yaml"),
+    }
+    lines = frozenset(range(1, research.count("\n") + 2))
+    changed = api.Options(changed={str(extra): lines})
+    (focused,) = [
+        d for d in api.validate([policies], changed).diagnostics if d.rule == "duplicate-name"
+    ]
+    assert (focused.span.file, focused.span.line) == (str(extra), 4)
+    assert str(policies / "teams" / "others.yaml") in focused.message  # the other definition
 
 
 def test_same_name_in_two_kinds_is_fine() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hetgitops import API_VERSION
-from hetgitops.diagnostics import Diagnostic, Severity, Span, error, register_rules
+from hetgitops.diagnostics import Diagnostic, Related, Severity, Span, error, register_rules
 from hetgitops.load import losses
 from hetgitops.load.losses import Loss
 from hetgitops.load.policyfiles import MAX_FILE_BYTES, display_name, policy_files, read_files
@@ -263,17 +263,24 @@ def _short(value: Any) -> str:
 
 
 def _duplicate_names(documents: list[Document]) -> Iterator[Diagnostic]:
+    """A name defined twice, reported at the later definition in load order. Both are its
+    contributors (`related`): with the changed lines known (`--changed-since`) the finding
+    moves to the definition the change added (`Diagnostic.focus`), whichever file sorts first."""
     seen: dict[tuple[str, str], Document] = {}
     for doc in documents:
         if not doc.name:
             continue
         first = seen.setdefault((doc.kind, doc.name), doc)
         if first is not doc:
-            yield error(
+            name = ("metadata", "name")
+            earlier, later = first.source.at(name), doc.source.at(name)
+            yield Diagnostic(
                 "duplicate-name",
-                f"{doc.kind} '{doc.name}' is already defined at "
-                f"{first.source.at(('metadata', 'name'))}",
-                doc.source.at(("metadata", "name")),
+                Severity.ERROR,
+                f"{doc.kind} '{doc.name}' is defined twice, at {earlier} and at {later}",
+                later,
                 "metadata.name",
-                "object names are unique per kind across the whole policy",
-            )
+                "object names are unique per kind across the whole policy: rename or remove one",
+                (Related(earlier, "defined here", "metadata.name"),
+                 Related(later, "and again here", "metadata.name")),
+            )  # fmt: skip
