@@ -115,14 +115,16 @@ def _focused(diagnostics: Iterable[Diagnostic], options: Options) -> list[Diagno
 
 
 def _check_output(
-    manifests: list[Manifest], policy: Policy, options: Options
+    manifests: list[Manifest], policy: Policy, options: Options, *, unchecked: bool = True
 ) -> Iterable[Diagnostic]:
     from hetgitops.conformance import (
         output_checks,  # the k8s schema stack is heavy; load it only here
     )
 
     if not policy.clusters:
-        return output_checks.check(manifests, policy, crd_dirs=options.crd_dirs)
+        return output_checks.check(
+            manifests, policy, crd_dirs=options.crd_dirs, unchecked=unchecked
+        )
     # Each cluster's tree against that cluster's Kubernetes minor and Kueue version.
     from hetgitops.plan.clusters import cluster_policy
 
@@ -130,7 +132,9 @@ def _check_output(
     for name in policy.clusters:
         own = [m for m in manifests if m.cluster == name]
         narrowed = cluster_policy(policy, name)
-        found.extend(output_checks.check(own, narrowed, crd_dirs=options.crd_dirs))
+        found.extend(
+            output_checks.check(own, narrowed, crd_dirs=options.crd_dirs, unchecked=unchecked)
+        )
     return found
 
 
@@ -207,7 +211,10 @@ def jobs(
         policy, profiles=profiles or None, teams=teams or None, templates=templates
     )
     if options.check_output:
-        found.extend(_check_output(manifests, policy, options))
+        # The bundled schemas lack the job CRDs (PyTorchJob, JobSet, Volcano Job): say so only
+        # to a caller who passed --crd-dir, not as three info lines on every run.
+        unchecked = bool(options.crd_dirs)
+        found.extend(_check_output(manifests, policy, options, unchecked=unchecked))
     result.diagnostics = sort_unique([*result.diagnostics, *found])
     result.manifests = [] if result.failed() else manifests
     return result

@@ -33,7 +33,10 @@ def bundled(tmp_path: Path) -> Path:
 
 
 def validate(policies: Path) -> list[Diagnostic]:
-    return api.validate([policies], api.Options(now=NOW)).diagnostics
+    """The findings, less the bundled fleet's one warning (job-integration: PyTorchJob on Kueue
+    0.19), which no edit here touches."""
+    found = api.validate([policies], api.Options(now=NOW)).diagnostics
+    return [d for d in found if d.rule != "job-integration"]
 
 
 def edit(path: Path, old: str, new: str, *, first: bool = False) -> None:
@@ -66,7 +69,8 @@ def test_utf16_tiers_file_counts_one_error_and_still_exits_1(bundled: Path) -> N
     runner = CliRunner()
     text = runner.invoke(cli.main, ["validate", str(bundled), "--now", "2026-12-01"])
     assert text.exit_code == 1
-    assert text.stdout.splitlines()[-1].startswith("1 error(s), 0 warning(s), 18 consequence(s)")
+    # The warning: job-integration (PyTorchJob on Kueue 0.19), untouched by the edit.
+    assert text.stdout.splitlines()[-1].startswith("1 error(s), 1 warning(s), 18 consequence(s)")
     as_json = runner.invoke(
         cli.main, ["validate", str(bundled), "--now", "2026-12-01", "--format", "json"]
     )

@@ -247,9 +247,14 @@ def _old_cohort_api(policy: Policy, manifests: list[Manifest]) -> Iterator[Diagn
 
 
 def check(
-    manifests: list[Manifest], policy: Policy, *, crd_dirs: Iterable[Path] = ()
+    manifests: list[Manifest],
+    policy: Policy,
+    *,
+    crd_dirs: Iterable[Path] = (),
+    unchecked: bool = True,
 ) -> list[Diagnostic]:
-    """Findings for every rendered object that has an apiVersion and kind."""
+    """Findings for every rendered object that has an apiVersion and kind; with `unchecked`,
+    an info for each kind no schema is known for."""
     context = _context(policy, crd_dirs)
     found = [*context.notes, *_old_cohort_api(policy, manifests)]
     checked = [m for m in manifests if m.obj.get("apiVersion") and m.obj.get("kind")]
@@ -265,5 +270,6 @@ def check(
             hint="pass --crd-dir with its CustomResourceDefinition",
         )
         for (api_version, kind), span in sorted(context.unchecked.items())
+        if unchecked
     )
     return found

@@ -30,14 +30,14 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from hetgitops.compilers.jobs import parse
 from hetgitops.compilers.jobs.context import ContextError, context
-from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, JobTarget, Selector
+from hetgitops.compilers.jobs.targets import JobTarget, Selector
 from hetgitops.diagnostics import Diagnostic, Severity, register_rules
 from hetgitops.load.resources import data_dir
 from hetgitops.model.policy import Policy, WorkloadProfile
 from hetgitops.output.manifests import Manifest, to_yaml
 
 TARGET = "jobs"
-TEMPLATE_RULE, INTEGRATION_RULE = "job-template", "job-integration"
+TEMPLATE_RULE = "job-template"
 register_rules(
     "jobs",
     {
@@ -46,11 +46,7 @@ register_rules(
         "A template that takes more than 10 s is stopped once per run: its other jobs are "
         "not rendered and are listed under that finding.\n"
         "Fix: correct the template at the reported line, or add the missing policy field.",
-        INTEGRATION_RULE: "`jobs`: a job depends on a scheduler setting the policy does not "
-        "show (a Kueue integration, the volcano target, a level of the Fleet's topology).\n"
-        "Fix: enable the integration or target in the Fleet, or pick another framework.",
     },
-    {INTEGRATION_RULE: Severity.WARNING},
 )
 TEMPLATES: Mapping[str, str] = {
     "job": "job.yaml.j2",
@@ -60,8 +56,6 @@ TEMPLATES: Mapping[str, str] = {
     "deployment": "deployment.yaml.j2",
     "leaderworkerset": "leaderworkerset.yaml.j2",
 }
-# Kueue 0.19 dropped the training-operator v1 kinds from its default integrations (#12606).
-PYTORCHJOB_DEFAULT_OFF = (0, 19)
 
 
 # A repository's template may loop without end or print gigabytes. The time is the run's: a
@@ -265,59 +259,6 @@ def render_one(
     return Manifest(TARGET, obj, profile.origin.span, applied=False, filename=target.filename)
 
 
-def _integration(policy: Policy, profile: WorkloadProfile, chosen: str) -> Iterator[Diagnostic]:
-    """Settings outside the policy that the job still depends on."""
-    fleet = policy.fleet
-    if fleet is None:
-        return
-    span = profile.origin.at("spec", "framework")
-    kueue = fleet.kueue or (0,)
-    if chosen == KUEUE and profile.framework == "pytorchjob" and kueue >= PYTORCHJOB_DEFAULT_OFF:
-        yield Diagnostic(
-            INTEGRATION_RULE,
-            Severity.WARNING,
-            "Kueue >= 0.19 ignores PyTorchJob unless `kubeflow.org/pytorchjob` is added to its "
-            "Configuration's integrations.frameworks",
-            span,
-            "spec.framework",
-            hint="enable the integration, or use framework jobset or job",
-        )
-    if chosen == VOLCANO and VOLCANO not in fleet.targets:
-        yield Diagnostic(
-            INTEGRATION_RULE,
-            Severity.WARNING,
-            "the job names a Volcano queue, but the Fleet does not render the volcano target",
-            span,
-            "spec.framework",
-            hint="add volcano to the Fleet's spec.targets",
-        )
-
-
-def _topology(policy: Policy, profile: WorkloadProfile, chosen: str) -> Iterator[Diagnostic]:
-    """Topology wishes the job cannot carry: Kueue needs the level in the Fleet's Topology;
-    Volcano would need HyperNodes, which hetgitops does not render (yet)."""
-    fleet = policy.fleet
-    levels = (("preferred", profile.topology_preferred), ("required", profile.topology_required))
-    for field, level in levels:
-        if level is None or fleet is None:
-            continue
-        if chosen == KUEUE and fleet.topology_name and level in fleet.topology_levels:
-            continue
-        if chosen != KUEUE:
-            why = "is honoured only through Kueue's Topology-Aware Scheduling"
-        elif fleet.topology_name:
-            why = "is not a level of the Fleet's topology"
-        else:
-            why = "needs a Fleet topology (spec.topology)"
-        yield Diagnostic(
-            INTEGRATION_RULE,
-            Severity.WARNING,
-            f"topology level '{level}' {why}; the job template ignores it",
-            profile.origin.at("spec", "topology", field),
-            f"spec.topology.{field}",
-        )
-
-
 def _chosen(names: Iterable[str] | None) -> frozenset[str] | None:
     return None if names is None else frozenset(names)
 
@@ -338,11 +279,9 @@ def compile_jobs(
     for profile in policy.profiles.values():
         if wanted is not None and profile.name not in wanted:
             continue
-        targets = list(selector.targets(profile, team_names))
-        if targets:
-            found.extend(_integration(policy, profile, targets[0].scheduler))
-            found.extend(_topology(policy, profile, targets[0].scheduler))
-        for target in targets:
+        # Settings the job depends on (job-integration) are the checks' to report: validate
+        # says them too, and jobs runs the checks first.
+        for target in selector.targets(profile, team_names):
             made = render_one(policy, target, env, budget)
             if isinstance(made, Manifest):
                 manifests.append(made)
