@@ -17,6 +17,7 @@ from hetgitops.cli.common import (
     EXIT_USAGE,
     echo_report,
     guarded,
+    note,
     policy_paths,
 )
 from hetgitops.drift.report import FORMATS
@@ -135,6 +136,15 @@ credentials are never printed."""
     metavar="DURATION",
     help="Report nodes whose MIG re-partition has been pending longer than this.",
 )
+@click.option(
+    "--timeout",
+    default="5m",
+    show_default=True,
+    callback=_duration,
+    metavar="DURATION",
+    help="Give up (exit 4) when reading the cluster(s) takes longer than this in all: every "
+    "request and credential plugin together, however slowly a server answers.",
+)
 def drift(
     paths: tuple[Path, ...],
     kubeconfig: Path | None,
@@ -144,6 +154,7 @@ def drift(
     managers: tuple[str, ...],
     mode: str,
     mig_pending_timeout: dt.timedelta,
+    timeout: dt.timedelta,
 ) -> None:
     """Compare the live cluster with the policy (default: policies/): missing, changed and
     orphaned objects, who changed what and when, and the fleet's nodes. A multi-cluster
@@ -168,6 +179,7 @@ def drift(
         managers=managers or DEFAULT_MANAGERS,
         mode=mode,
         mig_pending_timeout=mig_pending_timeout,
+        timeout=timeout.total_seconds(),
     )
 
     def run() -> int:
@@ -179,6 +191,13 @@ def drift(
         except (EnvironmentFault, DryRunForbidden) as exc:
             click.echo(f"hetgitops: {exc}", err=True)
             return EXIT_ENVIRONMENT
+        for read in found.reads:
+            if read.insecure:
+                note(
+                    f"hetgitops: warning: the TLS certificate of {read.server} is not verified "
+                    "(insecure-skip-tls-verify in the kubeconfig): anyone in between could "
+                    "answer for the cluster"
+                )
         echo_report(render(found, output_format))
         return EXIT_FINDINGS if found.drifted else EXIT_OK
 

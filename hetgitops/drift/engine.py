@@ -17,8 +17,16 @@ from hetgitops.drift import fleet as fleet_checks
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ignore import Ignores
 from hetgitops.drift.kinds import CRD_RESOURCE, NODE_RESOURCE, Catalogue, KindKey
-from hetgitops.drift.objects import compare_object, ident, missing, orphan
-from hetgitops.live.client import Cluster, ClusterError, Forbidden, NotServed, Resource
+from hetgitops.drift.objects import compare_object, ident, missing, orphan, terminating
+from hetgitops.live.client import (
+    DEADLINE,
+    Cluster,
+    ClusterError,
+    Deadline,
+    Forbidden,
+    NotServed,
+    Resource,
+)
 from hetgitops.model.policy import Fleet, Policy
 from hetgitops.output.manifests import MANAGED_BY, Manifest
 from hetgitops.plan.clusters import cluster_policy
@@ -41,6 +49,8 @@ class DriftOptions:
     # and the clusters deliberately left out (`--skip-cluster`, reported as not checked).
     contexts: Mapping[str, str] = field(default_factory=dict)
     skip: tuple[str, ...] = ()
+    # Seconds for reading every cluster (`--timeout`): requests and credential plugins.
+    timeout: float = DEADLINE
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,8 @@ class Read:
     requests: int
     kinds: int
     objects: int
+    server: str = ""  # with any password in it redacted
+    insecure: bool = False  # the kubeconfig turns TLS verification off
 
 
 @dataclass
@@ -102,11 +114,12 @@ def drift(
     do not fit the policy; everything else is a finding. `cluster` / `clusters` are clients
     made by the caller (tests), used instead of the kubeconfig."""
     day = options.now.date()
+    deadline = Deadline.start(options.timeout)
     rendered = api.render(paths, api.Options(now=day, check_output=False))
     if rendered.failed() or rendered.policy is None or rendered.policy.fleet is None:
         return DriftResult(rendered)
     if rendered.policy.clusters:
-        return _drift_clusters(rendered, options, clusters or {})
+        return _drift_clusters(rendered, options, clusters or {}, deadline)
     if options.contexts:
         raise UsageProblem(
             "--context CLUSTER=CONTEXT is for multi-cluster policies; this policy has no Cluster "
@@ -114,7 +127,7 @@ def drift(
         )
     own = cluster is None
     try:
-        cluster = cluster or Cluster(options.kubeconfig, options.context)
+        cluster = cluster or Cluster(options.kubeconfig, options.context, deadline=deadline)
         desired = _desired(rendered.manifests)
         found, read = _drift(rendered.policy, desired, cluster, options)
     except ClusterError as exc:
@@ -174,7 +187,7 @@ def check_contexts(policy: Policy, options: DriftOptions) -> None:
 
 
 def _drift_clusters(
-    rendered: api.Result, options: DriftOptions, given: Mapping[str, Cluster]
+    rendered: api.Result, options: DriftOptions, given: Mapping[str, Cluster], deadline: Deadline
 ) -> DriftResult:
     """Each cluster with its own context, against its own tree and its own pools; findings
     carry the cluster they were found on."""
@@ -191,7 +204,7 @@ def _drift_clusters(
         context = options.contexts.get(name, "")
         client = given.get(name)
         try:
-            client = client or Cluster(options.kubeconfig, context)
+            client = client or Cluster(options.kubeconfig, context, deadline=deadline)
             desired = _desired(rendered.manifests, name)
             problems, read = _drift(cluster_policy(policy, name), desired, client, options)
         except (ClusterError, EnvironmentFault) as exc:
@@ -249,7 +262,15 @@ def _drift(
     )
     found += fleet_checks.usage(desired, queues)
     objects = sum(map(len, live.values())) + len(nodes)
-    read = Read("", options.context or "", cluster.requests, len(by_kind), objects)
+    read = Read(
+        "",
+        options.context or "",
+        cluster.requests,
+        len(by_kind),
+        objects,
+        cluster.server,
+        cluster.insecure,
+    )
     return found, read
 
 
@@ -302,10 +323,13 @@ def _kind(
     found: list[Diagnostic] = []
     for manifest in manifests:
         obj = index.pop(ident(manifest.obj), None)
+        going = terminating(manifest, obj) if obj is not None else None
         if obj is None and ident(manifest.obj) in others:
             found.append(adoption.adopts(manifest, others[ident(manifest.obj)], schema))
         elif obj is None:
             found.append(missing(manifest))
+        elif going is not None:
+            found.append(going)  # its fields say nothing: it is on its way out
         elif options.mode == "server-dry-run":
             from hetgitops.drift.dryrun import dry_run_object
 

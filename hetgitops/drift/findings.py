@@ -17,6 +17,9 @@ RULES: dict[str, str] = {
     "drift-removed": "A field the policy no longer declares is still live, owned by the GitOps "
     "applier (--manager): the next sync with pruning of fields would remove it.",
     "drift-added": "A live field the policy does not declare, written by another field manager.",
+    "drift-terminating": "An object the policy renders is being deleted (it has a "
+    "deletionTimestamp) and a finalizer holds it: it stops existing once the finalizer's "
+    "controller lets go, whatever it looks like now.",
     "drift-orphan": "An object carries hetgitops' labels for this fleet, but the policy no longer "
     "renders it.",
     "drift-target-missing": "A kind the policy renders is not served by the cluster (its CRD or "
@@ -56,6 +59,8 @@ _FIXES = {
     "drift-field-missing": "sync; if it comes back missing, a webhook or controller drops it.",
     "drift-removed": "sync with pruning, or declare the field again in the policy.",
     "drift-added": "declare the field in the policy, or stop the other field manager.",
+    "drift-terminating": "find why it was deleted; let the finalizer's controller finish (a "
+    "ClusterQueue waits for its admitted workloads), then sync to create it again.",
     "drift-orphan": "delete the object, or render it again from the policy.",
     "drift-target-missing": "install the target's CRDs, or drop the target from the Fleet.",
     "drift-forbidden": "grant list on the kind (render the drift-rbac target) or use other "

@@ -9,7 +9,9 @@ from typing import Any
 
 from hetgitops.live.client import Resource
 
-CRD_RESOURCE = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", False)
+CRD_RESOURCE = Resource(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
+)
 NODE_RESOURCE = Resource("", "v1", "nodes", "Node", False)
 # Built-in kinds that compilers emit (or may): group, plural, namespaced. Their schemas are not
 # CRDs; their server-side defaults are in `defaults.BUILTIN_DEFAULTS`.
@@ -74,7 +76,9 @@ class Catalogue:
             return None
         spec = crd["spec"]
         namespaced = spec.get("scope") == "Namespaced"
-        return Resource(key.group, key.version, spec["names"]["plural"], key.kind, namespaced)
+        names = spec["names"]
+        list_kind = str(names.get("listKind") or "")
+        return Resource(key.group, key.version, names["plural"], key.kind, namespaced, list_kind)
 
     def is_custom(self, key: KindKey) -> bool:
         return (key.group, key.kind) in self.crds

@@ -42,6 +42,25 @@ def missing(manifest: Manifest) -> Diagnostic:
     )
 
 
+def terminating(manifest: Manifest, live: Mapping[str, Any]) -> Diagnostic | None:
+    """A finding when the live object is being deleted (deletionTimestamp set): in sync
+    field by field, it is still on its way out."""
+    meta = live.get("metadata") or {}
+    since = meta.get("deletionTimestamp")
+    if not since:
+        return None
+    finalizers = [str(f) for f in meta.get("finalizers") or []]
+    held = f"; held by {', '.join(finalizers)}" if finalizers else ""
+    return finding(
+        "drift-terminating",
+        f"{object_name(manifest)} is being deleted (since {since}){held}",
+        manifest.origin,
+        path=object_name(manifest),
+        hint="it goes once the finalizer's controller lets go (a ClusterQueue waits for its "
+        "admitted workloads); then sync to create it again, after finding who deleted it",
+    )
+
+
 def orphan(obj: Mapping[str, Any], fleet: Fleet) -> Diagnostic:
     writer = Ownership(obj).latest()
     by = f"; last written by {writer}" if writer else ""

@@ -3,9 +3,13 @@ server-side apply dry-run, and errors turned into three plain exception types.""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import subprocess
+import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,10 +20,46 @@ from typing import Any
 PAGE_SIZE = 5000
 TIMEOUT = (10, 120)  # connect, read (seconds)
 FIELD_MANAGER = "hetgitops"
+# A LIST of more pages than this is a server that never stops (5,000 x 1,000 = five million
+# objects of one kind); a `continue` token seen twice would never stop either.
+MAX_PAGES = 1000
+# The whole read of one cluster, every request and credential plugin together (`drift
+# --timeout`): a server that dribbles a byte at a time resets every per-read timeout.
+DEADLINE = 300.0
+# An exec credential plugin (kubelogin, aws eks get-token...) that has not answered by then
+# never will without a person (a browser login cannot happen in a pipeline).
+EXEC_TIMEOUT = 60.0
+_CHUNK = 1 << 16
 
 
 class ClusterError(Exception):
-    """The cluster cannot answer at all: unreachable, bad credentials (exit 4)."""
+    """The cluster cannot answer at all: unreachable, bad credentials, an answer that is not
+    Kubernetes', out of time (exit 4)."""
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """The moment (time.monotonic) a whole run must be done by, and the budget it came from."""
+
+    at: float
+    seconds: float
+
+    @classmethod
+    def start(cls, seconds: float) -> Deadline:
+        return cls(time.monotonic() + seconds, seconds)
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+
+def redacted(url: str) -> str:
+    """`url` with a password in it hidden as kubectl does (`https://admin:***@host`)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 class Forbidden(Exception):
@@ -53,6 +93,12 @@ class Resource:
     plural: str
     kind: str
     namespaced: bool
+    list_kind: str = ""  # a CRD's spec.names.listKind; default <kind>List
+
+    @property
+    def list_of(self) -> str:
+        """The `kind` of the list a LIST of this resource answers with."""
+        return self.list_kind or f"{self.kind}List"
 
     @property
     def api_version(self) -> str:
@@ -70,27 +116,27 @@ class Cluster:
     (deserialising 10,000 objects into generated classes would cost seconds for nothing).
     `requests` counts every HTTP request made, for the request budget."""
 
-    def __init__(self, kubeconfig: Path | None = None, context: str | None = None) -> None:
-        from kubernetes import config
+    def __init__(
+        self,
+        kubeconfig: Path | None = None,
+        context: str | None = None,
+        *,
+        deadline: Deadline | None = None,
+    ) -> None:
+        """`deadline`: when everything this client does, credentials included, must be done
+        (default: DEADLINE seconds from now); past it every request raises ClusterError."""
         from kubernetes.client import Configuration
 
+        self._deadline = deadline or Deadline.start(DEADLINE)
         configuration = Configuration()
-        try:
-            config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=str(kubeconfig) if kubeconfig else None,
-                context=context,
-                client_configuration=configuration,
-                persist_config=False,
-            )
-        except config.ConfigException as exc:
-            raise ClusterError(f"cannot use the kubeconfig: {_first_line(exc)}") from None
-        except OSError as exc:
-            raise ClusterError(f"cannot read the kubeconfig: {exc.strerror}") from None
+        _load_kubeconfig(kubeconfig, context, configuration, self._deadline)
         configuration.retries = 1
         from kubernetes.client import ApiClient
 
         self._api = ApiClient(configuration)
-        self.server = str(configuration.host)
+        self._host = str(configuration.host)
+        self.server = redacted(self._host)  # for messages: never a password
+        self.insecure = not configuration.verify_ssl
         self.requests = 0
 
     def close(self) -> None:
@@ -100,14 +146,16 @@ class Cluster:
         """Every object of `resource` in every namespace, following `continue` tokens."""
         items: list[dict[str, Any]] = []
         token = ""
-        while True:
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
             query = {"limit": str(PAGE_SIZE)}
             if selector:
                 query["labelSelector"] = selector
             if token:
                 query["continue"] = token
-            page = self._request("GET", resource.collection(), query=query, what=_what(resource))
-            for item in page.get("items") or []:
+            path = resource.collection()
+            page = self._request("GET", path, query=query, what=_what(resource))
+            for item in _items(page, resource, f"{self.server}{path}"):
                 # Built-in kinds' LIST items carry no apiVersion/kind; custom resources do.
                 item.setdefault("apiVersion", resource.api_version)
                 item.setdefault("kind", resource.kind)
@@ -115,6 +163,16 @@ class Cluster:
             token = str((page.get("metadata") or {}).get("continue") or "")
             if not token:
                 return items
+            if token in seen:
+                raise ClusterError(
+                    f"{self.server}{path}: the API server sent the same continue token twice "
+                    f"(after {len(seen) + 1} pages): this LIST would never end"
+                )
+            seen.add(token)
+        raise ClusterError(
+            f"{self.server}{resource.collection()}: more than {MAX_PAGES} pages of "
+            f"{PAGE_SIZE} {resource.plural}: the API server does not end this LIST"
+        )
 
     def apply_dry_run(self, resource: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Server-side apply of `obj` as field manager `hetgitops`, dryRun=All: what the object
@@ -139,33 +197,63 @@ class Cluster:
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
-        url = f"{self.server}{path}?{urllib.parse.urlencode(query)}"
+        url = f"{self._host}{path}?{urllib.parse.urlencode(query)}"
         header_params = {"Accept": "application/json", **(headers or {})}
         self._api.update_params_for_auth(header_params, [], ["BearerToken"], path, method, body)
         self.requests += 1
+        timeout = self._timeout()
         try:
-            response = self._api.call_api(
-                method, url, header_params=header_params, body=body, _request_timeout=TIMEOUT
-            )
-            data = response.read()  # type: ignore[no-untyped-call]
+            with _quiet_insecure_warning():
+                response = self._api.call_api(
+                    method, url, header_params=header_params, body=body, _request_timeout=timeout
+                )
+                data = self._read(response.response)
         except (urllib3.exceptions.HTTPError, ApiException, OSError) as exc:
+            self._timeout()  # out of time is said as such, not as a read timeout
             raise ClusterError(
                 f"cannot reach the API server {self.server}: {_reason(exc)}"
             ) from None
-        return _decode(response.status, data, what)
+        return _decode(response.status, data, what, f"{self.server}{path}")
+
+    def _timeout(self) -> tuple[float, float]:
+        """(connect, read) seconds for the next request, within the deadline."""
+        left = self._deadline.left()
+        if left <= 0:
+            raise ClusterError(
+                f"the API server {self.server} did not answer within --timeout "
+                f"{self._deadline.seconds:g}s (every request of the run together)"
+            )
+        return min(TIMEOUT[0], left), min(TIMEOUT[1], left)
+
+    def _read(self, raw: Any) -> bytes:
+        """The whole body, read a chunk at a time against the deadline: a server that sends
+        a byte now and then never trips a per-read timeout."""
+        chunks: list[bytes] = []
+        try:
+            while chunk := raw.read1(_CHUNK):
+                chunks.append(chunk)
+                self._timeout()
+        finally:
+            raw.release_conn()
+        return b"".join(chunks)
 
 
-def _decode(status: int, data: bytes, what: str) -> dict[str, Any]:
+def _decode(status: int, data: bytes, what: str, url: str) -> dict[str, Any]:
     import orjson  # 3-4x faster than json on a 10,000-object LIST, which dominates the read
 
     try:
         body = orjson.loads(data) if data else {}
     except orjson.JSONDecodeError:
-        body = {}
+        body = None
+    if 200 <= status < 300:
+        if not isinstance(body, dict):
+            raise ClusterError(
+                f"{url}: HTTP {status} with {_describe(data, body)}, not a Kubernetes object: "
+                "is the server URL an API server's (not an auth proxy's login page)?"
+            )
+        return body
     if not isinstance(body, dict):
         body = {}
-    if 200 <= status < 300:
-        return body
     message = str(body.get("message") or f"HTTP {status}")
     if status == 401:
         raise ClusterError(f"the API server rejected the credentials (401 Unauthorized): {message}")
@@ -174,6 +262,33 @@ def _decode(status: int, data: bytes, what: str) -> dict[str, Any]:
     if status == 404:
         raise NotServed(message)
     raise RequestFailed(status, message)
+
+
+def _items(page: Mapping[str, Any], resource: Resource, url: str) -> list[dict[str, Any]]:
+    """The items of a LIST answer, or ClusterError when the answer is not a list of the kind
+    asked for: `{}` or another kind's object read as an empty list would report every object
+    of the policy as missing."""
+    kind = page.get("kind")
+    items = page.get("items")
+    listed = items is None or isinstance(items, list)
+    if kind == resource.list_of and listed and all(isinstance(i, dict) for i in items or []):
+        return list(items or [])
+    got = f"kind {kind!r}" if kind else "an object without a kind"
+    raise ClusterError(
+        f"{url}: HTTP 200 with {got}, not a {resource.list_of}: is the server URL an API server's?"
+    )
+
+
+def _describe(data: bytes, body: Any) -> str:
+    """What a 2xx body that is not a JSON object is, in a few words."""
+    if isinstance(body, list):
+        return "a JSON array"
+    if body is not None:
+        return f"a JSON {type(body).__name__}"
+    head = data[:512].lstrip().lower()
+    if head.startswith((b"<!doctype html", b"<html")) or b"<html" in head:
+        return "an HTML page"
+    return "an empty body" if not data.strip() else "a body that is not JSON"
 
 
 def _what(resource: Resource) -> str:
@@ -190,3 +305,119 @@ def _reason(exc: BaseException) -> str:
     type and its first line, which urllib3 builds from the host and the OS error)."""
     reason = getattr(exc, "reason", None)
     return _first_line(reason if isinstance(reason, BaseException) else exc)
+
+
+@contextlib.contextmanager
+def _quiet_insecure_warning() -> Iterator[None]:
+    """urllib3 warns on every request to an unverified server (InsecureRequestWarning with a
+    source path); the client says it once, plainly (`Cluster.insecure`)."""
+    import warnings
+
+    import urllib3
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+        yield
+
+
+def _load_kubeconfig(
+    kubeconfig: Path | None, context: str | None, configuration: Any, deadline: Deadline
+) -> None:
+    """The kubeconfig into `configuration`. An exec credential plugin runs bounded by
+    EXEC_TIMEOUT, and its failure is a ClusterError: the kubernetes client would log a raw
+    `ERROR:root:exec: ...` line and go on without credentials (every request then 401/403)."""
+    from kubernetes import config
+    from kubernetes.config import kube_config
+
+    failures: list[str] = []
+    capture = _Capture(failures)
+    root = logging.getLogger()
+    root.addHandler(capture)
+    original = kube_config.ExecProvider  # type: ignore[attr-defined]
+    kube_config.ExecProvider = _bounded_exec(original, max(min(EXEC_TIMEOUT, deadline.left()), 0.1))  # type: ignore[attr-defined]
+    try:
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=str(kubeconfig) if kubeconfig else None,
+            context=context,
+            client_configuration=configuration,
+            persist_config=False,
+        )
+    except config.ConfigException as exc:
+        raise ClusterError(f"cannot use the kubeconfig: {_first_line(exc)}") from None
+    except OSError as exc:
+        raise ClusterError(f"cannot read the kubeconfig: {exc.strerror}") from None
+    finally:
+        kube_config.ExecProvider = original  # type: ignore[attr-defined]
+        root.removeHandler(capture)
+    if failures:
+        raise ClusterError(f"getting credentials: {failures[0]}")
+
+
+class _Capture(logging.Handler):
+    """The kubernetes client's logged errors while loading the kubeconfig, kept, not printed."""
+
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.ERROR)
+        self._into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._into.append(_first_line(Exception(record.getMessage())))
+
+
+def _bounded_exec(base: Any, timeout: float) -> Any:
+    """kubernetes' ExecProvider with the plugin run under EXEC_TIMEOUT, its stdin closed and
+    its stderr kept for the message (the base class waits forever on a plugin that waits)."""
+    from kubernetes.config.config_exception import ConfigException
+
+    class BoundedExec(base):  # type: ignore[misc]
+        def run(self, previous_response: Any = None) -> Any:
+            info: dict[str, Any] = {
+                "apiVersion": self.api_version,
+                "kind": "ExecCredential",
+                "spec": {"interactive": False},
+            }
+            if self.cluster:
+                info["spec"]["cluster"] = self.cluster.value
+            self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
+            command = " ".join(self.args)
+            try:
+                done = subprocess.run(
+                    self.args,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    cwd=self.cwd,
+                    env=self.env,
+                    text=True,
+                    timeout=timeout,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                raise ConfigException(
+                    f"the exec credential plugin `{command}` did not exit within "
+                    f"{timeout:g}s (stopped; it may be waiting for a login no one can give)"
+                ) from None
+            except OSError as exc:
+                raise ConfigException(
+                    f"cannot run the exec credential plugin `{command}`: {exc.strerror}"
+                ) from None
+            if done.returncode != 0:
+                said = _first_line(Exception(done.stderr.strip())) if done.stderr.strip() else ""
+                raise ConfigException(
+                    f"the exec credential plugin `{command}` failed (exit {done.returncode})"
+                    + (f": {said}" if said else "")
+                )
+            try:
+                data = json.loads(done.stdout)
+            except ValueError:
+                raise ConfigException(
+                    f"the exec credential plugin `{command}` printed no ExecCredential JSON"
+                ) from None
+            status = data.get("status") if isinstance(data, dict) else None
+            if not isinstance(status, dict) or data.get("apiVersion") != self.api_version:
+                raise ConfigException(
+                    f"the exec credential plugin `{command}` printed no {self.api_version} "
+                    "ExecCredential with a status"
+                )
+            return status
+
+    return BoundedExec
