@@ -26,6 +26,7 @@ from hetgitops.checks import (
     sharing,
     taints,
     twins,
+    versions,
 )
 from hetgitops.checks.registry import RULES, CheckContext, Rule
 from hetgitops.diagnostics import Diagnostic
@@ -57,6 +58,7 @@ FAMILIES: tuple[str, ...] = tuple(
         twins,
         node_agents,
         taints,
+        versions,
     )
 )
 
@@ -78,6 +80,7 @@ PER_CLUSTER: frozenset[str] = frozenset(
         "targets-incomplete",
         "volcano-config",
         "queue-name-collision",
+        "version-untested",
     }
 )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at, in_file_order, repeats
+from hetgitops.checks._common import error_at, in_file_order, repeats, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Related, Severity
 from hetgitops.model.policy import Policy, WorkloadProfile
@@ -55,6 +55,35 @@ def priority_global_default(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
                 )
             ],
         )
+
+
+@rule("tier-preemptible-above", Severity.WARNING)
+def tier_preemptible_above(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Warn about a preemptible tier whose value is above every non-preemptible tier.
+
+    A higher value is a higher priority: Kueue and the scheduler let such a tier's workloads
+    preempt the tiers meant to be protected, the reverse of what `preemptible: true` says.
+    Fails (warns): `dev: {value: 5000, preemptible: true}` beside `training: {value: 1000}`.
+    Passes: `dev: {value: 100, preemptible: true}` beside `training: {value: 1000}`.
+    Fix: give the preemptible tier a value below the protected tiers.
+    """
+    protected = [t for t in in_file_order(policy.tiers.values()) if not t.preemptible]
+    if not protected:
+        return
+    top = max(protected, key=lambda t: t.value)
+    for tier in in_file_order(policy.tiers.values()):
+        if tier.preemptible and tier.value > top.value:
+            yield warning_at(
+                "tier-preemptible-above",
+                f"preemptible tier '{tier.name}' (value {tier.value}) outranks every "
+                f"non-preemptible tier (the highest: '{top.name}', {top.value}): its workloads "
+                "preempt the ones meant to be protected",
+                tier.origin,
+                "spec",
+                "value",
+                hint=f"give '{tier.name}' a value below {top.value}, or make it non-preemptible",
+                related=[Related(top.origin.at("spec", "value"), f"tier '{top.name}'")],
+            )
 
 
 @rule("tier-name-reserved", Severity.ERROR)

@@ -61,3 +61,15 @@ def test_no_team_may_use_the_tier(policy):
 def test_tier_allowed(policy):
     policy.replace("profiles.yaml", "  tier: training\n", "  tier: training\n  teams: [ml]\n")
     assert policy.spans("tier-not-allowed") == []
+
+
+def test_tier_preemptible_above(policy):
+    policy.replace("tiers.yaml", "value: 10000", "value: 10000\n  preemptible: true")
+    found = policy.findings("tier-preemptible-above")
+    assert [str(d.span) for d in found] == [policy.pos("tiers.yaml", "value: ^10000")]
+    assert [str(r.span) for r in found[0].related] == [policy.pos("tiers.yaml", "value: ^1000\n")]
+
+
+def test_a_preemptible_tier_below_the_protected_ones_passes(policy):
+    policy.replace("tiers.yaml", "value: 1000\n", "value: 1000\n  preemptible: true\n")
+    assert policy.spans("tier-preemptible-above") == []

@@ -47,7 +47,9 @@ def test_bundled_policies_are_clean():
     result = api.validate(
         [REPO / "policies"], api.Options(now=dt.date(2026, 12, 1), check_output=False)
     )
-    assert [f"{d.span}: {d.rule}: {d.message}" for d in result.diagnostics] == []
+    # The one warning is true of the bundled fleet: PyTorchJob on Kueue 0.19 (job-integration).
+    found = [f"{d.span}: {d.rule}" for d in result.diagnostics]
+    assert found == ["policies/profiles/training.yaml:7:14: job-integration"]
 
 
 def test_an_empty_policy_gives_no_findings():
