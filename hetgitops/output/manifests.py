@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -324,6 +325,13 @@ def tree(manifests: Iterable[Manifest]) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
+def file_text(manifest: Manifest) -> str:
+    """YAML, or JSON for a (never applied) `.json` file such as a Grafana dashboard model."""
+    if manifest.filename and manifest.filename.endswith(".json"):
+        return json.dumps(manifest.obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return to_yaml(manifest.obj)
+
+
 def _one_tree(manifests: Iterable[Manifest]) -> dict[str, str]:
     items = ordered(manifests)
     by_path: dict[str, list[Manifest]] = {}
@@ -339,5 +347,5 @@ def _file_text(members: list[Manifest]) -> str:
     """One object as a plain document; several sharing a file (a pool's node plan) as a
     stream, each document after `---`, in apply order."""
     if len(members) == 1:
-        return to_yaml(members[0].obj)
+        return file_text(members[0])
     return "".join("---\n" + to_yaml(m.obj) for m in members)

@@ -8,10 +8,11 @@ depend on the policy's content, so a threshold change updates objects in place.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hetgitops.compilers import COMPILERS
-from hetgitops.compilers.monitoring import alerts, exporters, recording
+from hetgitops.compilers.monitoring import alerts, dashboards, exporters, recording
 from hetgitops.compilers.monitoring.facts import Facts, facts
 from hetgitops.compilers.monitoring.policy_rules import policy_group
 from hetgitops.diagnostics import NOWHERE, Span
@@ -83,6 +84,22 @@ def _values(policy: Policy, fleet: Fleet, origin: Span) -> list[Manifest]:
     ]
 
 
+def _dashboards(fleet: Fleet, origin: Span) -> list[Manifest]:
+    """A ConfigMap per dashboard for the Grafana sidecar, and the plain JSON beside it."""
+    m = fleet.monitoring
+    found: list[Manifest] = []
+    for uid, board in dashboards.dashboards(fleet.currency).items():
+        text = json.dumps(board, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        meta = metadata(fleet, uid, namespace=m.namespace, labels={m.dashboard_label: "1"})
+        config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+                      "data": {f"{uid}.json": text}}  # fmt: skip
+        found.append(Manifest(TARGET, config_map, origin))
+        found.append(
+            Manifest(TARGET, board, origin, applied=False, filename=f"dashboards/{uid}.json")
+        )
+    return found
+
+
 def compile_monitoring(policy: Policy) -> list[Manifest]:
     fleet = policy.fleet
     if fleet is None:
@@ -92,7 +109,7 @@ def compile_monitoring(policy: Policy) -> list[Manifest]:
         Manifest(TARGET, _prometheus_rule(fleet, name, spec), origin)
         for name, spec in rule_groups(policy, fleet).items()
     ]
-    return objects + _values(policy, fleet, origin)
+    return objects + _dashboards(fleet, origin) + _values(policy, fleet, origin)
 
 
 COMPILERS[TARGET] = compile_monitoring
