@@ -31,8 +31,9 @@ TRANSLATED = {
     "Cohort",
     "LocalQueue",
     "WorkloadPriorityClass",
+    "Topology",
 }
-NOT_TRANSLATED = {"Topology", "AdmissionCheck", "Queue", "MultiKueueCluster", "MultiKueueConfig"}
+NOT_TRANSLATED = {"AdmissionCheck", "Queue", "MultiKueueCluster", "MultiKueueConfig"}
 HOST = ("cpu", "memory")
 DEFAULT_TIER = "standard"
 SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
@@ -100,10 +101,44 @@ def infer(
     flavor_pool = {p.flavor.name: p for p in pools if p.flavor is not None}
     _cards(pools, catalogue, inferred)
     tiers = _tiers(by_kind, inferred)
+    local_queues: dict[str, list[Imported]] = {}
+    for lq in by_kind.get("LocalQueue", []):  # by ClusterQueue: one pass, not one per queue
+        local_queues.setdefault(str((lq.obj.get("spec") or {}).get("clusterQueue")), []).append(lq)
     for queue in sorted(by_kind.get("ClusterQueue", []), key=lambda q: q.name):
-        _team(queue, by_kind, flavor_pool, tiers, inferred)
+        _team(queue, local_queues, flavor_pool, tiers, inferred)
     _cohorts(by_kind, inferred)
+    _topology(by_kind, inferred)
     return inferred
+
+
+def _topology(by_kind: Mapping[str, list[Imported]], inferred: Inferred) -> None:
+    """The Topology the flavors name becomes the Fleet's, with its exact name and level
+    labels; any other Topology stays outside the policy (a Fleet has one)."""
+    used = nodeinfo.most_common(
+        str((f.obj.get("spec") or {}).get("topologyName"))
+        for f in by_kind.get("ResourceFlavor", [])
+        if (f.obj.get("spec") or {}).get("topologyName")
+    )
+    for item in by_kind.get("Topology", []):
+        if item.name != used:
+            inferred.diagnostics.append(
+                finding(
+                    "import-kind-not-imported",
+                    f"Topology {item.name}: no imported flavor names it (a Fleet has one "
+                    "Topology); it stays as it is, outside the policy",
+                    item.span,
+                )
+            )
+            continue
+        labels = [
+            str(level.get("nodeLabel"))
+            for level in (item.obj.get("spec") or {}).get("levels") or []
+        ]
+        inferred.fleet["spec"]["topology"] = {
+            "name": item.name,
+            "topologyName": item.name,
+            "nodeLabels": labels,
+        }
 
 
 def _is_queueing(items: list[Imported]) -> bool:
@@ -156,6 +191,7 @@ def _pools(
     inferred: Inferred,
 ) -> list[_Pool]:
     gpu_nodes = [n for n in by_kind.get("Node", []) if nodeinfo.accelerators(n.obj)]
+    node_labels = {id(n): nodeinfo.labels(n.obj).items() for n in gpu_nodes}
     taken: set[str] = set()
     pools: list[_Pool] = []
     queued = _flavor_resources(by_kind)
@@ -164,7 +200,7 @@ def _pools(
             str(k): str(v)
             for k, v in ((flavor.obj.get("spec") or {}).get("nodeLabels") or {}).items()
         }
-        selected = [n for n in gpu_nodes if wanted.items() <= nodeinfo.labels(n.obj).items()]
+        selected = [n for n in gpu_nodes if wanted.items() <= node_labels[id(n)]]
         accel = [
             r for r in queued.get(flavor.name, set()) if r.startswith(nodeinfo.ACCELERATOR_PREFIXES)
         ]
@@ -316,7 +352,8 @@ def _pool_document(pool: _Pool, inferred: Inferred) -> dict[str, Any]:
             spec["taints"] = [t for t in taints if t]
         node_labels = {str(k): str(v) for k, v in (fspec.get("nodeLabels") or {}).items()}
         spec["kueue"] = {"nodeLabels": dict(sorted(node_labels.items()))}
-        if pool.flavor.name != pool.name:
+        # With a topologyName the default name carries a digest: keep the flavor's own.
+        if pool.flavor.name != pool.name or fspec.get("topologyName"):
             spec["kueue"] = {"flavorName": pool.flavor.name, **spec["kueue"]}
         inferred.note(
             "Pool",
@@ -458,20 +495,13 @@ def _tiers(by_kind: Mapping[str, list[Imported]], inferred: Inferred) -> list[st
 
 def _team(
     queue: Imported,
-    by_kind: Mapping[str, list[Imported]],
+    local_queues: Mapping[str, list[Imported]],
     flavor_pool: Mapping[str, _Pool],
     tiers: list[str],
     inferred: Inferred,
 ) -> None:
     spec_in = queue.obj.get("spec") or {}
-    locals_ = sorted(
-        (
-            lq
-            for lq in by_kind.get("LocalQueue", [])
-            if (lq.obj.get("spec") or {}).get("clusterQueue") == queue.name
-        ),
-        key=lambda lq: (lq.namespace, lq.name),
-    )
+    locals_ = sorted(local_queues.get(queue.name, []), key=lambda lq: (lq.namespace, lq.name))
     namespaces = sorted({lq.namespace for lq in locals_} - SYSTEM_NAMESPACES)
     for lq in locals_:
         if lq.namespace in SYSTEM_NAMESPACES:

@@ -51,7 +51,8 @@ def match_card(
     obj: Mapping[str, Any], catalogue: Mapping[str, Mapping[str, Any]]
 ) -> CardMatch | None:
     """The card type of a node: by product name label, else PCI device id label, else the
-    only catalogue entry with the node's accelerator resource name."""
+    only catalogue entry with the node's accelerator resource name. Nodes of one kind say the
+    same things, so the answer is memoized on what the match reads (5,000 nodes, few kinds)."""
     counts = accelerators(obj)
     whole = [r for r in counts if not r.startswith("nvidia.com/mig-")]
     resource = whole[0] if whole else ("nvidia.com/gpu" if counts else "")
@@ -59,6 +60,19 @@ def match_card(
         return None
     node_labels = labels(obj)
     product = next((node_labels[k] for k in PRODUCT_LABELS if k in node_labels), "")
+    pci = tuple(sorted(k for k in node_labels if _pci_device(k)))
+    signature = (id(catalogue), resource, product, pci)
+    if signature not in _MATCHES:
+        _MATCHES[signature] = _match(resource, product, pci, catalogue)
+    return _MATCHES[signature]
+
+
+_MATCHES: dict[tuple[int, str, str, tuple[str, ...]], CardMatch] = {}
+
+
+def _match(
+    resource: str, product: str, pci: tuple[str, ...], catalogue: Mapping[str, Mapping[str, Any]]
+) -> CardMatch:
     for name, doc in catalogue.items():
         spec = doc.get("spec") or {}
         names = {simple(p) for p in spec.get("productNames") or []}
@@ -66,7 +80,7 @@ def match_card(
             return CardMatch(name, True, str(spec.get("resourceName", resource)), product)
     for name, doc in catalogue.items():
         ids = {str(i).lower()[2:6] for i in (doc.get("spec") or {}).get("pciDeviceIds") or []}
-        if any(_pci_device(k) in ids for k in node_labels if _pci_device(k)):
+        if any(_pci_device(k) in ids for k in pci):
             return CardMatch(name, True, resource, product)
     same = [
         n for n, d in catalogue.items() if (d.get("spec") or {}).get("resourceName") == resource

@@ -28,6 +28,7 @@ COMPARED = {
     "ClusterQueue": ("spec",),
     "Cohort": ("spec",),
     "LocalQueue": ("spec",),
+    "Topology": ("spec",),
     "WorkloadPriorityClass": ("value", "description"),
     "PriorityClass": ("value", "preemptionPolicy", "globalDefault", "description"),
 }

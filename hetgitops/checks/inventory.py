@@ -56,10 +56,11 @@ def topology_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
     count it nothing: a pool whose nodes all lack a level admits no workload at all.
 
     Fails: `topology: {levels: [zone, rack, hostname]}` and a node entry without `rack`.
-    Passes: `- {names: "gpu-[01:04]", zone: zone-a, rack: rack-a01}`.
+    Passes: `- {names: "gpu-[01:04]", zone: zone-a, rack: rack-a01}`; a Topology adopted with
+    its own `nodeLabels` (the nodes already carry those labels, hetgitops does not set them).
     """
     fleet = policy.fleet
-    if fleet is None or fleet.topology_name is None:
+    if fleet is None or fleet.topology_name is None or fleet.topology_node_labels:
         return
     levels = [level for level in fleet.topology_levels if level in _LEVEL_FIELDS]
     for pool in policy.pools.values():

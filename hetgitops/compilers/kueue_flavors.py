@@ -76,6 +76,8 @@ def flavor_name(policy: Policy, fleet: Fleet, pool: Pool) -> str:
 
 def topology_name(policy: Policy, fleet: Fleet) -> str:
     """The Topology's name: the Fleet's, plus a digest of its (immutable) levels."""
+    if fleet.topology_kueue_name:  # an adopted Topology keeps its name
+        return fleet.topology_kueue_name
     levels = topology_levels(policy, fleet)
     return identity(fleet.topology_name or "", {"levels": levels}, ("levels",))
 
@@ -91,6 +93,8 @@ def resource_flavor(policy: Policy, fleet: Fleet, pool: Pool) -> dict[str, Any]:
 
 def topology_levels(policy: Policy, fleet: Fleet) -> list[str]:
     """Broadest level first; Kueue accepts the hostname label only as the last level."""
+    if fleet.topology_node_labels:  # an adopted Topology's labels, exactly
+        return list(fleet.topology_node_labels)
     labels = [topology_label(policy, level) for level in fleet.topology_levels]
     return [label for label in labels if label != HOSTNAME] + (
         [HOSTNAME] if HOSTNAME in labels else []

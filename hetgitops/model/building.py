@@ -155,6 +155,8 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
             for i, rule in enumerate(spec.get("drift", {}).get("ignore", []))
         ),
         monitoring=_monitoring(spec, origin),
+        topology_kueue_name=(topology or {}).get("topologyName"),
+        topology_node_labels=tuple((topology or {}).get("nodeLabels", ())),
     )
 
 

@@ -131,6 +131,9 @@ class Fleet:
     origin: Origin
     drift_ignores: tuple[DriftIgnore, ...] = ()
     monitoring: Monitoring = Monitoring()
+    # `spec.topology.topologyName` / `nodeLabels`: an adopted cluster's Topology (import).
+    topology_kueue_name: str | None = None
+    topology_node_labels: tuple[str, ...] = ()
 
     @property
     def kueue_api_version(self) -> str:

@@ -43,7 +43,7 @@ def test_a_hand_written_cluster_imports_with_zero_changes_and_keeps_every_name(
             ("ClusterQueue", "", "vision"), ("ClusterQueue", "", "nlp"),
             ("LocalQueue", "vision", "gpu"), ("LocalQueue", "nlp", "gpu"),
             ("Cohort", "", "research"), ("PriorityClass", "", "batch"),
-            ("WorkloadPriorityClass", "", "batch")} <= names  # fmt: skip
+            ("WorkloadPriorityClass", "", "batch"), ("Topology", "", "dc")} <= names  # fmt: skip
     pools = list(yaml.safe_load_all((out / "pools.yaml").read_text()))
     assert [p["spec"]["cardType"] for p in pools] == ["a100-40gb", "h100-80gb"]
     assert pools[0]["spec"]["nodes"] == [{"names": "gpu-a100-[01:02]", "zone": "eu-1a"}]

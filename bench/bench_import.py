@@ -1,0 +1,106 @@
+"""Benchmark of `hetgitops import`: a generated cluster of 5,000 nodes and 1,000 queues, timed
+as whole `hetgitops import` processes.
+
+    python bench/bench_import.py                        # from a manifest dump, 5 runs
+    python bench/bench_import.py --live                 # also from the test control plane
+    python bench/bench_import.py --nodes 5000 --teams 1000 --repeat 3
+
+The cluster is bench/fleetgen.py's fleet, rendered (its Kueue objects and priority classes,
+what a hand-run cluster holds) plus its Node objects with the labels, taints and accelerators
+the policy gives them; the dump is a `kind: List` as `kubectl get -o yaml` writes it. With
+--live the same objects are applied to the control plane ($HETGITOPS_CONTROLPLANE_DIR, started
+if none runs) and import reads them itself: the request count it reports (stderr) must stay at
+most kinds + 5. Columns: each run's wall seconds, then the median; the target is 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "tests" / "e2e")]
+
+from drift_fleet import applied, node_objects, render  # noqa: E402
+
+from bench.fleetgen import FleetSpec, write_policy  # noqa: E402
+
+KINDS = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass",
+         "PriorityClass", "Namespace", "Topology"}  # fmt: skip
+TARGET_SECONDS = 10.0
+
+
+def cluster_objects(spec: FleetSpec, folder: Path) -> list[dict[str, Any]]:
+    result = render(write_policy(spec, folder / "policy"))
+    assert result.policy is not None
+    objects = [o for o in applied(result) if o["kind"] in KINDS]
+    nodes = []
+    for obj, status in node_objects(result.policy):
+        nodes.append({**obj, "status": status})
+    return objects + nodes
+
+
+def _run(args: list[str]) -> tuple[float, int, str, str]:
+    out = Path(tempfile.mkdtemp(prefix="bench-import-out-")) / "policy"
+    command = [str(Path(sys.executable).parent / "hetgitops"), "import", "-o", str(out), *args]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines() or [""]
+    return time.perf_counter() - start, done.returncode, lines[-1], done.stderr.strip()
+
+
+def _report(label: str, runs: list[tuple[float, int, str, str]]) -> float:
+    times = [r[0] for r in runs]
+    median = statistics.median(times)
+    shown = " ".join(f"{t:.2f}" for t in times)
+    print(f"{label}: {shown} | median {median:.2f} s (target {TARGET_SECONDS:.0f} s)")
+    print(f"  exit {runs[-1][1]}: {runs[-1][2]}")
+    if runs[-1][3]:
+        print(f"  {runs[-1][3].splitlines()[-1]}")
+    return median
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--teams", type=int, default=1000)
+    parser.add_argument("--pools", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--live", action="store_true")
+    args = parser.parse_args(argv)
+    folder = Path(tempfile.mkdtemp(prefix="bench-import-"))
+    spec = FleetSpec(nodes=args.nodes, teams=args.teams, pools=args.pools)
+    objects = cluster_objects(spec, folder)
+    queues = sum(o["kind"] == "ClusterQueue" for o in objects)
+    nodes = sum(o["kind"] == "Node" for o in objects)
+    print(f"cluster: {len(objects)} objects, {nodes} nodes, {queues} ClusterQueues")
+    dump = folder / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    slow = _report("manifests", [_run(["-f", str(dump)]) for _ in range(args.repeat)])
+    if args.live:
+        from controlplane import harness
+        from drift_fleet import reset, server_side_apply, set_node_status
+
+        plane = harness.up()
+        reset(plane)
+        for start in range(0, len(objects), 1000):
+            chunk = [{k: v for k, v in o.items() if k != "status"} for o in objects[start:start + 1000]]
+            server_side_apply(plane, chunk, manager="kubectl-admin")
+        for obj in objects:
+            if obj["kind"] == "Node":
+                set_node_status(plane, obj["metadata"]["name"], obj["status"])
+        kubeconfig = str(plane.admin_kubeconfig)
+        runs = [_run(["--kubeconfig", kubeconfig]) for _ in range(args.repeat)]
+        slow = max(slow, _report("live", runs))
+    return 0 if slow <= TARGET_SECONDS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
