@@ -30,6 +30,7 @@ DEADLINE = 300.0
 # never will without a person (a browser login cannot happen in a pipeline).
 EXEC_TIMEOUT = 60.0
 _CHUNK = 1 << 16
+_GRACE = 1.0  # seconds past the deadline before the alarm interrupts a read
 
 
 class ClusterError(Exception):
@@ -203,7 +204,7 @@ class Cluster:
         self.requests += 1
         timeout = self._timeout()
         try:
-            with _quiet_insecure_warning():
+            with _quiet_insecure_warning(), self._alarm():
                 response = self._api.call_api(
                     method, url, header_params=header_params, body=body, _request_timeout=timeout
                 )
@@ -224,6 +225,32 @@ class Cluster:
                 f"{self._deadline.seconds:g}s (every request of the run together)"
             )
         return min(TIMEOUT[0], left), min(TIMEOUT[1], left)
+
+    @contextlib.contextmanager
+    def _alarm(self) -> Iterator[None]:
+        """A backstop for what no socket timeout bounds, a status line or headers sent a byte
+        at a time: SIGALRM a moment after the deadline interrupts the read (main thread
+        only; signals go nowhere else)."""
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def expired(signum: int, frame: Any) -> None:
+            raise ClusterError(
+                f"the API server {self.server} did not answer within --timeout "
+                f"{self._deadline.seconds:g}s (every request of the run together)"
+            )
+
+        previous = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, max(self._deadline.left(), 0) + _GRACE)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
     def _read(self, raw: Any) -> bytes:
         """The whole body, read a chunk at a time against the deadline: a server that sends

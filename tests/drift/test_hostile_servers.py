@@ -126,6 +126,24 @@ def test_a_server_that_dribbles_is_stopped_by_the_timeout(tmp_path: Path) -> Non
     assert took < 40
 
 
+def test_a_server_that_dribbles_its_headers_is_stopped_by_the_timeout(tmp_path: Path) -> None:
+    """The status line and headers are read before drift sees the response: no per-read
+    timeout and no body loop bounds them."""
+
+    def dribble(handler: BaseHTTPRequestHandler) -> None:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        for _ in range(120):
+            handler.wfile.write(b"z")
+            handler.wfile.flush()
+            time.sleep(0.5)
+
+    with serving(dribble) as server:
+        code, out, err, took = drift(kubeconfig(tmp_path / "kc", server.url), "--timeout", "4s")
+    assert code == 4, out + err
+    assert "did not answer within --timeout 4s" in err
+    assert took < 40
+
+
 def test_the_timeout_has_a_documented_default() -> None:
     done = subprocess.run([*CLI, "drift", "--help"], capture_output=True, text=True, check=True)
     assert "--timeout DURATION" in done.stdout and "[default: 5m]" in done.stdout
