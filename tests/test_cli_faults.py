@@ -261,3 +261,64 @@ def test_memory_exhaustion_is_exit_4_out_of_memory() -> None:
             assert err.splitlines()[-1].startswith("hetgitops: out of memory"), err[-2000:]
             assert "Traceback" not in err
     assert seen[24] == 4 and seen[120] == 0, seen
+
+
+# -- output trees a user made read-only, owned by someone else, or mounted (issue 23 items 6, 16)
+
+DROP = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--"]
+
+
+def as_plain_user(*args: str) -> tuple[int, str]:
+    """The CLI as root without the capabilities that let root ignore file modes: what any
+    non-root user meets (a mode-555 folder refuses it writes)."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("dropping root's file-mode override needs root and setpriv")
+    done = subprocess.run([*DROP, *CLI, *args], capture_output=True, env=ENV, check=False)
+    return done.returncode, done.stderr.decode()
+
+
+def _render_into(out: Path) -> tuple[int, str]:
+    return as_plain_user("render", POLICIES, *NOW, "-o", str(out))
+
+
+def test_a_read_only_old_tree_is_replaced_and_later_renders_work(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert _render_into(out)[0] == 0
+    subprocess.run(["chmod", "-R", "a-w", str(out)], check=True)  # `chmod 555` and below
+    # a killed run's hidden leftover, made read-only too
+    left = tmp_path / ".out.hetgitops-0123456789ab"
+    (left / "core").mkdir(parents=True)
+    (left / ".hetgitops-output").write_text("x\n")
+    subprocess.run(["chmod", "-R", "555", str(left)], check=True)
+    for _ in range(2):
+        code, err = _render_into(out)
+        assert code == 0, err
+        assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert (out / "kustomization.yaml").is_file()
+
+
+def test_an_old_tree_that_cannot_be_removed_says_the_new_one_is_in(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert _render_into(out)[0] == 0
+    subprocess.run(["chown", "-R", "65534:65534", str(out)], check=True)
+    subprocess.run(["chmod", "-R", "a-w", str(out)], check=True)
+    code, err = _render_into(out)
+    (left,) = [p for p in tmp_path.iterdir() if p.name != "out"]
+    _environment_fault(code, err, f"{out} holds the new tree, but {left} could not be removed")
+    assert "no output was completed" not in err and f"rm -rf {left}" in err
+    assert os.stat(out).st_uid == 0  # the new tree, written by this run
+    subprocess.run(["chmod", "-R", "u+w", str(left)], check=True)
+
+
+def test_render_onto_a_mount_point_says_why_and_leaves_nothing(tmp_path: Path) -> None:
+    mounts = _mount(tmp_path / "mnt", "size=1m")
+    mounted = next(mounts)
+    try:
+        code, err = hetgitops("render", POLICIES, *NOW, "-o", str(mounted))
+        assert code == 2, err
+        assert "is a mount point, and a mount point cannot be swapped" in err
+        assert f"e.g. {mounted}/rendered" in err
+        assert [p.name for p in tmp_path.iterdir()] == ["mnt"]  # no staging tree beside it
+        assert list(mounted.iterdir()) == []
+    finally:
+        next(mounts, None)

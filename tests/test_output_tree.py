@@ -120,3 +120,20 @@ def test_replace_tree_writes_no_marker(tmp_path: Path) -> None:
     """Golden trees are written with replace_tree: exactly the rendered files."""
     replace_tree(FILES, tmp_path / "expected")
     assert _read(tmp_path / "expected") == FILES
+
+
+def test_ebusy_at_the_swap_removes_the_staging_tree_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What renameat2 answers for a mount point (or a folder in use): the new tree cannot go in.
+    out = tmp_path / "out"
+    write_tree(FILES, out)
+
+    def busy(a: Path, b: Path) -> bool:
+        raise OSError(16, "Device or resource busy", str(a), None, str(b))
+
+    monkeypatch.setattr(writer, "_exchange", busy)
+    with pytest.raises(OSError, match="cannot be swapped for a new tree, and nothing was changed"):
+        write_tree({"kustomization.yaml": "new\n"}, out)
+    assert _read(out) == MARKED
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -145,8 +145,10 @@ def _guarded(run: Callable[[], int]) -> int:
     except MemoryError:
         out_of_memory()
     except OSError as exc:
+        # A fault after the new tree went in says itself what state the output is in.
+        done = "" if getattr(exc, "says_state", False) else "; no output was completed"
         _say(
-            f"hetgitops: {environment_message(exc)}; no output was completed "
+            f"hetgitops: {environment_message(exc)}{done} "
             "(exit 4: the environment failed, not hetgitops)"
         )
         _debug()

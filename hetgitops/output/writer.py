@@ -8,7 +8,11 @@ Linux, or a file system without it) DIR is first moved aside to `.DIR.hetgitops-
 and the new tree renamed in; a kill between those two renames leaves no DIR, and the next run
 puts the old tree back before anything else. Every run, under a lock on the parent folder (so
 two renders into one DIR take turns), removes the hidden trees that killed runs left behind:
-they carry the MARKER or are empty, so nothing a user made is ever removed.
+they carry the MARKER or are empty, so nothing a user made is ever removed. A tree made
+read-only (`chmod -R a-w`) is made writable before it is removed; one that still cannot be
+removed (someone else's files) is a `LeftBehind` fault saying where each tree is. A mount point
+cannot be DIR (it cannot be renamed): refused up front, and an EBUSY at the swap removes the
+staging tree.
 
 Every write is checked to be complete: a short write or an error raises OSError naming the
 file; callers report it as an environment fault, never as success.
@@ -22,6 +26,7 @@ import errno
 import fcntl
 import os
 import secrets
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +42,13 @@ STEP_HOOK: Callable[[str], None] | None = None
 
 class UnsafeOutput(ValueError):
     """An output directory that replacing as a whole would destroy something (a usage error)."""
+
+
+class LeftBehind(OSError):
+    """A hidden tree that could not be removed; the message says what state DIR is in (the
+    CLI prints it as is, exit 4, instead of "no output was completed")."""
+
+    says_state = True
 
 
 def _step(name: str) -> None:
@@ -94,6 +106,11 @@ def check_output_dir(output: Path, inputs: Iterable[Path] = ()) -> None:
         src = resolved(source)
         if out == src or out in src.parents or src in out.parents:
             raise UnsafeOutput(f"{output} overlaps the input {source}; write the tree elsewhere")
+    if os.path.ismount(out):
+        raise UnsafeOutput(
+            f"{output} is a mount point, and a mount point cannot be swapped for a new tree "
+            f"(rename fails with EBUSY); render into a folder inside it, e.g. {output}/rendered"
+        )
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise UnsafeOutput(
             f"{output} is not empty and has no {MARKER} marker (not a hetgitops output tree); "
@@ -157,7 +174,7 @@ def _recover(output: Path) -> None:
         os.rename(newest, output)
         leftovers.remove(newest)
     for leftover in leftovers:
-        _remove(leftover)
+        _remove_left(leftover, f"{output} was not replaced (it holds the tree it held before)")
     _step("recovered")
 
 
@@ -167,14 +184,38 @@ def _replace(files: Mapping[str, str], output: Path, *, marker: bool) -> None:
     try:
         _step("staging")
         _fill(staging, files, marker=marker)
-    except BaseException:
+        old = _switch(staging, output)
+    except BaseException as exc:
         _remove(staging)
+        if isinstance(exc, OSError) and exc.errno == errno.EBUSY:
+            raise _busy(exc, output) from None
         raise
-    old = _switch(staging, output)
     _step("switched")
     if old is not None:
-        _remove(old)
+        _remove_left(old, f"{output} holds the new tree")
     _step("done")
+
+
+def _busy(exc: OSError, output: Path) -> OSError:
+    where = "a mount point" if os.path.ismount(output) else "in use (a mount point or a cwd)"
+    return OSError(
+        exc.errno,
+        f"{where}: it cannot be swapped for a new tree, and nothing was changed; render into a "
+        f"folder inside it, e.g. {output}/rendered",
+        str(output),
+    )
+
+
+def _remove_left(folder: Path, state: str) -> None:
+    """Remove a hidden tree (the old one, or a killed run's), or say exactly what is where."""
+    try:
+        _remove(folder)
+    except OSError as exc:
+        raise LeftBehind(
+            exc.errno,
+            f"{state}, but {folder} could not be removed ({exc.strerror} at {exc.filename}); "
+            f"remove it by hand: chmod -R u+w {folder} && rm -rf {folder}",
+        ) from None
 
 
 def _fill(staging: Path, files: Mapping[str, str], *, marker: bool) -> None:
@@ -225,7 +266,27 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def _remove(folder: Path) -> None:
-    """Delete a tree bottom-up, its top MARKER last: a kill midway leaves it recognisable."""
+    """Delete a tree bottom-up, its top MARKER last: a kill midway leaves it recognisable. A
+    tree made read-only (`chmod -R a-w rendered`) is ours all the same: made writable first."""
+    try:
+        _unlink_tree(folder)
+    except PermissionError:
+        _writable(folder)
+        _unlink_tree(folder)
+
+
+def _writable(folder: Path) -> None:
+    """u+rwx on every directory of a tree, top-down so each can be listed before it is read."""
+    os.chmod(folder, stat.S_IMODE(os.lstat(folder).st_mode) | stat.S_IRWXU)
+    for root, dirs, _ in os.walk(folder):
+        for name in dirs:
+            path = os.path.join(root, name)
+            mode = os.lstat(path).st_mode
+            if stat.S_ISDIR(mode) and mode & stat.S_IRWXU != stat.S_IRWXU:
+                os.chmod(path, stat.S_IMODE(mode) | stat.S_IRWXU)
+
+
+def _unlink_tree(folder: Path) -> None:
     for root, dirs, names in os.walk(folder, topdown=False):
         for name in names:
             if not (root == str(folder) and name == MARKER):
