@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO, TypeVar
 
 import click
 
@@ -21,6 +22,14 @@ from hetgitops.cli.common import (
 
 
 @click.command(epilog=EXIT_CODES_HELP)
+@click.argument("target", nargs=-1, metavar="[workload NS/NAME]")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Live mode, read-only: against the cluster's current usage; needed by "
+    "`explain workload NS/NAME`.",
+)
+@click.option("--context", help="kubeconfig context (default: its current one).")
 @click.option(
     "--policy",
     "paths",
@@ -55,6 +64,9 @@ from hetgitops.cli.common import (
 )
 @NOW_OPTION
 def explain(
+    target: tuple[str, ...],
+    kubeconfig: Path | None,
+    context: str | None,
     paths: tuple[Path, ...],
     manifest: TextIO | None,
     team: str | None,
@@ -72,10 +84,13 @@ def explain(
     """Where a job would land on an empty cluster, or why it would pend: the flavors Kueue
     tries in order, its reason and message, Volcano's and kube-scheduler's view, and the
     policy line to change. Exit 1 when the job would not be admitted."""
-    from hetgitops.explain import formats, request, run
+    from hetgitops.explain import formats, live, request, run
     from hetgitops.explain.workload import WorkloadError
 
-    modes = sum(x is not None for x in (manifest, profile)) + bool(gpus or mig)
+    workload_ref = _workload_ref(target)
+    modes = sum(x is not None for x in (manifest, profile, workload_ref)) + bool(gpus or mig)
+    if workload_ref is not None and kubeconfig is None:
+        raise click.UsageError("explain workload NS/NAME reads the cluster: give --kubeconfig")
     if modes != 1:
         raise click.UsageError(
             "give one of -f FILE, --profile P --team T, or --team T --gpus N|--mig P=N"
@@ -93,24 +108,62 @@ def explain(
 
             echo_report(FORMATTERS["text"](failed.result))
             return EXIT_FINDINGS
+        if workload_ref is not None:
+            assert kubeconfig is not None
+            report = _live(
+                lambda c: live.explain_workload(policy, c, *workload_ref), kubeconfig, context
+            )
+            echo_report(formats.render_workload(report, output_format))
+            return EXIT_OK if report.state in ("admitted", "finished") else EXIT_FINDINGS
+        state = (
+            _live(lambda c: live.read_state(policy, c), kubeconfig, context) if kubeconfig else None
+        )
         try:
             if manifest is not None:
-                found = run.explain_all(policy, run.manifests(manifest.read(), manifest.name))
+                found = run.explain_all(
+                    policy, run.manifests(manifest.read(), manifest.name), state
+                )
             elif profile is not None:
                 assert team is not None
-                found = run.profile_explanations(policy, profile, team)
+                found = run.profile_explanations(policy, profile, team, state)
             else:
                 assert team is not None
                 asked = request.Request(
                     team, gpus, card, pool, per_node, gang, request.parse_mig(mig), tier
                 )
-                found = run.explain_all(policy, [request.from_request(policy, asked)])
+                found = run.explain_all(policy, [request.from_request(policy, asked)], state)
         except WorkloadError as exc:
             raise click.UsageError(str(exc)) from None
         echo_report(formats.FORMATS[output_format](found))
         return EXIT_OK if all(e.verdict == "admitted" for e in found) else EXIT_FINDINGS
 
     sys.exit(guarded(go))
+
+
+def _workload_ref(target: tuple[str, ...]) -> tuple[str, str] | None:
+    if not target:
+        return None
+    if len(target) != 2 or target[0] != "workload" or target[1].count("/") != 1:
+        raise click.UsageError("expected `explain workload NAMESPACE/NAME`")
+    namespace, name = target[1].split("/")
+    return namespace, name
+
+
+T = TypeVar("T")
+
+
+def _live(read: Callable[[Any], T], kubeconfig: Path, context: str | None) -> T:
+    """Run `read` against the cluster; an unreachable or forbidden cluster is exit 4."""
+    from hetgitops.live.client import Cluster, ClusterError, Forbidden, NotServed
+
+    try:
+        cluster = Cluster(kubeconfig, context)
+        try:
+            return read(cluster)
+        finally:
+            cluster.close()
+    except (ClusterError, Forbidden, NotServed) as exc:
+        raise OSError(f"{exc} (explain reads ClusterQueues, Workloads and Events)") from None
 
 
 @click.command(epilog=EXIT_CODES_HELP)

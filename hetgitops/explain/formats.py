@@ -8,6 +8,7 @@ from typing import Any
 
 from hetgitops.explain.explanation import Explanation
 from hetgitops.explain.kueue import Attempt, fmt
+from hetgitops.explain.live import WorkloadReport
 from hetgitops.plan.quota_plan import HOST_RESOURCES as HOST
 
 SCHEMA_VERSION = 1
@@ -64,6 +65,7 @@ def as_data(e: Explanation) -> dict[str, Any]:
         "volcano": list(e.volcano),
         "kubeScheduler": list(e.scheduler),
         "policy": list(e.policy),
+        "live": list(e.notes),
         "fixes": [
             {"at": str(f.span), "change": f.what, "resource": f.resource, "amount": f.amount}
             for f in e.fixes
@@ -134,6 +136,7 @@ def _lines(e: Explanation, bullet: str, code: Callable[[str], str]) -> list[str]
         ("Volcano", e.volcano),
         ("kube-scheduler", e.scheduler),
         ("policy", e.policy),
+        ("live", e.notes),
     ):
         for line in lines:
             out.append(f"{bullet}{title}: {line}")
@@ -158,3 +161,25 @@ FORMATS: dict[str, Callable[[Iterable[Explanation]], str]] = {
     "json": render_json,
     "markdown": render_markdown,
 }
+
+
+def render_workload(report: WorkloadReport, output_format: str) -> str:
+    """`explain workload NS/NAME`: the Workload's conditions, then the policy terms."""
+    if output_format == "json":
+        body = {
+            "schemaVersion": SCHEMA_VERSION,
+            "workload": report.name,
+            "clusterQueue": report.cluster_queue,
+            "state": report.state,
+            "conditions": list(report.conditions),
+            "policy": list(report.policy),
+            "events": list(report.events),
+        }
+        return json.dumps(body, indent=2) + "\n"
+    bullet = "- " if output_format == "markdown" else "  "
+    head = f"Workload {report.name} (ClusterQueue {report.cluster_queue or '?'}): {report.state}"
+    out = [f"### {head}" if output_format == "markdown" else head]
+    out += [f"{bullet}condition {c}" for c in report.conditions]
+    out += [f"{bullet}policy: {line}" for line in report.policy]
+    out += [f"{bullet}kube-scheduler: {line}" for line in report.events]
+    return "\n".join(out) + "\n"

@@ -3,6 +3,7 @@ asked about and explain each."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterable
 from pathlib import Path
@@ -13,6 +14,7 @@ import yaml
 from hetgitops.diagnostics import has_errors
 from hetgitops.explain import request as requests
 from hetgitops.explain.explanation import Explanation, explain
+from hetgitops.explain.live import LiveState, live_lines
 from hetgitops.explain.workload import Workload, WorkloadError, from_manifest
 from hetgitops.load.documents import LoadResult, load_paths
 from hetgitops.model import schema
@@ -74,16 +76,29 @@ def manifests(text: str, name: str) -> list[Workload]:
     return found
 
 
-def explain_all(policy: Policy, workloads: Iterable[Workload]) -> list[Explanation]:
-    return [explain(policy, w) for w in workloads]
+def explain_all(
+    policy: Policy, workloads: Iterable[Workload], state: LiveState | None = None
+) -> list[Explanation]:
+    """Each workload explained on the empty cluster, or against `state` (live mode): its usage
+    is what Kueue's Available subtracts, and who it would queue behind is added."""
+    if state is None:
+        return [explain(policy, w) for w in workloads]
+    found = []
+    for workload in workloads:
+        e = explain(policy, workload, usage=state.usage)
+        lines = (f"read from {state.server}", *live_lines(policy, e.team, state), *state.notes)
+        found.append(dataclasses.replace(e, notes=lines))
+    return found
 
 
-def profile_explanations(policy: Policy, profile: str, team: str) -> list[Explanation]:
+def profile_explanations(
+    policy: Policy, profile: str, team: str, state: LiveState | None = None
+) -> list[Explanation]:
     """The rendered templates explained; when `jobs` renders none for the pair, the profile's
     request on its first card type, so Kueue's verdict says why."""
     rendered = requests.from_profile(policy, profile, team)
     if rendered:
-        return explain_all(policy, rendered)
+        return explain_all(policy, rendered, state)
     asked = requests.profile_request(policy, profile, team)
     workload = requests.from_request(policy, asked)
     note = f"hetgitops jobs renders no template of {profile} for {team}"

@@ -296,3 +296,37 @@ def test_a_broken_policy_is_reported_not_explained(command: str, tmp_path: Path)
     result = CliRunner().invoke(cli.main, [command, *args])
     assert result.exit_code == 1, result.output
     assert "error[" in result.output
+
+
+def test_kueue_messages_translate_into_the_quota_line_to_change(policy: Any) -> None:
+    """explain workload reads a live Workload's QuotaReserved message (Kueue v0.19.2 shapes)."""
+    from hetgitops.explain.live import translate
+
+    pending = ask(policy, team="research", card="h100-80gb", gpus=32, per_node=4)
+    lines = translate(policy, "research", pending.message)
+    (quota,) = [line for line in lines if "nvidia.com/gpu needs" in line]
+    assert "needs 20 more" in quota and "policies/teams/others.yaml:32:7" in quota
+    assert any("excludes pool rtx4090-dev" in line for line in lines)
+    missing = ask(policy, team="finetune-vision", pool="h100-infer", mig=(("1g.10gb", 2),))
+    assert (
+        "holds no nvidia.com/mig-1g.10gb"
+        in translate(policy, "finetune-vision", missing.message)[0]
+    )
+
+
+def test_live_mode_needs_a_reachable_cluster(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: secret-token}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    base = ["explain", "--policy", str(REPO / "policies"), "--now", NOW.isoformat()]
+    result = CliRunner().invoke(
+        cli.main, [*base, "--kubeconfig", str(kubeconfig), "--team", "pretraining", "--gpus", "8"]
+    )
+    assert result.exit_code == 4, result.output
+    assert "secret-token" not in result.output
+    usage = CliRunner().invoke(cli.main, [*base, "workload", "pretrain/job"])
+    assert usage.exit_code == 2 and "--kubeconfig" in usage.output
