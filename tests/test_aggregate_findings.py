@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -217,3 +218,40 @@ def test_focus_leaves_findings_without_contributors_alone() -> None:
         related=(Related(Span("f.yaml", 2, 1), "first declared here"),),
     )  # fmt: skip
     assert duplicate.focus(lambda span: span.line == 2) is duplicate
+
+
+def test_changed_since_finds_the_repository_from_the_policy_path(
+    oversubscribed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Git history is the policy's, whatever the working directory is (none, or another
+    repository): the annotation still lands on the changed line, named from the cwd."""
+    root = oversubscribed.parent
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    raise_quota(oversubscribed)
+    raised = where(oversubscribed, TEAMS, "{pool: a800-train, cards: ^32")
+    _, line, column = raised.split(":")
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    elsewhere.mkdir()
+    git(elsewhere, "init", "-q", "-b", "other")  # another repository, without the policy
+    monkeypatch.chdir(elsewhere)
+    policy = os.path.relpath(oversubscribed, elsewhere)
+    args = ["validate", policy, "--now", "2026-12-01", "--format", "github"]
+    result = CliRunner().invoke(cli.main, [*args, "--changed-since", "HEAD"])
+    assert result.exit_code == 1, result.output
+    (annotation,) = [a for a in result.stdout.splitlines() if "quota-exceeds-capacity" in a]
+    file = Path(policy, TEAMS).as_posix()
+    assert annotation.startswith(f"::error file={file},line={line},col={column},")
+
+
+def test_changed_since_outside_a_repository_names_its_own_option(
+    oversubscribed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`validate` has no --base-dir: the error must not send the user to it."""
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(oversubscribed.parent.parent))
+    result = CliRunner().invoke(cli.main, ["validate", "policies", "--changed-since", "HEAD"])
+    assert result.exit_code == 2
+    assert "not inside a Git repository" in result.output
+    assert "--base-dir" not in result.output
+    assert "--changed-since reads the policy's Git history" in result.output

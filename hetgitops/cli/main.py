@@ -81,20 +81,21 @@ def validate(
     from hetgitops.reporting import FORMATTERS
 
     def run() -> int:
-        changed = _changed_lines(changed_since) if changed_since else None
+        policy = policy_paths(paths)
+        changed = _changed_lines(changed_since, policy) if changed_since else None
         options = api.Options(now=now, crd_dirs=crd_dirs, changed=changed)
-        result = api.validate(policy_paths(paths), options)
+        result = api.validate(policy, options)
         echo_report(FORMATTERS[output_format](result))
         return EXIT_FINDINGS if result.failed(strict=strict) else EXIT_OK
 
     sys.exit(guarded(run))
 
 
-def _changed_lines(ref: str) -> dict[str, frozenset[int]]:
+def _changed_lines(ref: str, policy: list[Path]) -> dict[str, frozenset[int]]:
     from hetgitops.diff import changed, gitsource
 
     try:
-        return changed.changed_lines(ref)
+        return changed.changed_lines(ref, policy)
     except gitsource.GitEnvironmentError as exc:
         raise OSError(errno.ENOENT, str(exc)) from None  # guarded(): exit 4
     except gitsource.SourceError as exc:

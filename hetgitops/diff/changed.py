@@ -9,39 +9,46 @@ and folders alike.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hetgitops.diff.gitsource import _git, repo_root, resolve
+from hetgitops.diff.gitsource import _git, repo_of, resolve
 from hetgitops.load.documents import Document
 
 _FILE = re.compile(r"^\+\+\+ (?:b/)?(.*)$")
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
-def changed_lines(ref: str, cwd: Path | None = None) -> dict[str, frozenset[int]]:
-    """File (relative to `cwd`, as reports name it) -> the lines added or changed since `ref`.
+def changed_lines(
+    ref: str, paths: Iterable[Path] = (), cwd: Path | None = None
+) -> dict[str, frozenset[int]]:
+    """File (relative to `cwd`, as reports name it) -> the lines added or changed since `ref`,
+    in the repository that holds the first of `paths` (the policy), wherever `cwd` is.
 
     A pure deletion marks the lines on both sides of the gap: removing a node group is a change
     of the pool next to it. Raises gitsource.SourceError (unknown ref, not a repository) and
     GitMissing."""
     where = cwd or Path.cwd()
-    repo_root(where)  # a clear error outside a repository
-    commit = resolve(where, ref)
+    repo = repo_of(paths, where, " (--changed-since reads the policy's Git history)")
+    commit = resolve(repo, ref)
     out = _git(
-        where,
+        repo,
         "diff",
         "--unified=0",
         "--no-color",
         "--no-ext-diff",
         "--no-renames",
-        "--relative",
         commit,
         "--",
     ).decode("utf-8", "replace")
-    return parse_unified(out)
+    # Git names files from the repository's top; reports name them from the working directory.
+    return {
+        os.path.relpath(repo / name, where).replace(os.sep, "/"): lines
+        for name, lines in parse_unified(out).items()
+    }
 
 
 def parse_unified(text: str) -> dict[str, frozenset[int]]:

@@ -50,13 +50,26 @@ def _git(repo: Path, *args: str, data: bytes | None = None) -> bytes:
     return done.stdout
 
 
-def repo_root(start: Path) -> Path:
+def repo_root(start: Path, hint: str = "") -> Path:
+    """The work tree holding `start`; `hint` (what the caller can do instead) ends the error."""
     try:
         return Path(_git(start, "rev-parse", "--show-toplevel").decode().strip())
     except GitMissing:
         raise
     except SourceError:
-        raise SourceError(f"{start} is not inside a Git repository (use --base-dir)") from None
+        raise SourceError(f"{start} is not inside a Git repository{hint}") from None
+
+
+def repo_of(paths: Iterable[Path], cwd: Path, hint: str = "") -> Path:
+    """The repository the policy lives in: found from the first policy path (its folder for a
+    file), not from the working directory, which may be another repository or none."""
+    first = next(iter(paths), None)
+    if first is None:
+        return repo_root(cwd, hint)
+    start = first if first.is_absolute() else cwd / first
+    while not start.is_dir() and start != start.parent:  # a file, or a path gone at HEAD
+        start = start.parent
+    return repo_root(start, hint)
 
 
 def resolve(repo: Path, ref: str) -> str:
@@ -188,7 +201,8 @@ def select_sides(
         if base is not None or head is not None:
             raise SourceError("use either --base/--head (Git refs) or --base-dir/--head-dir")
         return read_folder([base_dir], str(base_dir)), read_folder([head_dir], str(head_dir))
-    repo = repo_root(cwd)
+    folders = "; to compare two folders use --base-dir DIR --head-dir DIR"
+    repo = repo_of(paths, cwd, folders)
     base_side = read_ref(repo, base or default_base(repo), paths)
     if head is None:
         return base_side, read_folder(paths, "working tree")

@@ -183,3 +183,29 @@ def test_missing_git_is_an_environment_fault(
     monkeypatch.setenv("PATH", str(empty))
     result = diff("--base", "HEAD")
     assert result.exit_code == 4 and "git is not installed" in result.output
+
+
+def test_the_repository_is_the_policy_paths_not_the_working_directory(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from another repository (or none), `diff PATH` reads PATH's history."""
+    edit(repo, "quota-cut")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(elsewhere, "init", "-q", "-b", "other")
+    monkeypatch.chdir(elsewhere)
+    result = diff("../repo/policies", "--base", "HEAD")
+    assert result.exit_code == 1, result.output
+    assert "pretraining / a800-train (a800-80gb): nominal whole 80 -> 64" in result.output
+
+
+def test_outside_a_repository_the_hint_names_diffs_folder_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "plain"
+    shutil.copytree(BUNDLED, outside / "policies")
+    monkeypatch.chdir(outside)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    result = diff("policies")
+    assert result.exit_code == 2
+    assert "to compare two folders use --base-dir DIR --head-dir DIR" in result.output
