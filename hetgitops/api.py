@@ -35,6 +35,9 @@ class Result:
     documents: int = 0
     policy: Policy | None = None
     manifests: list[Manifest] = field(default_factory=list)
+    # Every document passed its schema and the model was built without an error: `policy` is
+    # the whole policy even if semantic checks failed (diff still shows its quota and cost).
+    model_complete: bool = False
 
     def failed(self, *, strict: bool = False) -> bool:
         return has_errors(self.diagnostics, strict=strict)
@@ -91,6 +94,7 @@ def analyse(
     policy, problems = build_policy(valid, lost)
     result.policy = policy
     result.diagnostics.extend(problems)
+    result.model_complete = not invalid and not has_errors([*loaded.diagnostics, *problems])
     found = checks.run_checks(policy, checks.CheckContext(options.now))
     result.diagnostics.extend(_downgrade(found, downgrade))
     if not result.failed() and not invalid and options.compile_targets:

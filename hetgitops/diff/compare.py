@@ -34,6 +34,13 @@ class SideResult:
     def policy(self) -> Policy | None:
         return self.result.policy if self.valid else None
 
+    @property
+    def model(self) -> Policy | None:
+        """The whole policy even when a semantic check fails (a quota above capacity): what
+        the change asks for, which the quota and cost tables show. None when documents were
+        dropped (schema errors, broken references): a partial model would read as removals."""
+        return self.result.policy if self.valid or self.result.model_complete else None
+
 
 @dataclass
 class DiffResult:
@@ -178,9 +185,9 @@ def compare(
         changed = changed_values(base.loaded.documents, head.loaded.documents)
     old = _run(base, replace(options, changed=None))
     new = _run(head, replace(options, changed=changed))
-    both = old.valid and new.valid
+    both = old.model is not None and new.model is not None
     empty = Impact((), (), (), ())
-    result = DiffResult(old, new, impact(old.policy, new.policy) if both else empty)
+    result = DiffResult(old, new, impact(old.model, new.model) if both else empty)
     result.ignored = tuple(ignore)
     result.introduced, result.resolved = findings_delta(
         old.result.diagnostics, new.result.diagnostics

@@ -209,3 +209,32 @@ def test_outside_a_repository_the_hint_names_diffs_folder_options(
     result = diff("policies")
     assert result.exit_code == 2
     assert "to compare two folders use --base-dir DIR --head-dir DIR" in result.output
+
+
+def test_an_invalid_head_still_shows_the_quota_and_cost_it_asks_for(repo: Path) -> None:
+    """A quota above capacity fails validation; the reviewer still sees 80 -> 800 and its cost."""
+    edit(repo, "invalid-policy")
+    result = diff("--base", "HEAD")
+    assert result.exit_code == 1
+    assert "a side fails validation" in result.output
+    assert "pretraining / a800-train (a800-80gb): nominal whole 80 -> 800" in result.output
+    assert "pretraining: 105,704 -> 946,664 USD" in result.output
+    report = json.loads(diff("--base", "HEAD", "--format", "json").output)
+    assert [q["after"]["cards"] for q in report["impact"]["quotas"]] == [800]
+
+
+def test_a_head_that_drops_documents_shows_no_quota_table(repo: Path) -> None:
+    """A schema error drops its document: a table would show its quotas as removed."""
+    teams = repo / "policies/teams/training.yaml"
+    teams.write_text(teams.read_text().replace("cards: 80,", "cards: eighty,", 1))
+    result = diff("--base", "HEAD", "--format", "json")
+    assert result.exit_code == 1
+    assert json.loads(result.output)["impact"]["quotas"] == []
+
+
+def test_the_guide_says_diff_exits_1_on_a_change(repo: Path) -> None:
+    """As `kubectl diff`: a shell `&&` after it runs only when nothing changed."""
+    edit(repo, "quota-cut")
+    assert diff("policies", "--base", "main").exit_code == 1
+    guide = (Path(__file__).parents[2] / "docs/getting-started.md").read_text()
+    assert "exits 1 when the output changes" in guide

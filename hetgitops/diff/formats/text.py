@@ -13,7 +13,7 @@ from hetgitops.reporting.text import visible
 
 def headline(result: DiffResult) -> str:
     if result.invalid:
-        return "a side fails validation: no object diff (see findings)"
+        return "a side fails validation: no object diff (see findings; quota and cost as asked)"
     if not result.objects:
         return "no change in the rendered output"
     risks = len(result.risks)
