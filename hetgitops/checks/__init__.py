@@ -17,6 +17,7 @@ from hetgitops.checks import (
     labels,
     lifecycle,
     mig_rules,
+    monitoring,
     multikueue,
     node_agents,
     priorities,
@@ -59,6 +60,7 @@ FAMILIES: tuple[str, ...] = tuple(
         node_agents,
         taints,
         versions,
+        monitoring,
     )
 )
 

@@ -15,7 +15,9 @@ from typing import Any
 
 from hetgitops.model import quantities
 
-KEY_FIELDS = ("name", "key", "id", "nodeLabel")
+# `alert` and `record`: Prometheus rules (the monitoring target), so a changed threshold reads
+# as `rules[alert=HetGitOpsGPUsAllocatedButIdle].expr`, not as a rule index.
+KEY_FIELDS = ("name", "key", "id", "nodeLabel", "alert", "record")
 
 
 @dataclass(frozen=True)

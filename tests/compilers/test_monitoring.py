@@ -194,3 +194,13 @@ def test_cli_writes_promtool_tests_outside_the_tree(tmp_path: Path) -> None:
         ],
     )
     assert without.exit_code == 2
+
+
+def test_drift_rbac_lists_prometheus_rules(tmp_path: Path) -> None:
+    """drift compares the PrometheusRules like any rendered kind: its ClusterRole may list them."""
+    folder = _with_monitoring(tmp_path, {"idle": {"utilisationPercent": 5}})
+    result = _policy(folder, ("drift-rbac",))
+    role = next(m.obj for m in result.manifests if m.kind == "ClusterRole")
+    groups = {rule["apiGroups"][0]: rule["resources"] for rule in role["rules"]}
+    assert "prometheusrules" in groups["monitoring.coreos.com"]
+    assert "configmaps" in groups[""]
