@@ -93,6 +93,10 @@ def import_(
             except ClusterError as exc:
                 click.echo(f"hetgitops: {exc}", err=True)
                 return EXIT_ENVIRONMENT
+            count = len(read.objects)
+            click.echo(
+                f"hetgitops import: read {count} objects in {read.requests} requests", err=True
+            )
         result = import_objects(read, output, cluster=cluster)
         output.mkdir(parents=True, exist_ok=True)
         for name, text in result.files.items():

@@ -98,23 +98,35 @@ def test_node_ranges_expand_to_the_same_names(names: list[str]) -> None:
     assert sorted(n for r in compact(names) for n in expand(r)) == sorted(names)
 
 
-def test_the_bundled_fleet_render_imports_with_every_queue_name_kept(tmp_path: Path) -> None:
-    """policy -> render -> import -> render: every Kueue object and priority class of the first
-    render comes back under the same name (flavors with their digest, through flavorName)."""
-    first = api.render([REPO / "policies"]).manifests
-    text = "---\n".join(yaml.safe_dump(m.obj) for m in first)
-    files, found = _import(text, tmp_path)
-    assert not [f for f in found if f.startswith("import-object-not-adopted")]
-    sources_ = [(str(tmp_path / "policy" / n), t.encode()) for n, t in files.items()]
-    again = api.validate_sources(sources_).manifests
-    kinds = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass",
-             "PriorityClass"}  # fmt: skip
+SCENARIOS = [REPO / "policies", *sorted((REPO / "tests/cases/render").glob("*/policy"))]
+KINDS = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass",
+         "PriorityClass", "Topology"}  # fmt: skip
 
-    def names(manifests: list) -> set[tuple[str, str, str]]:  # type: ignore[type-arg]
-        return {(m.obj["kind"], m.obj["metadata"].get("namespace", ""), m.obj["metadata"]["name"])
-                for m in manifests if m.obj.get("kind") in kinds}  # fmt: skip
 
-    assert names(first) == names(again)
+def _names(manifests: list) -> set[tuple[str, str, str]]:  # type: ignore[type-arg]
+    return {(m.obj["kind"], m.obj["metadata"].get("namespace", ""), m.obj["metadata"]["name"])
+            for m in manifests if m.obj.get("kind") in KINDS}  # fmt: skip
+
+
+@pytest.mark.parametrize("policy", SCENARIOS, ids=lambda p: p.parent.name if p.name == "policy"
+                         else "bundled")  # fmt: skip
+def test_policy_render_import_render_keeps_every_name(policy: Path, tmp_path: Path) -> None:
+    """policy -> render -> import -> render, for the bundled fleet and every golden scenario:
+    the written policy validates, and every Kueue object, Topology and priority class of the
+    first render comes back under its name (flavors with their digest, through flavorName).
+    The only new objects are priority classes of tiers a Kueue-only (or Volcano-only) fleet
+    did not render: import always writes the core and kueue targets."""
+    first = api.render([policy])
+    assert not first.failed() and first.manifests
+    text = "---\n".join(yaml.safe_dump(m.obj) for m in first.manifests)
+    read = sources.Read()
+    sources.from_text("rendered.yaml", text, read)
+    result = import_objects(read, tmp_path / "policy", cluster="lab")
+    assert result.rendered is not None and not result.rendered.failed()
+    assert not [d for d in result.diagnostics if d.rule == "import-object-not-adopted"]
+    before, after = _names(first.manifests), _names(result.rendered.manifests)
+    assert before <= after
+    assert {kind for kind, _, _ in after - before} <= {"PriorityClass", "WorkloadPriorityClass"}
 
 
 def _upstream_examples() -> list[Path]:
