@@ -70,6 +70,17 @@ def _formats() -> list[str]:
     show_default=True,
     help="What makes the exit code 1.",
 )
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Read the live cluster (read-only: one LIST of Workloads, Pods, PodGroups) and say per "
+    "hazard how much running and pending work it reaches.",
+)
+@click.option(
+    "--context",
+    metavar="CONTEXT",
+    help="Kubeconfig context for the live blast radius (implies reading the cluster).",
+)
 @NOW_OPTION
 @crd_dir_option("Also check both sides' output against CRDs in DIR.")
 def diff(
@@ -81,6 +92,8 @@ def diff(
     output_format: str,
     ignore: tuple[str, ...],
     exit_code_on: str,
+    kubeconfig: Path | None,
+    context: str | None,
     now: dt.date,
     crd_dirs: tuple[Path, ...],
 ) -> None:
@@ -89,7 +102,7 @@ def diff(
     PATHS are the policy files or folders (default: policies/), read at each Git ref straight
     from Git objects (no checkout; the working tree is left alone)."""
     from hetgitops import api
-    from hetgitops.diff import compare, gitsource
+    from hetgitops.diff import blast, compare, gitsource
     from hetgitops.diff.formats import FORMATTERS
 
     if (base_dir or head_dir) and paths:
@@ -112,6 +125,14 @@ def diff(
             raise click.UsageError(str(exc)) from None
         options = api.Options(now=now, crd_dirs=crd_dirs)
         result = compare.compare(*sides, options, ignore=ignore)
+        if (kubeconfig or context) and result.hazards:
+            try:
+                compare.read_live_radius(result, kubeconfig=kubeconfig, context=context)
+            except blast.LiveUnavailable as exc:
+                click.echo(f"hetgitops: live blast radius: {exc}", err=True)
+                return EXIT_ENVIRONMENT
+            except compare.LiveNotSupported as exc:
+                raise click.UsageError(str(exc)) from None
         echo_report(FORMATTERS[output_format](result))
         failing = bool(result.risks) if exit_code_on == "risk" else result.changed
         return EXIT_FINDINGS if failing else EXIT_OK

@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from hetgitops import api, compilers
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.diff import drains as drain_plans
+from hetgitops.diff.blast import with_live_radius
 from hetgitops.diff.changed import changed_values
 from hetgitops.diff.gitsource import Side
 from hetgitops.diff.hazards import Hazard, hazards
@@ -55,6 +57,7 @@ class DiffResult:
     resolved: list[Diagnostic] = field(default_factory=list)
     objects: list[ObjectChange] = field(default_factory=list)
     ignored: tuple[str, ...] = ()
+    live_requests: int = 0  # requests made for the live blast radius (0: not read)
 
     @property
     def invalid(self) -> bool:
@@ -198,3 +201,28 @@ def compare(
     changes = object_changes(old.result.manifests, new.result.manifests)
     result.objects = [c for c in changes if not ignored(c, ignore)]
     return result
+
+
+class LiveNotSupported(Exception):
+    """`diff --kubeconfig` on a policy it cannot read live (a usage error)."""
+
+
+def read_live_radius(result: DiffResult, *, kubeconfig: Any, context: str | None) -> None:
+    """Fill each hazard's `live` line from the cluster (read-only, diff/blast.py). The base
+    side is what runs in the cluster now: its teams own the namespaces."""
+    base = result.base.policy
+    if base is None or base.fleet is None:
+        return
+    if base.clusters:
+        raise LiveNotSupported(
+            "--kubeconfig reads one cluster; the live blast radius of a multi-cluster policy is "
+            "not supported yet: leave --kubeconfig and --context out"
+        )
+    teams = {ns: team.name for team in base.teams.values() for ns in team.namespaces}
+    result.hazards, result.live_requests = with_live_radius(
+        result.hazards,
+        kueue_api_version=base.fleet.kueue_api_version,
+        team_of_namespace=teams,
+        kubeconfig=kubeconfig,
+        context=context,
+    )

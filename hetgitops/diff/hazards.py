@@ -29,6 +29,13 @@ class Hazard:
     message: str
     action: str
     span: Span = NOWHERE
+    # What live work the hazard reaches, for `diff --kubeconfig` (diff/blast.py): pairs of
+    # (what, name) such as ("flavor", NAME), ("nodes", "n1,n2"), ("taint", KEY),
+    # ("namespace", NS), ("localqueue", "NS/NAME"), ("clusterqueue", NAME),
+    # ("priorityclass", NAME), ("resource", "CQ|RESOURCE").
+    scope: tuple[tuple[str, str], ...] = ()
+    # The live blast radius, filled in by diff/blast.py when a cluster was read.
+    live: str = ""
 
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
@@ -257,7 +264,12 @@ def flavor_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
                 "hangs, check no ClusterQueue still lists it"
             )
         yield Hazard(
-            "kueue-flavor-removed", f"ResourceFlavor {name}", message, action, old[name].origin
+            "kueue-flavor-removed",
+            f"ResourceFlavor {name}",
+            message,
+            action,
+            old[name].origin,
+            scope=(("flavor", name),),
         )
 
 
@@ -306,6 +318,7 @@ def namespace_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> 
             "first move or finish its workloads (or point them at another team's LocalQueue) and "
             f"copy its data, then `kubectl delete namespace {name}`",
             old[name].origin,
+            scope=(("namespace", name),),
         )
 
 
@@ -325,6 +338,7 @@ def mig_mode_flips(drains: Sequence[Drain]) -> Iterator[Hazard]:
             "one node at a time: cordon, drain its GPU pods, wait for "
             "nvidia.com/mig.config.state=success, uncordon",
             members[0].span,
+            scope=(("nodes", ",".join(d.node for d in members)),),
         )
 
 
@@ -435,6 +449,7 @@ def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
             "ClusterQueues' stopPolicy: HoldAndDrain and wait for their admitted count on "
             f"{name} to reach 0), or sync when the pool is idle",
             new[successor].origin,
+            scope=(("flavor", name),),
         )
 
 
@@ -480,6 +495,7 @@ def taint_evicts(before: Sequence[Manifest], after: Sequence[Manifest]) -> Itera
             "switch it to NoExecute; upgrade the GPU Operator and NFD releases with the rendered "
             "agent values before the taint lands",
             manifest.origin,
+            scope=(("nodes", ",".join(nodes)), *(("taint", t.split("=", 1)[0]) for t in added)),
         )
 
 
@@ -503,6 +519,7 @@ def localqueue_removed(before: Sequence[Manifest], after: Sequence[Manifest]) ->
             f"change the kueue.x-k8s.io/queue-name of namespace {namespace}'s jobs and "
             "Deployments to the new queue before the sync",
             old[key].origin,
+            scope=(("localqueue", key),),
         )
 
 
@@ -522,6 +539,7 @@ def clusterqueue_removed(before: Sequence[Manifest], after: Sequence[Manifest]) 
             '\'{"spec":{"stopPolicy":"HoldAndDrain"}}\'` and wait for its admitted '
             "workloads to finish, or move its teams' jobs to their new queue",
             old[name].origin,
+            scope=(("clusterqueue", name),),
         )
 
 
@@ -542,6 +560,7 @@ def priority_class_removed(
             f"change priorityClassName {name} (and kueue.x-k8s.io/priority-class) in the "
             "templates of running Deployments and jobs to the new tier before the sync",
             old[name].origin,
+            scope=(("priorityclass", name),),
         )
 
 
@@ -570,6 +589,7 @@ def resource_uncovered(before: Sequence[Manifest], after: Sequence[Manifest]) ->
             "move the team's jobs and Deployments to the resources the queue covers now "
             f"({', '.join(sorted(_covered(new[name]))) or 'none'}) before the sync",
             new[name].origin,
+            scope=tuple(("resource", f"{name}|{r}") for r in gone),
         )
 
 

@@ -14,7 +14,7 @@ def render(result: DiffResult) -> str:
         as_finding = Diagnostic(
             hazard.rule,
             Severity.WARNING,
-            f"{hazard.subject} {hazard.message}",
+            f"{hazard.subject} {hazard.message}" + (f" ({hazard.live})" if hazard.live else ""),
             hazard.span,
             hint=hazard.action,
         )

@@ -177,6 +177,7 @@ def document(result: DiffResult) -> dict[str, Any]:
                 "message": h.message,
                 "action": h.action,
                 "location": _span(h.span),
+                **({"live": h.live} if h.live else {}),
             }
             for h in result.hazards
         ],

@@ -110,7 +110,8 @@ def _risk_sections(result: DiffResult) -> Iterator[tuple[str, str]]:
     if result.hazards:
         body = [
             f"- **{code_cell(h.rule)}** {text_cell(h.subject)} {text_cell(h.message)}  \n"
-            f"  _do:_ {text_cell(h.action)}  \n  _at:_ {code_cell(str(h.span))}"
+            + (f"  _{text_cell(h.live)}_  \n" if h.live else "")
+            + f"  _do:_ {text_cell(h.action)}  \n  _at:_ {code_cell(str(h.span))}"
             for h in result.hazards
         ]
         yield "hazards", _details(f"⚠️ Day-2 hazards ({len(result.hazards)})", body)

@@ -60,6 +60,8 @@ def _hazards(result: DiffResult) -> Iterator[str]:
     yield "Day-2 hazards:"
     for hazard in result.hazards:
         yield f"  ! {hazard.rule}: {hazard.subject} {hazard.message}"
+        if hazard.live:
+            yield f"      {hazard.live}"
         yield f"      do: {hazard.action}"
         yield f"      at: {hazard.span}"
 

@@ -1,0 +1,289 @@
+"""Diff stage, live blast radius (`diff --kubeconfig`): how much running and pending work each
+day-2 hazard reaches in the cluster as it is now.
+
+Read-only, through the one live client (`hetgitops.live.client`): one LIST each of Kueue
+Workloads, Pods and (when Volcano is served) PodGroups. Each hazard carries its `scope` (the
+flavor, nodes, namespace, queue or class it is about, set by `diff/hazards.py`); this module
+counts what the live objects hold in that scope, per team, and writes one line into
+`Hazard.live`. Nothing is written to the cluster.
+
+What counts, per scope (Kueue v0.19 Workload status; Kubernetes Pod spec):
+- flavor: workloads whose `status.admission` assigns that flavor to some pod set;
+- nodes (+ taint): pods bound to those nodes (`spec.nodeName`), not finished, that do not
+  tolerate the taint key (DaemonSet pods are counted apart: their controller recreates them);
+- namespace: workloads and unfinished pods in it;
+- localqueue: workloads in its namespace that name it (`spec.queueName`);
+- clusterqueue: workloads admitted by it (`status.admission.clusterQueue`);
+- priorityclass: unfinished pods with that `priorityClassName` that a controller owns (what is
+  recreated and refused);
+- resource (CQ|R): workloads admitted by the ClusterQueue, or pending in it, that request R.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from hetgitops.diff.hazards import Hazard
+from hetgitops.live.client import Cluster, NotServed, Resource
+
+Obj = Mapping[str, Any]
+PODS = Resource("", "v1", "pods", "Pod", True)
+PODGROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", True)
+FINISHED_PHASES = ("Succeeded", "Failed")
+
+
+def workloads_resource(api_version: str) -> Resource:
+    group, _, version = api_version.partition("/")
+    return Resource(group, version, "workloads", "Workload", True)
+
+
+@dataclass(frozen=True)
+class LiveWork:
+    """The running and pending work of a cluster, as one LIST per kind returned it."""
+
+    workloads: Sequence[Obj] = ()
+    pods: Sequence[Obj] = ()
+    podgroups: Sequence[Obj] = ()
+    team_of_namespace: Mapping[str, str] = field(default_factory=dict)
+    requests: int = 0
+
+    def team(self, obj: Obj) -> str:
+        namespace = str(obj.get("metadata", {}).get("namespace", ""))
+        return self.team_of_namespace.get(namespace, namespace or "-")
+
+
+def read(
+    cluster: Cluster, kueue_api_version: str, team_of_namespace: Mapping[str, str]
+) -> LiveWork:
+    """One LIST per kind; a cluster without Volcano simply has no PodGroups."""
+    before = cluster.requests
+    workloads = cluster.list(workloads_resource(kueue_api_version))
+    pods = cluster.list(PODS)
+    try:
+        podgroups = cluster.list(PODGROUPS)
+    except NotServed:
+        podgroups = []
+    return LiveWork(workloads, pods, podgroups, team_of_namespace, cluster.requests - before)
+
+
+def _condition(obj: Obj, kind: str) -> bool:
+    for condition in (obj.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == kind:
+            return bool(condition.get("status") == "True")
+    return False
+
+
+def admitted(workload: Obj) -> bool:
+    return _condition(workload, "QuotaReserved") or _condition(workload, "Admitted")
+
+
+def finished(workload: Obj) -> bool:
+    return _condition(workload, "Finished")
+
+
+def _admission(workload: Obj) -> Mapping[str, Any]:
+    return (workload.get("status") or {}).get("admission") or {}
+
+
+def _flavors(workload: Obj) -> set[str]:
+    return {
+        str(flavor)
+        for assignment in _admission(workload).get("podSetAssignments") or []
+        for flavor in (assignment.get("flavors") or {}).values()
+    }
+
+
+def _requested(workload: Obj) -> set[str]:
+    found: set[str] = set()
+    for podset in (workload.get("spec") or {}).get("podSets") or []:
+        spec = (podset.get("template") or {}).get("spec") or {}
+        for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+            resources = container.get("resources") or {}
+            found |= set(resources.get("requests") or {}) | set(resources.get("limits") or {})
+    return found
+
+
+def _pod_done(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in FINISHED_PHASES
+
+
+def _tolerates(pod: Obj, key: str) -> bool:
+    for toleration in (pod.get("spec") or {}).get("tolerations") or []:
+        if toleration.get("operator") == "Exists" and not toleration.get("key"):
+            return True
+        if toleration.get("key") == key and toleration.get("effect") in (None, "", "NoExecute"):
+            return True
+    return False
+
+
+def _daemon(pod: Obj) -> bool:
+    owners = pod.get("metadata", {}).get("ownerReferences") or []
+    return any(owner.get("kind") == "DaemonSet" for owner in owners)
+
+
+def _owned(pod: Obj) -> bool:
+    return bool(pod.get("metadata", {}).get("ownerReferences"))
+
+
+@dataclass
+class Radius:
+    running: Counter[str] = field(default_factory=Counter)  # per team
+    pending: Counter[str] = field(default_factory=Counter)
+    pods: Counter[str] = field(default_factory=Counter)
+    daemon_pods: int = 0
+
+    def text(self, noun: str) -> str:
+        parts = []
+        if self.running or self.pending:
+            parts.append(
+                f"{sum(self.running.values())} admitted and {sum(self.pending.values())} "
+                f"pending workload(s){_teams(self.running + self.pending)}"
+            )
+        if self.pods:
+            parts.append(f"{sum(self.pods.values())} pod(s){_teams(self.pods)}")
+        if self.daemon_pods:
+            parts.append(f"{self.daemon_pods} DaemonSet pod(s) (node agents)")
+        return f"live: {noun} " + "; ".join(parts) if parts else f"live: {noun} nothing now"
+
+
+def _teams(counts: Counter[str]) -> str:
+    shown = ", ".join(f"{team} {n}" for team, n in sorted(counts.items()))
+    return f" ({shown})" if shown else ""
+
+
+def _count_workloads(radius: Radius, work: LiveWork, chosen: Iterable[Obj]) -> None:
+    for workload in chosen:
+        if finished(workload):
+            continue
+        counter = radius.running if admitted(workload) else radius.pending
+        counter[work.team(workload)] += 1
+
+
+def radius(hazard: Hazard, work: LiveWork) -> Radius:
+    found = Radius()
+    scope = dict(hazard.scope)
+    live_workloads = [w for w in work.workloads if not finished(w)]
+    if "flavor" in scope:
+        flavor = scope["flavor"]
+        _count_workloads(
+            found, work, (w for w in live_workloads if admitted(w) and flavor in _flavors(w))
+        )
+    if "nodes" in scope:
+        nodes = set(scope["nodes"].split(","))
+        key = scope.get("taint")
+        for pod in work.pods:
+            if _pod_done(pod) or (pod.get("spec") or {}).get("nodeName") not in nodes:
+                continue
+            if key is not None and _tolerates(pod, key):
+                continue
+            if _daemon(pod):
+                found.daemon_pods += 1
+            else:
+                found.pods[work.team(pod)] += 1
+    if "namespace" in scope:
+        namespace = scope["namespace"]
+        _count_workloads(found, work, (w for w in live_workloads if _in(w, namespace)))
+        for pod in work.pods:
+            if _in(pod, namespace) and not _pod_done(pod):
+                found.pods[work.team(pod)] += 1
+    if "localqueue" in scope:
+        namespace, name = scope["localqueue"].split("/", 1)
+        _count_workloads(
+            found,
+            work,
+            (w for w in live_workloads if _in(w, namespace) and _queue(w) == name),
+        )
+    if "clusterqueue" in scope:
+        queue = scope["clusterqueue"]
+        _count_workloads(
+            found,
+            work,
+            (
+                w
+                for w in live_workloads
+                if admitted(w) and _admission(w).get("clusterQueue") == queue
+            ),
+        )
+    if "priorityclass" in scope:
+        name = scope["priorityclass"]
+        for pod in work.pods:
+            spec = pod.get("spec") or {}
+            if spec.get("priorityClassName") == name and _owned(pod) and not _pod_done(pod):
+                found.pods[work.team(pod)] += 1
+    for what, value in hazard.scope:
+        if what != "resource":
+            continue
+        queue, resource = value.split("|", 1)
+        _count_workloads(
+            found,
+            work,
+            (
+                w
+                for w in live_workloads
+                if resource in _requested(w)
+                and (_admission(w).get("clusterQueue") == queue or not admitted(w))
+            ),
+        )
+    return found
+
+
+def _in(obj: Obj, namespace: str) -> bool:
+    return bool(obj.get("metadata", {}).get("namespace") == namespace)
+
+
+def _queue(workload: Obj) -> str:
+    return str((workload.get("spec") or {}).get("queueName") or "")
+
+
+NOUNS = {
+    "kueue-flavor-renamed": "no longer counted, running on the pool:",
+    "kueue-flavor-removed": "admitted on the flavor:",
+    "taint-evicts": "evicted:",
+    "mig-mode-flip": "stopped while the GPUs reset:",
+    "namespace-removed": "left outside every queue and quota:",
+    "localqueue-removed": "stranded:",
+    "clusterqueue-removed": "holding the queue Terminating:",
+    "priority-class-removed": "refused when recreated:",
+    "kueue-resource-uncovered": "never admitted again or left uncounted:",
+}
+
+
+def annotate(hazards: Sequence[Hazard], work: LiveWork) -> list[Hazard]:
+    """`hazards` with `live` set wherever the hazard has a scope to count in."""
+    return [
+        replace(h, live=radius(h, work).text(NOUNS.get(h.rule, "reached:"))) if h.scope else h
+        for h in hazards
+    ]
+
+
+class LiveUnavailable(Exception):
+    """The cluster could not be read (unreachable, forbidden, a bad kubeconfig): exit 4."""
+
+
+def with_live_radius(
+    hazards: Sequence[Hazard],
+    *,
+    kueue_api_version: str,
+    team_of_namespace: Mapping[str, str],
+    kubeconfig: Any = None,
+    context: str | None = None,
+) -> tuple[list[Hazard], int]:
+    """Read the cluster once and annotate `hazards`; returns them and the requests made."""
+    from hetgitops.live.client import ClusterError, Forbidden, RequestFailed
+
+    try:
+        cluster = Cluster(kubeconfig, context)
+    except ClusterError as exc:
+        raise LiveUnavailable(str(exc)) from None
+    try:
+        work = read(cluster, kueue_api_version, team_of_namespace)
+    except Forbidden as exc:
+        raise LiveUnavailable(f"the kubeconfig may not list {exc.what}: {exc.message}") from None
+    except (ClusterError, RequestFailed, NotServed) as exc:
+        raise LiveUnavailable(f"cannot read the cluster at {cluster.server}: {exc}") from None
+    finally:
+        cluster.close()
+    return annotate(hazards, work), work.requests
