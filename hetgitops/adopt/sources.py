@@ -62,6 +62,7 @@ class Read:
     objects: list[Imported] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     requests: int = 0
+    insecure_server: str = ""  # the (redacted) server read without TLS verification
 
 
 def from_text(name: str, text: str, read: Read) -> None:
@@ -138,6 +139,7 @@ def from_cluster(kubeconfig: Path | None, context: str | None) -> Read:
                 read.objects.append(Imported(obj, span))
     finally:
         read.requests = cluster.requests
+        read.insecure_server = cluster.server if cluster.insecure else ""
         cluster.close()
     return read
 

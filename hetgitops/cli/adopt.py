@@ -14,6 +14,7 @@ from hetgitops.cli.common import (
     EXIT_USAGE,
     echo_report,
     guarded,
+    note,
 )
 
 
@@ -78,7 +79,7 @@ def import_(
         from hetgitops.adopt import sources
         from hetgitops.adopt.engine import import_objects
         from hetgitops.diagnostics import has_errors
-        from hetgitops.live.client import ClusterError
+        from hetgitops.live.client import ClusterError, insecure_warning
         from hetgitops.reporting import FORMATTERS
 
         if output.exists() and any(output.iterdir()):
@@ -93,6 +94,8 @@ def import_(
             except ClusterError as exc:
                 click.echo(f"hetgitops: {exc}", err=True)
                 return EXIT_ENVIRONMENT
+            if read.insecure_server:
+                note(insecure_warning(read.insecure_server))
             count = len(read.objects)
             click.echo(
                 f"hetgitops import: read {count} objects in {read.requests} requests", err=True

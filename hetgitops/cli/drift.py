@@ -169,6 +169,7 @@ def drift(
     )
     from hetgitops.drift.engine import drift as run_drift
     from hetgitops.drift.report import render
+    from hetgitops.live.client import insecure_warning
 
     context, by_cluster = _contexts(contexts)
     options = DriftOptions(
@@ -193,11 +194,7 @@ def drift(
             return EXIT_ENVIRONMENT
         for read in found.reads:
             if read.insecure:
-                note(
-                    f"hetgitops: warning: the TLS certificate of {read.server} is not verified "
-                    "(insecure-skip-tls-verify in the kubeconfig): anyone in between could "
-                    "answer for the cluster"
-                )
+                note(insecure_warning(read.server))
         echo_report(render(found, output_format))
         return EXIT_FINDINGS if found.drifted else EXIT_OK
 

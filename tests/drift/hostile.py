@@ -14,11 +14,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from hetgitops.adopt.sources import RESOURCES
 from hetgitops.drift.kinds import BUILTIN
 
 Answer = Callable[[BaseHTTPRequestHandler], None]
 KIND_OF_PLURAL = {plural: kind for (_, kind), (plural, _) in BUILTIN.items()}
 KIND_OF_PLURAL["customresourcedefinitions"] = "CustomResourceDefinition"
+KIND_OF_PLURAL.update({r.plural: r.kind for r in RESOURCES})  # what `import` lists
 
 
 def send_json(handler: BaseHTTPRequestHandler, body: Any, status: int = 200) -> None:

@@ -230,3 +230,23 @@ def test_an_object_being_deleted_is_a_finding(tmp_path: Path) -> None:
         "example.com/hold" in out
     )
     assert "drift-terminating" in out
+
+
+def test_import_from_an_insecure_kubeconfig_is_one_plain_warning(tmp_path: Path) -> None:
+    """`hetgitops import` reads through the same client: the same one line."""
+    from tests.controlplane import pki
+
+    certs = pki.generate(tmp_path / "pki", admin=("admin", "system:masters"), readonly_user="r")
+    with serving(empty_list, tls=(certs.serving_cert, certs.serving_key)) as server:
+        config = kubeconfig(tmp_path / "kc", server.url, **{"insecure-skip-tls-verify": True})
+        done = subprocess.run(
+            [*CLI, "import", "--output", str(tmp_path / "out"), "--kubeconfig", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
+        )
+    assert "InsecureRequestWarning" not in done.stderr and "urllib3" not in done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "warning: the TLS" in line]
+    assert len(warnings) == 1 and server.url in warnings[0], done.stderr
+    assert len(server.paths) > 3
