@@ -12,6 +12,7 @@ from hetgitops import api
 from hetgitops.cli.main import main
 from hetgitops.compilers import COMPILERS
 from hetgitops.scaffold.catalogue import card_types
+from hetgitops.scaffold.fleet import DEFAULT_TARGETS
 
 
 def init(*args: str, stdin: str | None = None) -> Result:
@@ -87,15 +88,16 @@ def test_questions_fill_in_what_the_options_leave_out(tmp_path: Path) -> None:
 
 def test_target_adds_to_the_default_targets(tmp_path: Path) -> None:
     """The guide: `--target` adds (volcano, gpu-operator); the scaffold has no warning."""
+    assert {"core", "kueue", "nodes"} <= set(DEFAULT_TARGETS)
     result = init(str(tmp_path / "repo"), "--card", "h100-80gb", "--target", "volcano",
                   "--no-interactive")  # fmt: skip
     assert result.exit_code == 0, result.output
     fleet = yaml.safe_load((tmp_path / "repo/policies/fleet.yaml").read_text())
-    assert fleet["spec"]["targets"] == ["core", "kueue", "nodes", "volcano"]
+    assert fleet["spec"]["targets"] == [*DEFAULT_TARGETS, "volcano"]
     _clean(tmp_path / "repo")
 
 
-@pytest.mark.parametrize("target", sorted(set(COMPILERS) - {"core", "kueue", "nodes"}))
+@pytest.mark.parametrize("target", sorted(set(COMPILERS) - set(DEFAULT_TARGETS)))
 def test_each_added_target_scaffolds_without_a_warning(tmp_path: Path, target: str) -> None:
     args = ["--card", "h100-80gb", "--team", "a", "--team", "b", "--target", target]
     result = init(str(tmp_path / "repo"), *args, "--no-interactive")
@@ -163,3 +165,55 @@ def test_list_cards_shows_the_catalogue() -> None:
     result = init("--list-cards")
     assert result.exit_code == 0
     assert [line.split()[0] for line in result.output.splitlines()] == sorted(card_types())
+
+
+@pytest.mark.parametrize(
+    "card", ["a100-80gb", "h200-141gb", "b200-180gb", "gb200-186gb", "mi300x-192gb", "gaudi3-128gb"]
+)
+def test_the_catalogue_has_the_common_cards(tmp_path: Path, card: str) -> None:
+    """`init --card a100-80gb` was refused: the catalogue lacked these."""
+    result = init(str(tmp_path / "repo"), "--card", card, "--no-interactive")
+    assert result.exit_code == 0, result.output
+    policy = _clean(tmp_path / "repo").policy
+    assert policy is not None and card in policy.card_types
+
+
+CARD_FILE = """\
+apiVersion: hetgitops.io/v1alpha1
+kind: CardType
+metadata:
+  name: mi325x-256gb
+spec:
+  vendor: amd
+  model: Instinct-MI325X
+  resourceName: amd.com/gpu
+  memoryGiB: 256
+  performance: {coefficient: 4.2, reference: A100-SXM4-80GB, coefficientSet: mine}
+  lifecycle: pilot
+"""
+
+
+def test_card_file_scaffolds_a_card_the_catalogue_lacks(tmp_path: Path) -> None:
+    card_file = tmp_path / "mi325x.yaml"
+    card_file.write_text(CARD_FILE)
+    repo = tmp_path / "repo"
+    args = ["--card-file", str(card_file), "--pool", "big=mi325x-256gb:2:8", "--no-interactive"]
+    result = init(str(repo), *args)
+    assert result.exit_code == 0, result.output
+    policy = _clean(repo).policy
+    assert policy is not None and policy.pools["big"].card_type == "mi325x-256gb"
+    refused = init(str(tmp_path / "other"), "--card", "mi325x-256gb", "--no-interactive")
+    assert refused.exit_code == 2 and "--card-file FILE" in refused.output
+
+
+def test_an_invalid_card_file_is_a_usage_error_with_its_findings(tmp_path: Path) -> None:
+    card_file = tmp_path / "bad.yaml"
+    card_file.write_text(CARD_FILE.replace("memoryGiB: 256", "memoryGiB: lots"))
+    result = init(str(tmp_path / "repo"), "--card-file", str(card_file), "--card",
+                  "mi325x-256gb", "--no-interactive")  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "memoryGiB" in result.output and "--card-file card types" in result.output
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("kind: Pool\n")
+    assert init(str(tmp_path / "r2"), "--card-file", str(empty), "--card", "h100-80gb",
+                "--no-interactive").exit_code == 2  # fmt: skip

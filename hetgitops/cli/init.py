@@ -5,12 +5,18 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hetgitops import api
-from hetgitops.cli.common import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_OK, guarded
+from hetgitops.cli.common import (
+    EXIT_ENVIRONMENT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    guarded,
+)
 
 if TYPE_CHECKING:
     from hetgitops import scaffold
@@ -52,6 +58,15 @@ Examples:
     metavar="NAME=TYPE[:NODES[:CARDS]]",
     help="A pool of NODES nodes with CARDS cards of TYPE each (default 2 x 8; repeatable).",
 )
+@click.option(
+    "--card-file",
+    "card_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    metavar="FILE",
+    help="CardType documents (YAML) for cards not in the catalogue; use their names with "
+    "--card or --pool (repeatable).",
+)
 @click.option("--team", "teams", multiple=True, metavar="NAME", help="A team (repeatable).")
 @click.option(
     "--target",
@@ -74,6 +89,7 @@ def init(
     cards: tuple[str, ...],
     pools: tuple[str, ...],
     teams: tuple[str, ...],
+    card_files: tuple[Path, ...],
     targets: tuple[str, ...],
     force: bool,
     interactive: bool | None,
@@ -103,11 +119,30 @@ def init(
             pools=card_pools + tuple(scaffold.parse_pool(p) for p in pools),
             teams=teams or ("ml",),
             targets=scaffold.fleet.with_targets(targets),
+            card_files=_read_card_files(card_files),
         )
         files = scaffold.scaffold_files(answers)
     except scaffold.BadAnswer as exc:
         raise click.UsageError(str(exc)) from None
     sys.exit(guarded(lambda: _write_or_explain(directory, files, answers)))
+
+
+def _read_card_files(paths: tuple[Path, ...]) -> dict[str, Any]:
+    """CardType documents of each --card-file; a file without one is a usage error."""
+    import yaml
+
+    from hetgitops.scaffold.catalogue import read_card_types
+
+    found: dict[str, Any] = {}
+    for path in paths:
+        try:
+            cards = read_card_types(path.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise click.UsageError(f"--card-file {path}: cannot read it: {exc}") from None
+        if not cards:
+            raise click.UsageError(f"--card-file {path}: no `kind: CardType` document in it")
+        found.update(cards)
+    return found
 
 
 def _ask_pool(pool: scaffold.PoolAnswer) -> scaffold.PoolAnswer:
@@ -175,6 +210,13 @@ def _write(directory: Path, files: dict[str, str], answers: scaffold.Answers) ->
     result = api.render([policy])
     if result.failed() or not result.manifests:
         click.echo(FORMATTERS["text"](result), nl=False, err=True)
+        if answers.card_files:  # the user's CardType, not a bug: the findings say what to fix
+            click.echo(
+                "hetgitops: with the --card-file card types the policy does not validate; "
+                "fix them as the findings say and run init again with --force",
+                err=True,
+            )
+            return EXIT_USAGE
         click.echo("hetgitops: internal error: the scaffold does not render; please report it",
                    err=True)  # fmt: skip
         return EXIT_INTERNAL

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -71,6 +71,11 @@ class Answers:
     pools: tuple[PoolAnswer, ...]
     teams: tuple[str, ...] = ("ml",)
     targets: tuple[str, ...] = DEFAULT_TARGETS
+    # CardType documents from `init --card-file`, for cards the catalogue lacks (name -> doc).
+    card_files: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def known_cards(self) -> Mapping[str, Mapping[str, Any]]:
+        return {**card_types(), **self.card_files}
 
 
 def parse_pool(text: str) -> PoolAnswer:
@@ -85,7 +90,7 @@ def parse_pool(text: str) -> PoolAnswer:
 
 def check(answers: Answers) -> None:
     """Raise BadAnswer for what the policy could not express."""
-    known = card_types()
+    known = answers.known_cards()
     for name in (answers.cluster, *answers.teams, *(p.name for p in answers.pools)):
         if not _NAME.match(name):
             raise BadAnswer(f"{name!r} is not a lowercase DNS label (a-z, 0-9, '-')")
@@ -95,7 +100,10 @@ def check(answers: Answers) -> None:
         raise BadAnswer("give at least one team")
     for pool in answers.pools:
         if pool.card_type not in known:
-            raise BadAnswer(f"unknown card type {pool.card_type!r} (known: {', '.join(known)})")
+            raise BadAnswer(
+                f"unknown card type {pool.card_type!r} (known: {', '.join(known)}); for another "
+                "card, describe it in a CardType file and pass --card-file FILE"
+            )
         if pool.cards < len(answers.teams):
             raise BadAnswer(f"pool {pool.name!r} has fewer cards than there are teams")
     for label, names in (("pool", [p.name for p in answers.pools]), ("team", answers.teams)):
@@ -136,8 +144,8 @@ def _fleet(answers: Answers) -> dict[str, Any]:
     return _document("Fleet", answers.cluster, spec)
 
 
-def _card(name: str) -> dict[str, Any]:
-    doc = card_types()[name]
+def _card(name: str, answers: Answers) -> dict[str, Any]:
+    doc = answers.known_cards()[name]
     return _document("CardType", name, dict(doc["spec"]))
 
 
@@ -154,7 +162,7 @@ def _pool(pool: PoolAnswer) -> dict[str, Any]:
 def _team(name: str, answers: Answers) -> dict[str, Any]:
     share = len(answers.teams)
     quotas = [{"pool": p.name, "cards": p.cards // share} for p in answers.pools]
-    stages = sorted({str(card_types()[p.card_type]["spec"].get("lifecycle", "production"))
+    stages = sorted({str(answers.known_cards()[p.card_type]["spec"].get("lifecycle", "production"))
                      for p in answers.pools} | {"production"})  # fmt: skip
     spec: dict[str, Any] = {"namespaces": [name], "quotas": quotas, "tiers": ["standard"]}
     if borrows(answers):
@@ -202,7 +210,7 @@ def policy_files(answers: Answers) -> dict[str, str]:
         "policies/fleet.yaml": _file("The cluster and the systems hetgitops renders for it.",
                                      [_fleet(answers)]),
         "policies/cards.yaml": _file("Card types, copied from hetgitops' catalogue.",
-                                     [_card(c) for c in cards]),
+                                     [_card(c, answers) for c in cards]),
         "policies/pools.yaml": _file(_pools_header(answers), [_pool(p) for p in answers.pools]),
         "policies/teams.yaml": _file(_teams_header(answers),
                                      [_team(t, answers) for t in answers.teams]),
