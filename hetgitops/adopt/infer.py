@@ -192,6 +192,10 @@ def _pools(
 ) -> list[_Pool]:
     gpu_nodes = [n for n in by_kind.get("Node", []) if nodeinfo.accelerators(n.obj)]
     node_labels = {id(n): nodeinfo.labels(n.obj).items() for n in gpu_nodes}
+    by_label: dict[tuple[str, str], list[Imported]] = {}  # a flavor's first label narrows
+    for node in gpu_nodes:
+        for pair in node_labels[id(node)]:
+            by_label.setdefault(pair, []).append(node)
     taken: set[str] = set()
     pools: list[_Pool] = []
     queued = _flavor_resources(by_kind)
@@ -200,7 +204,9 @@ def _pools(
             str(k): str(v)
             for k, v in ((flavor.obj.get("spec") or {}).get("nodeLabels") or {}).items()
         }
-        selected = [n for n in gpu_nodes if wanted.items() <= node_labels[id(n)]]
+        first = next(iter(sorted(wanted.items())), None)
+        candidates = gpu_nodes if first is None else by_label.get(first, [])
+        selected = [n for n in candidates if wanted.items() <= node_labels[id(n)]]
         accel = [
             r for r in queued.get(flavor.name, set()) if r.startswith(nodeinfo.ACCELERATOR_PREFIXES)
         ]

@@ -145,3 +145,16 @@ def test_upstream_kueue_examples_import_to_a_valid_policy_or_say_why(
     assert result.rendered is not None
     schema_or_model = [d for d in result.rendered.diagnostics if d.severity.name == "ERROR"]
     assert schema_or_model == [], [str(d.message) for d in schema_or_model]
+
+
+def test_a_json_dump_imports_like_the_yaml_one(tmp_path: Path) -> None:
+    """`kubectl get -o json` output takes the orjson path; the policy is the same."""
+    import json
+
+    objects = []
+    for doc in yaml.safe_load_all(CLUSTER.read_text()):
+        objects.extend(doc["items"] if doc["kind"] == "List" else [doc])
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=4)
+    from_json, found = _import(text, tmp_path / "j")
+    from_yaml, _ = _import(CLUSTER.read_text(), tmp_path / "y")
+    assert from_json == from_yaml and found == []
