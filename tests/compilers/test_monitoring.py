@@ -204,3 +204,16 @@ def test_drift_rbac_lists_prometheus_rules(tmp_path: Path) -> None:
     groups = {rule["apiGroups"][0]: rule["resources"] for rule in role["rules"]}
     assert "prometheusrules" in groups["monitoring.coreos.com"]
     assert "configmaps" in groups[""]
+
+
+def test_prometheus_rules_are_checked_against_their_schema() -> None:
+    from hetgitops.conformance.k8s_schemas import target_validators
+
+    result = _policy(REPO / "policies", ("monitoring",))
+    assert not [d for d in result.diagnostics if "PrometheusRule" in d.message]
+    checker = target_validators()[("monitoring.coreos.com/v1", "PrometheusRule")]
+    rule = next(m.obj for m in result.manifests if m.name == "hetgitops-alerts")
+    assert checker.is_valid(rule)
+    broken = yaml.safe_load(yaml.safe_dump(rule))
+    broken["spec"]["groups"][0]["rules"][0]["for"] = "1 hour"
+    assert not checker.is_valid(broken)
