@@ -28,6 +28,38 @@ def test_write_replaces_the_whole_tree(tmp_path: Path) -> None:
     assert out.stat().st_mode & 0o755 == 0o755
 
 
+def test_a_rerun_links_unchanged_files_and_writes_changed_ones(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_tree({**FILES, "core/b.yaml": "b: 1\n", "core/gone.yaml": "g: 1\n"}, out)
+    before = {name: (out / name).stat().st_ino for name in ("core/a.yaml", "core/b.yaml")}
+    write_tree({**FILES, "core/b.yaml": "b: 2\n"}, out)
+    assert _read(out) == {**MARKED, "core/b.yaml": "b: 2\n"}  # stale file gone
+    assert (out / "core/a.yaml").stat().st_ino == before["core/a.yaml"]  # same bytes: linked
+    assert (out / "core/b.yaml").stat().st_ino != before["core/b.yaml"]
+    assert all(p.stat().st_nlink == 1 for p in out.rglob("*") if p.is_file())  # old tree gone
+
+
+def test_a_rerun_never_links_what_is_not_a_plain_file_of_its_own(tmp_path: Path) -> None:
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere.yaml"
+    write_tree(FILES, out)
+    elsewhere.write_text("a: 1\n")
+    (out / "core/a.yaml").unlink()
+    (out / "core/a.yaml").symlink_to(elsewhere)  # same bytes behind a symlink
+    (tmp_path / "shared").write_text(FILES["kustomization.yaml"])
+    (out / "kustomization.yaml").unlink()
+    (out / "kustomization.yaml").hardlink_to(tmp_path / "shared")  # linked outside the tree
+    write_tree(FILES, out)
+    assert _read(out) == MARKED
+    assert not (out / "core/a.yaml").is_symlink()
+    assert (out / "kustomization.yaml").stat().st_ino != (tmp_path / "shared").stat().st_ino
+    (out / "core/a.yaml").chmod(0o444)  # read-only: the next tree gets a fresh, writable copy
+    write_tree(FILES, out)
+    assert (out / "core/a.yaml").stat().st_mode & 0o200
+    elsewhere.write_text("changed\n")
+    (tmp_path / "shared").write_text("changed\n")
+    assert _read(out) == MARKED  # nothing of the new tree is shared with a file outside it
+
+
 @pytest.mark.parametrize("step", ["staging", "marker", "file", "filled"])
 def test_a_failure_before_the_switch_keeps_the_old_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str

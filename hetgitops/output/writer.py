@@ -183,7 +183,7 @@ def _replace(files: Mapping[str, str], output: Path, *, marker: bool) -> None:
     os.mkdir(staging)
     try:
         _step("staging")
-        _fill(staging, files, marker=marker)
+        _fill(staging, files, marker=marker, previous=_previous(output, marker=marker))
         old = _switch(staging, output)
     except BaseException as exc:
         _remove(staging)
@@ -218,19 +218,61 @@ def _remove_left(folder: Path, state: str) -> None:
         ) from None
 
 
-def _fill(staging: Path, files: Mapping[str, str], *, marker: bool) -> None:
+def _previous(output: Path, *, marker: bool) -> Path | None:
+    """The tree being replaced, when its unchanged files may be linked into the new one: a
+    real directory we wrote (MARKER; golden trees have none and are replaced whole)."""
+    if output.is_symlink() or not output.is_dir():
+        return None
+    if marker and not (output / MARKER).is_file():
+        return None
+    return output
+
+
+def _fill(
+    staging: Path, files: Mapping[str, str], *, marker: bool, previous: Path | None = None
+) -> None:
     # The MARKER goes in first (and comes out last), so a hidden tree a kill left behind is
     # recognisable as ours at every moment.
     write_file(staging / MARKER, MARKER_TEXT.encode())
     _step("marker")
+    fresh = stat.S_IMODE(os.stat(staging / MARKER).st_mode)  # what a written file gets
+    made: set[Path] = set()
     for relative, text in files.items():
         path = staging / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_file(path, text.encode("utf-8"))
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        data = text.encode("utf-8")
+        if previous is None or not _link_unchanged(previous / relative, path, data, fresh):
+            write_file(path, data)
         _step("file")
     if not marker:
         (staging / MARKER).unlink()
     _step("filled")
+
+
+def _link_unchanged(old: Path, new: Path, data: bytes, mode: int) -> bool:
+    """Hard-link `old` as `new` when it is a plain file of ours holding exactly `data`, with
+    the owner and permissions a fresh write would give it (`mode`).
+
+    A re-render changes few files: linking the rest writes no data and frees no inode when
+    the old tree is removed (creating and unlinking thousands of inodes was most of a re-run's
+    time). The staging tree stays private until the exchange, and the old tree is only ever
+    unlinked, never written, so sharing its inodes changes neither tree's bytes. Any doubt
+    (a symlink, another size, a file linked elsewhere too, no link support) writes afresh."""
+    try:
+        info = os.stat(old, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data) or info.st_nlink != 1:
+            return False
+        if stat.S_IMODE(info.st_mode) != mode or info.st_uid != os.geteuid():
+            return False  # a chmod or another user's file: the new tree gets a fresh one
+        with open(old, "rb") as existing:
+            if existing.read(len(data) + 1) != data:
+                return False
+        os.link(old, new, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
 
 
 def _switch(staging: Path, output: Path) -> Path | None:
