@@ -1,24 +1,38 @@
 """Benchmark runner: whole-process timings of hetgitops commands on generated fleets, as JSON.
 
     python bench/run.py                               # bundled, large, 2x, 4x; 5 runs each
-    python bench/run.py --fleets large --repeat 3     # one fleet
+    python bench/run.py --fleets large --repeat 5     # one fleet: quote its `targets`
+    python bench/run.py --fleets large,10x --repeat 3 # 50,000 nodes: `scaling` (<= 10x) and RSS
     python bench/run.py --fleets large,nodes4x,teams4x,pools4x,4x  # scaling, one dimension
     python bench/run.py --kubeconfig cp.kubeconfig    # also `drift` (a control plane must be up)
     python bench/run.py --fleets large --guard bench/baseline.json  # the CI regression guard
-    python bench/run.py --fleets large --commands validate,render,jobs \
+    python bench/run.py --fleets large --commands validate,render-new,render-rerun,jobs,diff \
         --baseline bench/baseline.json                # refresh the guard's baseline
 
-Every command runs as a fresh process (`hetgitops ...` in a new interpreter, what CI and Argo CD's
-repo server pay), N times: wall seconds, CPU seconds (user + system of the child) and peak RSS,
-as median and min. `reference` is a fixed workload timed the same way in the same run (a fresh
-Python that libyaml-loads the fleet's rendered tree); `ratio` = a command's median CPU over the
-reference's, a figure that survives a loaded or slower machine, which the guard compares with a
-committed baseline. `throughput` is in-process: objects per second of hetgitops' output checks
-on the large fleet's render, next to `kubernetes_validate.validate` on a sample of the same.
+Every command runs as a fresh process (`hetgitops ...` in a new interpreter, what CI, pre-commit
+and Argo CD's repo server pay), N times, the commands interleaved round by round so that a
+machine whose load changes slows them alike: wall seconds, CPU seconds (user + system of the
+child) and peak RSS, as median and min. The cases: `validate`; `render` to stdout;
+`render-new`, `render --output` into a folder that does not exist (removed before each run,
+untimed); `render-rerun`, `render --output` into the tree the previous run wrote (what a
+pre-commit hook or a local loop pays); `jobs --output`; `diff --base-dir --head-dir` of two
+folders differing by one team's quota; `explain` (a team's first card type, 8 GPUs) and
+`capacity`; `drift` with --kubeconfig.
+
+`reference` is a fixed workload timed the same way in the same rounds: a fresh Python that
+libyaml-loads (CSafeLoader) the fleet's rendered stream, the least any tool reading the same
+objects pays. `ratio` = a command's median CPU over the reference's, `wall_ratio` the same for
+wall seconds: figures that survive a loaded or slower machine, which the guard compares with a
+committed baseline. `targets` (fleet `large`) holds issue 24's goals as ratios, each with
+`met`; `scaling` (a fleet beside `large`) is each command's CPU at that fleet over its CPU at
+`large` next to the size factor, and the peak RSS. `throughput` is in-process: objects per
+second of hetgitops' output checks on the large fleet's render, next to
+`kubernetes_validate.validate` on a sample of the same.
 
 Fleets: `bundled` (policies/), `large` (5,000 nodes, 40 pools, 300 teams, 20 card types; see
-bench/fleetgen.py), `2x` / `4x` (nodes, pools and teams scaled together), `nodes4x`, `teams4x`,
-`pools4x` (one dimension alone). The JSON goes to stdout (and `--out FILE`); progress to stderr.
+bench/fleetgen.py), `2x` / `4x` / `10x` (nodes, pools and teams scaled together; `10x` is the
+50,000-node fleet), `nodes4x`, `teams4x`, `pools4x` (one dimension alone). The JSON goes to
+stdout (and `--out FILE`); progress to stderr.
 """
 
 from __future__ import annotations
@@ -46,23 +60,44 @@ if str(REPO) not in sys.path:
 from bench.fleetgen import LARGE, FleetSpec, write_policy  # noqa: E402
 
 NOW = "2026-09-01"
-COMMANDS = ("validate", "render", "jobs", "diff", "drift", "explain", "capacity")
+COMMANDS = (
+    "validate",
+    "render",
+    "render-new",
+    "render-rerun",
+    "jobs",
+    "diff",
+    "drift",
+    "explain",
+    "capacity",
+)
 FLEETS: dict[str, FleetSpec | None] = {
     "bundled": None,
     "large": LARGE,
     "2x": LARGE.scaled(2),
     "4x": LARGE.scaled(4),
+    "10x": LARGE.scaled(10),
     "nodes4x": LARGE.scaled(4, teams=False, pools=False),
     "teams4x": LARGE.scaled(4, nodes=False, pools=False),
     "pools4x": LARGE.scaled(4, nodes=False, teams=False),
 }
 REFERENCE = (
-    "import sys, pathlib, yaml\n"
-    "n = 0\n"
-    "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.yaml')):\n"
-    "    n += sum(1 for _ in yaml.load_all(p.read_text('utf-8'), Loader=yaml.CSafeLoader))\n"
-    "print(n)\n"
+    "import sys, yaml\n"
+    "with open(sys.argv[1], encoding='utf-8') as f:\n"
+    "    print(sum(1 for _ in yaml.load_all(f.read(), Loader=yaml.CSafeLoader)))\n"
 )
+# Issue 24's goals at the large fleet, as ratios to the reference (0.55 s on a quiet machine):
+# validate <= 1.8 (1.0 s), render --output <= 2.7 (1.5 s), jobs --output <= 3.6 (2.0 s), and
+# diff <= 1.5 x render to stdout.
+TARGETS: dict[str, tuple[str, float]] = {
+    "validate": ("reference", 1.8),
+    "render-new": ("reference", 2.7),
+    "render-rerun": ("reference", 2.7),
+    "jobs": ("reference", 3.6),
+    "diff": ("render", 1.5),
+}
+SCALING_BOUND = 1.0  # a fleet k x larger may cost at most k x (nothing super-linear)
+RSS_LIMIT_MB = 500
 
 
 def _log(message: str) -> None:
@@ -87,9 +122,15 @@ def run_once(argv: list[str], cwd: Path) -> Sample:
     return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, child.returncode)
 
 
-def measure(argv: list[str], repeat: int, cwd: Path) -> dict[str, Any]:
-    samples = [run_once(argv, cwd) for _ in range(repeat)]
+@dataclasses.dataclass
+class Case:
+    """One command line, and what must hold before each run of it (untimed)."""
 
+    argv: list[str]
+    prepare: Callable[[], None] = lambda: None
+
+
+def summarise(samples: list[Sample]) -> dict[str, Any]:
     def stat(pick: Callable[[Sample], float]) -> dict[str, float]:
         values = [pick(s) for s in samples]
         return {"median": round(statistics.median(values), 3), "min": round(min(values), 3)}
@@ -100,6 +141,16 @@ def measure(argv: list[str], repeat: int, cwd: Path) -> dict[str, Any]:
         "rss_mb": round(max(s.rss_mb for s in samples), 1),
         "exit": sorted({s.exit for s in samples}),
     }
+
+
+def measure(cases: dict[str, Case], repeat: int, cwd: Path) -> dict[str, dict[str, Any]]:
+    """Each case `repeat` times, round by round (every case once per round)."""
+    samples: dict[str, list[Sample]] = {name: [] for name in cases}
+    for _ in range(repeat):
+        for name, case in cases.items():
+            case.prepare()
+            samples[name].append(run_once(case.argv, cwd))
+    return {name: summarise(found) for name, found in samples.items()}
 
 
 def hetgitops(*args: str) -> list[str]:
@@ -148,56 +199,131 @@ def fleet_folder(name: str, root: Path) -> Path:
     return write_policy(spec, root / name / "policy")
 
 
-def bench_fleet(name: str, args: argparse.Namespace, root: Path) -> dict[str, Any]:
-    policy = fleet_folder(name, root)
-    out, jobs_out = root / name / "tree", root / name / "jobs"
-    runs: dict[str, list[str]] = {
-        "validate": hetgitops("validate", str(policy), "--now", NOW),
-        "render": hetgitops("render", str(policy), "--now", NOW, "--output", str(out)),
-        "jobs": hetgitops("jobs", str(policy), "--now", NOW, "--output", str(jobs_out)),
+def _absent(folder: Path) -> Callable[[], None]:
+    return lambda: shutil.rmtree(folder, ignore_errors=True)
+
+
+def _present(case: list[str], folder: Path) -> Callable[[], None]:
+    def prepare() -> None:
+        if not folder.is_dir():
+            run_once(case, REPO)
+
+    return prepare
+
+
+def fleet_cases(policy: Path, base: Path, args: argparse.Namespace) -> dict[str, Case]:
+    render = hetgitops("render", str(policy), "--now", NOW)
+    rerun = [*render, "--output", str(base / "tree")]
+    cases = {
+        "validate": Case(hetgitops("validate", str(policy), "--now", NOW)),
+        "render": Case(render),
+        "render-new": Case(
+            [*render, "--output", str(base / "new-tree")], _absent(base / "new-tree")
+        ),
+        "render-rerun": Case(rerun, _present(rerun, base / "tree")),
+        "jobs": Case(hetgitops("jobs", str(policy), "--now", NOW, "--output", str(base / "jobs"))),
     }
     if "explain" in args.commands and has_command("explain"):
         team, card = first_team_and_card(policy)
-        runs["explain"] = hetgitops(
-            "explain",
-            "--policy",
-            str(policy),
-            "--team",
-            team,
-            "--card",
-            card,
-            "--gpus",
-            "8",
-            "--now",
-            NOW,
+        cases["explain"] = Case(
+            hetgitops(
+                "explain",
+                "--policy",
+                str(policy),
+                "--team",
+                team,
+                "--card",
+                card,
+                "--gpus",
+                "8",
+                "--now",
+                NOW,
+            )
         )
     if "capacity" in args.commands and has_command("capacity"):
-        runs["capacity"] = hetgitops("capacity", str(policy), "--now", NOW)
+        cases["capacity"] = Case(hetgitops("capacity", str(policy), "--now", NOW))
     if "diff" in args.commands and has_command("diff"):
-        head = quota_change(policy, root / name / "changed")
-        runs["diff"] = hetgitops(
-            "diff", "--base-dir", str(policy), "--head-dir", str(head), "--now", NOW
+        head = quota_change(policy, base / "changed")
+        cases["diff"] = Case(
+            hetgitops("diff", "--base-dir", str(policy), "--head-dir", str(head), "--now", NOW)
         )
     if "drift" in args.commands and args.kubeconfig and has_command("drift"):
-        runs["drift"] = hetgitops("drift", str(policy), "--kubeconfig", str(args.kubeconfig))
-    result: dict[str, Any] = {"spec": dataclasses.asdict(FLEETS[name]) if FLEETS[name] else None}
-    commands: dict[str, Any] = {}
-    for command, argv in runs.items():
-        if command not in args.commands:
-            continue
-        _log(f"{name}: {command} x{args.repeat}")
-        commands[command] = measure(argv, args.repeat, REPO)
-    if not out.is_dir():  # the reference needs the rendered tree
-        run_once(runs["render"], REPO)
-    files = list(out.rglob("*.yaml"))
-    result["files"] = len(files)
-    _log(f"{name}: reference x{args.repeat}")
-    reference = measure([sys.executable, "-c", REFERENCE, str(out)], args.repeat, REPO)
-    for figures in commands.values():
+        cases["drift"] = Case(hetgitops("drift", str(policy), "--kubeconfig", str(args.kubeconfig)))
+    return {command: case for command, case in cases.items() if command in args.commands}
+
+
+def rendered_stream(policy: Path, base: Path) -> Path:
+    """The fleet's `render` stdout, for the reference to load."""
+    out = base / "stream.yaml"
+    with out.open("wb") as sink:
+        subprocess.run(
+            hetgitops("render", str(policy), "--now", NOW), stdout=sink, cwd=REPO, check=True
+        )
+    return out
+
+
+def bench_fleet(name: str, args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    policy, base = fleet_folder(name, root), root / name
+    base.mkdir(parents=True, exist_ok=True)
+    cases = fleet_cases(policy, base, args)
+    stream_file = rendered_stream(policy, base)
+    cases["reference"] = Case([sys.executable, "-c", REFERENCE, str(stream_file)])
+    _log(f"{name}: {', '.join(cases)} x{args.repeat}, interleaved")
+    measured = measure(cases, args.repeat, REPO)
+    reference = measured.pop("reference")
+    for figures in measured.values():
         figures["ratio"] = round(figures["cpu"]["median"] / reference["cpu"]["median"], 2)
-    result["commands"] = commands
+        figures["wall_ratio"] = round(figures["wall"]["median"] / reference["wall"]["median"], 2)
+    tree = base / "tree"
+    if not tree.is_dir():  # render-rerun not measured: write the tree once to count its files
+        run_once(hetgitops("render", str(policy), "--now", NOW, "--output", str(tree)), REPO)
+    spec = FLEETS[name]
+    result: dict[str, Any] = {"spec": dataclasses.asdict(spec) if spec else None}
+    result["files"] = sum(1 for p in tree.rglob("*") if p.is_file())
+    result["objects"] = stream_file.read_text("utf-8").count("\n---\n") + 1
+    result["commands"] = measured
     result["reference"] = reference
     return result
+
+
+def targets(commands: dict[str, Any]) -> dict[str, Any]:
+    """Issue 24's goals: each command's CPU ratio to what the goal divides by, and `met`."""
+    found: dict[str, Any] = {}
+    for command, (over, limit) in TARGETS.items():
+        if command not in commands or (over != "reference" and over not in commands):
+            continue
+        ratio = commands[command]["ratio"]
+        if over != "reference":
+            ratio = round(commands[command]["cpu"]["median"] / commands[over]["cpu"]["median"], 2)
+        found[command] = {"ratio_to": over, "ratio": ratio, "limit": limit, "met": ratio <= limit}
+    return found
+
+
+def scaling(fleets: dict[str, Any], against: str = "large") -> dict[str, Any]:
+    """Each fleet beside `against`: CPU growth per command next to the size factor, peak RSS."""
+    base = fleets.get(against)
+    if base is None:
+        return {}
+    found: dict[str, Any] = {}
+    for name, data in fleets.items():
+        spec = FLEETS[name]
+        if name == against or spec is None:
+            continue
+        factor = round(max(spec.nodes / LARGE.nodes, spec.teams / LARGE.teams), 2)
+        growth = {
+            command: round(figures["cpu"]["median"] / base["commands"][command]["cpu"]["median"], 2)
+            for command, figures in data["commands"].items()
+            if command in base["commands"]
+        }
+        rss = max(figures["rss_mb"] for figures in data["commands"].values())
+        found[name] = {
+            "size_factor": factor,
+            "cpu_growth": growth,
+            "within_bound": all(g <= factor * SCALING_BOUND for g in growth.values()),
+            "peak_rss_mb": rss,
+            "rss_within_limit": rss <= RSS_LIMIT_MB,
+        }
+    return found
 
 
 def throughput(root: Path, seconds: float = 2.0) -> dict[str, Any]:
@@ -236,6 +362,34 @@ def throughput(root: Path, seconds: float = 2.0) -> dict[str, Any]:
         "hetgitops_output_checks_per_s": round(ours),
         "kubernetes_validate_per_s": round(theirs, 1),
     }
+
+
+def table(report: dict[str, Any]) -> str:
+    """The figures as a Markdown table (to stderr, for notes and the README)."""
+    lines = [
+        "| fleet | command | wall median | CPU median | ratio (CPU) | ratio (wall) | peak RSS |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for fleet, data in report["fleets"].items():
+        rows = {**data["commands"], "reference": {**data["reference"], "ratio": 1, "wall_ratio": 1}}
+        for command, f in rows.items():
+            lines.append(
+                f"| {fleet} | {command} | {f['wall']['median']:.2f} s | {f['cpu']['median']:.2f} s"
+                f" | {f['ratio']} | {f['wall_ratio']} | {f['rss_mb']:.0f} MB |"
+            )
+    for command, goal in report.get("targets", {}).items():
+        verdict = "met" if goal["met"] else "NOT met"
+        lines.append(
+            f"target {command}: {goal['ratio']} x {goal['ratio_to']} <= {goal['limit']}: {verdict}"
+        )
+    for fleet, grown in report.get("scaling", {}).items():
+        lines.append(
+            f"scaling {fleet} (x{grown['size_factor']}): {grown['cpu_growth']}, "
+            f"within bound: {grown['within_bound']}, peak RSS {grown['peak_rss_mb']} MB"
+        )
+    before, after = report["machine_before"]["loadavg"], report["machine_after"]["loadavg"]
+    lines.append(f"load average before {before}, after {after}")
+    return "\n".join(lines)
 
 
 def machine() -> dict[str, Any]:
@@ -299,6 +453,10 @@ def main(argv: list[str] | None = None) -> int:
         report["machine_before"] = machine()
         report["repeat"] = args.repeat
         report["fleets"] = {name: bench_fleet(name, args, root) for name in fleets}
+        if "large" in report["fleets"]:
+            report["targets"] = targets(report["fleets"]["large"]["commands"])
+        if len(report["fleets"]) > 1:
+            report["scaling"] = scaling(report["fleets"])
         if not args.no_throughput:
             _log("throughput (in-process)")
             report["throughput"] = throughput(root)
@@ -308,6 +466,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(root, ignore_errors=True)
     text = json.dumps(report, indent=2)
     print(text)
+    _log(table(report))
     if args.out:
         args.out.write_text(text + "\n", "utf-8")
     if args.baseline:

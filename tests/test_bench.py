@@ -74,3 +74,22 @@ def test_runner_reports_whole_process_figures(tmp_path: Path) -> None:
         assert figures["wall"]["median"] >= figures["cpu"]["min"] * 0.5 > 0
         assert figures["rss_mb"] > 10 and figures["ratio"] > 0
     assert fleet["reference"]["cpu"]["median"] > 0
+
+
+def test_targets_and_scaling_judge_ratios() -> None:
+    from bench import run
+
+    def figures(cpu: float, ratio: float, rss: float = 80.0) -> dict[str, object]:
+        return {"cpu": {"median": cpu}, "ratio": ratio, "rss_mb": rss}
+
+    large = {"validate": figures(1.0, 1.7), "render": figures(2.0, 3.0), "diff": figures(3.2, 5)}
+    goals = run.targets(large)
+    assert goals["validate"] == {"ratio_to": "reference", "ratio": 1.7, "limit": 1.8, "met": True}
+    assert goals["diff"] == {"ratio_to": "render", "ratio": 1.6, "limit": 1.5, "met": False}
+    fleets = {
+        "large": {"commands": large},
+        "10x": {"commands": {"validate": figures(9.0, 1.7), "render": figures(21.0, 3, 600)}},
+    }
+    grown = run.scaling(fleets)["10x"]
+    assert grown["cpu_growth"] == {"validate": 9.0, "render": 10.5}
+    assert (grown["within_bound"], grown["rss_within_limit"]) == (False, False)
