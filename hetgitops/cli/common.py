@@ -21,14 +21,15 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 # unreachable or forbidden. Kept apart from 3 so that 3 always means a bug worth reporting.
 EXIT_ENVIRONMENT = 4
 
+# validate, render, jobs...: they read only files (drift and adopt state their own).
 EXIT_CODES_HELP = """\b
 Exit codes:
   0  clean (warnings allowed unless --strict)
   1  findings: errors (or warnings with --strict)
   2  usage error (bad option or argument)
   3  internal error (a bug in hetgitops: please report it)
-  4  environment error (disk full, permissions, closed stdout, out of memory,
-     cluster unreachable or forbidden)"""
+  4  environment error (disk full, permissions, closed stdout, out of memory)"""
+
 
 
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date:
@@ -93,7 +94,19 @@ def crd_dir_option(help_text: str) -> Decorator:
 
 
 def policy_paths(paths: tuple[Path, ...]) -> list[Path]:
-    return list(paths) or [Path("policies")]
+    """The PATH arguments, or ./policies. Without either there is nothing to read: a usage
+    error (exit 2) that says to pass PATH, not a policy finding (exit 1)."""
+    if paths:
+        return list(paths)
+    default = Path("policies")
+    if not default.exists():
+        context = click.get_current_context(silent=True)
+        command = context.command_path if context else "hetgitops validate"
+        raise click.UsageError(
+            "no PATH given and no policies/ folder here: pass the policy folder or files, "
+            f"e.g. `{command} path/to/policies`"
+        )
+    return [default]
 
 
 # Descriptors the process was started without (`>&-`, `2>&-`), and what could not be said on

@@ -70,11 +70,6 @@ Exit codes:
      they may not list CRDs or nodes (or, with server-dry-run, may not patch)
 
 \b
-The issue that asked for this command proposed exit 3 for an unreachable or
-forbidden cluster; hetgitops keeps 3 for its own bugs (every command does), so
-those are exit 4.
-
-\b
 Read-only mode issues one LIST per kind in use (label selector
 app.kubernetes.io/managed-by=hetgitops,<domain>/fleet=<cluster>), one LIST of
 the CRDs and one of the nodes; never a GET per object. `hetgitops render

@@ -210,6 +210,9 @@ def _emit_render(
     files = tree(result.manifests)
     if not check:
         write_tree(files, output, inputs=inputs)
+        # Say what happened: a silent success looks like nothing was done.
+        objects = sum(1 for m in result.manifests if m.applied)
+        note(f"hetgitops: wrote {objects} object(s) in {len(files)} file(s) to {output}")
         return EXIT_OK
     return _report_tree_diff(compare_tree(files, output), output, fix)
 

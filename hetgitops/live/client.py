@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import subprocess
 import time
 import urllib.parse
@@ -362,12 +363,23 @@ def _quiet_insecure_warning() -> Iterator[None]:
         yield
 
 
+def kubeconfig_name(kubeconfig: Path | None) -> str:
+    """The file(s) the kubernetes client reads, as it picks them: --kubeconfig, else
+    $KUBECONFIG (a list of files), else ~/.kube/config. A path, never its contents."""
+    if kubeconfig is not None:
+        return str(kubeconfig)
+    from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION
+
+    return os.path.expanduser(os.environ.get("KUBECONFIG") or KUBE_CONFIG_DEFAULT_LOCATION)
+
+
 def _load_kubeconfig(
     kubeconfig: Path | None, context: str | None, configuration: Any, deadline: Deadline
 ) -> None:
     """The kubeconfig into `configuration`. An exec credential plugin runs bounded by
     EXEC_TIMEOUT, and its failure is a ClusterError: the kubernetes client would log a raw
     `ERROR:root:exec: ...` line and go on without credentials (every request then 401/403)."""
+    import yaml
     from kubernetes import config
     from kubernetes.config import kube_config
 
@@ -385,9 +397,16 @@ def _load_kubeconfig(
             persist_config=False,
         )
     except config.ConfigException as exc:
-        raise ClusterError(f"cannot use the kubeconfig: {_first_line(exc)}") from None
+        where = kubeconfig_name(kubeconfig)
+        raise ClusterError(f"cannot use the kubeconfig {where}: {_first_line(exc)}") from None
     except OSError as exc:
-        raise ClusterError(f"cannot read the kubeconfig: {exc.strerror}") from None
+        where = kubeconfig_name(kubeconfig)
+        raise ClusterError(f"cannot read the kubeconfig {where}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:  # the client parses the file itself, and lets this through
+        where = kubeconfig_name(kubeconfig)
+        raise ClusterError(
+            f"the kubeconfig {where} is not valid YAML: {_first_line(exc)}"
+        ) from None
     finally:
         kube_config.ExecProvider = original  # type: ignore[attr-defined]
         root.removeHandler(capture)

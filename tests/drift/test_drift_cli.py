@@ -31,10 +31,11 @@ def _kubeconfig(tmp_path: Path, server: str) -> Path:
     return path
 
 
-def test_help_documents_exit_4_as_a_deliberate_deviation() -> None:
+def test_help_documents_exit_4_for_the_cluster() -> None:
     code, output = _invoke("--help")
     assert code == 0
-    assert "4  environment error" in output and "proposed exit 3" in output
+    assert "4  environment error: the cluster is unreachable" in output
+    assert "proposed exit 3" not in output  # help says what is true, not project history
 
 
 def test_bad_duration_is_a_usage_error() -> None:
