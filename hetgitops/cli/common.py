@@ -31,7 +31,6 @@ Exit codes:
   4  environment error (disk full, permissions, closed stdout, out of memory)"""
 
 
-
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date:
     if value is None:
         return dt.date.today()
