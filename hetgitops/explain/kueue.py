@@ -22,7 +22,10 @@ Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.1
   most severe (:943-990; NoMatchingFlavor > ExceedsMaxQuota > WaitingForQuota >
   TopologyPlacementFailed, :298-326);
 - with a Topology (every flavor of a fleet with `topology`), the chosen flavors are then placed
-  on nodes (:873-900, pkg/cache/scheduler/tas_flavor_snapshot.go): a pod set that fits no
+  on nodes (:873-900, pkg/cache/scheduler/tas_flavor_snapshot.go); a ClusterQueue whose flavors
+  all name a topology gets TAS for every pod set, annotated or not (tas_flavorassigner.go
+  :218-221, `isTASImplied`), and placement adds the flavor's tolerations to the pod's
+  (tas_flavor_snapshot.go:961): a pod set that fits no
   domain is "topology "T" doesn't allow to fit any of N pod(s)" or "allows to fit only k out of
   N pod(s)" (:1997-2016), TopologyPlacementFailed.
 The reason tokens are those of Kueue's UnadmittedWorkloadsObservability gate (off by default in
