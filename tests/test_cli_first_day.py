@@ -69,3 +69,15 @@ def test_the_quick_start_creates_a_virtual_environment_first() -> None:
         readme.find("python3 -m pip install", start),
     )
     assert 0 <= venv < install
+
+
+def test_rules_format_json_is_the_catalogue_for_tooling() -> None:
+    import json
+
+    listed = json.loads(run("rules", "--format", "json").stdout)
+    assert {"id", "severity", "stage", "summary", "why", "fails", "passes", "fix"} == set(listed[0])
+    by_id = {r["id"]: r for r in listed}
+    assert by_id["duplicate-name"]["stage"] == "load"
+    one = json.loads(run("rules", "tier-preemptible-above", "--format", "json").stdout)
+    assert one == by_id["tier-preemptible-above"] and one["severity"] == "warning"
+    assert one["fix"].startswith("give the preemptible tier a value below")

@@ -121,7 +121,16 @@ def schema(kind: str | None) -> None:
 
 @main.command()
 @click.argument("rule", required=False)
-def rules(rule: str | None) -> None:
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: a list of rules (one object with RULE), each with id, severity, stage, "
+    "summary, why, fails, passes and fix, for tooling.",
+)
+def rules(rule: str | None, output_format: str) -> None:
     """List every rule id with its default severity and summary; with RULE, print that rule's
     full documentation (severity, stage, why, example, how to fix)."""
     # diff and drift sit above reporting: importing them registers their ids too.
@@ -129,9 +138,12 @@ def rules(rule: str | None) -> None:
     import hetgitops.diff.gittree
     import hetgitops.diff.hazards
     import hetgitops.drift.findings  # noqa: F401
-    from hetgitops.reporting.catalog import all_rules, full_text
+    from hetgitops.reporting.catalog import all_rules, as_json, full_text
 
     found = {info.id: info for info in all_rules()}
+    if output_format == "json" and (rule is None or rule in found):
+        body: Any = as_json(found[rule]) if rule else [as_json(i) for i in found.values()]
+        sys.exit(guarded(lambda: _printed(json.dumps(body, indent=2) + "\n")))
     if rule is None:
         text = "".join(f"{i.id:32} {i.severity.label:8} {i.summary}\n" for i in found.values())
         sys.exit(guarded(lambda: _printed(text)))

@@ -98,8 +98,28 @@ def full_text(rule: RuleInfo) -> str:
         lines.append("\nExample:\n")
         lines += [f"  fails:  {fails}\n"] if fails else []
         lines += [f"  passes: {passes}\n"] if passes else []
-    lines.append("\n" + _wrapped(f"How to fix: {rule.section('Fix:') or _default_fix(rule)}"))
+    lines.append("\n" + _wrapped(f"How to fix: {fix_text(rule)}"))
     return "".join(lines)
+
+
+def as_json(rule: RuleInfo) -> dict[str, str]:
+    """A rule's documentation as `rules --format json` gives it (the same texts as `rules
+    RULE`; the keys are public API)."""
+    return {
+        "id": rule.id,
+        "severity": rule.severity.label,
+        "stage": rule.stage,
+        "summary": rule.summary,
+        "why": rule.why,
+        "fails": rule.section("Fails:"),
+        "passes": rule.section("Passes:"),
+        "fix": fix_text(rule),
+    }
+
+
+def fix_text(rule: RuleInfo) -> str:
+    """The rule's `Fix:` line, or the general advice when it has none."""
+    return rule.section("Fix:") or _default_fix(rule)
 
 
 def _wrapped(paragraph: str) -> str:
