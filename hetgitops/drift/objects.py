@@ -7,6 +7,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hetgitops.compilers.argocd import NEVER_PRUNE
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.drift.compare import FieldDiff, attribute, compare, display
 from hetgitops.drift.findings import finding, shown, writers_text
@@ -69,8 +70,21 @@ def orphan(obj: Mapping[str, Any], fleet: Fleet) -> Diagnostic:
         f"{object_name(obj)} carries this fleet's labels but the policy no longer renders it{by}",
         fleet.origin.span,
         path=object_name(obj),
-        hint="delete it, or let the GitOps tool prune it",
+        hint=_orphan_hint(obj),
     )
+
+
+def _orphan_hint(obj: Mapping[str, Any]) -> str:
+    """How the object goes. hetgitops marks what it must never lose by accident (Namespaces:
+    every workload, PVC and Secret in them) as never pruned; no GitOps tool removes those."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if any(annotations.get(key) == value for key, value in NEVER_PRUNE.items()):
+        return (
+            "no GitOps tool prunes it (hetgitops marks it never to be pruned: "
+            + ", ".join(f"{k}: {v}" for k, v in NEVER_PRUNE.items())
+            + "); move or drop what runs in it, then delete it by hand"
+        )
+    return "delete it, or let the GitOps tool prune it"
 
 
 def desired_form(obj: Mapping[str, Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:

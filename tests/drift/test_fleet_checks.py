@@ -46,3 +46,16 @@ def test_a_failed_card_on_a_topology_fleet_compares_with_the_digest_named_flavor
     assert "live quota 0" not in accelerators.message
     assert fleet.live_quota(policy, queues, policy.pools["a800-train"], "nvidia.com/gpu") == 128
     assert "quota on a800-train (128) now exceeds its live capacity (127)" in accelerators.message
+
+
+def test_an_orphaned_namespace_is_not_promised_to_the_gitops_prune() -> None:
+    """hetgitops marks Namespaces never to be pruned: the hint must not say a prune removes it."""
+    from hetgitops.drift.objects import orphan
+
+    result = api.render([BUNDLED])
+    assert result.policy is not None and result.policy.fleet is not None
+    namespace = next(m.obj for m in result.manifests if m.kind == "Namespace")
+    found = orphan(namespace, result.policy.fleet)
+    assert "prune it" not in found.hint and "delete it by hand" in found.hint
+    queue = next(m.obj for m in result.manifests if m.kind == "ClusterQueue")
+    assert orphan(queue, result.policy.fleet).hint == "delete it, or let the GitOps tool prune it"
