@@ -248,6 +248,8 @@ NOUNS = {
     "clusterqueue-removed": "holding the queue Terminating:",
     "priority-class-removed": "refused when recreated:",
     "kueue-resource-uncovered": "never admitted again or left uncounted:",
+    "node-removed": "running outside the pool's accounting:",
+    "sharing-reduced": "sharing the GPUs now:",
 }
 
 

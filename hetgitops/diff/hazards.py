@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import yaml
+
 from hetgitops.diagnostics import NOWHERE, Severity, Span, register_rules
 from hetgitops.diff.drains import Drain
 from hetgitops.model import quantities
@@ -57,6 +59,8 @@ HAZARD_RULES = (
     "clusterqueue-removed",
     "priority-class-removed",
     "kueue-resource-uncovered",
+    "node-removed",
+    "sharing-reduced",
 )
 # Hazards become GitHub annotations (warnings) in `diff --format github`, so their ids are rule
 # ids too: registered with their documentation (docs/diff.md gives the same table).
@@ -117,6 +121,14 @@ register_rules(
         "(a MIG strategy flip, a profile or card type removed): workloads requesting it are "
         "never admitted (resource unavailable in ClusterQueue).\n"
         "Fix: move such workloads to the new resource names before the sync.",
+        "node-removed": "Nodes leave a pool (the NodeFeatureRule no longer matches them): "
+        "nfd-master removes the pool's labels, so Kueue no longer counts them while the pods "
+        "running there keep running, outside the pool's accounting.\n"
+        "Fix: cordon and drain the nodes before the change.",
+        "sharing-reduced": "A pool's time-slicing or MPS replicas per GPU go down: the device "
+        "plugin advertises fewer replicas while the pods already sharing each GPU keep running, "
+        "so the nodes are over-allocated until they finish and new pods wait.\n"
+        "Fix: drain the nodes (or wait for the shared pods to finish) before the sync.",
     },
     dict.fromkeys(HAZARD_RULES, Severity.WARNING),
 )
@@ -593,10 +605,100 @@ def resource_uncovered(before: Sequence[Manifest], after: Sequence[Manifest]) ->
         )
 
 
+DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
+
+
+def _nfd_rules(manifests: Sequence[Manifest]) -> dict[str, tuple[dict[str, Any], Manifest]]:
+    return {
+        str(rule_.get("name")): (rule_, m)
+        for m in manifests
+        if m.kind == "NodeFeatureRule"
+        for rule_ in _spec(m).get("rules") or []
+    }
+
+
+def _rule_nodes(rule_: Mapping[str, Any]) -> list[str]:
+    nodes: list[str] = []
+    for feature in rule_.get("matchFeatures") or []:
+        expression = (feature.get("matchExpressions") or {}).get("nodename") or {}
+        nodes += [str(v) for v in expression.get("value") or []]
+    return nodes
+
+
+def _listed(nodes: Sequence[str]) -> str:
+    return ", ".join(nodes[:6]) + (", ..." if len(nodes) > 6 else "")
+
+
+def node_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """Nodes a pool's NodeFeatureRule matched before and no rule matches after: nfd-master
+    drops the labels it gave them, so the flavor (its nodeLabels) no longer selects them."""
+    kept = {node for rule_, _ in _nfd_rules(after).values() for node in _rule_nodes(rule_)}
+    for name, (rule_, manifest) in sorted(_nfd_rules(before).items()):
+        gone = [node for node in _rule_nodes(rule_) if node not in kept]
+        if not gone:
+            continue
+        yield Hazard(
+            "node-removed",
+            f"NodeFeatureRule rule {name}",
+            f"no longer matches {len(gone)} node(s) ({_listed(gone)}): nfd-master removes the "
+            "pool's labels from them, so Kueue stops counting them and their running pods keep "
+            "running outside the pool's accounting",
+            "cordon and drain those nodes (kubectl drain) before the change lands",
+            manifest.origin,
+            scope=(("nodes", ",".join(gone)),),
+        )
+
+
+def _replicas(manifests: Sequence[Manifest]) -> dict[str, int]:
+    """Replicas per GPU of each device-plugin config (the ConfigMap's keys)."""
+    found: dict[str, int] = {}
+    for m in manifests:
+        if m.kind != "ConfigMap" or "device-plugin" not in m.name:
+            continue
+        for key, text in (m.obj.get("data") or {}).items():
+            try:
+                config = yaml.safe_load(str(text)) or {}
+            except yaml.YAMLError:
+                continue
+            sharing = config.get("sharing") if isinstance(config, dict) else None
+            replicas = 1
+            for mode in ("timeSlicing", "mps"):
+                for resource in ((sharing or {}).get(mode) or {}).get("resources") or []:
+                    replicas = max(replicas, int(resource.get("replicas", 1)))
+            found[str(key)] = replicas
+    return found
+
+
+def sharing_reduced(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """A node's device-plugin config label points at a config with fewer replicas per GPU."""
+    old_replicas, new_replicas = _replicas(before), _replicas(after)
+    old_rules, new_rules = _nfd_rules(before), _nfd_rules(after)
+    for name in sorted(set(old_rules) & set(new_rules)):
+        was = str((old_rules[name][0].get("labels") or {}).get(DEVICE_PLUGIN_LABEL, "default"))
+        now = str((new_rules[name][0].get("labels") or {}).get(DEVICE_PLUGIN_LABEL, "default"))
+        a, b = old_replicas.get(was, 1), new_replicas.get(now, 1)
+        if b >= a:
+            continue
+        nodes = _rule_nodes(new_rules[name][0])
+        yield Hazard(
+            "sharing-reduced",
+            f"NodeFeatureRule rule {name}",
+            f"lowers GPU sharing from {a} to {b} replicas per GPU on {len(nodes)} node(s) "
+            f"({_listed(nodes)}): the device plugin then advertises {b} per GPU while the pods "
+            "already sharing each GPU keep running, so those nodes stay over-allocated until "
+            "they finish and new pods wait",
+            "drain those nodes, or wait for their shared pods to finish, before the sync",
+            new_rules[name][1].origin,
+            scope=(("nodes", ",".join(nodes)),),
+        )
+
+
 def hazards(
     before: Sequence[Manifest], after: Sequence[Manifest], drains: Sequence[Drain]
 ) -> list[Hazard]:
     found = [
+        *node_removed(before, after),
+        *sharing_reduced(before, after),
         *flavor_renamed(before, after),
         *taint_evicts(before, after),
         *localqueue_removed(before, after),

@@ -236,3 +236,34 @@ def test_stranding_changes_name_what_they_strand() -> None:
 
     (gone,) = hazards([_cq("t", ["cpu"])], [], [])
     assert gone.rule == "clusterqueue-removed" and "Terminating" in gone.message
+
+
+def _rule(name: str, nodes: list[str], config: str = "") -> Manifest:
+    labels = {"nvidia.com/device-plugin.config": config} if config else {}
+    match = [{"feature": "system.name", "matchExpressions": {"nodename": {"value": nodes}}}]
+    body = {"spec": {"rules": [{"name": name, "labels": labels, "matchFeatures": match}]}}
+    return m("NodeFeatureRule", f"hetgitops-{name}", body)
+
+
+def _device_plugin(replicas: dict[str, int]) -> Manifest:
+    data = {
+        key: "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+        f"    - name: nvidia.com/gpu\n      replicas: {n}\n"
+        for key, n in replicas.items()
+    }
+    obj = {"metadata": {"name": "hetgitops-device-plugin-config"}, "data": data}
+    return m("ConfigMap", "hetgitops-device-plugin-config", obj)
+
+
+def test_nodes_leaving_a_pool_are_named_and_moving_between_pools_is_not_removal() -> None:
+    (gone,) = hazards([_rule("l40s", ["n1", "n2", "n3"])], [_rule("l40s", ["n1"])], [])
+    assert gone.rule == "node-removed" and "2 node(s) (n2, n3)" in gone.message
+    assert rules([_rule("a", ["n1", "n2"])], [_rule("a", ["n1"]), _rule("b", ["n2"])]) == []
+
+
+def test_lower_time_slicing_replicas_are_a_hazard_and_higher_are_not() -> None:
+    plugin = _device_plugin({"time-slicing-4": 4, "time-slicing-2": 2})
+    four, two = _rule("dev", ["n1"], "time-slicing-4"), _rule("dev", ["n1"], "time-slicing-2")
+    (lower,) = hazards([plugin, four], [plugin, two], [])
+    assert lower.rule == "sharing-reduced" and "from 4 to 2 replicas per GPU" in lower.message
+    assert rules([plugin, two], [plugin, four]) == []
