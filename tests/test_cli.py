@@ -288,6 +288,6 @@ def test_rules_unknown_rule_is_a_usage_error_with_suggestions() -> None:
     result = run("rules", "node-range")
     assert result.exit_code == 2
     assert "no rule 'node-range'" in result.output
-    assert "Did you mean: node-range-invalid?" in result.output
+    assert "Did you mean: node-range-invalid" in result.output
     far = run("rules", "zzz")
     assert far.exit_code == 2 and "`hetgitops rules` lists them" in far.output
