@@ -388,7 +388,7 @@ def _load_kubeconfig(
     root = logging.getLogger()
     root.addHandler(capture)
     original = kube_config.ExecProvider  # type: ignore[attr-defined]
-    kube_config.ExecProvider = _bounded_exec(original, max(min(EXEC_TIMEOUT, deadline.left()), 0.1))  # type: ignore[attr-defined]
+    kube_config.ExecProvider = _bounded_exec(original, deadline)  # type: ignore[attr-defined]
     try:
         config.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=str(kubeconfig) if kubeconfig else None,
@@ -425,44 +425,43 @@ class _Capture(logging.Handler):
         self._into.append(_first_line(Exception(record.getMessage())))
 
 
-def _bounded_exec(base: Any, timeout: float) -> Any:
-    """kubernetes' ExecProvider with the plugin run under EXEC_TIMEOUT, its stdin closed and
-    its stderr kept for the message (the base class waits forever on a plugin that waits)."""
+def _bounded_exec(base: Any, deadline: Deadline) -> Any:
+    """kubernetes' ExecProvider with the plugin bounded in time (the base class waits forever
+    on a plugin that waits). In a pipeline (no terminal) it gets EXEC_TIMEOUT, stdin closed and
+    its stderr kept for the message; at a terminal it talks to the person (a browser or device
+    login prints where to go on stderr) for what is left of the deadline."""
+    import sys
+
     from kubernetes.config.config_exception import ConfigException
 
     class BoundedExec(base):  # type: ignore[misc]
         def run(self, previous_response: Any = None) -> Any:
+            interactive = all(s is not None and s.isatty() for s in (sys.stdin, sys.stderr))
+            left = max(deadline.left(), 0.1)
+            timeout = left if interactive else min(EXEC_TIMEOUT, left)
             info: dict[str, Any] = {
                 "apiVersion": self.api_version,
                 "kind": "ExecCredential",
-                "spec": {"interactive": False},
+                "spec": {"interactive": interactive},
             }
             if self.cluster:
                 info["spec"]["cluster"] = self.cluster.value
             self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
             command = " ".join(self.args)
             try:
-                done = subprocess.run(
-                    self.args,
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    cwd=self.cwd,
-                    env=self.env,
-                    text=True,
-                    timeout=timeout,
-                    check=False,
-                )
+                done = _run_plugin(self.args, self.cwd, self.env, interactive, timeout)
             except subprocess.TimeoutExpired:
                 raise ConfigException(
                     f"the exec credential plugin `{command}` did not exit within "
-                    f"{timeout:g}s (stopped; it may be waiting for a login no one can give)"
+                    f"{timeout:.0f}s (stopped; it may be waiting for a login no one can give)"
                 ) from None
             except OSError as exc:
                 raise ConfigException(
                     f"cannot run the exec credential plugin `{command}`: {exc.strerror}"
                 ) from None
             if done.returncode != 0:
-                said = _first_line(Exception(done.stderr.strip())) if done.stderr.strip() else ""
+                text = (done.stderr or "").strip()  # at a terminal the person saw it already
+                said = _first_line(Exception(text)) if text else ""
                 raise ConfigException(
                     f"the exec credential plugin `{command}` failed (exit {done.returncode})"
                     + (f": {said}" if said else "")
@@ -482,3 +481,38 @@ def _bounded_exec(base: Any, timeout: float) -> Any:
             return status
 
     return BoundedExec
+
+
+def _run_plugin(
+    args: list[str], cwd: str | None, env: dict[str, str], interactive: bool, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Run a credential plugin; on timeout stop it and, in a pipeline, everything it started
+    (its own process group: a shell script's `sleep` would outlive a killed shell). At a
+    terminal it stays in the foreground group, where it may read the terminal."""
+    import os
+    import signal
+
+    process = subprocess.Popen(
+        args,
+        stdin=None if interactive else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=None if interactive else subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+        text=True,
+        process_group=None if interactive else 0,
+    )
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except BaseException:  # the timeout, or the run's deadline alarm: leave nothing running
+        with contextlib.suppress(OSError):
+            if interactive:
+                process.kill()
+            else:
+                os.killpg(process.pid, signal.SIGKILL)
+        process.wait()  # not communicate(): a grandchild may hold the pipes open
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+        raise
+    return subprocess.CompletedProcess(args, process.returncode, out, err)

@@ -158,13 +158,26 @@ def _plugin(tmp_path: Path, script: str) -> dict[str, object]:
 
 def test_a_credential_plugin_that_never_exits_is_stopped(tmp_path: Path) -> None:
     """Was: drift hung forever (the plugin waits for a browser login)."""
-    user = _plugin(tmp_path, "echo 'open https://login.example to sign in' >&2\nexec sleep 600\n")
+    pid_file = tmp_path / "sleep.pid"
+    login = "echo 'open https://login.example to sign in' >&2\n"
+    user = _plugin(tmp_path, f"{login}sleep 600 &\necho $! > {pid_file}\nwait\n")
     with serving(empty_list) as server:
         config = kubeconfig(tmp_path / "kc", server.url, user=user)
         code, out, err, took = drift(config, "--timeout", "3s")
     assert code == 4, out + err
     assert "getting credentials" in err and "did not exit within" in err
     assert took < 40 and server.paths == []
+    time.sleep(0.2)
+    assert not _running(int(pid_file.read_text()))  # what the plugin started is stopped too
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (killed children of a killed shell wait for a reaper)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
 
 
 def test_a_failing_credential_plugin_is_one_plain_message(tmp_path: Path) -> None:
