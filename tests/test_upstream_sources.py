@@ -34,7 +34,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRDs are megabyte
 
 def test_no_test_reads_the_shared_folder() -> None:
     """Every reader of upstream data goes through tests/upstream (this file cross-checks)."""
-    pattern = re.compile(r"HETGITOPS_SHARED|/ \"shared\"|\"shared\" /")
+    pattern = re.compile(r"HETGITOPS_SHARED|parent / \"shared\"|\"shared\" / \"upstream\"")
     readers = [
         path.relative_to(REPO).as_posix()
         for folder in ("tests", "scripts", "bench")
