@@ -113,8 +113,26 @@ def _odd_numbers(value: Any) -> bool:
 def check_document(doc: Document) -> Iterator[Diagnostic]:
     validator = validators()[doc.kind]
     errors = validator.slow.iter_errors if _odd_numbers(doc.data) else validator.iter_errors
-    for err in errors(doc.data):
-        yield _diagnostic(doc, _deepest(err))
+    found = [_deepest(err) for err in errors(doc.data)]
+    misspelt = {
+        (tuple(e.absolute_path), key) for e in found if e.validator == "additionalProperties"
+        for key in _extra_keys(e)
+    }  # fmt: skip
+    for err in found:
+        if not _follows_from_a_typo(err, misspelt):
+            yield _diagnostic(doc, err)
+
+
+def _follows_from_a_typo(err: ValidationError, misspelt: set[tuple[tuple[Any, ...], str]]) -> bool:
+    """A required field reported missing next to an unknown key that is its misspelling
+    (`cardTyp:`): the reader has one mistake to fix, which the unknown key's did-you-mean names."""
+    import difflib
+
+    if err.validator != "required":
+        return False
+    missing, where = _missing(err), tuple(err.absolute_path)
+    keys = [key for path, key in misspelt if path == where]
+    return missing is not None and bool(difflib.get_close_matches(missing, keys, n=1, cutoff=0.6))
 
 
 def check_documents(docs: Iterable[Document]) -> list[list[Diagnostic]]:
@@ -142,14 +160,17 @@ def _deepest(err: ValidationError) -> ValidationError:
 
 def _diagnostic(doc: Document, err: ValidationError) -> Diagnostic:
     path = tuple(err.absolute_path)
-    message, hint, span = _explain(err), "", doc.source.at(path)
+    message, hint, span = _explain(err), _described(err), doc.source.at(path)
     if err.validator == "additionalProperties":
         extra = _extra_keys(err)
         if extra:
             path = (*path, extra[0])
             span = doc.source.key_at(path)
-            allowed = sorted(_properties(err))
-            hint = "allowed here: " + ", ".join(allowed) if allowed else ""
+            hint = _unknown_key_hint(extra[0], path[:-1], _properties(err))
+    elif err.validator == "required":
+        missing = _missing(err)
+        described = _description(_properties(err).get(missing or ""))
+        hint = f"add {missing}" + (f": {described}" if described else "")
     elif err.validator == "enum":
         choices = err.validator_value
         hint = "one of: " + ", ".join(map(str, choices)) if isinstance(choices, list) else ""
@@ -184,6 +205,54 @@ def _needs_quotes(path: tuple[Any, ...], written: str, value: Any) -> tuple[str,
     return message, f"it needs quotes: '{written}'"
 
 
+def _description(schema: Any) -> str:
+    text = schema.get("description", "") if isinstance(schema, Mapping) else ""
+    return str(text)
+
+
+def _described(err: ValidationError) -> str:
+    """The failing field's own description, when the schema has one: what the value means and
+    which values it takes, in the schema's words (a regex alone tells a reader nothing)."""
+    if err.validator == "type" and isinstance(err.instance, list):
+        one = "give one value, not a list"
+        return f"{one}: {_description(err.schema)}" if _description(err.schema) else one
+    if err.validator == "pattern":
+        shape = f"(pattern {err.validator_value})"
+        return f"{_description(err.schema)} {shape}" if _description(err.schema) else ""
+    if err.validator in ("type", "minimum", "maximum", "maxLength", "minLength"):
+        return _description(err.schema)
+    if err.validator == "minItems":
+        return _description(err.schema) or "give at least one entry"
+    return ""
+
+
+def _unknown_key_hint(key: str, where: tuple[Any, ...], properties: Mapping[str, Any]) -> str:
+    """did you mean `cardType` for `cardTyp`; for a key that is valid one level down (a
+    misindent: `reclaim:` moved out of `lending:`), the field it belongs under."""
+    import difflib
+
+    allowed = sorted(properties)
+    parents = [
+        name
+        for name, sub in sorted(properties.items())
+        if isinstance(sub, Mapping) and key in (sub.get("properties") or {})
+    ]
+    if parents:
+        under = format_path((*where, parents[0]))
+        return f"this field belongs under {under} (indent it below {parents[0]}:)"
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    listing = "allowed here: " + ", ".join(allowed) if allowed else ""
+    if close:
+        return f"did you mean {close[0]}? ({listing})" if listing else f"did you mean {close[0]}?"
+    return listing
+
+
+def _missing(err: ValidationError) -> str | None:
+    instance = err.instance if isinstance(err.instance, dict) else {}
+    required = err.validator_value if isinstance(err.validator_value, list) else []
+    return next((str(k) for k in required if k not in instance), None)
+
+
 def _properties(err: ValidationError) -> dict[str, Any]:
     schema = err.schema
     return dict(schema.get("properties", {})) if isinstance(schema, Mapping) else {}
@@ -198,12 +267,52 @@ def _extra_keys(err: ValidationError) -> list[str]:
 def _explain(err: ValidationError) -> str:
     where = format_path(tuple(err.absolute_path)) or "document"
     if err.validator == "required":
-        return f"{where}: {err.message}"
+        return f"{where}: the required field {_missing(err)} is missing"
+    if err.validator == "minItems" and isinstance(err.instance, list) and not err.instance:
+        return f"{where}: the list is empty"
+    if err.validator == "type":
+        return f"{where}: expected {_kinds(err.validator_value)}, got {_kind_of(err.instance)}"
+    if err.validator == "maximum":
+        return f"{where}: {_SHOWN.repr(err.instance)} is above the maximum {err.validator_value}"
+    if err.validator == "minimum":
+        return f"{where}: {_SHOWN.repr(err.instance)} is below the minimum {err.validator_value}"
     if err.validator == "additionalProperties":
         return f"{where}: unknown field(s) " + ", ".join(_SHOWN.repr(k) for k in _extra_keys(err))
+    if err.validator == "pattern" and _description(err.schema):
+        return f"{where}: {_SHOWN.repr(err.instance)} is not of the required form"
     if err.validator == "pattern":
         return f"{where}: {_SHOWN.repr(err.instance)} does not match {err.validator_value}"
     return f"{where}: {_shortened(err)}"
+
+
+_TYPE_WORDS = {
+    "string": "text",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "a mapping",
+    "null": "nothing",
+}
+
+
+def _kinds(expected: Any) -> str:
+    names = expected if isinstance(expected, list) else [expected]
+    return " or ".join(_TYPE_WORDS.get(str(n), str(n)) for n in names)
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, list):
+        return f"a list ({_SHOWN.repr(value)})"
+    if isinstance(value, dict):
+        return "a mapping"
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    return f"the text {_SHOWN.repr(value)}"
 
 
 def _shortened(err: ValidationError) -> str:
