@@ -4,6 +4,7 @@ accelerators, MIG state, and ClusterQueue usage above a quota the policy has cut
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -36,11 +37,13 @@ def check(
     pooled: set[str] = set()
     for pool in policy.pools.values():
         card = policy.card_type_of(pool)
+        absent = [n for n in pool.nodes if n.name not in live]
+        if absent:
+            found.append(_absent(pool, absent))
         for node in pool.nodes:
             pooled.add(node.name)
             obj = live.get(node.name)
             if obj is None:
-                found.append(_absent(pool, node))
                 continue
             found += _labels(policy, pool, node, obj)
             found += _taints(pool, node, obj)
@@ -56,14 +59,48 @@ def check(
     return found
 
 
-def _absent(pool: Pool, node: Node) -> Diagnostic:
+def _absent(pool: Pool, nodes: Sequence[Node]) -> Diagnostic:
+    """One finding per pool, the missing nodes as ranges (an NFD or node outage takes
+    thousands at once; one line each would bury every other finding)."""
+    if len(nodes) == 1:
+        what = f"node {nodes[0].name} of pool {pool.name} is not in the cluster"
+    else:
+        shown = ", ".join(name_ranges([n.name for n in nodes]))
+        what = f"{len(nodes)} nodes of pool {pool.name} are not in the cluster: {shown}"
     return finding(
         "drift-node-absent",
-        f"node {node.name} of pool {pool.name} is not in the cluster",
-        node.origin.span,
-        path=f"Node {node.name}",
-        hint="remove it from the pool, or bring the node back",
+        what,
+        nodes[0].origin.span,
+        path=f"Node {nodes[0].name}",
+        hint="remove them from the pool, or bring the nodes back",
     )
+
+
+def name_ranges(names: Sequence[str]) -> list[str]:
+    """`gpu-001`, `gpu-002`, `gpu-003`, `cpu-x` -> `gpu-[001:003]`, `cpu-x`: runs of names
+    that differ only in a trailing number of one width, in the order given."""
+    runs: list[tuple[str, int, int, int]] = []  # prefix, width, first, last
+    shown: list[str | int] = []
+    for name in names:
+        match = re.fullmatch(r"(.*?)(\d+)", name)
+        if match is None:
+            shown.append(name)
+            continue
+        prefix, digits = match.group(1), match.group(2)
+        number, width = int(digits), len(digits)
+        last = runs[-1] if runs and shown and shown[-1] == len(runs) - 1 else None
+        if last is not None and last[:2] == (prefix, width) and last[3] + 1 == number:
+            runs[-1] = (prefix, width, last[2], number)
+            continue
+        runs.append((prefix, width, number, number))
+        shown.append(len(runs) - 1)
+    return [item if isinstance(item, str) else _run(*runs[item]) for item in shown]
+
+
+def _run(prefix: str, width: int, first: int, last: int) -> str:
+    if first == last:
+        return f"{prefix}{first:0{width}d}"
+    return f"{prefix}[{first:0{width}d}:{last:0{width}d}]"
 
 
 def _labels(policy: Policy, pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[Diagnostic]:

@@ -59,3 +59,16 @@ def test_an_orphaned_namespace_is_not_promised_to_the_gitops_prune() -> None:
     assert "prune it" not in found.hint and "delete it by hand" in found.hint
     queue = next(m.obj for m in result.manifests if m.kind == "ClusterQueue")
     assert orphan(queue, result.policy.fleet).hint == "delete it, or let the GitOps tool prune it"
+
+
+def test_absent_nodes_are_one_finding_per_pool_with_their_ranges() -> None:
+    policy, queues = _policy_and_queues()
+    nodes = [n for n in _live_nodes(policy) if not n["metadata"]["name"].startswith("gpu-a800-")]
+    found = fleet.check(
+        policy, nodes, queues, now=NOW, mig_pending_timeout=dt.timedelta(minutes=30)
+    )
+    [absent] = [d for d in found if d.rule == "drift-node-absent"]
+    assert absent.message == (
+        "16 nodes of pool a800-train are not in the cluster: gpu-a800-[001:016]"
+    )
+    assert fleet.name_ranges(["n-1", "n-2", "x", "n-4"]) == ["n-[1:2]", "x", "n-4"]
