@@ -224,6 +224,28 @@ def test_local_queue_deleted(
     assert f"LocalQueue {lq['namespace']}/{lq['name']}" in found.message
 
 
+def test_local_queue_being_deleted_held_by_a_finalizer(
+    control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]], restore: None
+) -> None:
+    """The real API server keeps a deleted object with a finalizer, deletionTimestamp set,
+    until the finalizer goes: drift used to call it in sync (issue 23 item 7)."""
+    lq = _first(objects, "LocalQueue")["metadata"]
+    where = ["localqueue", lq["name"], "-n", lq["namespace"]]
+    hold = json.dumps({"metadata": {"finalizers": ["e2e.hetgitops.io/hold"]}})
+    control_plane.kubectl("patch", *where, "--type=merge", "-p", hold)
+    control_plane.kubectl("delete", *where, "--wait=false")
+    try:
+        found = _one(fleet)
+        assert found.rule == "drift-terminating"
+        assert f"LocalQueue {lq['namespace']}/{lq['name']} is being deleted (since " in (
+            found.message
+        )
+        assert found.message.endswith("; held by e2e.hetgitops.io/hold")
+    finally:
+        release = json.dumps([{"op": "remove", "path": "/metadata/finalizers"}])
+        control_plane.kubectl("patch", *where, "--type=json", "-p", release)
+
+
 def test_orphan_queue_with_our_labels(
     control_plane: ControlPlane, fleet: Path, objects: list[dict[str, Any]]
 ) -> None:
