@@ -51,13 +51,13 @@ def quotas(output: str) -> list[tuple[str, int, int]]:
 
 
 def test_a_quota_cut_inside_a_symlinked_team_file_shows(repo: Path) -> None:
-    shared = repo / "shared"
-    shared.mkdir()
-    (repo / TRAINING).rename(shared / "training.yaml")
-    (repo / TRAINING).symlink_to("../../shared/training.yaml")
+    common = repo / "common"
+    common.mkdir()
+    (repo / TRAINING).rename(common / "training.yaml")
+    (repo / TRAINING).symlink_to("../../common/training.yaml")
     commit(repo, "teams file shared through a link")
-    cut(shared.parent / "policies")  # writes through the link into shared/training.yaml
-    assert "cards: 64" in (shared / "training.yaml").read_text()
+    cut(common.parent / "policies")  # writes through the link into common/training.yaml
+    assert "cards: 64" in (common / "training.yaml").read_text()
     result = diff("--base", "HEAD")  # the working tree: what the GitHub Action runs
     assert result.exit_code == 1 and CUT in result.output, result.output
     commit(repo, "cut")
