@@ -87,10 +87,14 @@ def test_v1beta1_render_matches_the_v1beta1_schema(tmp_path: Path) -> None:
 
 
 def test_crd_dir_option_end_to_end() -> None:
-    """The `validate --crd-dir` path: api.validate with every upstream folder, no findings."""
+    """The `validate --crd-dir` path: api.validate with every upstream folder, no CRD finding.
+    The one finding left is the bundled PyTorchJob profile's job-integration warning (Kueue
+    0.19 needs the integration enabled in its Configuration, which no policy field states)."""
     folders = tuple(_upstream() / sub for sub in CRD_FOLDERS)
     result = api.validate([REPO / "policies"], api.Options(crd_dirs=folders))
-    assert [str(d) for d in result.diagnostics] == []
+    assert [d.rule for d in result.diagnostics] == ["job-integration"], [
+        str(d) for d in result.diagnostics
+    ]
 
 
 def test_multicluster_render_matches_upstream_crds() -> None:
