@@ -96,7 +96,19 @@ def busy(control_plane: ControlPlane) -> Iterator[ControlPlane]:
     }
     _apply(plane, pod)
     yield plane
-    plane.kubectl("delete", "namespace", "pretrain", "--wait=false", check=False)
+    # Not the Namespace: this control plane runs no namespace controller, so a deleted
+    # Namespace stays Terminating and every later test that applies into it fails.
+    plane.kubectl("delete", "workloads.kueue.x-k8s.io", "--all", "-n", "pretrain", check=False)
+    plane.kubectl(
+        "delete",
+        "pod",
+        "train-0-main",
+        "-n",
+        "pretrain",
+        "--grace-period=0",
+        "--force",
+        check=False,
+    )
 
 
 def test_diff_counts_the_running_work_a_noexecute_taint_and_flavor_rename_reach(
