@@ -134,7 +134,7 @@ def test_outside_a_git_repository_is_a_usage_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     outside = tmp_path / "plain"
-    outside.mkdir()
+    (outside / "policies").mkdir(parents=True)  # a policy folder, just not in a Git repository
     monkeypatch.chdir(outside)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
     result = diff()
