@@ -467,22 +467,18 @@ def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
 
 def _nfd_taints(manifests: Sequence[Manifest]) -> dict[str, tuple[set[str], list[str], Manifest]]:
     """Per NodeFeatureRule rule: its NoExecute taints (`key=value`) and the nodes it matches."""
-    found: dict[str, tuple[set[str], list[str], Manifest]] = {}
-    for m in manifests:
-        if m.kind != "NodeFeatureRule":
-            continue
-        for rule_ in _spec(m).get("rules") or []:
-            taints = {
+    return {
+        name: (
+            {
                 f"{t.get('key')}={t.get('value', '')}"
                 for t in rule_.get("taints") or []
                 if t.get("effect") == "NoExecute"
-            }
-            nodes: list[str] = []
-            for feature in rule_.get("matchFeatures") or []:
-                expression = (feature.get("matchExpressions") or {}).get("nodename") or {}
-                nodes += [str(v) for v in expression.get("value") or []]
-            found[str(rule_.get("name"))] = (taints, nodes, m)
-    return found
+            },
+            _rule_nodes(rule_),
+            m,
+        )
+        for name, (rule_, m) in _nfd_rules(manifests).items()
+    }
 
 
 def taint_evicts(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
