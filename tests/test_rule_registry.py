@@ -189,3 +189,25 @@ def test_an_unregistered_id_cannot_be_emitted() -> None:
     with pytest.raises(UnregisteredRule):
         error("node-ranges-invalid", "a misspelt id")
     assert error("node-range-invalid", "fine").rule == "node-range-invalid"
+
+
+def test_every_rule_has_its_own_fix_text() -> None:
+    """Issue 22 item 14: `rules RULE` says how to fix *that* rule. A rule registered without a
+    `Fix:` line in its docs fails here (this file runs in every landing's smoke set), and so
+    does a fix text shared word for word with another rule (boilerplate, not advice)."""
+    rules = all_rules()
+    assert len(rules) == len(RULE_REGISTRY)
+    missing = [info.id for info in rules if not info.section("Fix:")]
+    assert missing == [], f"rules without a `Fix:` line in their docs: {missing}"
+    by_text: dict[str, list[str]] = {}
+    for info in rules:
+        by_text.setdefault(info.section("Fix:"), []).append(info.id)
+    shared = {text: ids for text, ids in by_text.items() if len(ids) > 1}
+    assert shared == {}, f"fix texts shared by several rules: {shared}"
+
+
+def test_a_warnings_fails_example_is_an_example_not_prose() -> None:
+    """`Fails (warns):` opens the failing example as `Fails:` does (it was read as prose)."""
+    info = next(info for info in all_rules() if info.id == "targets-incomplete")
+    assert info.section("Fails:").startswith("`targets: [kueue]`")
+    assert "Fails" not in info.why

@@ -19,6 +19,9 @@ def borrowing_without_cohort(policy: Policy, ctx: CheckContext) -> Iterator[Diag
 
     Fails: a team without `cohort` and a quota `{pool: a, cards: 8, borrowingLimit: 4}`.
     Passes: the same team with `cohort: training`.
+    Fix: put the team in a cohort (`spec.cohort`, one of Fleet.spec.cohorts) so there is a queue to
+    borrow from and lend to, or delete `borrowingLimit` and `lendingLimit` from its quotas: a team
+    in no cohort uses exactly its nominal quota.
     """
     for team in policy.teams.values():
         if team.cohort is not None:
@@ -63,6 +66,8 @@ def lending_exceeds_nominal(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
 
     Fails: `{pool: a, cards: 8, lendingLimit: 12}`.
     Passes: `{pool: a, cards: 8, lendingLimit: 4}`.
+    Fix: lower `lendingLimit` to at most the entry's own quota (the hint gives the number), or raise
+    `cards` if the team is meant to hold more.
     """
     for team in policy.teams.values():
         for quota in team.quotas:
@@ -87,6 +92,9 @@ def borrowing_isolated_pool(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
     Fails: `isolated: true` on the pool and a quota `{pool: ascend, cards: 8, borrowingLimit: 4}`
     (or `lending: {maxPercent: 50}` on the pool).
     Passes: `{pool: ascend, cards: 8}`.
+    Fix: delete `borrowingLimit` / `lendingLimit` from the team's quota entry in that pool and
+    `spec.lending` from the pool (the render already writes 0 for both there). If teams are meant to
+    share the pool after all, set `isolated: false` on the pool instead.
     """
     for lender in policy.pools.values():
         if lender.isolated and lender.lend_max_percent:
@@ -126,6 +134,8 @@ def preemption_invalid(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
 
     Fails: `preemption: {borrowWithinCohort: {policy: LowerPriority}}` (reclaim defaults to Never).
     Passes: `preemption: {reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority}}`.
+    Fix: set `preemption.reclaimWithinCohort` to `LowerPriority` or `Any` on a team in a cohort, or
+    remove `borrowWithinCohort`; a team in no cohort needs `spec.cohort` first.
     """
     for team in policy.teams.values():
         wanted = team.preemption

@@ -62,6 +62,10 @@ def budget_exceeded(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     are known (`validate --changed-since`), at the changed quota entry instead.
     Fails: `budget: {monthly: 10000}` with 8 cards at 3.10 an hour (18,104 a month).
     Passes: `budget: {monthly: 20000}` with the same quota.
+    Fix: lower the team's nominal quota (`cards`, `normalized` or `mig` counts) in its most
+    expensive pools until the monthly total in the finding fits `spec.budget.monthly`, move quota to
+    a cheaper card type, or raise the budget if the spend was agreed. The budget counts nominal
+    quota only: a `borrowingLimit` gives a team peak capacity without adding to it.
     """
     for name, uses in _budgeted(policy).items():
         team = uses[0].team
@@ -110,6 +114,9 @@ def cost_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Fails: a team with `budget: {monthly: 5000}` and quota in a pool of a card without `cost`.
     Passes: the card type has `cost: {perCardHour: 1.1}`.
+    Fix: add `spec.cost: {perCardHour: PRICE}` to the card type (what one card costs an hour, owned
+    or rented), or remove the team's budget if its spend is not tracked; until then the budget check
+    leaves that pool's quota out of the team's total.
     """
     for uses in _budgeted(policy).values():
         for use in uses:
@@ -131,6 +138,9 @@ def cost_currency_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
     Fails: a card with `cost: {perCardHour: 2, currency: EUR}` in a team with
     `budget: {monthly: 5000, currency: USD}`.
     Passes: both in USD (or both left to the Fleet's currency).
+    Fix: write the card's `cost.currency` and the team's `budget.currency` in one currency, or leave
+    both out to use Fleet.spec.currency; convert the card's perCardHour yourself, hetgitops does not
+    convert between currencies.
     """
     for uses in _budgeted(policy).values():
         for use in uses:

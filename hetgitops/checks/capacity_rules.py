@@ -69,6 +69,9 @@ def quota_exceeds_capacity(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
     lands in the pull request's diff.
     Fails: 2 nodes x 8 cards and teams with `cards: 12` and `cards: 8` in that pool.
     Passes: the same pool with `cards: 8` and `cards: 8`.
+    Fix: lower the teams' nominal quotas in the pool until they add up to its capacity (the notes
+    list each contributor), or add nodes to the pool; to let teams use each other's idle cards, use
+    a cohort with borrowing rather than nominal quota above capacity.
     """
     claims: dict[str, dict[str, list[tuple[QuotaUse, int]]]] = defaultdict(
         lambda: defaultdict(list)
@@ -140,6 +143,8 @@ def quota_resource_unavailable(policy: Policy, ctx: CheckContext) -> Iterator[Di
 
     Fails: `mig: {2g.20gb: 4}` on a pool whose layout is `{1g.10gb: 7}`.
     Passes: `mig: {1g.10gb: 14}` on that pool.
+    Fix: claim a profile the pool's layout carves (the hint lists them), or change the pool's
+    `spec.mig` layout to carve the profile you want.
     """
     offered_by_pool: dict[str, set[str]] = {}
     for use in quota_uses(policy):
@@ -186,6 +191,8 @@ def quota_unit_conflict(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
 
     Fails: `{pool: h100-train, cards: 8, normalized: 23.2}`.
     Passes: `{pool: h100-train, normalized: 23.2}`.
+    Fix: keep either `cards` or `normalized` in the entry: `cards` for a fixed count of this pool's
+    cards, `normalized` to hold capacity in reference-card units.
     """
     for team in policy.teams.values():
         for quota in team.quotas:
@@ -206,6 +213,8 @@ def normalized_not_integral(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
 
     Fails: `normalized: 10` on a card with coefficient 2.9 (3.45 cards, rounded to 3).
     Passes: `normalized: 23.2` on that card (exactly 8 cards).
+    Fix: use a multiple of the card's coefficient (the hint gives it: `23.2` is 8 cards at 2.9), or
+    write the quota as whole `cards`.
     """
     for use in quota_uses(policy):
         quota, perf = use.quota, use.card.performance
@@ -229,6 +238,8 @@ def quota_pool_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
 
     Fails: `quotas: [{pool: a, cards: 8}, {pool: a, cards: 4}]`.
     Passes: `quotas: [{pool: a, cards: 12}]`.
+    Fix: merge the two entries into one with the sum (`{pool: a, cards: 12}`), keeping one set of
+    limits.
     """
     for team in policy.teams.values():
         for seen, quota in repeats(team.quotas, lambda q: q.pool):

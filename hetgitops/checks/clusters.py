@@ -25,6 +25,9 @@ def pool_cluster(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     silently vanish from the render.
     Fails: `cluster: hopper-eats` (no such Cluster), or no `cluster` in a multi-cluster policy.
     Passes: `cluster: hopper-east`, a Cluster with role worker or standalone.
+    Fix: set `spec.cluster` on the pool to the Cluster its nodes are in (a worker or standalone one,
+    not the manager); fix a misspelled name; or, in a single-cluster policy without Cluster
+    documents, delete `spec.cluster`.
     """
     for pool in policy.pools.values():
         if pool.cluster is None:
@@ -76,6 +79,10 @@ def cluster_roles(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Fails: two Clusters with `role: manager`, workers without a manager, or a manager with
     `targets: [kueue, volcano]`.
     Passes: one manager and one or more workers (plus any standalone clusters).
+    Fix: keep exactly one Cluster with `role: manager` and at least one `role: worker` (or make
+    every cluster `standalone`); move `admissionChecks` from workers and standalone clusters to the
+    manager; leave only core, kueue and drift-rbac in a manager's `targets`. Two managers mean two
+    fleets: split them into two policies.
     """
     found = managers(policy)
     ready = workers(policy)
@@ -121,6 +128,10 @@ def cluster_credentials_inline(policy: Policy, ctx: CheckContext) -> Iterator[Di
     `kubeconfig`) or through a ClusterProfile; name one of those.
     Fails: `credentials: {kubeconfig: "apiVersion: v1 ..."}` or `credentials: {token: ...}`.
     Passes: `credentials: {secret: gpu-east-kubeconfig}`.
+    Fix: delete the inline kubeconfig, token or key and rotate it (it is in the Git history now).
+    Store it on the manager as a Secret with key `kubeconfig` in Kueue's namespace (`kubectl create
+    secret generic NAME -n kueue-system --from-file=kubeconfig=FILE`) and write `credentials:
+    {secret: NAME}`, or name a ClusterProfile with `credentials: {clusterProfile: NAME}`.
     """
     for cluster in policy.clusters.values():
         for key in cluster.inline_credentials:
@@ -146,6 +157,9 @@ def cluster_credentials_missing(policy: Policy, ctx: CheckContext) -> Iterator[D
     cannot reach the worker and every job waits on the manager.
     Fails: a worker without `credentials`, or with both `secret` and `clusterProfile`.
     Passes: `credentials: {clusterProfile: gpu-east}`.
+    Fix: give the worker exactly one of `credentials: {secret: NAME}` (a Secret with key
+    `kubeconfig` in Kueue's namespace on the manager) or `credentials: {clusterProfile: NAME}`; with
+    both set, delete the one the manager does not use.
     """
     for cluster in workers(policy):
         refs = [r for r in (cluster.secret, cluster.cluster_profile) if r]
@@ -174,6 +188,8 @@ def multikueue_kueue_version(policy: Policy, ctx: CheckContext) -> Iterator[Diag
     0.15 (MultiKueueCluster changed shape between v1beta1 and v1beta2).
     Fails: a manager whose Kueue version (its own or the Fleet's) is 0.14.
     Passes: 0.15 or later, or no version given (the newest API is assumed).
+    Fix: upgrade Kueue on the manager and workers to 0.15 or later and set `spec.versions.kueue` (on
+    the Cluster or the Fleet) to the version now running.
     """
     if policy.fleet is None:
         return

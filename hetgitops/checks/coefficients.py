@@ -20,10 +20,14 @@ def coefficient_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
 
     In use: a pool of it holds team quota, or a WorkloadProfile routes to it without its own
     `performance` override. A `normalized` quota on such a card cannot be converted at all.
-    Fails: a team quota in a pool of a card type without `spec.performance`.
     Reported at the card type, with a note at every use.
+    Fails: a team quota in a pool of a card type without `spec.performance`.
     Passes: the card type has `performance: {coefficient: 0.75, reference: A100-SXM4-80GB,
     coefficientSet: "2026.2"}`.
+    Fix: measure the card against the fleet's reference card on a representative workload and add
+    `spec.performance: {coefficient: X, reference: CARD, coefficientSet: NAME}` to the card type.
+    Until then write the team's quota in that pool as `cards` instead of `normalized`, and give
+    profiles that route to it their own `performance` entry.
     """
     uses: dict[str, list[str]] = {}
     where: dict[str, list[Related]] = {}  # every use, as a note (an aggregate finding)

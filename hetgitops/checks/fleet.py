@@ -14,10 +14,13 @@ from hetgitops.model.policy import CohortSpec, Origin, Policy
 def missing_fleet(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """A policy needs exactly one Fleet document (cluster name, target versions).
 
-    Fails: a directory with CardType, Pool and Team documents but no `kind: Fleet`.
-    Passes: the same directory plus `fleet.yaml` with `kind: Fleet`.
     When a Fleet document exists but did not load (schema, syntax, encoding), this is reported
     as a consequence of that finding.
+    Fails: a directory with CardType, Pool and Team documents but no `kind: Fleet`.
+    Passes: the same directory plus `fleet.yaml` with `kind: Fleet`.
+    Fix: add a `fleet.yaml` with `kind: Fleet`, `spec.cluster` and `spec.versions.kubernetes`
+    (`hetgitops init` writes one), or point hetgitops at the folder that holds it; when the Fleet
+    document exists but failed to load, fix the error reported at it first.
     """
     if policy.fleet is not None:
         return
@@ -67,7 +70,9 @@ def targets_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
     Passes: `targets: [core, kueue, volcano, nodes, gpu-operator]`; `targets: [core, kueue]`
     when every pool's flavor selects labels the nodes already carry (`spec.kueue.nodeLabels`,
     as `hetgitops import` writes).
-    Accept the warning when another tool applies those labels.
+    Fix: add the target the hint names to Fleet spec.targets (`core` labels team namespaces, `nodes`
+    labels nodes), or accept the warning when another tool applies those labels; an imported fleet
+    can declare the labels its nodes already carry in the pool's `spec.kueue.nodeLabels`.
     """
     if policy.fleet is None:
         return
@@ -95,6 +100,8 @@ def cohort_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Fails: `cohorts: [{name: training}, {name: training, parent: org}]`.
     Passes: `cohorts: [{name: org}, {name: training, parent: org}]`.
+    Fix: delete one of the two entries in Fleet.spec.cohorts, keeping the one with the intended
+    `parent`; if they are meant to be two cohorts, rename one and move its teams' `cohort` with it.
     """
     if policy.fleet is None:
         return
@@ -115,6 +122,8 @@ def cohort_cycle(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Fails: `{name: a, parent: b}` and `{name: b, parent: a}`.
     Passes: `{name: a}` and `{name: b, parent: a}`.
+    Fix: remove the `parent` of one cohort in the loop the finding names, so the tree has a root
+    (usually the organisation-wide cohort has no parent).
     """
     if policy.fleet is None:
         return

@@ -69,6 +69,9 @@ def profile_host_share(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
     pods asking more run out of cpu or memory quota before the accelerators are used up.
     Fails: team `cpuPerCard: 12` and a 1g.10gb profile with `cpuPerCard: 4` (12/7 ~ 1.7 a slice).
     Passes: the profile asks `cpuPerCard: 1500m`.
+    Fix: lower the profile's `cpuPerCard` / `memoryPerCard` to at most the team's rate times the
+    unit's share (1/7 of it for a 1g slice of a 7-slice GPU), or raise the team's `spec.cpuPerCard`
+    / `spec.memoryPerCard`.
     """
     seen: set[tuple[str, str, str]] = set()
     for profile, team, route in _pairs(policy):
@@ -106,6 +109,9 @@ def profile_host_quota(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
     reach 112 cards x 96Gi = 10752Gi in the pool; or a team at `memoryPerCard: 128Gi` that
     must borrow 8 cards from a team at 96Gi (it reaches 8 x 128Gi + 8 x 96Gi, not 16 x 128Gi).
     Passes: the profile asks `memoryPerCard: 96Gi` (3072Gi).
+    Fix: lower the profile's `cpuPerCard` / `memoryPerCard`, raise the team's (`spec.cpuPerCard`,
+    `spec.memoryPerCard`), or give the team more cards there; borrowing from the cohort brings only
+    what the lenders' own per-card rates hold.
     """
     best: dict[tuple[str, str], tuple[Shortfall | None, Route]] = {}
     reach = quota_plan.reach(policy)

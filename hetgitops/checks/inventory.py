@@ -17,10 +17,12 @@ _LEVEL_FIELDS = {"zone": "zone", "rack": "rack", "nvlink-domain": "nvlinkDomain"
 def node_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """A node belongs to one pool and is listed once.
 
-    Fails: pool a lists `gpu-[01:04]` and pool b lists `gpu-04`.
-    Passes: pool a lists `gpu-[01:03]` and pool b lists `gpu-04`.
     One finding per overlapping pair of node entries, naming the nodes, with the first entry
     as the related location.
+    Fails: pool a lists `gpu-[01:04]` and pool b lists `gpu-04`.
+    Passes: pool a lists `gpu-[01:03]` and pool b lists `gpu-04`.
+    Fix: remove the node from all but the pool it is physically in; when two ranges overlap, shorten
+    one (`gpu-[01:03]` beside `gpu-04`).
     """
     first_seen: dict[str, tuple[Pool, Node]] = {}
     # (where the repeat is, where the first is) -> the repeated names, in order.
@@ -58,6 +60,9 @@ def topology_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
     Fails: `topology: {levels: [zone, rack, hostname]}` and a node entry without `rack`.
     Passes: `- {names: "gpu-[01:04]", zone: zone-a, rack: rack-a01}`; a Topology adopted with
     its own `nodeLabels` (the nodes already carry those labels, hetgitops does not set them).
+    Fix: set the missing level (`zone`, `rack` or `nvlinkDomain`) on the node entry the finding
+    points at, or drop that level from Fleet.spec.topology.levels; if the nodes already carry
+    Kueue's topology labels, adopt the Topology with its own `nodeLabels`.
     """
     fleet = policy.fleet
     if fleet is None or fleet.topology_name is None or fleet.topology_node_labels:

@@ -102,6 +102,9 @@ def label_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Fails: `{key: hetgitops.io/rack, from: rack}` (required by default) and a node entry
     without `rack`; a required static key a pool does not set in `spec.labels`.
     Passes: every node entry has `rack:`; or the label says `required: false`.
+    Fix: set the field on the node entry or pool the finding points at (for a `from: static` key,
+    under the pool's `spec.labels`); if some nodes legitimately have no value, mark the taxonomy
+    entry `required: false`.
     """
     for label in _governed(policy):
         if not label.required:
@@ -125,6 +128,9 @@ def label_value_invalid(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
     Fails: `{key: hetgitops.io/purpose, from: purpose, allowedValues: [training]}` and a pool
     with `purpose: dev`; `pattern: "[0-9]+"` and `memoryGiB: 94.5`.
     Passes: `allowedValues: [training, dev]`.
+    Fix: write a value the taxonomy entry allows (its `allowedValues` or `pattern`, listed in the
+    hint) and that Kubernetes accepts (at most 63 characters of letters, digits, `-`, `_`, `.`,
+    alphanumeric at both ends); or add the value to the entry's `allowedValues`.
     """
     for label in _governed(policy):
         pattern = _compiled(label.pattern)
@@ -184,6 +190,9 @@ def label_reserved(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Fails: a taxonomy key `nvidia.com/gpu.product`, or a pool label `nvidia.com/mig.config`.
     Passes: `hetgitops.io/product`.
+    Fix: rename the key to one under the Fleet's labelDomain (e.g. `hetgitops.io/product`); read the
+    value the other system writes (GPU Feature Discovery, NFD, kubelet) under its own key instead of
+    setting it. If the prefix is yours, take it out of LabelTaxonomy `reservedPrefixes`.
     """
     reserved = _reserved(policy)
     for label in _taxonomy_rules(policy):
@@ -216,6 +225,9 @@ def label_unknown(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Fails: pool `labels: {hetgitops.io/owner: ml}` and no taxonomy entry for that key.
     Passes: the taxonomy has `{key: hetgitops.io/owner, from: static}`.
+    Fix: declare the key in the LabelTaxonomy with `from: static` (and `allowedValues` if it has a
+    fixed set), or remove it from the pool's `spec.labels`; a typo of a declared key is fixed by
+    writing the declared spelling.
     """
     taxonomy = policy.taxonomy
     if taxonomy is None:
@@ -250,6 +262,8 @@ def label_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Fails: two entries with `key: hetgitops.io/pool`.
     Passes: one entry per key.
+    Fix: delete one of the two taxonomy entries for the key, and move any `allowedValues`, `pattern`
+    or `required` the deleted one carried into the one you keep.
     """
     for seen, label in repeats(_taxonomy_rules(policy), lambda rule: rule.key):
         yield error_at(
@@ -268,6 +282,9 @@ def label_outside_domain(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
 
     Fails: `key: team/owner` or `key: example.com/owner` with labelDomain hetgitops.io.
     Passes: `key: hetgitops.io/owner`, `key: topology.kubernetes.io/zone`.
+    Fix: rename the key to `<labelDomain>/<name>` (e.g. `hetgitops.io/owner`) or to a
+    `topology.kubernetes.io/` key, and update every selector that names it; to keep an existing
+    prefix, set Fleet.spec.labelDomain to it (this renames every label hetgitops writes).
     """
     domain = policy.fleet.label_domain if policy.fleet else "hetgitops.io"
     reserved = _reserved(policy)

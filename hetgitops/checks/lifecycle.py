@@ -46,6 +46,8 @@ def pool_expired(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Fails: `expires: 2026-11-30` validated with `--now 2026-12-01`.
     Passes: `expires: 2027-03-31`.
+    Fix: move the teams' quota off the pool (the notes name them), then delete the pool; or, if the
+    hardware stays longer, push `expires` to the new date.
     """
     for pool in policy.pools.values():
         if pool.expires is not None and pool.expires < ctx.now:
@@ -68,6 +70,8 @@ def pool_expiring(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Fails (warns): `expires: 2026-12-15` with `--now 2026-12-01` and the default 30 days.
     Passes: `expires: 2027-03-31`.
+    Fix: plan the migration: give the teams on the pool (the notes name them) quota elsewhere before
+    `expires`, or push `expires` out if the hardware stays longer.
     """
     window = policy.fleet.expiry_warning_days if policy.fleet else 30
     horizon = ctx.now + dt.timedelta(days=window)
@@ -94,6 +98,8 @@ def lifecycle_not_allowed(policy: Policy, ctx: CheckContext) -> Iterator[Diagnos
     Fleet.spec.defaults.lifecycleStages).
     Fails: a team with the default stages `[production, deprecated]` and quota on a pilot card.
     Passes: the team lists `lifecycleStages: [production, pilot]`.
+    Fix: if the team volunteered for the pilot, add the card's stage to its `spec.lifecycleStages`;
+    otherwise remove the quota entry and give the team quota on a production card.
     """
     for use in quota_uses(policy):
         stage = use.card.lifecycle
@@ -115,6 +121,10 @@ def card_retired_in_use(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
 
     Fails: `lifecycle: retired` on a card type that a pool's `cardType` names.
     Passes: `lifecycle: deprecated` (still schedulable while it is phased out).
+    Fix: point the pools of that card type at the card type now in their nodes (`cardType`), or
+    delete the pools together with the teams' quota entries in them. While the cards are still
+    racked and in use, set the card type's `lifecycle` back to `deprecated` and retire it when its
+    last pool is gone.
     """
     for pool, card in pools_with_cards(policy):
         if card.lifecycle == RETIRED:

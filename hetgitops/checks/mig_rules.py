@@ -42,6 +42,8 @@ def mig_not_supported(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]
 
     Fails: `mig: {devices: [...]}` on a pool of `l40s-48gb` (no `spec.mig` on the card).
     Passes: the same layout on a pool of `h100-80gb` (`mig: {profileTable: H100-80GB}`).
+    Fix: remove `spec.mig` from the pool, or, if the card does support MIG, add `spec.mig:
+    {profileTable: TABLE}` to its card type (e.g. `H100-80GB`).
     """
     for pool, card in pools_with_cards(policy):
         if pool.mig and _table(card) is None:
@@ -63,6 +65,8 @@ def mig_profile_unknown(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
 
     Fails: `profiles: {1g.5gb: 7}` on an H100-80GB (its smallest profile is 1g.10gb).
     Passes: `profiles: {1g.10gb: 7}`.
+    Fix: use a profile of the card's table (the hint lists them, e.g. `1g.10gb` on an H100-80GB) in
+    the layout or the quota; if the pool's card type is wrong, fix `cardType`.
     """
     for pool, table in _mig_pools(policy):
         for device in pool.mig:
@@ -95,6 +99,9 @@ def mig_layout_invalid(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
     Fails on an A100-80GB: `{3g.40gb: 2, 1g.10gb: 1}` (7 compute slices but 9 of 8 memory
     slices) and `{1g.20gb: 4, 1g.10gb: 1}`.
     Passes: `{1g.10gb: 2, 2g.20gb: 1, 3g.40gb: 1}` and `{4g.40gb: 1, 3g.40gb: 1}`.
+    Fix: pick a profile set the card's memory slices can hold, e.g. one of the GPU Operator's
+    all-balanced layouts (on an A100-80GB `{1g.10gb: 2, 2g.20gb: 1, 3g.40gb: 1}`); count memory
+    slices, not only compute slices, and check the largest profile fits first.
     """
     for pool, table in _mig_pools(policy):
         for device in pool.mig:
@@ -136,6 +143,8 @@ def mig_gpu_index(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Fails: `gpus: [8]` in a pool of 8-card nodes (indexes 0-7).
     Passes: `gpus: [7]`.
+    Fix: use indexes 0 to cardsPerNode-1 of the pool's nodes in `gpus` (PCI bus order), or `gpus:
+    all`; if the nodes have more cards than the pool says, fix the node entries' `cardsPerNode`.
     """
     for pool in policy.pools.values():
         if not pool.mig or not pool.nodes:
@@ -163,6 +172,8 @@ def mig_gpu_overlap(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Fails: `{gpus: [0, 1], ...}` and `{gpus: [1], ...}`, or `{gpus: all, ...}` next to any
     other entry.
     Passes: `{gpus: [0, 1], ...}` and `{gpus: [2, 3], ...}`.
+    Fix: list each GPU index in one `spec.mig.devices` entry: remove the index from one of the two
+    entries, or replace `gpus: all` by explicit indexes when GPUs get different layouts.
     """
     for pool in policy.pools.values():
         owner: dict[int, MigDevice] = {}
@@ -200,6 +211,8 @@ def mig_strategy_single_mixed(policy: Policy, ctx: CheckContext) -> Iterator[Dia
     The device plugin fails to start otherwise (`more than one MIG device type present`).
     Fails: `migStrategy: single` and `gpus: [0]` with `{1g.10gb: 7}` on 8-card nodes.
     Passes: `gpus: all` with `{1g.10gb: 7}` (or `migStrategy: mixed`).
+    Fix: give every GPU of the pool's nodes the same one-profile layout (`gpus: all` with one
+    profile), or set Fleet.spec.gpuOperator.migStrategy to `mixed` for per-GPU layouts.
     """
     if capacity.mig_strategy(policy.fleet) != "single":
         return
@@ -278,6 +291,8 @@ def mig_compute_instance(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
 
     Fails: `migStrategy: mixed` and `profiles: {1c.3g.40gb: 2}`.
     Passes: `profiles: {3g.40gb: 2}`.
+    Fix: use the GPU instance profile the hint names (`3g.40gb` for `1c.3g.40gb`): the mixed
+    strategy exposes whole GPU instances only. Compute-instance sharing needs migStrategy single.
     """
     if capacity.mig_strategy(policy.fleet) != "mixed":
         return
@@ -303,6 +318,8 @@ def mig_strategy_none(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]
 
     Fails: `migStrategy: none` and a pool with `spec.mig`.
     Passes: `migStrategy: mixed` (the default).
+    Fix: set Fleet.spec.gpuOperator.migStrategy to `mixed` (one resource per profile) or `single`,
+    or remove `spec.mig` from the pools if MIG is not meant to be used.
     """
     if capacity.mig_strategy(policy.fleet) != "none":
         return

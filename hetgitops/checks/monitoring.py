@@ -21,6 +21,9 @@ def monitoring_unknown_tier(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
     WorkloadPriorityClass name: an objective for a tier that does not exist never applies.
     Fails: `admissionWait: {tiers: {batch: 2h}}` with no PriorityTier `batch`.
     Passes: the same with a PriorityTier named `batch`.
+    Fix: rename the entry in `monitoring.admissionWait.tiers` to an existing PriorityTier's name
+    (the hint lists them), or delete it; add the tier first if the objective is for a tier still to
+    come.
     """
     fleet = policy.fleet
     if fleet is None or fleet.monitoring.origin is None:
@@ -48,6 +51,8 @@ def monitoring_unused(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]
 
     Fails: `monitoring: {idle: {utilisationPercent: 5}}` with `targets: [core, kueue]`.
     Passes: the same with `targets: [core, kueue, monitoring]`, or `render --target monitoring`.
+    Fix: add `monitoring` to Fleet spec.targets (or render with `--target monitoring`), or delete
+    the `monitoring` section if nothing is meant to consume it.
     """
     fleet = policy.fleet
     if fleet is None or fleet.monitoring.origin is None or TARGET in fleet.targets:
@@ -70,6 +75,8 @@ def monitoring_budget_unpriced(policy: Policy, ctx: CheckContext) -> Iterator[Di
 
     Fails: a team with `budget: {monthly: 50000}` and a quota on a card type without `cost`.
     Passes: every card type of the team's quotas has `cost.perCardHour`.
+    Fix: add `spec.cost.perCardHour` to the card type the note names, or accept that the budget-burn
+    alert leaves that pool's cards out of the team's spend.
     """
     fleet = policy.fleet
     if fleet is None or TARGET not in fleet.targets:

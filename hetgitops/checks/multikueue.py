@@ -36,6 +36,9 @@ def multikueue_check_conflict(policy: Policy, ctx: CheckContext) -> Iterator[Dia
     Fails: `admissionChecks: [{name: prov, controllerName: kueue.x-k8s.io/provisioning-request}]`
     on the manager.
     Passes: a check of another controller, on every flavor.
+    Fix: delete the check from the manager's `admissionChecks`: a ProvisioningRequest check belongs
+    on the workers' queues, not the manager's; hetgitops adds the one MultiKueue check itself, and
+    any other check must apply to every flavor.
     """
     for manager in managers(policy):
         for index, check in enumerate(manager.admission_checks):
@@ -76,6 +79,8 @@ def multikueue_cluster_count(policy: Policy, ctx: CheckContext) -> Iterator[Diag
     without a usable check.
     Fails: a team with quota on pools of 21 worker clusters.
     Passes: quota on 20 workers or fewer.
+    Fix: split the team into teams of at most 20 workers each, or remove the team's quota on the
+    least preferred workers (the hint lists the dispatch order).
     """
     if not managers(policy):
         return
@@ -104,6 +109,9 @@ def multikueue_job_kind(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
     applications) have none and would wait on the manager, which has no nodes, forever.
     Fails: `framework: volcano-job` when every eligible pool is on a worker cluster.
     Passes: `framework: jobset`, or an eligible pool on a standalone cluster.
+    Fix: change the profile's `framework` to one MultiKueue dispatches (job, jobset, pytorchjob,
+    leaderworkerset, deployment), or give it an eligible pool on a standalone cluster, whose own
+    queues run the job without dispatch.
     """
     if not managers(policy):
         return
@@ -144,6 +152,8 @@ def multikueue_quota_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Dia
     the manager never dispatches stays idle.
     Fails: `managerQuota: {nvidia.com/gpu: 12}` when the team holds 16 cards on its workers.
     Passes: no `managerQuota` (hetgitops writes the sum), or the sum itself.
+    Fix: delete `managerQuota` so hetgitops writes the sum of the team's worker quotas, or change
+    the worker quotas (or `managerQuota`) so the two agree.
     """
     if not managers(policy):
         return

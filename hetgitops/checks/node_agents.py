@@ -53,6 +53,10 @@ def agent_untolerated_taint(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
     Fails: `targets: [kueue, gpu-operator]` (no `nodes`) and a tainted pool: the GPU
     Operator's bundled NFD worker keeps its chart tolerations.
     Passes: the same with the `nodes` target, whose values make both NFD workers tolerate it.
+    Fix: add `nodes` to Fleet spec.targets: its rendered NFD and GPU Operator Helm values tolerate
+    every pool taint. If you install those agents from your own values, add a toleration with the
+    taint's key and effect to them and upgrade the releases before the taint lands; or drop the
+    taint from the pool.
     """
     for name, tolerations, runs_on in _agents(policy):
         for pool in policy.pools.values():

@@ -19,6 +19,8 @@ def priority_value_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diag
 
     Fails: tiers `training` and `batch` both with `value: 1000`.
     Passes: `training: 1000`, `batch: 500`.
+    Fix: give each tier its own `value`; their order is the preemption order, so place each tier
+    between the tiers it may and may not preempt.
     """
     for seen, tier in repeats(in_file_order(policy.tiers.values()), lambda t: t.value):
         yield error_at(
@@ -38,6 +40,8 @@ def priority_global_default(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
 
     Fails: `globalDefault: true` on both `dev` and `batch`.
     Passes: `globalDefault: true` on `dev` only.
+    Fix: keep `globalDefault: true` on one tier (usually the lowest non-system one) and remove it
+    from the others.
     """
     defaults = [tier for tier in in_file_order(policy.tiers.values()) if tier.global_default]
     for tier in defaults[1:]:
@@ -92,6 +96,8 @@ def tier_name_reserved(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
 
     Fails: a PriorityTier named `system-batch`.
     Passes: `batch`.
+    Fix: rename the tier (e.g. `batch` for `system-batch`) and every team `tiers` and profile `tier`
+    that names it.
     """
     for tier in policy.tiers.values():
         if tier.name.startswith(RESERVED_TIER_PREFIX):
@@ -112,6 +118,8 @@ def tier_not_allowed(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Fails: profile `tier: training, teams: [serving]` where team serving has
     `tiers: [online-inference]`; or a profile whose tier no team lists.
     Passes: team serving lists `tiers: [online-inference, training]`.
+    Fix: add the profile's tier to the team's `spec.tiers`, remove the team from the profile's
+    `teams`, or give the profile a tier its teams may use.
     """
     for profile in policy.profiles.values():
         if profile.tier not in policy.tiers:

@@ -39,6 +39,8 @@ def profile_card_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Diagnos
 
     Fails: `cardTypes: [l40s-48gb]` with `requirements: {minMemoryGiB: 80}`.
     Passes: `cardTypes: [h100-80gb]`.
+    Fix: remove the card type from the profile's `cardTypes`, or relax its `requirements` if the
+    card is good enough for the workload.
     """
     for profile in policy.profiles.values():
         for index, name in enumerate(profile.card_types or ()):
@@ -63,6 +65,8 @@ def profile_no_eligible_card(policy: Policy, ctx: CheckContext) -> Iterator[Diag
     Fails: `requirements: {minMemoryGiB: 200}` in a fleet of 80 GB cards; or
     `purposes: [inference]` when no pool of the eligible cards is for inference.
     Passes: `minMemoryGiB: 80`, and an inference pool of H100s.
+    Fix: relax `requirements` (memory, interconnect, purposes) to what the fleet's cards and pools
+    offer, or add a card type and a pool that meet them.
     """
     router = routing.router(policy)
     for profile in policy.profiles.values():
@@ -121,6 +125,9 @@ def profile_exceeds_node(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
     Fails: `cardsPerNode: 8` when every eligible node has 4 cards; `gang: 4` of 8-card pods
     in a pool of two 8-card nodes.
     Passes: `cardsPerNode: 4`; `gang: 2`.
+    Fix: lower `cardsPerNode` to what one eligible node has (and raise `gang` to keep the job's
+    total), lower `gang` to what the pool's nodes hold, or add bigger nodes / more nodes to an
+    eligible pool.
     """
     router = routing.router(policy)
     for profile in policy.profiles.values():
@@ -167,6 +174,9 @@ def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diag
     That finding lists every candidate team's best case as a note at its quota entry.
     Fails: `gang: 4, cardsPerNode: 8` for a team with `cards: 16` and no cohort.
     Passes: the team has `cards: 32`, or `cards: 16` and a cohort that lends 16 more.
+    Fix: raise an eligible team's `cards` (or `borrowingLimit` with a cohort that lends enough) in
+    one eligible pool to at least gang x cardsPerNode, shrink the gang, or let more teams run the
+    profile; the notes give every team's best case.
     """
     router = routing.router(policy)
     reach = quota_plan.reach(policy)
@@ -293,6 +303,9 @@ def image_missing(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Fails: `image: vllm` on a profile eligible for `rtx4090-24gb`, whose `images` has only
     `pytorch`.
     Passes: the card type lists `images: {pytorch: ..., vllm: ...}`.
+    Fix: add `spec.images.KEY: IMAGE` to the card type the finding names, an image built for that
+    card's driver and runtime stack; or narrow the profile's `cardTypes` / `requirements` so it no
+    longer routes to that card; or switch the profile's `image` to a key every eligible card lists.
     """
     router = routing.router(policy)
     for profile in policy.profiles.values():

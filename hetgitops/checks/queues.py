@@ -44,6 +44,9 @@ def kueue_limits(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     and at most 512 flavor x resource entries.
     Fails: `versions: {kueue: "0.13.0"}` and a team with quota in 17 pools.
     Passes: the same team with `kueue: "0.19.2"`.
+    Fix: split the team into teams with quota in fewer pools each, merge pools of one card type that
+    differ only in name, or, if the limit is Kueue's old 16, upgrade Kueue to 0.14 or later and
+    raise Fleet.spec.versions.kueue to match.
     """
     fleet = policy.fleet
     if fleet is None or "kueue" not in fleet.targets:
@@ -88,6 +91,8 @@ def namespace_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
 
     Fails: teams `ml` and `vision` both list `namespaces: [shared]`.
     Passes: `namespaces: [ml]` and `namespaces: [vision]`.
+    Fix: give each team its own namespaces: remove the shared namespace from all but one team and
+    create a new one for the others (the LocalQueue in a namespace feeds exactly one ClusterQueue).
     """
     owner: dict[str, tuple[Team, int]] = {}
     for team in in_file_order(policy.teams.values()):
@@ -116,6 +121,8 @@ def namespace_reserved(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
     object and put a ResourceQuota in it.
     Fails: `namespaces: [kube-system]`, `namespaces: [kube-flannel]` or `namespaces: [default]`.
     Passes: `namespaces: [ml]`.
+    Fix: replace the system namespace with a namespace of the team's own (e.g. `ml`); workloads in
+    `default` or `kube-*` move with it.
     """
     operator = policy.fleet.gpu_operator_namespace if policy.fleet else "gpu-operator"
     reserved = {*RESERVED_NAMESPACES, operator}
@@ -172,6 +179,8 @@ def queue_name_collision(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
     Fails: team `ml` in pool `x-pool` and team `ml-x` in pool `pool` (both `ml-x-pool`); or a
     team and pool name adding up to more than 63 characters.
     Passes: team `ml-eval` in pool `pool`.
+    Fix: rename one of the teams (or pools) so `<team>-<pool>` differs, or shorten the names to at
+    most 63 characters together.
     """
     if not _volcano_on(policy):
         return
@@ -214,6 +223,9 @@ def volcano_plugin_conflict(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
     Fails: `volcano: {queuePlugin: proportion}` (hierarchy defaults to true), or
     `extraPlugins: [proportion]` next to the default capacity plugin.
     Passes: `volcano: {queuePlugin: proportion, hierarchy: false}`.
+    Fix: choose the queue plugin only with Fleet `spec.volcano.queuePlugin`, remove it from
+    `extraPlugins`, and with `queuePlugin: proportion` set `hierarchy: false` (only `capacity`
+    supports a queue hierarchy).
     """
     fleet = policy.fleet
     if fleet is None:

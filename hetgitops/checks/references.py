@@ -54,6 +54,8 @@ def unresolved_reference(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
     WorkloadProfile tier / teams / cardTypes / performance keys.
     Fails: `cardType: h100-80g` when the CardType is named `h100-80gb`.
     Passes: `cardType: h100-80gb`.
+    Fix: correct the name to the defined one (the hint suggests the nearest), or add the missing
+    document (CardType, Pool, Team, PriorityTier) or Fleet.spec.cohorts entry.
     """
     cards = _Resolver(policy, "CardType", policy.card_types)
     tiers = _Resolver(policy, "PriorityTier", policy.tiers)

@@ -20,6 +20,9 @@ def sharing_conflict(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Also: MPS is rejected by the device plugin under migStrategy mixed.
     Fails: a pool with both `mig` and `timeSlicing`; `timeSlicing` on an Ascend pool.
     Passes: `timeSlicing: {replicas: 4}` on an RTX 4090 pool without `mig`.
+    Fix: keep one sharing mode per pool (`mig`, `timeSlicing` or `mps`), put the other on its own
+    pool, and share non-NVIDIA cards only through their vendor's own means; MPS needs migStrategy
+    single or none, otherwise use timeSlicing.
     """
     for pool, card in pools_with_cards(policy):
         problem = _problem(pool, card, policy.fleet)

@@ -33,6 +33,9 @@ def taint_evicts_running_pods(policy: Policy, ctx: CheckContext) -> Iterator[Dia
     Fails: `taints: [{key: maintenance, effect: NoExecute}]`.
     Passes: `taints: [{key: maintenance, effect: NoExecute, evictsRunningPods: true}]`, or
     `effect: NoSchedule` (new pods stay away, running ones keep running).
+    Fix: roll the taint out in three syncs: `effect: NoSchedule` first, then drain or let the work
+    on those nodes finish (with the agents upgraded to the rendered tolerations), then `NoExecute`;
+    or add `evictsRunningPods: true` to say the eviction is intended.
     """
     for pool in policy.pools.values():
         for index, taint in enumerate(pool.taints):

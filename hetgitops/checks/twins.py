@@ -148,6 +148,10 @@ def volcano_kueue_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
     (Volcano reserves 90%, Kueue lends it all); or guarantees on other pools of the same
     resource name that leave a queue less than its Kueue ceiling.
     Passes: the bundled fleet (guarantees follow the lending limits, no shortfall).
+    Fix: lower the team's `volcano.guaranteePercent` to what Kueue keeps (nominal minus
+    lendingLimit), or set a `lendingLimit` that keeps as much; for a shortfall from other pools of
+    the same resource name, lower those pools' guarantees (lendingLimit, guaranteePercent; the notes
+    name them).
     """
     if not _both_targets(policy):
         return

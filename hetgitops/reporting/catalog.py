@@ -4,6 +4,7 @@ for `hetgitops rules`, the troubleshooting page and SARIF's rule descriptions.""
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -28,7 +29,8 @@ STAGES: dict[str, str] = {
     "diff": "diff (a day-2 hazard of a policy change, `hetgitops diff`)",
     "drift": "drift (the live cluster against the policy, `hetgitops drift`)",
 }
-_SECTIONS = ("Fails:", "Passes:", "Fix:")
+# A section head, with an optional note before the colon: a warning's `Fails (warns):`.
+_HEAD = re.compile(r"^(Fails|Passes|Fix)(?: \([^)]*\))?:")
 WIDTH = 99  # `rules RULE` prose, like the code's line length
 
 
@@ -56,9 +58,9 @@ def _sections(details: str) -> dict[str, str]:
     found: dict[str, list[str]] = {"": []}
     current = ""
     for line in details.splitlines():
-        head = next((s for s in _SECTIONS if line.strip().startswith(s)), None)
+        head = _HEAD.match(line.strip())
         if head is not None:
-            current, line = head, line.strip()[len(head) :]
+            current, line = head[1] + ":", line.strip()[head.end() :]
             found.setdefault(current, [])
         found[current].append(line.strip())
     return {k: " ".join(" ".join(v).split()) for k, v in found.items()}
@@ -118,18 +120,9 @@ def as_json(rule: RuleInfo) -> dict[str, str]:
 
 
 def fix_text(rule: RuleInfo) -> str:
-    """The rule's `Fix:` line, or the general advice when it has none."""
-    return rule.section("Fix:") or _default_fix(rule)
+    """The rule's own `Fix:` line (every registered rule has one: tests/test_rule_registry.py)."""
+    return rule.section("Fix:")
 
 
 def _wrapped(paragraph: str) -> str:
     return textwrap.fill(paragraph, width=WIDTH, break_on_hyphens=False) + "\n"
-
-
-def _default_fix(rule: RuleInfo) -> str:
-    if rule.section("Passes:"):
-        return (
-            "change the policy at the reported file:line:col so that it reads like the passing "
-            "example; the finding's hint names the field and the values it may take."
-        )
-    return "change the policy at the reported file:line:col; the finding's hint says how."
