@@ -89,12 +89,7 @@ def infer(
     for kind in sorted(by_kind):
         if kind in NOT_TRANSLATED or (kind not in TRANSLATED and _is_queueing(by_kind[kind])):
             inferred.diagnostics.extend(
-                finding(
-                    "import-kind-not-imported",
-                    f"{kind} {item.name}: import does not translate {kind} objects yet; it "
-                    "stays as it is, outside the policy",
-                    item.span,
-                )
+                finding("import-kind-not-imported", _not_imported(kind, item.name), item.span)
                 for item in by_kind[kind]
             )
     pools = _pools(by_kind, catalogue, inferred)
@@ -109,6 +104,18 @@ def infer(
     _cohorts(by_kind, inferred)
     _topology(by_kind, inferred)
     return inferred
+
+
+def _not_imported(kind: str, name: str) -> str:
+    if kind == "AdmissionCheck":  # teams name it (spec.kueue.admissionChecks); it is not rendered
+        return (
+            f"AdmissionCheck {name}: teams name it in spec.kueue.admissionChecks, but the "
+            "policy does not render the check itself; it stays as it is, with its controller"
+        )
+    return (
+        f"{kind} {name}: import does not translate {kind} objects yet; it stays as it is, "
+        "outside the policy"
+    )
 
 
 def _topology(by_kind: Mapping[str, list[Imported]], inferred: Inferred) -> None:
@@ -568,9 +575,34 @@ def _team(
     if stop and stop != "None":
         kueue["stopPolicy"] = stop
     kueue["namespaceSelector"] = spec_in.get("namespaceSelector") or {}
+    fair = spec_in.get("fairSharing")
+    if isinstance(fair, Mapping):  # Kueue defaults the weight of a present fairSharing to 1
+        kueue["fairSharingWeight"] = quantities.normalize(str(fair.get("weight", 1)))
+    checks = _admission_checks(spec_in, flavor_pool)
+    if checks:
+        kueue["admissionChecks"] = checks
     spec["kueue"] = kueue
     inferred.teams.append(document("Team", queue.name, spec))
     inferred.note("Team", queue.name, f"Imported from ClusterQueue {queue.name}.")
+
+
+def _admission_checks(
+    spec: Mapping[str, Any], flavor_pool: Mapping[str, _Pool]
+) -> list[dict[str, Any]]:
+    """`admissionChecksStrategy` (v1beta2, v1beta1) or v1beta1's plain `admissionChecks`
+    names; `onFlavors` as the pools those flavors became (a flavor that is no pool cannot be
+    named: the round trip reports the difference)."""
+    strategy = (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []
+    entries = [dict(c) for c in strategy if isinstance(c, Mapping) and c.get("name")]
+    entries += [{"name": str(n)} for n in spec.get("admissionChecks") or [] if isinstance(n, str)]
+    found: list[dict[str, Any]] = []
+    for entry in entries:
+        check: dict[str, Any] = {"name": str(entry["name"])}
+        pools = [flavor_pool[f].name for f in entry.get("onFlavors") or [] if f in flavor_pool]
+        if pools:
+            check["onPools"] = pools
+        found.append(check)
+    return found
 
 
 def _quotas(
@@ -647,9 +679,14 @@ def _preemption(found: Mapping[str, Any]) -> dict[str, Any]:
 
 def _cohorts(by_kind: Mapping[str, list[Imported]], inferred: Inferred) -> None:
     parents: dict[str, str | None] = {}
+    weights: dict[str, str] = {}
     for item in by_kind.get("Cohort", []):
-        parent = (item.obj.get("spec") or {}).get("parentName")
+        cohort = item.obj.get("spec") or {}
+        parent = cohort.get("parentName")
         parents[item.name] = str(parent) if parent else None
+        if isinstance(cohort.get("fairSharing"), Mapping):
+            weight = cohort["fairSharing"].get("weight", 1)
+            weights[item.name] = quantities.normalize(str(weight))
     for team in inferred.teams:
         name = team["spec"].get("cohort")
         if name:
@@ -658,5 +695,10 @@ def _cohorts(by_kind: Mapping[str, list[Imported]], inferred: Inferred) -> None:
         parents.setdefault(parent, None)
     if parents:
         inferred.fleet["spec"]["cohorts"] = [
-            {"name": n, **({"parent": p} if p else {})} for n, p in sorted(parents.items())
+            {
+                "name": n,
+                **({"parent": p} if p else {}),
+                **({"fairSharingWeight": weights[n]} if n in weights else {}),
+            }
+            for n, p in sorted(parents.items())
         ]

@@ -73,12 +73,15 @@ def _defaulted(item: Imported) -> dict[str, Any]:
             if field == "flavorFungibility" and legacy:
                 value = {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"}
             spec[field] = _merge(value, spec.get(field))
+        _fair_sharing(spec)
         for group in spec.get("resourceGroups") or []:
             for flavor in group.get("flavors") or []:
                 for resource in flavor.get("resources") or []:
                     for name in QUANTITIES:
                         if resource.get(name) is not None:
                             resource[name] = quantities.normalize(resource[name])
+    elif kind == "Cohort":
+        _fair_sharing(spec)
     elif kind == "LocalQueue":
         spec.setdefault("stopPolicy", "None")
     elif kind == "PriorityClass":
@@ -86,6 +89,13 @@ def _defaulted(item: Imported) -> dict[str, Any]:
         if obj.get("globalDefault") is False:
             del obj["globalDefault"]
     return obj
+
+
+def _fair_sharing(spec: dict[str, Any]) -> None:
+    """A present fairSharing's weight defaults to 1 (the CRD's default), a quantity."""
+    fair = spec.get("fairSharing")
+    if isinstance(fair, dict):
+        fair["weight"] = quantities.normalize(str(fair.get("weight", 1)))
 
 
 def _merge(default: Any, value: Any) -> Any:

@@ -50,8 +50,9 @@ def lost_hint(cause: Cause) -> str:
 def unresolved_reference(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """Every referenced CardType, Pool, Team, PriorityTier and cohort exists.
 
-    Checked: Pool.cardType, Team quotas[].pool / cohort / tiers, Fleet cohort parents,
-    WorkloadProfile tier / teams / cardTypes / performance keys.
+    Checked: Pool.cardType, Team quotas[].pool / cohort / tiers /
+    kueue.admissionChecks[].onPools, Fleet cohort parents, WorkloadProfile tier / teams /
+    cardTypes / performance keys.
     Fails: `cardType: h100-80g` when the CardType is named `h100-80gb`.
     Passes: `cardType: h100-80gb`.
     Fix: correct the name to the defined one (the hint suggests the nearest), or add the missing
@@ -79,6 +80,10 @@ def _teams(policy: Policy, tiers: _Resolver) -> Iterator[Diagnostic]:
             yield from pools.check(quota.pool, quota.origin, "pool")
         for index, tier in enumerate(team.tiers):
             yield from tiers.check(tier, team.origin, "spec", "tiers", index)
+        for index, check in enumerate(team.admission_checks):
+            for at, pool in enumerate(check.on_pools):
+                where = ("spec", "kueue", "admissionChecks", index, "onPools", at)
+                yield from pools.check(pool, team.origin, *where)
         if team.cohort is not None and cohorts is not None and team.cohort not in cohorts:
             yield error_at(
                 RULE,

@@ -118,7 +118,25 @@ def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, An
             flavor_quotas(policy, team, plan, fleet=fleet, covered=covered) for plan in plans
         ]
         spec["resourceGroups"] = [{"coveredResources": covered, "flavors": flavors}]
+    if team.fair_sharing_weight is not None:
+        spec["fairSharing"] = {"weight": quantities.normalize(team.fair_sharing_weight)}
+    if team.admission_checks:
+        spec["admissionChecksStrategy"] = {"admissionChecks": admission_checks(policy, team)}
     return spec
+
+
+def admission_checks(policy: Policy, team: Team) -> list[dict[str, Any]]:
+    """`admissionChecksStrategy` entries; `onPools` become the pools' flavor names (a pool
+    that does not resolve is the unresolved-reference check's, and is left out here)."""
+    fleet = policy.fleet
+    entries: list[dict[str, Any]] = []
+    for check in team.admission_checks:
+        entry: dict[str, Any] = {"name": check.name}
+        pools = [policy.pools[p] for p in check.on_pools if p in policy.pools]
+        if pools and fleet is not None:
+            entry["onFlavors"] = [flavor_name(policy, fleet, p) for p in pools]
+        entries.append(entry)
+    return entries
 
 
 def cluster_queue(policy: Policy, fleet: Fleet, team: Team) -> dict[str, Any]:
@@ -142,7 +160,9 @@ def _depth(fleet: Fleet, cohort: CohortSpec) -> int:
 def cohorts(fleet: Fleet) -> Iterator[Manifest]:
     """The cohort tree; `depth` puts parents before children in the output."""
     for cohort in fleet.cohorts:
-        spec = {"parentName": cohort.parent} if cohort.parent else {}
+        spec: dict[str, Any] = {"parentName": cohort.parent} if cohort.parent else {}
+        if cohort.fair_sharing_weight is not None:
+            spec["fairSharing"] = {"weight": quantities.normalize(cohort.fair_sharing_weight)}
         obj = {
             "apiVersion": fleet.kueue_api_version,
             "kind": "Cohort",

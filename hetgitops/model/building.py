@@ -15,6 +15,7 @@ from hetgitops.model.policy import (
     DEFAULT_MEMORY_PER_CARD,
     DEFAULT_RESERVED_PREFIXES,
     INLINE_CREDENTIAL_KEYS,
+    AdmissionCheckRef,
     CardType,
     Cluster,
     CohortSpec,
@@ -129,6 +130,7 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
                 c.get("parent"),
                 c.get("description", ""),
                 origin.child("spec", "cohorts", i),
+                _quantity(c.get("fairSharingWeight")),
             )
             for i, c in enumerate(spec.get("cohorts", []))
         ),
@@ -376,6 +378,11 @@ def _team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | No
         local_queue_name=spec.get("kueue", {}).get("localQueueName"),
         stop_policy=spec.get("kueue", {}).get("stopPolicy"),
         namespace_selector=spec.get("kueue", {}).get("namespaceSelector"),
+        fair_sharing_weight=_quantity(spec.get("kueue", {}).get("fairSharingWeight")),
+        admission_checks=tuple(
+            AdmissionCheckRef(c["name"], tuple(c.get("onPools", ())))
+            for c in spec.get("kueue", {}).get("admissionChecks", [])
+        ),
     )
 
 

@@ -61,6 +61,7 @@ class CohortSpec:
     parent: str | None
     description: str
     origin: Origin
+    fair_sharing_weight: str | None = None
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,15 @@ class Preemption:
 
 
 @dataclass(frozen=True)
+class AdmissionCheckRef:
+    """`Team.spec.kueue.admissionChecks` entry: an AdmissionCheck the team's ClusterQueue
+    requires, on every flavor or only on the listed pools' flavors."""
+
+    name: str
+    on_pools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Team:
     name: str
     namespaces: tuple[str, ...]
@@ -295,6 +305,8 @@ class Team:
     local_queue_name: str | None = None
     stop_policy: str | None = None
     namespace_selector: Mapping[str, Any] | None = None
+    fair_sharing_weight: str | None = None
+    admission_checks: tuple[AdmissionCheckRef, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,114 @@
+"""hetgitops import: what a cluster commonly carries beyond quotas (fair-sharing weights,
+admission checks) comes into the policy and renders back unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from hetgitops import api
+from hetgitops.adopt import sources
+from hetgitops.adopt.engine import import_objects
+
+HERE = Path(__file__).parent
+CLUSTER = HERE / "cluster_a100.yaml"
+
+
+def _import(text: str, out: Path) -> tuple[dict[str, str], list[str], api.Result]:
+    read = sources.Read()
+    sources.from_text("cluster.yaml", text, read)
+    result = import_objects(read, out, cluster="lab")
+    assert result.rendered is not None
+    found = [f"{d.rule}: {d.message}" for d in result.diagnostics]
+    return result.files, found, result.rendered
+
+
+def _rendered(result: api.Result, kind: str, name: str) -> dict:  # type: ignore[type-arg]
+    return next(
+        m.obj
+        for m in result.manifests
+        if m.obj["kind"] == kind and m.obj["metadata"]["name"] == name
+    )
+
+
+def test_fair_sharing_weights_and_admission_checks_import_and_render_back(
+    tmp_path: Path,
+) -> None:
+    text = CLUSTER.read_text()
+    text = text.replace(
+        "  cohortName: research\n  namespaceSelector: {}\n",
+        "  cohortName: research\n  namespaceSelector: {}\n  fairSharing: {weight: 2500m}\n",
+    )
+    text = text.replace(
+        "  stopPolicy: Hold\n",
+        "  stopPolicy: Hold\n  fairSharing: {}\n  admissionChecksStrategy:\n"
+        "    admissionChecks:\n    - {name: dws-prov, onFlavors: [h100]}\n    - {name: budget}\n",
+    )
+    text = text.replace(
+        "metadata: {name: research}\n",
+        "metadata: {name: research}\nspec:\n  fairSharing: {weight: 3}\n",
+    )
+    files, found, rendered = _import(text, tmp_path / "p")
+    assert found == []
+    teams = {t["metadata"]["name"]: t["spec"] for t in yaml.safe_load_all(files["teams.yaml"])}
+    assert teams["vision"]["kueue"]["fairSharingWeight"] == "2500m"
+    assert teams["nlp"]["kueue"]["fairSharingWeight"] == "1"
+    assert teams["nlp"]["kueue"]["admissionChecks"] == [
+        {"name": "dws-prov", "onPools": ["h100"]},
+        {"name": "budget"},
+    ]
+    fleet = yaml.safe_load(files["fleet.yaml"])
+    assert fleet["spec"]["cohorts"] == [{"name": "research", "fairSharingWeight": "3"}]
+    nlp = _rendered(rendered, "ClusterQueue", "nlp")["spec"]
+    assert nlp["admissionChecksStrategy"] == {
+        "admissionChecks": [{"name": "dws-prov", "onFlavors": ["h100"]}, {"name": "budget"}]
+    }
+    assert _rendered(rendered, "ClusterQueue", "vision")["spec"]["fairSharing"] == {
+        "weight": "2500m"
+    }
+    assert _rendered(rendered, "Cohort", "research")["spec"] == {"fairSharing": {"weight": "3"}}
+
+
+def test_a_changed_weight_is_a_located_field_change(tmp_path: Path) -> None:
+    """The round trip compares the weight: a policy saying another one is reported."""
+    text = CLUSTER.read_text().replace(
+        "  cohortName: research\n  namespaceSelector: {}\n",
+        "  cohortName: research\n  namespaceSelector: {}\n  fairSharing: {weight: 2}\n",
+    )
+    read = sources.Read()
+    sources.from_text("cluster.yaml", text, read)
+    out = tmp_path / "p"
+    result = import_objects(read, out, cluster="lab")
+    teams = result.files["teams.yaml"].replace("fairSharingWeight: '2'", "fairSharingWeight: '4'")
+    assert teams != result.files["teams.yaml"]
+    result.files["teams.yaml"] = teams
+    sources_ = [(str(out / n), t.encode()) for n, t in result.files.items()]
+    again = api.validate_sources(sources_, api.Options(check_output=False))
+    from hetgitops.adopt import roundtrip
+
+    changes = [d.message for d in roundtrip.check(read.objects, again.manifests)]
+    assert changes == [
+        "ClusterQueue vision: the first sync sets spec.fairSharing.weight to '4' (the cluster "
+        "has '2')"
+    ]
+
+
+def test_an_admission_check_on_an_unknown_pool_is_an_unresolved_reference(tmp_path: Path) -> None:
+    files, _, _ = _import(CLUSTER.read_text(), tmp_path / "p")
+    teams = files["teams.yaml"].replace(
+        "    stopPolicy: Hold\n",
+        "    stopPolicy: Hold\n    admissionChecks: [{name: x, onPools: [h200]}]\n",
+    )
+    assert teams != files["teams.yaml"]
+    files["teams.yaml"] = teams
+    out = tmp_path / "q"
+    out.mkdir()
+    for name, body in files.items():
+        (out / name).write_text(body)
+    found = [(d.rule, d.span.line) for d in api.validate([out]).diagnostics]
+    assert ("unresolved-reference", _line(teams, "onPools: [h200]")) in found
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
