@@ -1,5 +1,6 @@
-"""Work that must grow linearly with the fleet (counted, not timed): host-quota pairs try only
-routes into a team's own pools, and cohort roots are computed once per policy."""
+"""Work that must grow linearly with the fleet (counted, not timed): host-quota pairs and
+profile-never-admissible try only routes into a team's own pools, and cohort roots are
+computed once per policy."""
 
 from __future__ import annotations
 
@@ -43,6 +44,33 @@ def test_host_quota_pairs_try_only_the_teams_own_pools(
     quotas = sum(len(t.quotas) for t in policy.teams.values())  # type: ignore[attr-defined]
     # Every team x every route would be teams x pools x profiles (48 x 24 x 4 = 4,608).
     assert calls <= profiles * quotas * 2 < teams * 24 * profiles / 2
+
+
+def test_never_admissible_tries_only_the_teams_own_pools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """profile-never-admissible asks each candidate team only about the routes into its own
+    pools: every route for every team grew with teams x pools (x55 from 5,000 to 50,000 nodes)."""
+    import datetime as dt
+
+    from hetgitops.checks import profiles
+    from hetgitops.checks.registry import CheckContext
+
+    policy = _policy(tmp_path)
+    calls = 0
+    most = quota_plan.Reach.most
+
+    def counted(self: quota_plan.Reach, *args: object) -> int | None:
+        nonlocal calls
+        calls += 1
+        return most(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(quota_plan.Reach, "most", counted)
+    found = list(profiles.profile_never_admissible(policy, CheckContext(dt.date(2026, 9, 1))))  # type: ignore[arg-type]
+    assert found == [] and calls > 0
+    teams, profiles_ = len(policy.teams), len(policy.profiles)  # type: ignore[attr-defined]
+    quotas = sum(len(t.quotas) for t in policy.teams.values())  # type: ignore[attr-defined]
+    assert calls <= profiles_ * quotas < teams * 24 * profiles_ / 2
 
 
 def test_cohort_roots_are_computed_once_per_policy(

@@ -15,7 +15,14 @@ from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model import quantities
 from hetgitops.model.policy import Policy, Team, WorkloadProfile, derived
 from hetgitops.plan import capacity, quota_plan, routing
-from hetgitops.plan.routing import Route, Shortfall, admissible, candidate_teams, fits
+from hetgitops.plan.routing import (
+    Route,
+    RoutesByPool,
+    Shortfall,
+    admissible,
+    candidate_teams,
+    fits,
+)
 
 HOST_RESOURCES = (("cpu", "cpuPerCard"), ("memory", "memoryPerCard"))
 
@@ -46,17 +53,9 @@ def _pairs(policy: Policy) -> list[tuple[WorkloadProfile, Team, Route]]:
 def _admitted(policy: Policy) -> Iterator[tuple[WorkloadProfile, Team, Route]]:
     router, reach = routing.router(policy), quota_plan.reach(policy)
     for profile in policy.profiles.values():
-        routes = [r for r in router.routes(profile) if fits(r, profile)]
-        # Only routes into the team's own pools can admit it: look those up by pool, in route
-        # order, instead of trying every route for every team (teams x pools).
-        by_pool: dict[str, list[int]] = {}
-        for index, route in enumerate(routes):
-            by_pool.setdefault(route.pool.name, []).append(index)
+        routes = RoutesByPool([r for r in router.routes(profile) if fits(r, profile)])
         for _, team in candidate_teams(policy, profile):
-            mine = sorted(
-                i for plan in reach.plans[team.name] for i in by_pool.get(plan.pool.name, ())
-            )
-            for route in (routes[i] for i in mine):
+            for route in routes.of(reach, team):
                 if admissible(reach, team, [route], profile).ok:
                     yield profile, team, route
 

@@ -14,6 +14,7 @@ from hetgitops.plan import quota_plan, routing
 from hetgitops.plan.clusters import manager_quota, managers
 from hetgitops.plan.routing import (
     Route,
+    RoutesByPool,
     Verdict,
     admissible,
     candidate_teams,
@@ -185,8 +186,10 @@ def profile_never_admissible(policy: Policy, ctx: CheckContext) -> Iterator[Diag
         teams = candidate_teams(policy, profile)
         if not placeable or not teams:
             continue  # other profile / tier rules explain why
+        index_ = RoutesByPool(placeable)
         verdicts = [
-            (index, team, admissible(reach, team, placeable, profile)) for index, team in teams
+            (index, team, admissible(reach, team, index_.of(reach, team), profile))
+            for index, team in teams
         ]
         if profile.teams is not None:
             for index, team, verdict in verdicts:

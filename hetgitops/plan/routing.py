@@ -175,6 +175,24 @@ class Verdict(NamedTuple):
     route: Route | None  # None: the team has quota in no eligible pool
 
 
+class RoutesByPool:
+    """A profile's routes indexed by pool. A team's queue can use only the routes into pools it
+    holds quota in (`Reach.most` is None elsewhere), so `of` looks those up from the team's own
+    plans instead of trying every route for every team (teams x pools, which grows with the
+    square of the fleet)."""
+
+    def __init__(self, routes_: list[Route]) -> None:
+        self.routes = routes_
+        self._by_pool: dict[str, list[int]] = {}
+        for index, route in enumerate(routes_):
+            self._by_pool.setdefault(route.pool.name, []).append(index)
+
+    def of(self, reach: Reach, team: Team) -> list[Route]:
+        """The routes into the team's pools, in route order."""
+        mine = {i for plan in reach.plans[team.name] for i in self._by_pool.get(plan.pool.name, ())}
+        return [self.routes[i] for i in sorted(mine)]
+
+
 def admissible(reach: Reach, team: Team, routes_: list[Route], profile: WorkloadProfile) -> Verdict:
     """Whether some route admits the whole gang for `team` at once."""
     best = Verdict(False, 0, None)
