@@ -17,6 +17,7 @@ from hetgitops.checks import RULES
 from hetgitops.cli import diff as diff_cli
 from hetgitops.cli import main as cli
 from hetgitops.cli import output as output_cli
+from hetgitops.cli import validate as validate_cli
 from hetgitops.cli.common import format_option, output_dir_option
 from hetgitops.diagnostics import Diagnostic, Severity, Span
 from hetgitops.reporting import FORMATTERS
@@ -123,7 +124,7 @@ def test_help_documents_exit_codes_and_formats() -> None:
 
 
 def test_format_choices_come_from_the_registry() -> None:
-    option = next(p for p in cli.validate.params if p.name == "output_format")
+    option = next(p for p in validate_cli.validate.params if p.name == "output_format")
     assert list(option.type.choices) == list(FORMATTERS)  # type: ignore[attr-defined]
 
 
@@ -251,7 +252,7 @@ def test_report_and_tree_commands_share_one_option_definition() -> None:
     def reference(output_format: str, output: Path | None) -> None: ...
 
     built = click.command()(reference)
-    for command in (cli.validate, diff_cli.diff):
+    for command in (validate_cli.validate, diff_cli.diff):
         assert _option(command, "output_format") == _option(built, "output_format")
     for command in (output_cli.render, output_cli.jobs):
         assert _option(command, "output") == _option(built, "output")
