@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controlplane import harness
-from simcluster import cluster, gitops, policyfleet
+from simcluster import busy, cluster, gitops, policyfleet
 
 from hetgitops.model.policy import Policy
 
@@ -96,3 +96,23 @@ def synced(sim: cluster.SimCluster, fleet_policy: Policy, bundled_tree: Path) ->
     gitops.sync_argocd(sim, bundled_tree)
     converged(sim, fleet_policy, bundled_tree)
     return bundled_tree
+
+
+@pytest.fixture(scope="module")
+def busy_fleet(
+    sim: cluster.SimCluster,
+    synced: Path,
+    fleet_policy: Policy,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[busy.BusyFleet]:
+    """The bundled fleet, synced, filled with work (tests/simcluster/busy.py BUNDLED_PLAN) and
+    settled; `.baseline` is the settled reading. One per test module: filling takes a minute
+    or two, so a module shares it across its cases (each case must leave it as it found it:
+    `busy.restore`). Cleared afterwards."""
+    jobs = render(POLICIES, tmp_path_factory.mktemp("busy") / "jobs", command="jobs")
+    pools = busy.Pools()
+    pools.learn(fleet_policy, synced)
+    busy.clear(sim)
+    baseline = busy.fill(sim, fleet_policy, jobs, pools)
+    yield busy.BusyFleet(fleet_policy, synced, jobs, pools, baseline)
+    busy.clear(sim)

@@ -1,0 +1,578 @@
+"""A busy simulated fleet: the bundled fleet filled with the work users submit, and the
+measurements the day-2 tests take of it.
+
+The work (`manifests`) is the output of `hetgitops jobs` — every template kind it renders —
+copied and scaled by a plan (`BUNDLED_PLAN`), plus hand-written objects of the kinds `jobs`
+does not render: a Volcano gang on a Kueue-free share of a pool, a LeaderWorkerSet, a serving
+Deployment on 3g.40gb MIG slices, a research Job on 1g.10gb slices, and bare Pods that
+tolerate nothing (the ResourceFlavor's `tolerations` are what Kueue adds at admission). The
+real Kueue admits it (batch Job, JobSet, PyTorchJob, LeaderWorkerSet, Deployment and Pod
+integrations), the real Volcano scheduler binds the gangs and kube-scheduler the rest on the
+kwok nodes, which keep every bound pod Running.
+
+JobSet, PyTorchJob and LeaderWorkerSet have no controller in the sim (no jobset, training-
+operator or lws manager): Kueue admits them and counts their quota, but they create no pods.
+Their usage is Kueue's, not the nodes'; `Load` keeps the two apart.
+
+`measure` reads the cluster (one LIST per kind) and returns, per physical pool and accelerator
+resource: what the live nodes hold, what Kueue has admitted (every admitted Workload's
+`status.admission` usage, by the pool of the flavor it names, whether or not a ClusterQueue
+still names that flavor), what pods are bound there (Volcano's apart), plus the borrowing
+ClusterQueues and the pending workloads. A physical pool is a pool of the baseline policy,
+by node name: a later policy that renames or splits the pool maps its flavors back onto the
+same nodes, so usage admitted under an old flavor and a new one adds up (double booking).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hetgitops.model import quantities
+from hetgitops.model.policy import Policy
+
+from . import cluster, gitops
+
+Obj = dict[str, Any]
+LABEL = "hetgitops.io/busy"
+KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
+ACCELERATOR_PREFIXES = ("nvidia.com/", "huawei.com/", "cambricon.com/", "amd.com/")
+POOL_LABEL = "hetgitops.io/pool"
+
+
+@dataclass(frozen=True)
+class Fill:
+    """`copies` copies of one `hetgitops jobs` template (profile/team/card.yaml), each with
+    `pods` pods (Job parallelism and completions, Deployment replicas; None: as rendered).
+    `pending`: more than the team can reach at that point of the plan, so it must stay pending."""
+
+    template: str
+    copies: int = 1
+    pods: int | None = None
+    pending: bool = False
+
+
+# The bundled fleet (policies/): per pool, what the plan puts there (Kueue admitted /
+# capacity, accelerator units):
+#   a800-train 120/128: pretraining 32 (PyTorchJob) + 56 (7 Jobs x 8) = 88, borrowing 8 of the
+#     12 finetune-nlp and finetune-vision lend (25 % of 24 each); finetune-nlp 16 (JobSet);
+#     finetune-vision 16; one more 8-GPU pretraining Job pends (borrowing limit of the cohort).
+#   a100-transition 12/16: finetune-nlp 4 + pretraining 4 (Kueue), a 4-pod Volcano gang.
+#   ascend-910b 12/16: data-preprocessing 4 (Kueue), the ascend-pretrain Volcano job (8).
+#   h100-infer: whole GPUs 18/24 (llm-serving 12 replicas, finetune-nlp 6); 1g.10gb 64/84
+#     (small-model-serving 44 replicas, research 16-pod Job + 4 bare Pods); 3g.40gb 18/24.
+#   l40s-infer 28/32: llm-serving 16 replicas, a LeaderWorkerSet of 2, finetune-vision 10
+#     (quota 8: borrows 2 of online-inference's lendable 12).
+#   rtx4090-dev 44/48 replicas: research 26 (2 notebooks, data-filter 20, 4 bare Pods),
+#     data-preprocessing 18 (quota 16: borrows 2); research's next 8 pend.
+#   mlu370-eval 6/8: research data-filter.
+BUNDLED_PLAN: tuple[Fill, ...] = (
+    Fill("llm-pretrain/pretraining/a800-80gb.yaml"),
+    Fill("data-filter/pretraining/a800-80gb.yaml", copies=7, pods=8),
+    Fill("llm-finetune/finetune-nlp/a800-80gb.yaml"),
+    Fill("data-filter/finetune-vision/a800-80gb.yaml", copies=2, pods=8),
+    Fill("data-filter/finetune-nlp/a100-40gb.yaml", pods=4),
+    Fill("data-filter/pretraining/a100-40gb.yaml", pods=4),
+    Fill("ascend-pretrain/pretraining/ascend-910b.yaml"),
+    Fill("data-filter/data-preprocessing/ascend-910b.yaml", pods=4),
+    Fill("llm-serving/online-inference/h100-80gb.yaml", pods=12),
+    Fill("data-filter/finetune-nlp/h100-80gb.yaml", pods=6),
+    Fill("small-model-serving/online-inference/h100-80gb.yaml", pods=44),
+    Fill("llm-serving/online-inference/l40s-48gb.yaml", pods=16),
+    Fill("data-filter/finetune-vision/l40s-48gb.yaml", pods=10),
+    Fill("notebook/research/rtx4090-24gb.yaml", copies=2),
+    Fill("data-filter/research/rtx4090-24gb.yaml", pods=20),
+    Fill("notebook/data-preprocessing/rtx4090-24gb.yaml", copies=2),
+    Fill("data-filter/data-preprocessing/rtx4090-24gb.yaml", pods=16),
+    Fill("data-filter/research/mlu370-x8.yaml", pods=6),
+    # Last, so they meet a full fleet: each asks more than its team can reach now.
+    Fill("data-filter/pretraining/a800-80gb.yaml", pods=8, pending=True),
+    Fill("data-filter/research/rtx4090-24gb.yaml", pods=8, pending=True),
+)
+
+
+def _name(obj: Obj, suffix: str, *, pending: bool) -> Obj:
+    out = copy.deepcopy(obj)
+    out["metadata"]["name"] = f"{obj['metadata']['name']}-{suffix}"[:63].rstrip("-")
+    out["metadata"].setdefault("labels", {})[LABEL] = "pending" if pending else "true"
+    return out
+
+
+def is_pending(obj: Mapping[str, Any]) -> bool:
+    """Submitted to stay pending (the plan's `pending` entries)."""
+    return bool(obj["metadata"].get("labels", {}).get(LABEL) == "pending")
+
+
+def _scale(obj: Obj, pods: int | None) -> Obj:
+    if pods is None:
+        return obj
+    spec = obj["spec"]
+    if obj["kind"] == "Deployment":
+        spec["replicas"] = pods
+    elif obj["kind"] == "Job" and "parallelism" in spec:
+        spec["parallelism"] = spec["completions"] = pods
+    else:
+        raise ValueError(f"cannot scale a {obj['kind']} to {pods} pods")
+    return obj
+
+
+def from_jobs(jobs_dir: Path, plan: Sequence[Fill] = BUNDLED_PLAN) -> list[Obj]:
+    """The plan's copies of the `hetgitops jobs` templates in `jobs_dir`."""
+    found: list[Obj] = []
+    seen: Counter[str] = Counter()
+    for fill in plan:
+        (template,) = [d for d in yaml.safe_load_all((jobs_dir / fill.template).read_text()) if d]
+        for _ in range(fill.copies):
+            seen[fill.template] += 1
+            suffix = ("p" if fill.pending else "b") + str(seen[fill.template])
+            found.append(_scale(_name(template, suffix, pending=fill.pending), fill.pods))
+    return found
+
+
+def _pool_pod_spec(policy: Policy, pool: str, resource: str, amount: int) -> Obj:
+    """A pod spec that selects `pool` (the node labels hetgitops' NFD rules set) and asks
+    `amount` of `resource`, with cpu and memory in the policy's per-card proportion; no
+    tolerations: Kueue adds the flavor's at admission."""
+    card = policy.pools[pool].card_type
+    cpu = "1500m" if "mig-" in resource else "2"
+    requests = {resource: str(amount), "cpu": cpu, "memory": "12Gi"}
+    return {
+        "restartPolicy": "Never",
+        "nodeSelector": {"hetgitops.io/card-type": card, POOL_LABEL: pool},
+        "containers": [
+            {
+                "name": "main",
+                "image": "busybox",
+                "resources": {"requests": requests, "limits": requests},
+            }
+        ],
+    }
+
+
+def _meta(name: str, namespace: str, queue: str | None, tier: str | None) -> Obj:
+    labels = {LABEL: "true"}
+    if queue:
+        labels[KUEUE_QUEUE] = queue
+    if tier:
+        labels[KUEUE_PRIORITY] = tier
+    return {"name": name, "namespace": namespace, "labels": labels}
+
+
+def hand_written(policy: Policy) -> list[Obj]:
+    """What `hetgitops jobs` does not render, for the bundled fleet."""
+    objs: list[Obj] = []
+    # A Volcano gang on the A100 share Kueue leaves free: 4 pods, all or none.
+    gang_pod = _pool_pod_spec(policy, "a100-transition", "nvidia.com/gpu", 1)
+    gang_pod["schedulerName"] = "volcano"
+    gang_pod["priorityClassName"] = "training"
+    gang_pod["tolerations"] = []
+    objs.append(
+        {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": _meta("busy-gang-a100", "pretrain", None, None),
+            "spec": {
+                "schedulerName": "volcano",
+                "queue": "pretraining-a100-transition",
+                "minAvailable": 4,
+                "priorityClassName": "training",
+                "tasks": [{"name": "worker", "replicas": 4, "template": {"spec": gang_pod}}],
+            },
+        }
+    )
+    # Serving on 3g.40gb slices (the bundled templates use 1g.10gb and whole cards).
+    serving = _pool_pod_spec(policy, "h100-infer", "nvidia.com/mig-3g.40gb", 1)
+    serving["restartPolicy"] = "Always"
+    serving["priorityClassName"] = "online-inference"
+    objs.append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": _meta("busy-serve-3g", "serving", "online-inference", "online-inference"),
+            "spec": {
+                "replicas": 18,
+                "selector": {"matchLabels": {"app": "busy-serve-3g"}},
+                "template": {"metadata": {"labels": {"app": "busy-serve-3g"}}, "spec": serving},
+            },
+        }
+    )
+    # Research on 1g.10gb slices: a 16-pod Job and 4 bare Pods that tolerate nothing.
+    slice_pod = _pool_pod_spec(policy, "h100-infer", "nvidia.com/mig-1g.10gb", 1)
+    objs.append(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": _meta("busy-research-1g", "research", "research", "dev"),
+            "spec": {
+                "suspend": True,
+                "parallelism": 16,
+                "completions": 16,
+                "template": {"spec": slice_pod},
+            },
+        }
+    )
+    for index in range(4):
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": _meta(f"busy-pod-1g-{index}", "research", "research", "dev"),
+                "spec": copy.deepcopy(slice_pod),
+            }
+        )
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": _meta(f"busy-pod-rtx-{index}", "research", "research", "dev"),
+                "spec": _pool_pod_spec(policy, "rtx4090-dev", "nvidia.com/gpu", 1),
+            }
+        )
+    # A LeaderWorkerSet of one group of 2 (no lws controller: Kueue admits its workload only).
+    lws_pod = _pool_pod_spec(policy, "l40s-infer", "nvidia.com/gpu", 1)
+    lws_pod["restartPolicy"] = "Always"
+    objs.append(
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": _meta("busy-lws-l40s", "serving", "online-inference", "online-inference"),
+            "spec": {
+                "replicas": 1,
+                # Defaults a webhook of the lws manager would set; the CRD requires them.
+                "rolloutStrategy": {"type": "RollingUpdate"},
+                "startupPolicy": "LeaderCreated",
+                "leaderWorkerTemplate": {
+                    "size": 2,
+                    "workerTemplate": {"spec": lws_pod},
+                },
+            },
+        }
+    )
+    return objs
+
+
+def manifests(policy: Policy, jobs_dir: Path, plan: Sequence[Fill] = BUNDLED_PLAN) -> list[Obj]:
+    """Everything the busy fleet submits, pending ones last."""
+    jobs = from_jobs(jobs_dir, plan)
+    pending = [o for o in jobs if is_pending(o)]
+    return [o for o in jobs if not is_pending(o)] + hand_written(policy) + pending
+
+
+def submit(sim: cluster.SimCluster, objs: Sequence[Obj]) -> None:
+    """Create the objects as a user would (kubectl create: their controllers own them)."""
+    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)})
+    sim.kubectl("create", "-f", "-", input=body)
+
+
+BUSY_KINDS = (
+    "jobs.batch",
+    "jobs.batch.volcano.sh",
+    "deployments.apps",
+    "pods",
+    "jobsets.jobset.x-k8s.io",
+    "pytorchjobs.kubeflow.org",
+    "leaderworkersets.leaderworkerset.x-k8s.io",
+)
+
+
+def clear(sim: cluster.SimCluster) -> None:
+    """Delete every busy-fleet object (and, through their owners, their pods and Workloads)
+    and wait until no Workload or pod of theirs is left."""
+    sim.kubectl("delete", ",".join(BUSY_KINDS), "-A", "-l", LABEL, "--wait=true", "--timeout=180s")
+    cluster.wait_for(
+        lambda: (
+            not _list(sim, "workloads.kueue.x-k8s.io")
+            and not [
+                p
+                for p in _list(sim, "pods")
+                if (p["metadata"].get("namespace") or "") not in cluster.SYSTEM_NAMESPACES
+                and p["metadata"]["namespace"] != "kube-system"
+            ]
+        ),
+        timeout=180,
+        what="no busy-fleet workload or pod left",
+    )
+
+
+def ref(obj: Mapping[str, Any]) -> str:
+    group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
+    kind = f"{obj['kind']}.{group}" if group else obj["kind"]
+    return f"{obj['metadata']['namespace']}/{kind}/{obj['metadata']['name']}"
+
+
+# ---- measuring ---------------------------------------------------------------------------
+
+
+def _accelerator(resource: str) -> bool:
+    return resource.startswith(ACCELERATOR_PREFIXES)
+
+
+def _condition(obj: Mapping[str, Any], kind: str) -> bool:
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return bool(cond.get("status") == "True")
+    return False
+
+
+def admitted(workload: Mapping[str, Any]) -> bool:
+    return _condition(workload, "QuotaReserved")
+
+
+def finished(workload: Mapping[str, Any]) -> bool:
+    return _condition(workload, "Finished")
+
+
+@dataclass
+class Pools:
+    """Which physical pool (a pool of the baseline policy) each node and each flavor is."""
+
+    node_pool: dict[str, str] = field(default_factory=dict)
+    flavor_pool: dict[str, str] = field(default_factory=dict)
+
+    def learn(self, policy: Policy, tree: Path | None = None) -> None:
+        """Add `policy`'s nodes (a new node joins the pool it is first seen in) and the
+        flavors of its rendered `tree`, each mapped through its pool's first node."""
+        first: dict[str, str] = {}
+        for pool in policy.pools.values():
+            for node in pool.nodes:
+                self.node_pool.setdefault(node.name, pool.name)
+            if pool.nodes:
+                first[pool.name] = self.node_pool[pool.nodes[0].name]
+        if tree is None:
+            return
+        for obj in gitops.documents(tree):
+            if obj["kind"] != "ResourceFlavor":
+                continue
+            labels = obj.get("spec", {}).get("nodeLabels", {})
+            pool_name = next((v for k, v in labels.items() if k.endswith("/pool")), None)
+            if pool_name in first:
+                self.flavor_pool.setdefault(obj["metadata"]["name"], first[pool_name])
+
+
+Usage = dict[tuple[str, str], Decimal]  # (physical pool, resource) -> amount
+
+
+@dataclass(frozen=True)
+class Load:
+    """One reading of the cluster (see the module docstring)."""
+
+    capacity: Usage
+    kueue: Usage
+    pods: Usage
+    volcano: Usage
+    borrowing: dict[str, dict[str, Decimal]]  # ClusterQueue -> resource -> borrowed
+    workloads: dict[str, Obj]  # namespace/name -> Workload
+    live_pods: dict[str, Obj]  # namespace/name -> Pod
+    namespaces: set[str]
+    localqueues: dict[str, str]  # namespace/name -> its ClusterQueue
+    clusterqueues: set[str]
+    flavors: set[str]
+
+    def used(self, pool: str, resource: str) -> Decimal:
+        """What is taken of the pool: Kueue's admitted usage plus Volcano's bound pods."""
+        return self.kueue.get((pool, resource), Decimal(0)) + self.volcano.get(
+            (pool, resource), Decimal(0)
+        )
+
+    def utilisation(self) -> dict[tuple[str, str], float]:
+        return {
+            key: float(self.used(*key) / held) for key, held in self.capacity.items() if held > 0
+        }
+
+    def over_capacity(self) -> dict[tuple[str, str], tuple[Decimal, Decimal]]:
+        """(pool, resource) -> (Kueue admitted, what the nodes hold) wherever admitted > held:
+        Kueue counts more than the nodes can run (double booking)."""
+        return {
+            key: (amount, self.capacity.get(key, Decimal(0)))
+            for key, amount in self.kueue.items()
+            if amount > self.capacity.get(key, Decimal(0))
+        }
+
+    def unbound(self) -> list[str]:
+        """Pods of admitted work (no scheduling gate left) that no node holds."""
+        return sorted(
+            k
+            for k, p in self.live_pods.items()
+            if (p.get("status") or {}).get("phase") == "Pending"
+            and not (p.get("spec") or {}).get("nodeName")
+            and not (p.get("spec") or {}).get("schedulingGates")
+        )
+
+    def pending(self) -> list[str]:
+        return sorted(k for k, w in self.workloads.items() if not admitted(w) and not finished(w))
+
+    def stranded(self) -> list[str]:
+        """Pending workloads whose LocalQueue, or its ClusterQueue, no longer exists."""
+        found = []
+        for key in self.pending():
+            workload = self.workloads[key]
+            namespace = key.split("/", 1)[0]
+            queue = (workload.get("spec") or {}).get("queueName") or ""
+            target = self.localqueues.get(f"{namespace}/{queue}")
+            if target is None or target not in self.clusterqueues:
+                found.append(key)
+        return found
+
+
+def _list(sim: cluster.SimCluster, kind: str) -> list[Obj]:
+    result = sim.kubectl("get", kind, "-A", "-o", "json", check=False)
+    if result.returncode != 0:
+        return []
+    return list(json.loads(result.stdout)["items"])
+
+
+def _key(obj: Mapping[str, Any]) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace', '')}/{meta['name']}"
+
+
+def _amounts(resources: Mapping[str, Any]) -> Iterable[tuple[str, Decimal]]:
+    for name, value in resources.items():
+        if _accelerator(name):
+            yield name, quantities.value_of(str(value))
+
+
+def _pod_requests(pod: Mapping[str, Any]) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        requests = (container.get("resources") or {}).get("requests") or {}
+        for name, amount in _amounts(requests):
+            total[name] += amount  # type: ignore[assignment]
+    return total
+
+
+def measure(sim: cluster.SimCluster, pools: Pools) -> Load:
+    nodes = _list(sim, "nodes")
+    capacity: Usage = {}
+    for node in nodes:
+        pool = pools.node_pool.get(node["metadata"]["name"])
+        if pool is None:
+            continue
+        for name, amount in _amounts(node.get("status", {}).get("allocatable") or {}):
+            capacity[pool, name] = capacity.get((pool, name), Decimal(0)) + amount
+    workloads = {_key(w): w for w in _list(sim, "workloads.kueue.x-k8s.io")}
+    kueue: Usage = {}
+    for workload in workloads.values():
+        if not admitted(workload) or finished(workload):
+            continue
+        admission = workload["status"]["admission"]
+        for assignment in admission.get("podSetAssignments") or []:
+            flavors = assignment.get("flavors") or {}
+            for name, amount in _amounts(assignment.get("resourceUsage") or {}):
+                pool = pools.flavor_pool.get(flavors.get(name, ""), "?" + flavors.get(name, ""))
+                kueue[pool, name] = kueue.get((pool, name), Decimal(0)) + amount
+    pods_usage: Usage = {}
+    volcano: Usage = {}
+    live_pods = {_key(p): p for p in _list(sim, "pods")}
+    for pod in live_pods.values():
+        spec = pod.get("spec") or {}
+        pool = pools.node_pool.get(spec.get("nodeName") or "")
+        if pool is None or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        into = volcano if spec.get("schedulerName") == "volcano" else pods_usage
+        for name, amount in _pod_requests(pod).items():
+            into[pool, name] = into.get((pool, name), Decimal(0)) + amount
+    borrowing: dict[str, dict[str, Decimal]] = {}
+    queues = _list(sim, "clusterqueues.kueue.x-k8s.io")
+    for queue in queues:
+        for flavor in (queue.get("status") or {}).get("flavorsUsage") or []:
+            for resource in flavor.get("resources") or []:
+                borrowed = quantities.value_of(str(resource.get("borrowed", "0")))
+                if borrowed > 0 and _accelerator(resource["name"]):
+                    borrowing.setdefault(queue["metadata"]["name"], {})[resource["name"]] = borrowed
+    localqueues = {
+        _key(q): str(q["spec"].get("clusterQueue", ""))
+        for q in _list(sim, "localqueues.kueue.x-k8s.io")
+        if not q["metadata"].get("deletionTimestamp")
+    }
+    return Load(
+        capacity=capacity,
+        kueue=kueue,
+        pods=pods_usage,
+        volcano=volcano,
+        borrowing=borrowing,
+        workloads=workloads,
+        live_pods=live_pods,
+        namespaces={
+            n["metadata"]["name"]
+            for n in _list(sim, "namespaces")
+            if not n["metadata"].get("deletionTimestamp")
+        },
+        localqueues=localqueues,
+        clusterqueues={
+            q["metadata"]["name"] for q in queues if not q["metadata"].get("deletionTimestamp")
+        },
+        flavors={f["metadata"]["name"] for f in _list(sim, "resourceflavors.kueue.x-k8s.io")},
+    )
+
+
+def settled(sim: cluster.SimCluster, pools: Pools, *, timeout: float = 240) -> Load:
+    """Measure until two readings 5 s apart agree on every workload's admission, every pod's
+    node and phase, and no admitted workload's pod waits for a node: the fleet is at rest."""
+    deadline = time.monotonic() + timeout
+    last = measure(sim, pools)
+    while time.monotonic() < deadline:
+        time.sleep(5)
+        now = measure(sim, pools)
+        if _fingerprint(now) == _fingerprint(last) and not _starting(now):
+            return now
+        last = now
+    raise cluster.SimError(f"the busy fleet did not settle within {timeout:.0f}s")
+
+
+def _fingerprint(load: Load) -> tuple[Any, ...]:
+    return (
+        sorted((k, admitted(w)) for k, w in load.workloads.items()),
+        sorted(
+            (k, (p.get("spec") or {}).get("nodeName"), (p.get("status") or {}).get("phase"))
+            for k, p in load.live_pods.items()
+        ),
+    )
+
+
+def _starting(load: Load) -> bool:
+    """A pod that is bound but not Running yet (kwok marks it Running within a second)."""
+    return any(
+        (p.get("spec") or {}).get("nodeName") and (p.get("status") or {}).get("phase") == "Pending"
+        for p in load.live_pods.values()
+    )
+
+
+@dataclass(frozen=True)
+class BusyFleet:
+    """A filled fleet: its policy, the synced tree, the `hetgitops jobs` output it was filled
+    from, the pool map and the settled baseline reading."""
+
+    policy: Policy
+    tree: Path
+    jobs_dir: Path
+    pools: Pools
+    baseline: Load
+
+
+def fill(
+    sim: cluster.SimCluster, policy: Policy, jobs_dir: Path, pools: Pools, *, timeout: float = 300
+) -> Load:
+    """Submit the busy fleet's work (pending ones last, after the rest is admitted) and return
+    the settled load."""
+    objs = manifests(policy, jobs_dir)
+    # Volcano's gangs first: Kueue's topology-aware scheduling pins each admitted pod to a node
+    # (nodeSelector kubernetes.io/hostname) from the usage it sees at admission; a gang the
+    # Volcano scheduler binds to that node a moment later leaves the pinned pod Pending for
+    # good ("Insufficient nvidia.com/gpu"). Seen here with both submitted together.
+    gangs = [o for o in objs if o["apiVersion"].startswith("batch.volcano.sh/")]
+    pending = [o for o in objs if is_pending(o)]
+    for batch in (gangs, [o for o in objs if o not in gangs and o not in pending], pending):
+        submit(sim, batch)
+        load = settled(sim, pools, timeout=timeout)
+    return load
