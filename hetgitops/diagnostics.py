@@ -122,6 +122,9 @@ class Diagnostic:
     # Multi-cluster fleets: the cluster the finding is about (drift reads each cluster on its
     # own); "" when the policy has one cluster or the finding is about the policy as a whole.
     cluster: str = ""
+    # An aggregate finding's items, one line each (drift: one finding per pool, a line per
+    # node): the JSON report always carries them, the text report with `drift --verbose`.
+    details: tuple[str, ...] = field(default=())
 
     @property
     def cause(self) -> Cause:

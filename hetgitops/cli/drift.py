@@ -140,6 +140,13 @@ credentials are never printed."""
     help="Give up (exit 4) when reading the cluster(s) takes longer than this in all: every "
     "request and credential plugin together, however slowly a server answers.",
 )
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Text report: list every node under its pool's finding (one finding per pool names "
+    "the nodes as ranges; the JSON report always lists them as `details`).",
+)
 def drift(
     paths: tuple[Path, ...],
     kubeconfig: Path | None,
@@ -150,6 +157,7 @@ def drift(
     mode: str,
     mig_pending_timeout: dt.timedelta,
     timeout: dt.timedelta,
+    verbose: bool,
 ) -> None:
     """Compare the live cluster with the policy (default: policies/): missing, changed and
     orphaned objects, who changed what and when, and the fleet's nodes. A multi-cluster
@@ -190,7 +198,7 @@ def drift(
         for read in found.reads:
             if read.insecure:
                 note(insecure_warning(read.server))
-        echo_report(render(found, output_format))
+        echo_report(render(found, output_format, verbose=verbose))
         return EXIT_FINDINGS if found.drifted else EXIT_OK
 
     sys.exit(guarded(run))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hetgitops.diagnostics import Diagnostic, Severity, Span, register_rules
@@ -27,18 +27,22 @@ RULES: dict[str, str] = {
     "drift-forbidden": "The credentials may not list a kind that drift needs to read.",
     "drift-apply-changes": "--mode server-dry-run: a server-side apply of the policy as field "
     "manager hetgitops would change this field.",
-    "drift-node-absent": "A node the policy lists is not in the cluster.",
+    "drift-node-absent": "Nodes the policy lists are not in the cluster (one finding per pool, the "
+    "nodes as ranges; `details` has each).",
     "drift-node-unpooled": "A node advertises accelerators but belongs to no policy pool.",
-    "drift-node-labels": "A pool node lacks a label the policy gives it, or carries another value.",
-    "drift-node-taints": "A pool node lacks a taint of its pool, or carries it with another value.",
-    "drift-accelerators": "A node advertises fewer accelerators than the policy counts (a failed "
-    "or missing card); the pool's live quota is then compared with the live capacity.",
+    "drift-node-labels": "Pool nodes lack labels the policy gives them, or carry other values (one "
+    "finding per pool, the nodes as ranges; `details` has each node and label).",
+    "drift-node-taints": "Pool nodes lack a taint of their pool, or carry it with another value "
+    "(one finding per pool, the nodes as ranges).",
+    "drift-accelerators": "Nodes advertise fewer accelerators than the policy counts (a failed "
+    "or missing card); the pool's live quota is then compared with the live capacity (one "
+    "finding per pool, the nodes as ranges).",
     "drift-mig-failed": "The GPU Operator's MIG manager reports nvidia.com/mig.config.state "
     "failed on a node.",
     "drift-mig-pending": "nvidia.com/mig.config.state has been pending for longer than "
     "--mig-pending-timeout.",
-    "drift-mig-config": "A node's nvidia.com/mig.config differs from the layout the policy gives "
-    "its pool.",
+    "drift-mig-config": "Nodes' nvidia.com/mig.config differs from the layout the policy gives "
+    "their pool (one finding per pool).",
     "drift-usage-above-quota": "A ClusterQueue's live usage exceeds the nominal quota the policy "
     "now sets: admitted work keeps running above the new quota until it finishes.",
     "drift-unmanaged": "An object of a rendered name exists without hetgitops' labels (made by "
@@ -92,8 +96,16 @@ def severity(rule: str) -> Severity:
     return Severity.WARNING if rule in WARNINGS else Severity.ERROR
 
 
-def finding(rule: str, message: str, span: Span, *, path: str = "", hint: str = "") -> Diagnostic:
-    return Diagnostic(rule, severity(rule), message, span, path, hint)
+def finding(
+    rule: str,
+    message: str,
+    span: Span,
+    *,
+    path: str = "",
+    hint: str = "",
+    details: Sequence[str] = (),
+) -> Diagnostic:
+    return Diagnostic(rule, severity(rule), message, span, path, hint, details=tuple(details))
 
 
 def writers_text(writers: Iterable[Writer]) -> str:

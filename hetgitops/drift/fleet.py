@@ -7,6 +7,7 @@ import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hetgitops.compilers import nvidia
@@ -21,6 +22,8 @@ from hetgitops.output.manifests import Manifest
 from hetgitops.plan.capacity import covered_gpus, main_resource, mig_strategy
 
 MIG_STATE_LABEL = "nvidia.com/mig.config.state"
+# Items of a pool's node finding named in its message; `details` (JSON, --verbose) has all.
+SHOWN = 3
 ACCELERATOR_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "huawei.com/")
 
 
@@ -32,6 +35,9 @@ def check(
     now: dt.datetime,
     mig_pending_timeout: dt.timedelta,
 ) -> list[Diagnostic]:
+    """Node findings, one per pool and rule with the nodes as ranges (an NFD or node outage
+    takes thousands of nodes at once; a line each would bury every other finding); each
+    finding's `details` has a line per node."""
     live = {str(n["metadata"]["name"]): n for n in nodes}
     found: list[Diagnostic] = []
     pooled: set[str] = set()
@@ -40,16 +46,28 @@ def check(
         absent = [n for n in pool.nodes if n.name not in live]
         if absent:
             found.append(_absent(pool, absent))
+        labels: list[_Off] = []
+        taints: list[_Off] = []
+        short: list[_Short] = []
         for node in pool.nodes:
             pooled.add(node.name)
             obj = live.get(node.name)
             if obj is None:
                 continue
-            found += _labels(policy, pool, node, obj)
-            found += _taints(pool, node, obj)
+            labels += _labels(policy, pool, node, obj)
+            taints += _taints(pool, node, obj)
             found += _mig_state(node, obj, now, mig_pending_timeout)
             if card is not None:
-                found += _accelerators(policy, pool, card, node, obj, live, cluster_queues)
+                short += _short(policy, pool, card, node, obj)
+        layouts = [off for off in labels if off.what.startswith(nvidia.MIG_CONFIG_LABEL + "=")]
+        if layouts:  # a finding of its own: the MIG manager acts on that label
+            found.append(_mig_config(pool, layouts))
+        if len(layouts) < len(labels):
+            found.append(_labels_finding(pool, [off for off in labels if off not in layouts]))
+        if taints:
+            found.append(_taints_finding(pool, taints))
+        if short:
+            found.append(_accelerators(policy, pool, short, live, cluster_queues))
     resources = {c.resource_name for c in policy.card_types.values()}
     found += [
         _unpooled(policy, n)
@@ -59,9 +77,35 @@ def check(
     return found
 
 
+@dataclass(frozen=True)
+class _Off:
+    """One node's label or taint that is not as its pool says: `what` is the item (a label
+    `key='value'`, a taint `key=value:effect`), `state` "lacks" or "has ... instead of"; the
+    pool's finding names the nodes per item as ranges."""
+
+    node: Node
+    what: str
+    missing: bool
+    state: str
+    after: str = ""  # who set a wrong value, when known
+    have: str | None = None  # the live value, when there is one
+    item: str = ""  # what the pool's message groups by: a label's key (values differ per rack)
+
+    @property
+    def named(self) -> str:
+        return self.item or self.what
+
+    @property
+    def line(self) -> str:
+        return f"node {self.node.name} {self.state} {self.what}{self.after}"
+
+    def of(self, pool: Pool) -> str:
+        """The line as a pool's only finding says it."""
+        return f"node {self.node.name} {self.state} {self.what} of pool {pool.name}{self.after}"
+
+
 def _absent(pool: Pool, nodes: Sequence[Node]) -> Diagnostic:
-    """One finding per pool, the missing nodes as ranges (an NFD or node outage takes
-    thousands at once; one line each would bury every other finding)."""
+    """One finding per pool, the missing nodes as ranges."""
     if len(nodes) == 1:
         what = f"node {nodes[0].name} of pool {pool.name} is not in the cluster"
     else:
@@ -73,7 +117,36 @@ def _absent(pool: Pool, nodes: Sequence[Node]) -> Diagnostic:
         nodes[0].origin.span,
         path=f"Node {nodes[0].name}",
         hint="remove them from the pool, or bring the nodes back",
+        details=[f"node {n.name} is not in the cluster" for n in nodes] if len(nodes) > 1 else (),
     )
+
+
+def _summary(offs: Sequence[_Off]) -> str:
+    """`a, b missing on gpu-[01:16]; another value of c on gpu-05`: the items that are off on
+    the same nodes in one part, at most SHOWN of them named (labels by key: the value may
+    differ per node, `details` has each)."""
+    by_item: dict[tuple[str, bool], list[str]] = {}
+    for off in offs:
+        by_item.setdefault((off.named, off.missing), []).append(off.node.name)
+    by_nodes: dict[tuple[tuple[str, ...], bool], list[str]] = {}
+    for (what, missing), names in by_item.items():
+        by_nodes.setdefault((tuple(names), missing), []).append(what)
+    parts = []
+    for (on, missing), whats in by_nodes.items():
+        items = ", ".join(whats[:SHOWN]) + (
+            f" and {len(whats) - SHOWN} more" if len(whats) > SHOWN else ""
+        )
+        shown = f"{items} missing" if missing else f"another value of {items}"
+        parts.append(f"{shown} on {', '.join(name_ranges(on))}")
+    return "; ".join(parts)
+
+
+def _some(nodes: Sequence[Node]) -> str:
+    return f"node {nodes[0].name}" if len(nodes) == 1 else f"{len(nodes)} nodes"
+
+
+def _nodes_of(offs: Sequence[_Off]) -> list[Node]:
+    return list({off.node.name: off.node for off in offs}.values())
 
 
 def name_ranges(names: Sequence[str]) -> list[str]:
@@ -103,43 +176,69 @@ def _run(prefix: str, width: int, first: int, last: int) -> str:
     return f"{prefix}[{first:0{width}d}:{last:0{width}d}]"
 
 
-def _labels(policy: Policy, pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[Diagnostic]:
+def _labels(policy: Policy, pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[_Off]:
+    """The node's labels that are not as its pool says."""
     labels = (obj.get("metadata") or {}).get("labels") or {}
     desired = desired_node_labels(policy, pool, node)
     for key, value in desired.items():
         have = labels.get(key)
         if have == value:
             continue
-        if key == nvidia.MIG_CONFIG_LABEL:
-            yield _mig_config(pool, node, value, have, obj)
-            continue
         writers = Ownership(obj).at(("metadata", "labels", key))
         state = "lacks" if have is None else f"has {key}={have!r} instead of"
         by = f"; set by {writers[0]}" if writers and have is not None else ""
-        yield finding(
-            "drift-node-labels",
-            f"node {node.name} {state} {key}={value!r} of pool {pool.name}{by}",
-            node.origin.span,
-            path=f"Node {node.name}: metadata.labels.{key}",
-            hint="NFD (the nodes target's NodeFeatureRule) or `kubectl apply --server-side "
-            "-f nodes/plan/` restores it",
+        yield _Off(node, f"{key}={value!r}", have is None, state, by, have, key)
+
+
+def _mig_config(pool: Pool, offs: Sequence[_Off]) -> Diagnostic:
+    """The nodes whose nvidia.com/mig.config is not the layout the policy gives them."""
+    first = offs[0]
+    if len(offs) == 1:
+        value = first.what.partition("=")[2]
+        shown = "no nvidia.com/mig.config label" if first.missing else f"mig.config {first.have!r}"
+        message = (
+            f"node {first.node.name} has {shown}; the policy's layout for pool {pool.name} "
+            f"is {value}"
         )
-
-
-def _mig_config(
-    pool: Pool, node: Node, value: str, have: str | None, obj: Mapping[str, Any]
-) -> Diagnostic:
-    shown = "no nvidia.com/mig.config label" if have is None else f"mig.config {have!r}"
+    else:
+        # Named with the layout: one pool's nodes mostly share it.
+        message = _pool_message(pool, [replace(off, item="") for off in offs], "MIG layout")
     return finding(
         "drift-mig-config",
-        f"node {node.name} has {shown}; the policy's layout for pool {pool.name} is {value!r}",
+        message,
         pool.origin.at("spec", "mig") if pool.mig else pool.origin.span,
-        path=f"Node {node.name}: metadata.labels.{nvidia.MIG_CONFIG_LABEL}",
-        hint="the MIG manager re-partitions the node once the label matches (drain it first)",
+        path=f"Node {first.node.name}: metadata.labels.{nvidia.MIG_CONFIG_LABEL}",
+        hint="the MIG manager re-partitions a node once the label matches (drain it first)",
+        details=[off.line for off in offs] if len(offs) > 1 else (),
     )
 
 
-def _taints(pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[Diagnostic]:
+def _labels_finding(pool: Pool, offs: Sequence[_Off]) -> Diagnostic:
+    nodes = _nodes_of(offs)
+    message = _pool_message(pool, offs, "labels")
+    return finding(
+        "drift-node-labels",
+        message,
+        nodes[0].origin.span,
+        path=f"Node {nodes[0].name}: metadata.labels",
+        hint="NFD (the nodes target's NodeFeatureRule) or `kubectl apply --server-side "
+        "-f nodes/plan/` restores them",
+        details=[off.line for off in offs] if len(offs) > 1 else (),
+    )
+
+
+def _pool_message(pool: Pool, offs: Sequence[_Off], noun: str) -> str:
+    """A pool's one finding: the node's own sentence when one item of one node is off, else
+    the count of nodes and each item's nodes as ranges."""
+    if len(offs) == 1:
+        return offs[0].of(pool)
+    nodes = _nodes_of(offs)
+    who = _some(nodes)
+    verb = "lacks or contradicts" if len(nodes) == 1 else "lack or contradict"
+    return f"{who} of pool {pool.name} {verb} its {noun}: {_summary(offs)}"
+
+
+def _taints(pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[_Off]:
     live = (obj.get("spec") or {}).get("taints") or []
     for taint in pool.taints:
         same = [t for t in live if t.get("key") == taint.key and t.get("effect") == taint.effect]
@@ -147,13 +246,20 @@ def _taints(pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[Diagnost
             continue
         want = f"{taint.key}={taint.value or ''}:{taint.effect}"
         state = "lacks" if not same else f"has {taint.key}={same[0].get('value')!r} instead of"
-        yield finding(
-            "drift-node-taints",
-            f"node {node.name} {state} the taint {want} of pool {pool.name}",
-            pool.origin.at("spec", "taints"),
-            path=f"Node {node.name}: spec.taints",
-            hint="taint the node as its pool says, or change the pool's taints",
-        )
+        yield _Off(node, f"the taint {want}", not same, state)
+
+
+def _taints_finding(pool: Pool, offs: Sequence[_Off]) -> Diagnostic:
+    nodes = _nodes_of(offs)
+    message = _pool_message(pool, offs, "taints")
+    return finding(
+        "drift-node-taints",
+        message,
+        pool.origin.at("spec", "taints"),
+        path=f"Node {nodes[0].name}: spec.taints",
+        hint="taint the nodes as their pool says, or change the pool's taints",
+        details=[off.line for off in offs] if len(offs) > 1 else (),
+    )
 
 
 def _mig_state(
@@ -213,36 +319,77 @@ def _advertised(obj: Mapping[str, Any], resource: str) -> int:
         return 0
 
 
+@dataclass(frozen=True)
+class _Short:
+    """A node advertising fewer units of `resource` than the policy counts."""
+
+    node: Node
+    resource: str
+    have: int
+    want: int
+
+    @property
+    def line(self) -> str:
+        return f"node {self.node.name} advertises {self.have} of {self.want} {self.resource}"
+
+
+def _short(
+    policy: Policy, pool: Pool, card: CardType, node: Node, obj: Mapping[str, Any]
+) -> Iterator[_Short]:
+    for resource, want in node_resources(policy, pool, card, node).items():
+        have = _advertised(obj, resource)
+        if have < want:
+            yield _Short(node, resource, have, want)
+
+
 def _accelerators(
     policy: Policy,
     pool: Pool,
-    card: CardType,
-    node: Node,
-    obj: Mapping[str, Any],
+    short: Sequence[_Short],
     live: Mapping[str, Mapping[str, Any]],
     cluster_queues: Sequence[Mapping[str, Any]],
-) -> Iterator[Diagnostic]:
-    for resource, want in node_resources(policy, pool, card, node).items():
-        have = _advertised(obj, resource)
-        if have >= want:
-            continue
+) -> Diagnostic:
+    """One finding per pool: the nodes short of each resource, and what that does to the
+    pool's live quota against its live capacity (counted once per resource)."""
+    by_resource: dict[str, list[_Short]] = {}
+    for item in short:
+        by_resource.setdefault(item.resource, []).append(item)
+    parts, impacts = [], []
+    for resource, items in by_resource.items():
+        have, want = sum(i.have for i in items), sum(i.want for i in items)
+        names = ", ".join(name_ranges([i.node.name for i in items]))
+        parts.append(f"{names}: {have} of {want} {resource}")
         capacity = sum(_advertised(live[n.name], resource) for n in pool.nodes if n.name in live)
         quota = live_quota(policy, cluster_queues, pool, resource)
         if quota > capacity:
-            impact = (
+            impacts.append(
                 f"the live ClusterQueues' quota on {pool.name} ({quota}) now exceeds its "
-                f"live capacity ({capacity})"
+                f"live capacity ({capacity})" + ("" if len(by_resource) == 1 else f" of {resource}")
             )
         else:
-            impact = f"live capacity of {pool.name} is {capacity}, live quota {quota}"
-        yield finding(
-            "drift-accelerators",
-            f"node {node.name} advertises {have} of {want} {resource}; {impact}",
-            node.origin.span,
-            path=f"Node {node.name}: status.allocatable.{resource}",
-            hint="a card failed or fell off the bus: repair the node, or lower its card count "
-            "in the pool (and the quotas)",
+            impacts.append(
+                f"live capacity of {pool.name} is {capacity}, live quota {quota}"
+                + ("" if len(by_resource) == 1 else f" ({resource})")
+            )
+    nodes = list({i.node.name: i.node for i in short}.values())
+    if len(short) == 1:
+        message = f"{short[0].line}; {impacts[0]}"
+    else:
+        message = (
+            f"{_some(nodes)} of pool {pool.name} "
+            + ("advertises" if len(nodes) == 1 else "advertise")
+            + f" fewer accelerators than the policy counts: {'; '.join(parts)}; "
+            + "; ".join(impacts)
         )
+    return finding(
+        "drift-accelerators",
+        message,
+        nodes[0].origin.span,
+        path=f"Node {nodes[0].name}: status.allocatable.{short[0].resource}",
+        hint="a card failed or fell off the bus: repair the node, or lower its card count "
+        "in the pool (and the quotas)",
+        details=[i.line for i in short] if len(short) > 1 else (),
+    )
 
 
 def live_quota(

@@ -14,7 +14,8 @@ def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
     """One finding. `related` lists the other places it involves (every contributor of an
     aggregate finding, its primary location included); `consequence_of` names the earlier
     finding it follows from (rule and location), or is null for an independent finding;
-    `cluster`, present only in multi-cluster drift reports, the cluster it was found on."""
+    `cluster`, present only in multi-cluster drift reports, the cluster it was found on;
+    `details`, present only on an aggregate drift finding, its items (a line per node)."""
     cause = d.consequence_of
     found: dict[str, Any] = {
         "rule": d.rule,
@@ -46,6 +47,8 @@ def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
     }
     if d.cluster:  # multi-cluster drift only: other reports keep their shape
         found["cluster"] = d.cluster
+    if d.details:  # an aggregate drift finding's items (a line per node)
+        found["details"] = list(d.details)
     return found
 
 

@@ -26,10 +26,11 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def render(result: Result) -> str:
+def render(result: Result, *, verbose: bool = False) -> str:
+    """The report; `verbose` adds an aggregate finding's `details` (a line per node)."""
     lines = []
     for group in grouped(result.diagnostics):
-        lines.extend(finding_lines(group.root))
+        lines.extend(finding_lines(group.root, verbose=verbose))
         # Findings that only follow from this one: notes under it, like a compiler's.
         for d in group.consequences:
             lines.append(visible(f"    {d.span}: note: consequence[{d.rule}]: {d.message}"))
@@ -37,8 +38,11 @@ def render(result: Result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def finding_lines(d: Diagnostic, show: Callable[[str], str] = visible) -> list[str]:
-    """The finding, its hint, and a `note:` line per related location, each through `show`."""
+def finding_lines(
+    d: Diagnostic, show: Callable[[str], str] = visible, *, verbose: bool = False
+) -> list[str]:
+    """The finding, its hint, and a `note:` line per related location, each through `show`;
+    with `verbose`, a line per item of an aggregate finding (`details`)."""
     head = f"{d.span}: {d.severity.label}[{d.rule}]: {d.message}"
     if d.consequence_of is not None:  # its cause is not in this report
         head += f" (follows from {d.consequence_of})"
@@ -48,4 +52,6 @@ def finding_lines(d: Diagnostic, show: Callable[[str], str] = visible) -> list[s
     for note in d.related:
         if note.message:
             lines.append(show(f"    {note.span}: note: {note.message}"))
+    if verbose:
+        lines += [show(f"    - {item}") for item in d.details]
     return lines

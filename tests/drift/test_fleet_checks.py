@@ -4,10 +4,12 @@ objects are built from the policy's own render and nodes, then one thing is chan
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from hetgitops import api
+from hetgitops.compilers.nodes import desired_node_labels
 from hetgitops.drift import fleet
 from hetgitops.model.policy import Policy
 
@@ -72,3 +74,84 @@ def test_absent_nodes_are_one_finding_per_pool_with_their_ranges() -> None:
         "16 nodes of pool a800-train are not in the cluster: gpu-a800-[001:016]"
     )
     assert fleet.name_ranges(["n-1", "n-2", "x", "n-4"]) == ["n-[1:2]", "x", "n-4"]
+
+
+def _check(policy: Policy, nodes: list[dict[str, Any]], queues: list[dict[str, Any]]) -> list[Any]:
+    return fleet.check(policy, nodes, queues, now=NOW, mig_pending_timeout=dt.timedelta(minutes=30))
+
+
+def test_an_nfd_outage_is_one_finding_per_pool_and_rule_with_the_nodes_as_ranges() -> None:
+    """Issue 22 item 13: live nodes without their labels and taints (NFD down) and 16 A800s at
+    7 of 8 cards gave a finding per node and label (492 on the bundled fleet); now one per pool
+    and rule, the nodes as ranges, a line per node in `details`."""
+    policy, queues = _policy_and_queues()
+    nodes = _live_nodes(policy)  # no labels, no taints
+    for node in nodes:
+        if node["metadata"]["name"].startswith("gpu-a800-"):
+            node["status"]["allocatable"]["nvidia.com/gpu"] = "7"
+    found = _check(policy, nodes, queues)
+    for rule in ("drift-node-labels", "drift-node-taints", "drift-mig-config"):
+        pools = [d.message.split(" of pool ")[1].split()[0] for d in found if d.rule == rule]
+        assert len(pools) == len(set(pools)), f"{rule}: more than one finding for a pool"
+    assert len(found) <= 3 * len(policy.pools) + 1
+    a800 = next(
+        d for d in found if d.rule == "drift-node-labels" and "pool a800-train " in d.message
+    )
+    assert a800.message.startswith(
+        "16 nodes of pool a800-train lack or contradict its labels: hetgitops.io/card-type, "
+    )
+    assert " more missing on gpu-a800-[001:016]" in a800.message  # no per-rack value listing
+    assert "node gpu-a800-016 lacks hetgitops.io/rack='rack-a04'" in a800.details
+    assert len(a800.details) == 16 * len(
+        {d.split(" lacks ")[1].split("=")[0] for d in a800.details}
+    )
+    [taint] = [d for d in found if d.rule == "drift-node-taints" and "a800-train" in d.message]
+    assert taint.message == (
+        "16 nodes of pool a800-train lack or contradict its taints: the taint "
+        "hetgitops.io/pool=a800-train:NoSchedule missing on gpu-a800-[001:016]"
+    )
+    [short] = [d for d in found if d.rule == "drift-accelerators"]
+    assert short.message == (
+        "16 nodes of pool a800-train advertise fewer accelerators than the policy counts: "
+        "gpu-a800-[001:016]: 112 of 128 nvidia.com/gpu; the live ClusterQueues' quota on "
+        "a800-train (128) now exceeds its live capacity (112)"
+    )
+    assert short.details[0] == "node gpu-a800-001 advertises 7 of 8 nvidia.com/gpu"
+    assert len(short.details) == 16
+
+
+def test_one_node_off_keeps_its_own_sentence_and_no_details() -> None:
+    policy, queues = _policy_and_queues()
+    nodes = _live_nodes(policy)
+    by_name = {n.name: (p, n) for p in policy.pools.values() for n in p.nodes}
+    for node in nodes:  # every node as its pool says ...
+        pool, entry = by_name[node["metadata"]["name"]]
+        node["metadata"]["labels"] = dict(desired_node_labels(policy, pool, entry))
+        taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
+        node["spec"] = {"taints": taints}
+    victim = next(n for n in nodes if n["metadata"]["name"] == "gpu-a800-005")
+    victim["metadata"]["labels"]["hetgitops.io/rack"] = "rack-z"  # ... but one label
+    [found] = _check(policy, nodes, queues)
+    assert found.message == (
+        "node gpu-a800-005 has hetgitops.io/rack='rack-z' instead of "
+        "hetgitops.io/rack='rack-a02' of pool a800-train"
+    )
+    assert found.details == ()
+
+
+def test_details_are_in_the_json_report_and_in_verbose_text_only() -> None:
+    from hetgitops.reporting import json_format, text
+
+    policy, queues = _policy_and_queues()
+    nodes = [n for n in _live_nodes(policy) if not n["metadata"]["name"].startswith("gpu-a800-")]
+    [absent] = [d for d in _check(policy, nodes, queues) if d.rule == "drift-node-absent"]
+    result = api.Result([absent])
+    assert json_format.diagnostic_dict(absent)["details"][:2] == [
+        "node gpu-a800-001 is not in the cluster",
+        "node gpu-a800-002 is not in the cluster",
+    ]
+    assert "gpu-a800-016 is not in the cluster" not in text.render(result)
+    verbose = text.render(result, verbose=True)
+    assert "    - node gpu-a800-016 is not in the cluster\n" in verbose
+    # Findings without details keep the JSON report's shape.
+    assert "details" not in json_format.diagnostic_dict(replace(absent, details=()))
