@@ -111,3 +111,29 @@ def test_jobs_output_checks_only_the_jobs(monkeypatch: pytest.MonkeyPatch) -> No
     result = api.jobs([repo / "policies"], api.Options(now=dt.date(2026, 9, 1)))
     assert result.manifests and not result.failed()
     assert set(checked) == {"jobs"}
+
+
+def test_host_entries_are_computed_once_per_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Reach` and the Kueue compiler both read every plan's cpu/memory entries (Fraction and
+    Decimal arithmetic): computed once per team and pool, not once per reader."""
+    import datetime as dt
+
+    from hetgitops import api
+
+    computed: list[tuple[str, str]] = []
+    entries = quota_plan._host_entries
+
+    def counted(policy: Any, team: Any, plan: Any) -> Any:
+        computed.append((team.name, plan.pool.name))
+        return entries(policy, team, plan)
+
+    monkeypatch.setattr(quota_plan, "_host_entries", counted)
+    spec = dataclasses.replace(SMALL, nodes=960, pools=24, teams=48)
+    result = api.validate(
+        [write_policy(spec, tmp_path / "policy")], api.Options(dt.date(2026, 9, 1))
+    )
+    assert result.manifests and not result.failed()
+    plans = sum(len(quota_plan.team_plan(result.policy, t)) for t in result.policy.teams.values())  # type: ignore[union-attr]
+    assert len(computed) == len(set(computed)) == plans

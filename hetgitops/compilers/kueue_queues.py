@@ -12,7 +12,7 @@ from typing import Any
 from hetgitops.compilers.core import team_label
 from hetgitops.compilers.kueue_flavors import flavor_name
 from hetgitops.model import quantities
-from hetgitops.model.policy import CohortSpec, Fleet, Policy, Team
+from hetgitops.model.policy import CohortSpec, Fleet, Policy, Pool, Team, derived
 from hetgitops.output.manifests import Manifest, metadata
 from hetgitops.plan.quota_plan import FlavorPlan, accelerator_resources, host_entries, team_plan
 
@@ -96,7 +96,15 @@ def flavor_quotas(
         else:
             borrow, lend = foreign, foreign
         resources.append(_entry(name, plan.nominal.get(name, 0), borrowing=borrow, lending=lend))
-    return {"name": flavor_name(policy, fleet, plan.pool), "resources": resources}
+    return {"name": _flavor_name(policy, fleet, plan.pool), "resources": resources}
+
+
+def _flavor_name(policy: Policy, fleet: Fleet, pool: Pool) -> str:
+    """`flavor_name` once per pool: every team with quota in the pool names its flavor (the
+    name digests the flavor's spec)."""
+    if fleet is not policy.fleet:
+        return flavor_name(policy, fleet, pool)
+    return derived(policy, ("flavor_name", pool.name), lambda: flavor_name(policy, fleet, pool))
 
 
 def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, Any]:

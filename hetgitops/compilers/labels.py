@@ -76,9 +76,14 @@ def _pool_value(source: str, key: str, pool: Pool, card: CardType | None) -> str
     return getter(card)
 
 
+_NODE_FIELDS = {"zone": "zone", "rack": "rack", "nvlink-domain": "nvlink_domain"}
+
+
 def node_value(source: str, node: Node) -> str | None:
     """The value a per-node source (zone, rack, nvlink-domain) takes on `node`."""
-    return {"zone": node.zone, "rack": node.rack, "nvlink-domain": node.nvlink_domain}.get(source)
+    field = _NODE_FIELDS.get(source)
+    value: str | None = getattr(node, field) if field else None
+    return value
 
 
 def _rules(policy: Policy) -> list[tuple[str, str]]:
@@ -89,6 +94,16 @@ def _rules(policy: Policy) -> list[tuple[str, str]]:
     pairs = [(source, f"{prefix}/{name}") for source, name in DEFAULT_POOL_LABELS]
     pairs += [(s, n if "/" in n else f"{prefix}/{n}") for s, n in DEFAULT_NODE_LABELS]
     return pairs
+
+
+def _node_rules(policy: Policy) -> list[tuple[str, str]]:
+    """The per-node (source, key) pairs of `_rules`, in order: found once per policy, not once
+    per node."""
+    return derived(
+        policy,
+        "node_label_rules",
+        lambda: [(s, k) for s, k in _rules(policy) if s in PER_NODE_SOURCES],
+    )
 
 
 def label_keys(policy: Policy) -> list[str]:
@@ -124,8 +139,8 @@ def _pool_labels(policy: Policy, pool: Pool) -> dict[str, str]:
 def node_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
     """`pool_node_labels` plus the node's own topology labels (zone, rack, NVLink domain)."""
     labels = pool_node_labels(policy, pool)
-    for source, key in _rules(policy):
-        value = node_value(source, node) if source in PER_NODE_SOURCES else None
+    for source, key in _node_rules(policy):
+        value = node_value(source, node)
         if value:
             labels[key] = label_value(value)
     return dict(sorted(labels.items()))

@@ -11,7 +11,6 @@ had 5,000 (writing and replacing them was most of `render --output`'s time).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from hetgitops.compilers import COMPILERS, agents, nvidia
@@ -70,11 +69,11 @@ def _label_namespaces(policy: Policy) -> tuple[str, ...]:
 
 def _groups(policy: Policy, pool: Pool) -> list[tuple[dict[str, str], list[str]]]:
     """Nodes that carry identical labels (same rack, zone, MIG config, ...) share a rule."""
-    groups: dict[str, tuple[dict[str, str], list[str]]] = {}
+    groups: dict[tuple[tuple[str, str], ...], tuple[dict[str, str], list[str]]] = {}
     for node in pool.nodes:
         labels = desired_node_labels(policy, pool, node)
-        key = json.dumps(labels, sort_keys=True)
-        groups.setdefault(key, (labels, []))[1].append(node.name)
+        # `labels` is sorted by key, so its items are the group's identity.
+        groups.setdefault(tuple(labels.items()), (labels, []))[1].append(node.name)
     return list(groups.values())
 
 

@@ -107,7 +107,9 @@ def _metadata(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         yield "metadata.name", f"{name!r} is not a valid name (lower-case DNS name, <= {limit})"
     for where, labels in _label_maps(obj, ""):
         for key, value in labels.items():
-            yield from _label_problems(f"{where}metadata.labels.{key}", key, value)
+            # The path is spelled only for a problem: ~45,000 labels at 5,000 nodes have none.
+            for message in _label_problems(key, value):
+                yield f"{where}metadata.labels.{key}", message
 
 
 def _label_maps(node: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -129,13 +131,11 @@ def _label_maps(node: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def _label_problems(path: str, key: object, value: object) -> Iterator[tuple[str, str]]:
+def _label_problems(key: object, value: object) -> tuple[str, ...]:
     try:
-        messages = _label_messages(key, value)
+        return _label_messages(key, value)
     except TypeError:  # an unhashable value: check it uncached
-        messages = tuple(_label_check(key, value))
-    for message in messages:
-        yield path, message
+        return tuple(_label_check(key, value))
 
 
 @functools.lru_cache(maxsize=1 << 16, typed=True)  # 1 and True are different values

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from hetgitops.checks._common import quota_uses
 from hetgitops.checks.budget import monthly_cost
-from hetgitops.model.policy import MANAGER, Policy, Team
+from hetgitops.model.policy import MANAGER, Policy, Team, derived
 from hetgitops.plan.clusters import cluster_policy
 from hetgitops.plan.entitlement import plan_entitlements
 from hetgitops.plan.quota_plan import FlavorPlan, reach, team_plan
@@ -128,8 +128,13 @@ AmountKey = tuple[str, str, str]  # cluster, team, pool
 
 
 def _amounts(policy: Policy | None) -> dict[AmountKey, tuple[str, Amount]]:
+    """Every quota's amounts, once per policy (the quota and capacity rows both read them)."""
     if policy is None:
         return {}
+    return derived(policy, "diff_amounts", lambda: _all_amounts(policy))
+
+
+def _all_amounts(policy: Policy) -> dict[AmountKey, tuple[str, Amount]]:
     found: dict[AmountKey, tuple[str, Amount]] = {}
     for cluster, side in cluster_sides(policy):
         for team in side.teams.values():

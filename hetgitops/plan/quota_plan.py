@@ -54,10 +54,16 @@ class FlavorPlan:
         values = list(counts.values())
         if not values or any(v is None for v in values):
             return None
-        return sum(
-            ((n or 0) * self.weights.get(r, Fraction(1)) for r, n in counts.items()),
-            start=Fraction(0),
-        )
+        # Whole cards add as ints; only MIG instances and replicas (weights < 1) need a
+        # Fraction (diff asks this for every quota of both sides).
+        whole, parts = 0, Fraction(0)
+        for resource, count in counts.items():
+            weight = self.weights.get(resource)
+            if weight is None or weight == 1:
+                whole += count or 0
+            else:
+                parts += (count or 0) * weight
+        return parts + whole
 
 
 def per_card(policy: Policy, team: Team) -> tuple[str, str]:
@@ -91,7 +97,18 @@ def host_entries(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Host
     """cpu and memory of one flavor: the team's per-card amounts times the card-equivalents of
     its accelerator quota, borrowing and lending limits (a MIG instance or replica is a
     fraction of a card). The Kueue compiler writes these and `Reach` counts them, so the
-    prediction of what a queue admits reads the very numbers Kueue gets."""
+    prediction of what a queue admits reads the very numbers Kueue gets; computed once per
+    plan (both ask for every team's plans, and the Fraction and Decimal arithmetic is not
+    cheap)."""
+    kept, entries = derived(
+        policy,
+        ("host_entries", team.name, plan.pool.name),
+        lambda: (plan, _host_entries(policy, team, plan)),
+    )
+    return entries if kept is plan else _host_entries(policy, team, plan)
+
+
+def _host_entries(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, HostEntry]:
     nominal = host_quota(policy, team, plan.cards(plan.nominal) or Fraction(0))
     borrow, lend = plan.cards(plan.borrowing), plan.cards(plan.lending)
     limited = team.cohort is not None
