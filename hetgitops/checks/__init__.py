@@ -24,6 +24,7 @@ from hetgitops.checks import (
     profiles,
     queues,
     references,
+    retiring,
     sharing,
     taints,
     twins,
@@ -59,6 +60,7 @@ FAMILIES: tuple[str, ...] = tuple(
         twins,
         node_agents,
         taints,
+        retiring,
         versions,
         monitoring,
     )

@@ -7,6 +7,16 @@ a new name (`<pool>-<digest>`, `<topology>-<digest>`): the new object is created
 ClusterQueues follow it in the same sync, and the old one is pruned once Kueue's in-use
 finalizer sees no ClusterQueue naming it. Without `topologyName` nothing is immutable and the
 flavor keeps the pool's name.
+
+A rename alone double-books the pool: Kueue v0.19.2 keeps usage per (flavor, resource)
+(pkg/cache/scheduler/clusterqueue.go:596-606) and checks a request only against the quota of the
+flavor it tries (resource_node.go QuantitiesFitInQuota), so the new flavor admits its full quota
+next to the pods still running from the old one. `spec.kueue.retiringFlavor` carries the pool
+through: the old flavor is rendered again, exactly as live, with a Kueue-side `nodeTaints`
+entry (mutable, unlike the rest of its spec) that no workload tolerates, so Kueue's flavor
+assigner skips it (pkg/scheduler/flavorassigner/flavorassigner.go:1239-1244) while the work
+admitted on it stays counted; compilers/kueue_queues.py keeps it in the ClusterQueues with its
+quota and takes what it holds off the new flavor.
 """
 
 from __future__ import annotations
@@ -16,8 +26,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from hetgitops.compilers.labels import flavor_node_labels, topology_label
-from hetgitops.model.policy import Fleet, Policy, Pool, PriorityTier, Taint
+from hetgitops.compilers.labels import domain, flavor_node_labels, topology_label
+from hetgitops.model.policy import Fleet, Policy, Pool, PriorityTier, RetiringFlavor, Taint
 from hetgitops.output.manifests import Manifest, metadata
 
 TARGET = "kueue"
@@ -74,6 +84,30 @@ def flavor_name(policy: Policy, fleet: Fleet, pool: Pool) -> str:
     return identity(pool.name, spec, immutable_flavor_fields(spec))
 
 
+RETIRING_TAINT_SUFFIX = "/retiring-flavor"
+
+
+def retiring_taint(policy: Policy) -> dict[str, str]:
+    """The Kueue-side taint of a retiring flavor: only Kueue reads a flavor's `nodeTaints`
+    (no node carries it), so it stops new admissions there and moves no pod."""
+    return {"key": f"{domain(policy)}{RETIRING_TAINT_SUFFIX}", "effect": "NoSchedule"}
+
+
+def retiring_resource_flavor(
+    policy: Policy, fleet: Fleet, retiring: RetiringFlavor
+) -> dict[str, Any]:
+    """The retiring flavor as live (its frozen fields as the policy quotes them), plus the
+    taint; its `nodeTaints` is the one spec field the CRD lets change."""
+    spec = {f: retiring.spec[f] for f in IMMUTABLE_WITH_TOPOLOGY if f in retiring.spec}
+    spec["nodeTaints"] = [retiring_taint(policy)]
+    return {
+        "apiVersion": fleet.kueue_api_version,
+        "kind": "ResourceFlavor",
+        "metadata": metadata(fleet, retiring.name),
+        "spec": spec,
+    }
+
+
 def topology_name(policy: Policy, fleet: Fleet) -> str:
     """The Topology's name: the Fleet's, plus a digest of its (immutable) levels."""
     if fleet.topology_kueue_name:  # an adopted Topology keeps its name
@@ -126,6 +160,10 @@ def workload_priority_class(fleet: Fleet, tier: PriorityTier) -> dict[str, Any]:
 def flavor_manifests(policy: Policy, fleet: Fleet) -> Iterator[Manifest]:
     for pool in policy.pools.values():
         yield Manifest(TARGET, resource_flavor(policy, fleet, pool), pool.origin.span)
+        if pool.retiring_flavor is not None:
+            retiring = pool.retiring_flavor
+            obj = retiring_resource_flavor(policy, fleet, retiring)
+            yield Manifest(TARGET, obj, retiring.origin.span)
     if fleet.topology_name:
         yield Manifest(TARGET, topology(policy, fleet), fleet.origin.at("spec", "topology"))
     for tier in policy.tiers.values():

@@ -7,6 +7,7 @@ controller comparing desired with live state sees no difference after apply.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 from hetgitops.compilers.core import team_label
@@ -107,6 +108,38 @@ def _flavor_name(policy: Policy, fleet: Fleet, pool: Pool) -> str:
     return derived(policy, ("flavor_name", pool.name), lambda: flavor_name(policy, fleet, pool))
 
 
+def _less(nominal: str, held: str | None) -> str:
+    """What the new flavor keeps of `nominal` while the retiring one holds `held` (None: all)."""
+    value, binary = quantities.parse(nominal)
+    left = value - (value if held is None else quantities.value_of(held))
+    return quantities.canonical(max(left, Decimal(0)), binary)
+
+
+def _reduced(resource: dict[str, Any], held: str | None) -> dict[str, Any]:
+    """Kueue's webhook wants lendingLimit <= nominalQuota (validateLendingLimit)."""
+    reduced = {**resource, "nominalQuota": _less(resource["nominalQuota"], held)}
+    lending = resource.get("lendingLimit")
+    if lending is not None:
+        nominal = reduced["nominalQuota"]
+        if quantities.value_of(lending) > quantities.value_of(nominal):
+            reduced["lendingLimit"] = nominal
+    return reduced
+
+
+def transition_quotas(team: Team, plan: FlavorPlan, entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """A pool with a retiring flavor: the new flavor's quota less what the retiring one holds
+    (all of it unless `holds` says less), then the retiring flavor with the team's quota, so
+    the usage Kueue keeps under its name (clusterqueue.go:596-606) stays inside this queue's
+    accounting while its nodeTaint keeps new work off it."""
+    retiring = plan.pool.retiring_flavor
+    if retiring is None:
+        return [entry]
+    holds = retiring.holds.get(team.name, {})
+    reduced = [_reduced(r, holds.get(r["name"])) for r in entry["resources"]]
+    kept = [dict(r) for r in entry["resources"]]
+    return [{**entry, "resources": reduced}, {"name": retiring.name, "resources": kept}]
+
+
 def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, Any]:
     plans = team_plan(policy, team)
     covered = ["cpu", "memory", *accelerator_resources(plans)]
@@ -123,7 +156,11 @@ def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, An
     spec["preemption"] = preemption(policy, team)
     if plans:
         flavors = [
-            flavor_quotas(policy, team, plan, fleet=fleet, covered=covered) for plan in plans
+            quota
+            for plan in plans
+            for quota in transition_quotas(
+                team, plan, flavor_quotas(policy, team, plan, fleet=fleet, covered=covered)
+            )
         ]
         spec["resourceGroups"] = [{"coveredResources": covered, "flavors": flavors}]
     if team.fair_sharing_weight is not None:

@@ -24,10 +24,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from hetgitops.diff.hazards import Hazard
 from hetgitops.live.client import Cluster, NotServed, Resource
+from hetgitops.model import quantities
 
 Obj = Mapping[str, Any]
 PODS = Resource("", "v1", "pods", "Pod", True)
@@ -241,6 +243,8 @@ def _queue(workload: Obj) -> str:
 NOUNS = {
     "kueue-flavor-renamed": "no longer counted, running on the pool:",
     "kueue-flavor-removed": "admitted on the flavor:",
+    "kueue-flavor-transition": "kept counted on the retiring flavor:",
+    "kueue-flavor-retired": "admitted on the retiring flavor:",
     "taint-evicts": "evicted:",
     "mig-mode-flip": "stopped while the GPUs reset:",
     "namespace-removed": "left outside every queue and quota:",
@@ -253,10 +257,70 @@ NOUNS = {
 }
 
 
+# Flavor hazards whose live line also gives the admitted usage per ClusterQueue and resource
+# (what `spec.kueue.retiringFlavor.holds` takes) and, for the removal, whether it is safe now.
+USAGE_RULES = ("kueue-flavor-renamed", "kueue-flavor-transition", "kueue-flavor-retired")
+
+
+def flavor_usage(work: LiveWork, flavor: str) -> dict[str, dict[str, Decimal]]:
+    """Per ClusterQueue and resource, what the unfinished admitted workloads hold on `flavor`:
+    each pod set's `resourceUsage` for the resources its `flavors` map to it (Kueue's own
+    accounting, workload.Info.FlavorResourceUsage)."""
+    found: dict[str, dict[str, Decimal]] = {}
+    for workload in work.workloads:
+        if finished(workload) or not admitted(workload):
+            continue
+        queue = str(_admission(workload).get("clusterQueue") or "-")
+        for assignment in _admission(workload).get("podSetAssignments") or []:
+            usage = assignment.get("resourceUsage") or {}
+            for resource, assigned in (assignment.get("flavors") or {}).items():
+                if assigned != flavor:
+                    continue
+                try:
+                    amount = quantities.value_of(usage.get(resource, 0))
+                except quantities.QuantityError:
+                    continue
+                held = found.setdefault(queue, {})
+                held[resource] = held.get(resource, Decimal(0)) + amount
+    return found
+
+
+def _holds_text(usage: Mapping[str, Mapping[str, Decimal]]) -> str:
+    teams = []
+    for queue, held in sorted(usage.items()):
+        amounts = ", ".join(
+            f"{r}: '{quantities.canonical(v, binary=r == 'memory')}'"
+            for r, v in sorted(held.items())
+        )
+        teams.append(f"{queue}: {{{amounts}}}")
+    return "{" + ", ".join(teams) + "}"
+
+
+def _usage_text(hazard: Hazard, work: LiveWork) -> str:
+    flavor = dict(hazard.scope).get("flavor", "")
+    usage = {q: h for q, h in flavor_usage(work, flavor).items() if any(h.values())}
+    if hazard.rule == "kueue-flavor-retired":
+        if not usage:
+            return "; nothing admitted on it: safe to remove now"
+        return (
+            f"; NOT safe yet: still admitted there {_holds_text(usage)}; keep the entry (or set "
+            "holds to that) until it is 0"
+        )
+    if not usage:
+        return ""
+    return f"; admitted usage (holds: {_holds_text(usage)})"
+
+
 def annotate(hazards: Sequence[Hazard], work: LiveWork) -> list[Hazard]:
     """`hazards` with `live` set wherever the hazard has a scope to count in."""
     return [
-        replace(h, live=radius(h, work).text(NOUNS.get(h.rule, "reached:"))) if h.scope else h
+        replace(
+            h,
+            live=radius(h, work).text(NOUNS.get(h.rule, "reached:"))
+            + (_usage_text(h, work) if h.rule in USAGE_RULES else ""),
+        )
+        if h.scope
+        else h
         for h in hazards
     ]
 

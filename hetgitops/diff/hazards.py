@@ -38,6 +38,8 @@ class Hazard:
     scope: tuple[tuple[str, str], ...] = ()
     # The live blast radius, filled in by diff/blast.py when a cluster was read.
     live: str = ""
+    # Policy YAML the reviewer can paste to take the safe path (kueue-flavor-renamed).
+    snippet: str = ""
 
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
@@ -61,6 +63,8 @@ HAZARD_RULES = (
     "kueue-resource-uncovered",
     "node-removed",
     "sharing-reduced",
+    "kueue-flavor-transition",
+    "kueue-flavor-retired",
 )
 # Hazards become GitHub annotations (warnings) in `diff --format github`, so their ids are rule
 # ids too: registered with their documentation (docs/diff.md gives the same table).
@@ -100,8 +104,10 @@ register_rules(
         "name: once no ClusterQueue names the old flavor, the workloads admitted on it are no "
         "longer counted, nothing is evicted, and the new flavor admits its full quota on top of "
         "the pods still running on the same nodes (double booking).\n"
-        "Fix: let the pool's running workloads finish or stop them (ClusterQueue "
-        "stopPolicy: HoldAndDrain) before the sync, or sync when the pool is idle.",
+        "Fix: add the spec.kueue.retiringFlavor entry diff prints to the pool in the same "
+        "change (the old flavor stays, admits nothing new and keeps its work counted; the new "
+        "flavor's quota is cut by what it holds); or let the pool's workloads finish or stop "
+        "them (ClusterQueue stopPolicy: HoldAndDrain) before the sync, or sync when it is idle.",
         "taint-evicts": "A NoExecute taint reaches a pool's nodes (nfd-master applies it): "
         "the kubelet evicts every pod there that does not tolerate it.\n"
         "Fix: NoSchedule first, drain, then NoExecute; upgrade the node agents first.",
@@ -129,6 +135,18 @@ register_rules(
         "plugin advertises fewer replicas while the pods already sharing each GPU keep running, "
         "so the nodes are over-allocated until they finish and new pods wait.\n"
         "Fix: drain the nodes (or wait for the shared pods to finish) before the sync.",
+        "kueue-flavor-transition": "A pool's renamed flavor starts a transition "
+        "(spec.kueue.retiringFlavor): the old ResourceFlavor stays in the ClusterQueues with "
+        "its quota and a Kueue-side nodeTaint, so Kueue admits nothing new on it and keeps "
+        "the work admitted there counted; the new flavor gets the team quotas less what the "
+        "old one holds, so new work on the pool pends instead of double-booking its nodes.\n"
+        "Fix: nothing to fix; once `hetgitops diff --kubeconfig` shows nothing admitted on the "
+        "old flavor, remove the entry in a change of its own (or lower `holds` as it drains).",
+        "kueue-flavor-retired": "A retiring flavor (spec.kueue.retiringFlavor) is removed: the "
+        "new flavor gets its full quota back, and whatever is still admitted on the old one "
+        "stops being counted, so its nodes are double-booked by that much.\n"
+        "Fix: merge the removal only when `hetgitops diff --kubeconfig` shows 0 workloads "
+        "admitted on the old flavor; until then keep the entry (lower `holds` to let work in).",
     },
     dict.fromkeys(HAZARD_RULES, Severity.WARNING),
 )
@@ -258,7 +276,7 @@ def flavor_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
     old, new = _by_kind(before, "ResourceFlavor"), _by_kind(after, "ResourceFlavor")
     users_before = _flavor_users(before)
     users_after = _flavor_users(after)
-    for name in sorted(set(old) - set(new)):
+    for name in sorted(set(old) - set(new) - _retiring(before)):
         still = sorted(users_after.get(name, []))
         if still:
             message = (
@@ -434,22 +452,78 @@ def _accelerators(amounts: Mapping[str, Decimal]) -> str:
     return ", ".join(shown)
 
 
+RETIRING_TAINT_SUFFIX = "/retiring-flavor"  # compilers/kueue_flavors.py retiring_taint
+FROZEN_FLAVOR_FIELDS = ("nodeLabels", "tolerations", "topologyName")
+
+
+def _retiring(manifests: Sequence[Manifest]) -> set[str]:
+    """ResourceFlavors rendered as retiring: they carry the Kueue-side retiring taint."""
+    return {
+        m.name
+        for m in manifests
+        if m.kind == "ResourceFlavor"
+        and any(
+            str(t.get("key", "")).endswith(RETIRING_TAINT_SUFFIX)
+            for t in _spec(m).get("nodeTaints") or []
+        )
+    }
+
+
+def retiring_snippet(flavor: Manifest) -> str:
+    """The `spec.kueue.retiringFlavor` entry for `flavor`, its frozen fields exactly as the
+    base render wrote them (as live, once that render was synced)."""
+    spec = _spec(flavor)
+    entry: dict[str, Any] = {"name": flavor.name}
+    entry.update({f: spec[f] for f in FROZEN_FLAVOR_FIELDS if f in spec})
+    text = yaml.safe_dump({"kueue": {"retiringFlavor": entry}}, sort_keys=False)
+    return str(text)
+
+
+def _quota_text(amounts: Mapping[str, Decimal], *others: Mapping[str, Decimal]) -> str:
+    """Σ nominal of the vendor resources that `amounts` or `others` give some quota, zeros
+    included (a held-back flavor shows 0)."""
+    keys = {r for m in (amounts, *others) for r, v in m.items() if "/" in r and v > 0}
+    shown = [f"{quantities.canonical(amounts.get(r, Decimal(0)))} {r}" for r in sorted(keys)]
+    return ", ".join(shown) or "no accelerator quota"
+
+
 def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
     """A pool whose flavor is replaced by one of another name. Kueue v0.19.2 counts a
     workload's usage under the (flavor, resource) pairs of its admission
     (pkg/cache/scheduler/clusterqueue.go:596-606, FlavorResourceUsage) and checks a request
     only against the quota of the flavor it tries: a workload admitted on the old flavor uses
     none of the new flavor's quota, and nothing evicts it. The new flavor starts empty, so
-    Kueue admits its full quota on the same nodes."""
+    Kueue admits its full quota on the same nodes. The way through is a transition
+    (`spec.kueue.retiringFlavor`, whose snippet the hazard carries); a retiring flavor removed
+    is `kueue-flavor-retired`'s case."""
     old, new = _by_kind(before, "ResourceFlavor"), _by_kind(after, "ResourceFlavor")
-    new_by_pool = {_flavor_pool(m): name for name, m in new.items()}
-    for name in sorted(set(old) - set(new)):
+    retiring_before = _retiring(before)
+    new_by_pool = {_flavor_pool(m): name for name, m in new.items() if name not in _retiring(after)}
+    for name in sorted(set(old) - set(new) - retiring_before):
         pool = _flavor_pool(old[name])
         successor = new_by_pool.get(pool)
         if successor is None:
             continue
         held = _accelerators(_nominal(before, name))
         amount = f" (up to {held})" if held else ""
+        same_topology = _spec(old[name]).get("topologyName") == _spec(new[successor]).get(
+            "topologyName"
+        )
+        drain = (
+            f"let pool {pool}'s workloads finish or stop them (set the ClusterQueues' "
+            f"stopPolicy: HoldAndDrain and wait for their admitted count on {name} to reach "
+            "0), or sync when the pool is idle"
+        )
+        action = (
+            f"add the spec.kueue.retiringFlavor entry below to Pool {pool} in the same change "
+            f"(kueue: retiringFlavor: name: {name} and its spec as live), so it stays, admits "
+            "nothing new and keeps its work counted while the new flavor's quota is cut by "
+            f"what it holds (remove it once nothing is admitted on {name}); or, before the "
+            f"sync, {drain}"
+            if same_topology
+            else f"the Topology changes too, so {name} cannot be kept (its ClusterQueues would "
+            f"go inactive): before the sync, {drain}"
+        )
         yield Hazard(
             "kueue-flavor-renamed",
             f"ResourceFlavor {name}",
@@ -457,10 +531,63 @@ def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
             f"admitted on {name} once no ClusterQueue names it, evicts none of them, and admits "
             f"the full quota of {successor} on the same nodes, so the pool is double-booked"
             f"{amount} until they finish; pods the scheduler cannot place then stay Pending",
-            f"before the sync, let pool {pool}'s workloads finish or stop them (set the "
-            "ClusterQueues' stopPolicy: HoldAndDrain and wait for their admitted count on "
-            f"{name} to reach 0), or sync when the pool is idle",
+            action,
             new[successor].origin,
+            scope=(("flavor", name),),
+            snippet=retiring_snippet(old[name]) if same_topology else "",
+        )
+
+
+def flavor_transition(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """The change that starts a transition: the old flavor is kept and newly tainted. What
+    stays counted: Kueue adds usage per (flavor, resource) whatever the quota
+    (pkg/cache/scheduler/resource_node.go:144-152 addUsage), and a flavor's nodeTaints only
+    decide new assignments (pkg/scheduler/flavorassigner/flavorassigner.go:1239-1244); a
+    ResourceFlavor update evicts nothing, it only requeues inadmissible workloads
+    (pkg/controller/core/resourceflavor_controller.go:167-195)."""
+    old, new = _by_kind(before, "ResourceFlavor"), _by_kind(after, "ResourceFlavor")
+    new_by_pool = {_flavor_pool(m): name for name, m in new.items() if name not in _retiring(after)}
+    for name in sorted(_retiring(after) - _retiring(before)):
+        pool = _flavor_pool(new[name])
+        successor = new_by_pool.get(pool, "?")
+        queues = ", ".join(sorted(_flavor_users(after).get(name, []))) or "none"
+        known = "" if name in old else f" ({name} is not in the base render: check it is live)"
+        full = _quota_text(_nominal(after, name))
+        kept = _quota_text(_nominal(after, successor), _nominal(after, name))
+        yield Hazard(
+            "kueue-flavor-transition",
+            f"ResourceFlavor {name}",
+            f"retires for pool {pool}{known}: it stays in ClusterQueue(s) {queues} with its "
+            f"quota ({full}) and a Kueue-side nodeTaint, so Kueue admits nothing new on it "
+            f"while every workload admitted there stays counted; {successor} gets {kept} "
+            f"until the entry goes, so new work on the pool pends instead of double-booking",
+            f"when `hetgitops diff --kubeconfig` shows nothing admitted on {name}, remove "
+            f"Pool {pool}'s spec.kueue.retiringFlavor in a change of its own (lower its "
+            "`holds` to the usage diff shows to let new work in sooner)",
+            new[name].origin,
+            scope=(("flavor", name),),
+        )
+
+
+def flavor_retired(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """The change that ends a transition: safe only at 0 admitted usage on the old flavor."""
+    old, new = _by_kind(before, "ResourceFlavor"), _by_kind(after, "ResourceFlavor")
+    for name in sorted(_retiring(before) - set(new)):
+        pool = _flavor_pool(old[name])
+        successors = [n for n, m in new.items() if _flavor_pool(m) == pool]
+        successor = successors[0] if successors else "?"
+        was_amounts, now_amounts = _nominal(before, successor), _nominal(after, successor)
+        was = _quota_text(was_amounts, now_amounts)
+        now = _quota_text(now_amounts, was_amounts)
+        yield Hazard(
+            "kueue-flavor-retired",
+            f"ResourceFlavor {name}",
+            f"ends its transition for pool {pool}: {successor} goes from {was} to {now}, and "
+            f"whatever is still admitted on {name} stops being counted, so the pool is "
+            "double-booked by that much until it finishes",
+            f"merge only when `hetgitops diff --kubeconfig` shows nothing admitted on {name}; "
+            "until then keep the entry",
+            old[name].origin,
             scope=(("flavor", name),),
         )
 
@@ -696,6 +823,8 @@ def hazards(
         *node_removed(before, after),
         *sharing_reduced(before, after),
         *flavor_renamed(before, after),
+        *flavor_transition(before, after),
+        *flavor_retired(before, after),
         *taint_evicts(before, after),
         *localqueue_removed(before, after),
         *clusterqueue_removed(before, after),

@@ -34,6 +34,7 @@ from hetgitops.model.policy import (
     Preemption,
     PriorityTier,
     Quota,
+    RetiringFlavor,
     Taint,
     Team,
     WorkloadProfile,
@@ -282,6 +283,25 @@ def _pool(doc: Document, spec: dict[str, Any], origin: Origin, problems: list[Di
         cluster=spec.get("cluster"),
         flavor_name=spec.get("kueue", {}).get("flavorName"),
         flavor_node_labels=_optional_map(spec.get("kueue", {}).get("nodeLabels")),
+        retiring_flavor=_retiring_flavor(spec.get("kueue", {}).get("retiringFlavor"), origin),
+    )
+
+
+RETIRING_SPEC_FIELDS = ("nodeLabels", "tolerations", "topologyName")
+
+
+def _retiring_flavor(value: dict[str, Any] | None, origin: Origin) -> RetiringFlavor | None:
+    """The live flavor's spec is kept as written: it must equal the live object to the byte."""
+    if value is None:
+        return None
+    return RetiringFlavor(
+        name=value["name"],
+        spec={f: value[f] for f in RETIRING_SPEC_FIELDS if f in value},
+        holds={
+            str(team): {str(r): str(q) for r, q in sorted(amounts.items())}
+            for team, amounts in sorted((value.get("holds") or {}).items())
+        },
+        origin=origin.child("spec", "kueue", "retiringFlavor"),
     )
 
 

@@ -224,6 +224,20 @@ class MigDevice:
 
 
 @dataclass(frozen=True)
+class RetiringFlavor:
+    """`spec.kueue.retiringFlavor`: the pool's previous ResourceFlavor, kept while the work
+    admitted on it drains (compilers/kueue_flavors.py, docs/day2.md)."""
+
+    name: str
+    # nodeLabels, tolerations, topologyName exactly as live: the fields Kueue's CRD freezes.
+    spec: Mapping[str, Any]
+    # team -> Kueue resource -> the most it still holds there; a team or resource not listed
+    # holds its whole quota.
+    holds: Mapping[str, Mapping[str, str]]
+    origin: Origin
+
+
+@dataclass(frozen=True)
 class Pool:
     name: str
     card_type: str
@@ -247,6 +261,7 @@ class Pool:
     # `spec.kueue`: an adopted cluster's ResourceFlavor name and exact nodeLabels (import).
     flavor_name: str | None = None
     flavor_node_labels: Mapping[str, str] | None = None
+    retiring_flavor: RetiringFlavor | None = None
 
     @property
     def shared_replicas(self) -> int:

@@ -108,3 +108,37 @@ def test_the_live_line_says_numbers_per_team_and_nothing_when_nothing() -> None:
     assert idle.live == "live: no longer counted, running on the pool: nothing now"
     (unscoped,) = annotate([hazard("volcano-shrink-order")], WORK)
     assert unscoped.live == ""
+
+
+def _with_usage(workload_: dict[str, Any], usage: dict[str, str]) -> dict[str, Any]:
+    (assignment,) = workload_["status"]["admission"]["podSetAssignments"]
+    assignment["resourceUsage"] = usage
+    return workload_
+
+
+def test_flavor_hazards_give_the_admitted_usage_per_queue_as_holds_takes_it() -> None:
+    from hetgitops.diff.blast import LiveWork
+
+    work = LiveWork(
+        workloads=[
+            _with_usage(
+                workload("a", "train", queue="pretraining", admitted_on="old", cq="pretraining"),
+                {"nvidia.com/gpu": "8", "cpu": "96"},
+            ),
+            _with_usage(
+                workload("b", "train", queue="pretraining", admitted_on="old", cq="pretraining"),
+                {"nvidia.com/gpu": "4", "cpu": "48"},
+            ),
+            _with_usage(
+                workload("c", "serve", queue="serving", admitted_on="new", cq="online-inference"),
+                {"nvidia.com/gpu": "2", "cpu": "24"},
+            ),
+        ],
+        team_of_namespace=TEAMS,
+    )
+    (kept,) = annotate([hazard("kueue-flavor-transition", ("flavor", "old"))], work)
+    assert kept.live.endswith("(holds: {pretraining: {cpu: '144', nvidia.com/gpu: '12'}})")
+    (early,) = annotate([hazard("kueue-flavor-retired", ("flavor", "old"))], work)
+    assert "NOT safe yet: still admitted there {pretraining: {cpu: '144'" in early.live
+    (drained,) = annotate([hazard("kueue-flavor-retired", ("flavor", "gone"))], work)
+    assert drained.live.endswith("nothing admitted on it: safe to remove now")

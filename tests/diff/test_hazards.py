@@ -267,3 +267,78 @@ def test_lower_time_slicing_replicas_are_a_hazard_and_higher_are_not() -> None:
     (lower,) = hazards([plugin, four], [plugin, two], [])
     assert lower.rule == "sharing-reduced" and "from 4 to 2 replicas per GPU" in lower.message
     assert rules([plugin, two], [plugin, four]) == []
+
+
+L40S_NODES = '    - {names: "gpu-l40s-[01:04]", zone: zone-b, rack: rack-b03}\n'
+L40S_TAINT = "  taints:\n    - {key: hetgitops.io/dedicated, value: serving, effect: NoSchedule}\n"
+
+
+def _transition_edits(snippet: str) -> list[Any]:
+    """The l40s-infer pool tainted (a rename) with the entry `diff` printed, under its spec."""
+    block = "".join(f"  {line}\n" for line in snippet.splitlines())
+    return [("pools/inference.yaml", L40S_NODES, L40S_NODES + L40S_TAINT + block)]
+
+
+def _compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: list[Any], head: list[Any]):
+    import shutil
+
+    from hetgitops import api
+    from hetgitops.diff.compare import compare
+    from hetgitops.diff.gitsource import read_folder
+    from tests.diff.scenarios import BUNDLED, apply_edits
+    from tests.diff.test_golden import NOW
+
+    for side, edits in (("base", base), ("head", head)):
+        shutil.copytree(BUNDLED, tmp_path / side)
+        apply_edits(tmp_path / side, edits)
+    monkeypatch.chdir(tmp_path)
+    return compare(
+        read_folder([Path("base")], "base"),
+        read_folder([Path("head")], "head"),
+        api.Options(now=NOW),
+    )
+
+
+def test_a_flavor_rename_proposes_the_transition_and_the_transition_keeps_the_old_flavor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rename's hazard carries the retiringFlavor entry; pasted as printed, the same
+    change renders the old flavor kept (and tainted Kueue-side), no rename hazard, and a
+    transition hazard saying the new flavor holds 0 cards while the old one keeps 32."""
+    import yaml
+
+    taint = [("pools/inference.yaml", L40S_NODES, L40S_NODES + L40S_TAINT)]
+    bare = _compare(tmp_path / "bare", monkeypatch, [], taint)
+    (renamed,) = [h for h in bare.hazards if h.rule == "kueue-flavor-renamed"]
+    entry = yaml.safe_load(renamed.snippet)["kueue"]["retiringFlavor"]
+    old = renamed.subject.removeprefix("ResourceFlavor ")
+    assert entry["name"] == old and entry["topologyName"].startswith("fleet-topology-")
+    assert entry["nodeLabels"]["hetgitops.io/pool"] == "l40s-infer"
+    assert "retiringFlavor" in renamed.action
+
+    result = _compare(tmp_path / "kept", monkeypatch, [], _transition_edits(renamed.snippet))
+    assert [h.rule for h in result.hazards] == ["kueue-flavor-transition"]
+    (transition,) = result.hazards
+    assert transition.subject == renamed.subject
+    assert "with its quota (32 nvidia.com/gpu)" in transition.message
+    assert "gets 0 nvidia.com/gpu until the entry goes" in transition.message
+    assert not [
+        c
+        for c in result.objects
+        if c.kind == "ResourceFlavor" and c.name == old and c.op == "removed"
+    ]
+
+    retired = _compare(tmp_path / "retired", monkeypatch, _transition_edits(renamed.snippet), taint)
+    assert [h.rule for h in retired.hazards] == ["kueue-flavor-retired"]
+    assert "goes from 0 nvidia.com/gpu to 32 nvidia.com/gpu" in retired.hazards[0].message
+
+
+def test_a_topology_change_offers_no_transition(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old flavors name the old Topology, which is pruned: keeping them would deactivate
+    their ClusterQueues, so the hazard asks for the drain and carries no snippet."""
+    edit = [("fleet.yaml", "levels: [zone, rack, hostname]", "levels: [rack, hostname]")]
+    result = _compare(tmp_path, monkeypatch, [], edit)
+    renamed = [h for h in result.hazards if h.rule == "kueue-flavor-renamed"]
+    assert renamed and all(not h.snippet and "Topology changes too" in h.action for h in renamed)

@@ -178,6 +178,7 @@ def document(result: DiffResult) -> dict[str, Any]:
                 "action": h.action,
                 "location": _span(h.span),
                 **({"live": h.live} if h.live else {}),
+                **({"snippet": h.snippet} if h.snippet else {}),
             }
             for h in result.hazards
         ],

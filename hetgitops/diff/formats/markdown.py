@@ -106,12 +106,17 @@ def _table_of(section: Section) -> str:
     return _details(("⚠️ " if section.risky else "") + section.title, body)
 
 
+def _indented(text: str) -> str:
+    return "".join(f"  {line}\n" for line in text.splitlines())
+
+
 def _risk_sections(result: DiffResult) -> Iterator[tuple[str, str]]:
     if result.hazards:
         body = [
             f"- **{code_cell(h.rule)}** {text_cell(h.subject)} {text_cell(h.message)}  \n"
             + (f"  _{text_cell(h.live)}_  \n" if h.live else "")
             + f"  _do:_ {text_cell(h.action)}  \n  _at:_ {code_cell(str(h.span))}"
+            + (f"\n\n  ```yaml\n{_indented(h.snippet)}  ```" if h.snippet else "")
             for h in result.hazards
         ]
         yield "hazards", _details(f"⚠️ Day-2 hazards ({len(result.hazards)})", body)

@@ -63,6 +63,8 @@ def _hazards(result: DiffResult) -> Iterator[str]:
         if hazard.live:
             yield f"      {hazard.live}"
         yield f"      do: {hazard.action}"
+        for line in hazard.snippet.splitlines():
+            yield f"          {line}"
         yield f"      at: {hazard.span}"
 
 
