@@ -159,7 +159,15 @@ def _policy_terms(
     raise and by how much."""
     lines: list[str] = []
     plans = {p.pool.name: p for p in team_plan(policy, team)}
-    for result in verdict.pod_sets:
+    # A topology failure of an earlier cycle is the cause even when the last cycle only says
+    # that the flavors after it do not match.
+    placements = [
+        r
+        for cycle in verdict.cycles
+        for r in cycle.pod_sets
+        if r.reason == kueue.TOPOLOGY_PLACEMENT_FAILED
+    ]
+    for result in [*placements, *verdict.pod_sets]:
         if result.flavor is not None:
             borrowed = result.flavor.borrowing
             for resource, amount in sorted(borrowed.items()):
@@ -175,8 +183,8 @@ def _policy_terms(
                 "the quota fits but the nodes do not: a larger topology domain (more nodes in "
                 "the pool or a broader topology level in the profile) is needed"
             )
-        if not result.attempts and result.messages:
-            resource = result.messages[0].split()[1]
+            continue
+        for resource in result.missing:
             lines.append(
                 f"team {team.name} holds no {resource} in any pool: add it to a quota entry "
                 f"({team.origin.at('spec', 'quotas')})"

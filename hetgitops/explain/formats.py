@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from hetgitops.explain.explanation import Explanation
-from hetgitops.explain.kueue import Attempt, fmt
+from hetgitops.explain.kueue import Attempt, KueueVerdict, fmt
 from hetgitops.explain.live import WorkloadReport
 from hetgitops.plan.quota_plan import HOST_RESOURCES as HOST
 
@@ -75,35 +75,44 @@ def as_data(e: Explanation) -> dict[str, Any]:
         data["kueue"] = {
             "clusterQueue": e.kueue.cluster_queue,
             "admitted": e.kueue.admitted,
-            "podSets": [
-                {
-                    "name": r.pod_set.name,
-                    "flavor": r.flavor.flavor if r.flavor else None,
-                    "pool": r.flavor.pool if r.flavor else None,
-                    "reason": r.reason,
-                    "attempts": [
-                        {
-                            "flavor": a.flavor,
-                            "pool": a.pool,
-                            "mode": a.mode,
-                            "reason": a.reason,
-                            "messages": list(a.messages),
-                            "borrowing": dict(sorted(a.borrowing.items())),
-                        }
-                        for a in r.attempts
-                    ],
-                    "placement": None
-                    if r.placement is None
-                    else {
-                        "level": r.placement.level,
-                        "domain": list(r.placement.domain),
-                        "nodes": list(r.placement.nodes),
-                    },
-                }
-                for r in e.kueue.pod_sets
-            ],
+            "podSets": _pod_set_data(e.kueue),
         }
+        if e.kueue.cycles:
+            data["kueue"]["cycles"] = [
+                {"reason": c.reason, "message": c.message, "podSets": _pod_set_data(c)}
+                for c in e.kueue.cycles
+            ]
     return data
+
+
+def _pod_set_data(verdict: KueueVerdict) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": r.pod_set.name,
+            "flavor": r.flavor.flavor if r.flavor else None,
+            "pool": r.flavor.pool if r.flavor else None,
+            "reason": r.reason,
+            "attempts": [
+                {
+                    "flavor": a.flavor,
+                    "pool": a.pool,
+                    "mode": a.mode,
+                    "reason": a.reason,
+                    "messages": list(a.messages),
+                    "borrowing": dict(sorted(a.borrowing.items())),
+                }
+                for a in r.attempts
+            ],
+            "placement": None
+            if r.placement is None
+            else {
+                "level": r.placement.level,
+                "domain": list(r.placement.domain),
+                "nodes": list(r.placement.nodes),
+            },
+        }
+        for r in verdict.pod_sets
+    ]
 
 
 def render_json(explanations: Iterable[Explanation]) -> str:
@@ -116,17 +125,17 @@ def _lines(e: Explanation, bullet: str, code: Callable[[str], str]) -> list[str]
     head = f"{w.kind} {w.name}" + (f" in {w.namespace}" if w.namespace else "")
     out = [f"{head} (team {e.team or '?'}; {_request(e)})"]
     if e.kueue is not None:
-        out.append(f"{bullet}Kueue, ClusterQueue {e.kueue.cluster_queue}, flavors in order:")
-        for result in e.kueue.pod_sets:
-            if not result.attempts and result.messages:
-                out.append(f"  {bullet}pod set {result.pod_set.name}: {code(result.messages[0])}")
-            for i, a in enumerate(result.attempts, 1):
-                name = result.pod_set.name
-                out.append(f"  {bullet}{name} {i}. {a.flavor} (pool {a.pool}): {_attempt(a)}")
-            if result.placement is not None:
-                p = result.placement
-                dom = f" domain {'/'.join(p.domain)} ({p.level})" if p.domain else ""
-                out.append(f"  {bullet}{result.pod_set.name} placed{dom} on {', '.join(p.nodes)}")
+        cq = e.kueue.cluster_queue
+        for number, cycle in enumerate(e.kueue.cycles, 1):
+            out.append(f"{bullet}Kueue, ClusterQueue {cq}, scheduling cycle {number}:")
+            out += _pod_sets(cycle, bullet, code)
+            out.append(
+                f"  {bullet}{cycle.reason}: Kueue requeues the Workload at once and resumes "
+                "each pod set's flavor scan after the flavor it tried (LastTriedFlavorIdx)"
+            )
+        again = f", scheduling cycle {len(e.kueue.cycles) + 1}" if e.kueue.cycles else ""
+        out.append(f"{bullet}Kueue, ClusterQueue {cq}{again}, flavors in order:")
+        out += _pod_sets(e.kueue, bullet, code)
     if e.verdict == "admitted":
         where = f" in flavor {e.flavor} (pool {e.pool})" if e.flavor else ""
         out.append(f"{bullet}verdict: admitted{where}")
@@ -140,6 +149,26 @@ def _lines(e: Explanation, bullet: str, code: Callable[[str], str]) -> list[str]
     ):
         for line in lines:
             out.append(f"{bullet}{title}: {line}")
+    return out
+
+
+def _pod_sets(verdict: KueueVerdict, bullet: str, code: Callable[[str], str]) -> list[str]:
+    out = []
+    for result in verdict.pod_sets:
+        name = result.pod_set.name
+        for a in result.attempts:
+            out.append(f"  {bullet}{name} {a.index + 1}. {a.flavor} (pool {a.pool}): {_attempt(a)}")
+        if result.flavor is None:
+            # What stopped the pod set besides its flavors: a resource no group covers, or
+            # the topology placement of the flavor it was given.
+            shown = {m for a in result.attempts for m in a.messages}
+            for message in result.messages:
+                if message not in shown:
+                    out.append(f"  {bullet}pod set {name}: {code(message)}")
+        if result.placement is not None:
+            p = result.placement
+            dom = f" domain {'/'.join(p.domain)} ({p.level})" if p.domain else ""
+            out.append(f"  {bullet}{name} placed{dom} on {', '.join(p.nodes)}")
     return out
 
 

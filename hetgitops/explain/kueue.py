@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hetgitops.compilers.kueue_flavors import resource_flavor, topology_levels, topology_name
@@ -164,6 +164,7 @@ class Attempt:
     reason: str = ""
     messages: tuple[str, ...] = ()
     borrowing: Mapping[str, int] = field(default_factory=dict)
+    index: int = 0  # the flavor's place in the ClusterQueue's order, from 0
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,12 @@ class PodSetResult:
     messages: tuple[str, ...]
     reason: str
     placement: Placement | None = None
+    # Requested resources no resource group covers (whatever the message says first).
+    missing: tuple[str, ...] = ()
+    # Kueue's LastTriedFlavorIdx for the pod set: the index of the last flavor the scan
+    # looked at when it chose one, -1 when that was the ClusterQueue's last flavor or none
+    # was chosen (flavorassigner.go:1188-1199, workload.go:226-238).
+    last_tried: int = -1
 
 
 @dataclass(frozen=True)
@@ -192,6 +199,9 @@ class KueueVerdict:
     reason: str  # "" when admitted
     message: str
     pod_sets: tuple[PodSetResult, ...]
+    # Earlier scheduling cycles that ended in a topology placement failure, each resumed by
+    # the next from the flavor after the one it tried (oldest first).
+    cycles: tuple[KueueVerdict, ...] = ()
 
 
 def fmt(resource: str, amount: int) -> str:
@@ -219,6 +229,9 @@ class Assigner:
         self.node_free = node_free or {}
         fleet = policy.fleet
         self.when_can_borrow = fleet.when_can_borrow if fleet else "MayStopSearch"
+        # Every flavor names a topology: TAS is implied for every pod set
+        # (tas_flavorassigner.go:218-221; clusterqueue_snapshot.go:243).
+        self.tas_only = bool(self.flavors) and all(f.topology for f in self.flavors)
 
     def _selector_fits(self, flavor: Flavor, pod_set: PodSet) -> bool:
         keys = set(flavor.node_labels)
@@ -259,28 +272,49 @@ class Assigner:
                     mode = "borrow"
         return Attempt(flavor.name, flavor.plan.pool.name, mode, reason, tuple(messages), borrowing)
 
-    def _pod_set(self, pod_set: PodSet, used: Counter[tuple[str, str]]) -> PodSetResult:
-        missing = [
-            r for r in sorted(pod_set.requests) if pod_set.requests[r] and r not in self.covered
-        ]
-        if missing:
-            message = f"resource {missing[0]} unavailable in ClusterQueue"
-            return PodSetResult(pod_set, (), None, (message,), NO_MATCHING_FLAVOR)
+    def _mismatch(self, flavor: Flavor, pod_set: PodSet) -> str | None:
+        """checkFlavorForPodSets (flavorassigner.go:1208-1257): the TAS match first
+        (tas_flavorassigner.go:166-204), then the flavor's nodeTaints (hetgitops' flavors carry
+        none), then the pod's node selector on the flavor's own label keys."""
+        explicit = pod_set.required_topology or pod_set.preferred_topology
+        if explicit and not self.tas_only:
+            if flavor.topology is None:
+                return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
+        elif explicit and flavor.topology is not None and self.policy.fleet is not None:
+            if explicit not in topology_levels(self.policy, self.policy.fleet):
+                return f'Flavor "{flavor.name}" does not contain the requested level'
+        elif not explicit and not self.tas_only and flavor.topology is not None:
+            return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling'
+        if not self._selector_fits(flavor, pod_set):
+            return f"flavor {flavor.name} doesn't match node affinity"
+        return None
+
+    def _find_flavor(
+        self, pod_set: PodSet, used: Counter[tuple[str, str]], start: int
+    ) -> tuple[list[Attempt], Attempt | None, int]:
+        """findFlavorForPodSets (flavorassigner.go:1061-1206) over the one resource group
+        hetgitops renders: the flavors from `start` in the ClusterQueue's order. Returns the
+        attempts, the chosen one and the scan's LastTriedFlavorIdx."""
         attempts: list[Attempt] = []
         chosen: Attempt | None = None
-        for flavor in self.flavors:
-            if not self._selector_fits(flavor, pod_set):
+        tried = -1
+        for index in range(start, len(self.flavors)):
+            flavor = self.flavors[index]
+            tried = index
+            mismatch = self._mismatch(flavor, pod_set)
+            if mismatch is not None:
                 attempts.append(
                     Attempt(
                         flavor.name,
                         flavor.plan.pool.name,
                         "nofit",
                         NO_MATCHING_FLAVOR,
-                        (f"flavor {flavor.name} doesn't match node affinity",),
+                        (mismatch,),
+                        index=index,
                     )
                 )
                 continue
-            attempt = self._quota(flavor, pod_set, used)
+            attempt = replace(self._quota(flavor, pod_set, used), index=index)
             attempts.append(attempt)
             if attempt.mode == "fit":
                 chosen = attempt
@@ -290,17 +324,78 @@ class Assigner:
                     chosen = attempt
                 if self.when_can_borrow != "TryNextFlavor":
                     break
-        if chosen is not None:
-            return PodSetResult(pod_set, tuple(attempts), chosen, (), "")
-        messages = tuple(sorted(m for a in attempts for m in a.messages))
-        reason = min((a.reason for a in attempts), key=SEVERITY.__getitem__, default="")
-        return PodSetResult(pod_set, tuple(attempts), None, messages, reason or NO_MATCHING_FLAVOR)
+        if chosen is None:
+            return attempts, None, -1
+        return attempts, chosen, -1 if tried == len(self.flavors) - 1 else tried
+
+    def _pod_set(
+        self, pod_set: PodSet, used: Counter[tuple[str, str]], start: int = 0
+    ) -> PodSetResult:
+        """One pod set's resources in Kueue's order (flavorassigner.go:806-837): its requests
+        iterate sorted by the FNV-1a hash of the resource name (VectorizedResourceRequests,
+        on by default in v0.19, pkg/resources/slice_requests.go:35-66); a resource no group
+        covers stops the pod set with "resource R unavailable in ClusterQueue"
+        (flavorassigner.go:810-818, :1069-1072) unless its group's flavor search already
+        failed first, whose message then stands alone."""
+        missing = tuple(
+            r for r in sorted(pod_set.requests) if pod_set.requests[r] and r not in self.covered
+        )
+        attempts: list[Attempt] = []
+        chosen: Attempt | None = None
+        tried = -1
+        searched = False
+        for resource in sorted(pod_set.requests, key=lambda r: (fnv1a64(r), r)):
+            if resource not in self.covered:
+                if pod_set.requests[resource] == 0:
+                    continue
+                message = f"resource {resource} unavailable in ClusterQueue"
+                return PodSetResult(
+                    pod_set, tuple(attempts), None, (message,), NO_MATCHING_FLAVOR, None, missing
+                )
+            if searched:
+                continue  # the group's flavor already covers it (flavorassigner.go:820-824)
+            searched = True
+            attempts, chosen, tried = self._find_flavor(pod_set, used, start)
+            if chosen is None:
+                messages = tuple(sorted(m for a in attempts for m in a.messages))
+                reason = min((a.reason for a in attempts), key=SEVERITY.__getitem__, default="")
+                return PodSetResult(
+                    pod_set,
+                    tuple(attempts),
+                    None,
+                    messages,
+                    reason or NO_MATCHING_FLAVOR,
+                    None,
+                    missing,
+                )
+        return PodSetResult(pod_set, tuple(attempts), chosen, (), "", None, missing, tried)
 
     def assign(self, pod_sets: tuple[PodSet, ...]) -> KueueVerdict:
+        """Scheduling cycles as Kueue runs them for a new workload. A cycle whose topology
+        placement fails leaves LastTriedFlavorIdx behind; while some pod set's is not -1 the
+        workload goes straight back to the queue (cluster_queue.go:679, `PendingFlavors`)
+        and the next cycle resumes each pod set's scan at the flavor after it
+        (flavorassigner.go:1088-1090). What the user sees is the last cycle's verdict."""
+        starts = [0] * len(pod_sets)
+        earlier: list[KueueVerdict] = []
+        while True:
+            verdict = self._cycle(pod_sets, starts)
+            placement_failed = verdict.reason == TOPOLOGY_PLACEMENT_FAILED
+            tried = [r.last_tried for r in verdict.pod_sets]
+            if (
+                not placement_failed
+                or all(t == -1 for t in tried)
+                or len(earlier) > len(self.flavors)
+            ):
+                return replace(verdict, cycles=tuple(earlier))
+            earlier.append(verdict)
+            starts = [t + 1 if t != -1 else 0 for t in tried] + [0] * (len(pod_sets) - len(tried))
+
+    def _cycle(self, pod_sets: tuple[PodSet, ...], starts: list[int]) -> KueueVerdict:
         used: Counter[tuple[str, str]] = Counter()
         results: list[PodSetResult] = []
-        for pod_set in pod_sets:
-            result = self._pod_set(pod_set, used)
+        for pod_set, start in zip(pod_sets, starts, strict=True):
+            result = self._pod_set(pod_set, used, start)
             results.append(result)
             if result.flavor is None:
                 return _verdict(self.team.name, results, pending=result)
@@ -316,26 +411,20 @@ class Assigner:
         by_name = {f.name: f for f in self.flavors}
         free: dict[str, dict[str, int]] = {}
         placed = []
-        for result in results:
+        for index, result in enumerate(results):
             flavor = by_name[result.flavor.flavor] if result.flavor else None
             if flavor is None or flavor.topology is None or self.policy.fleet is None:
                 placed.append(result)
                 continue
             placement, message = self._place_one(flavor, result.pod_set, free)
             if message:
-                placed.append(
-                    PodSetResult(
-                        result.pod_set,
-                        result.attempts,
-                        None,
-                        (message,),
-                        TOPOLOGY_PLACEMENT_FAILED,
-                    )
+                # The pod set keeps its flavor scan's progress (LastTriedFlavorIdx), the
+                # others theirs (flavorassigner.go:866-878).
+                failed = replace(
+                    result, flavor=None, messages=(message,), reason=TOPOLOGY_PLACEMENT_FAILED
                 )
-                return placed
-            placed.append(
-                PodSetResult(result.pod_set, result.attempts, result.flavor, (), "", placement)
-            )
+                return [*placed, failed, *results[index + 1 :]]
+            placed.append(replace(result, placement=placement))
         return placed
 
     def _place_one(
@@ -419,6 +508,15 @@ class Assigner:
             key = tuple(node.labels.get(label, "") for label in levels[:depth])
             groups.setdefault(key, []).append(node)
         return groups
+
+
+def fnv1a64(name: str) -> int:
+    """hashResourceName (pkg/resources/slice_requests.go:35-43): the key Kueue's SliceRequests
+    keep resources sorted by (ties by name, :54-59)."""
+    value = 0xCBF29CE484222325
+    for byte in name.encode():
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
 
 
 def _room(nodes: list[NodeView], room: Mapping[str, int]) -> int:

@@ -8,7 +8,7 @@ Available subtracts) and Workloads (who is admitted, who waits in which ClusterQ
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,8 +172,13 @@ class WorkloadReport:
     events: tuple[str, ...] = ()
 
 
-def translate(policy: Policy, team_name: str | None, message: str) -> list[str]:
-    """Kueue's pending message in policy terms: the quota line and by how much."""
+def translate(
+    policy: Policy, team_name: str | None, message: str, requested: Iterable[str] = ()
+) -> list[str]:
+    """Kueue's pending message in policy terms: the quota line and by how much. `requested`:
+    the resources the Workload's pod sets ask; one the team's ClusterQueue does not cover is
+    named even when Kueue's message speaks only of flavors (its resource order decides which
+    it reports, kueue.Assigner._pod_set)."""
     team = policy.teams.get(team_name or "")
     pools = flavor_pools(policy)
     plans = {p.pool.name: p for p in team_plan(policy, team)} if team else {}
@@ -198,9 +203,13 @@ def translate(policy: Policy, team_name: str | None, message: str) -> list[str]:
     for m in AFFINITY.finditer(message):
         pool = _pool_of(policy, m["flavor"], pools)
         lines.append(f"NoMatchingFlavor: the job's node selector excludes pool {pool}")
-    for m in UNAVAILABLE.finditer(message):
+    missing = [m["resource"] for m in UNAVAILABLE.finditer(message)]
+    if team is not None:
+        covered = set(kueue.covered(policy, team))
+        missing += [r for r in sorted(set(requested)) if r not in covered and r not in missing]
+    for resource in missing:
         lines.append(
-            f"team {team_name} holds no {m['resource']} in any pool"
+            f"team {team_name} holds no {resource} in any pool"
             + (f" (quotas at {team.origin.at('spec', 'quotas')})" if team else "")
         )
     if TOPOLOGY.search(message):
@@ -247,7 +256,7 @@ def explain_workload(policy: Policy, cluster: Cluster, namespace: str, name: str
         state = "pending"
     reserved = _condition(wl, "QuotaReserved")
     policy_lines = (
-        translate(policy, cq, str((reserved or {}).get("message", "")))
+        translate(policy, cq, str((reserved or {}).get("message", "")), _requested(wl))
         if state == "pending"
         else []
     )
@@ -255,6 +264,17 @@ def explain_workload(policy: Policy, cluster: Cluster, namespace: str, name: str
     return WorkloadReport(
         f"{namespace}/{wl['metadata']['name']}", cq, state, conditions, tuple(policy_lines), events
     )
+
+
+def _requested(wl: Mapping[str, Any]) -> list[str]:
+    """Resource names the Workload's pod sets request (containers and init containers)."""
+    found: set[str] = set()
+    for pod_set in (wl.get("spec") or {}).get("podSets") or []:
+        spec = (pod_set.get("template") or {}).get("spec") or {}
+        for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+            resources = container.get("resources") or {}
+            found |= set(resources.get("requests") or {}) | set(resources.get("limits") or {})
+    return sorted(found)
 
 
 def _events(cluster: Cluster, namespace: str, name: str) -> tuple[str, ...]:

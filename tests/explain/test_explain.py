@@ -32,13 +32,44 @@ def ask(policy: Any, **kwargs: Any) -> Any:
 
 
 def test_whole_h100s_in_pods_of_eight_do_not_fit_nodes_with_four_whole_cards(policy: Any) -> None:
+    """The issue's repro. Kueue's first cycle fails the topology placement in h100-infer (the
+    second of finetune-nlp's three flavors); it requeues at once and resumes after it, so the
+    Workload rests on the third flavor's mismatch (seen on the real Kueue v0.19.2, sim test)."""
     found = ask(policy, team="finetune-nlp", card="h100-80gb", gpus=16, per_node=8)
-    assert (found.verdict, found.reason) == ("pending", "TopologyPlacementFailed")
-    assert found.message.startswith(
+    (first,) = found.kueue.cycles
+    assert first.reason == "TopologyPlacementFailed"
+    assert first.message.startswith(
         "couldn't assign flavors to pod set main: topology \"fleet-topology-"
     )
-    assert "doesn't allow to fit any of 2 pod(s). Total nodes: 6; excluded: " in found.message
-    assert 'resource "nvidia.com/gpu": 6' in found.message
+    assert "doesn't allow to fit any of 2 pod(s). Total nodes: 6; excluded: " in first.message
+    assert 'resource "nvidia.com/gpu": 6' in first.message
+    assert (found.verdict, found.reason) == ("pending", "NoMatchingFlavor")
+    (resumed,) = found.kueue.pod_sets[0].attempts
+    assert resumed.pool == "a100-transition"
+    assert found.message == (
+        f"couldn't assign flavors to pod set main: flavor {resumed.flavor} doesn't match node "
+        "affinity"
+    )
+    assert any("the quota fits but the nodes do not" in line for line in found.policy)
+    text = run_cli(["--team", "finetune-nlp", "--card", "h100-80gb", "--gpus", "16"], "8")
+    assert "scheduling cycle 1:" in text and "scheduling cycle 2, flavors in order:" in text
+
+
+def test_a_topology_failure_in_the_last_flavor_is_what_the_workload_shows(policy: Any) -> None:
+    """l40s-infer is finetune-vision's last flavor: LastTriedFlavorIdx is -1, nothing is
+    pending, the Workload keeps the TopologyPlacementFailed message (a pod of 9 on nodes of
+    8 L40S)."""
+    found = ask(policy, team="finetune-vision", pool="l40s-infer", gpus=9, per_node=9)
+    assert found.kueue.cycles == ()
+    assert (found.verdict, found.reason) == ("pending", "TopologyPlacementFailed")
+    assert "doesn't allow to fit any of 1 pod(s)" in found.message
+
+
+def run_cli(args: list[str], per_node: str) -> str:
+    base = ["explain", "--policy", str(REPO / "policies"), "--now", NOW.isoformat()]
+    result = CliRunner().invoke(cli.main, [*base, *args, "--per-node", per_node])
+    assert result.exit_code == 1, result.output
+    return result.output
 
 
 def test_pods_of_four_land_in_h100_borrowing_eight_from_the_cohort(policy: Any) -> None:
@@ -65,15 +96,42 @@ def test_quota_shortfall_names_the_quota_line_and_the_amount(policy: Any) -> Non
     assert "pool: h100-infer" in text[fix.span.line - 1]
 
 
-def test_a_mig_profile_the_team_lists_nowhere_is_unavailable_in_its_cluster_queue(
+def test_a_resource_the_team_lists_nowhere_is_reported_in_kueues_resource_order(
     policy: Any,
 ) -> None:
+    """Kueue walks a pod set's resources sorted by the FNV-1a hash of their names: memory
+    before nvidia.com/mig-1g.10gb, so the flavor search runs first and its mismatches are
+    the message; nvidia.com/mig-2g.20gb sorts before memory and is reported unavailable."""
     found = ask(policy, team="finetune-vision", pool="h100-infer", mig=(("1g.10gb", 2),))
     assert found.reason == "NoMatchingFlavor"
+    a800, l40s = found.kueue.pod_sets[0].attempts
     assert found.message == (
-        "couldn't assign flavors to pod set main: "
-        "resource nvidia.com/mig-1g.10gb unavailable in ClusterQueue"
+        f"couldn't assign flavors to pod set main: flavor {a800.flavor} doesn't match node "
+        f"affinity, flavor {l40s.flavor} doesn't match node affinity"
     )
+    assert any("holds no nvidia.com/mig-1g.10gb" in line for line in found.policy)
+    early = ask(policy, team="finetune-vision", pool="h100-infer", mig=(("2g.20gb", 2),))
+    assert early.kueue.pod_sets[0].attempts == ()
+    assert early.message == (
+        "couldn't assign flavors to pod set main: "
+        "resource nvidia.com/mig-2g.20gb unavailable in ClusterQueue"
+    )
+
+
+def test_resources_iterate_in_kueues_hash_order() -> None:
+    """pkg/resources/slice_requests.go:35-66: FNV-1a 64 of the name, ties by name."""
+    from hetgitops.explain.kueue import fnv1a64
+
+    assert fnv1a64("") == 0xCBF29CE484222325
+    assert fnv1a64("a") == 0xAF63DC4C8601EC8C  # the FNV-1a 64 test vector
+    names = ["cpu", "memory", "nvidia.com/gpu", "huawei.com/Ascend910", "nvidia.com/mig-2g.20gb"]
+    assert sorted(names, key=fnv1a64) == [
+        "nvidia.com/mig-2g.20gb",
+        "memory",
+        "huawei.com/Ascend910",
+        "nvidia.com/gpu",
+        "cpu",
+    ]
 
 
 def test_an_isolated_pool_lends_nothing(policy: Any) -> None:
@@ -307,10 +365,18 @@ def test_kueue_messages_translate_into_the_quota_line_to_change(policy: Any) -> 
     (quota,) = [line for line in lines if "nvidia.com/gpu needs" in line]
     assert "needs 20 more" in quota and "policies/teams/others.yaml:32:7" in quota
     assert any("excludes pool rtx4090-dev" in line for line in lines)
-    missing = ask(policy, team="finetune-vision", pool="h100-infer", mig=(("1g.10gb", 2),))
+    missing = ask(policy, team="finetune-vision", pool="h100-infer", mig=(("2g.20gb", 2),))
     assert (
-        "holds no nvidia.com/mig-1g.10gb"
+        "holds no nvidia.com/mig-2g.20gb"
         in translate(policy, "finetune-vision", missing.message)[0]
+    )
+    # The message speaks of flavors only; the Workload's requests name the missing resource.
+    hidden = ask(policy, team="finetune-vision", pool="h100-infer", mig=(("1g.10gb", 2),))
+    requested = ["cpu", "memory", "nvidia.com/mig-1g.10gb"]
+    assert not any("holds no" in x for x in translate(policy, "finetune-vision", hidden.message))
+    assert any(
+        "holds no nvidia.com/mig-1g.10gb" in line
+        for line in translate(policy, "finetune-vision", hidden.message, requested)
     )
 
 
