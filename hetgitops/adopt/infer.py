@@ -19,6 +19,7 @@ from typing import Any
 from hetgitops.adopt import nodes as nodeinfo
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import KUEUE, Imported
+from hetgitops.adopt.volcano import NODEGROUP_LABEL, VOLCANO, PoolRef, adopt_queues
 from hetgitops.diagnostics import Diagnostic, Span
 from hetgitops.model import quantities
 
@@ -32,8 +33,9 @@ TRANSLATED = {
     "LocalQueue",
     "WorkloadPriorityClass",
     "Topology",
+    "Queue",
 }
-NOT_TRANSLATED = {"AdmissionCheck", "Queue", "MultiKueueCluster", "MultiKueueConfig"}
+NOT_TRANSLATED = {"AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig"}
 HOST = ("cpu", "memory")
 DEFAULT_TIER = "standard"
 SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
@@ -101,9 +103,47 @@ def infer(
         local_queues.setdefault(str((lq.obj.get("spec") or {}).get("clusterQueue")), []).append(lq)
     for queue in sorted(by_kind.get("ClusterQueue", []), key=lambda q: q.name):
         _team(queue, local_queues, flavor_pool, tiers, inferred)
+    _volcano(by_kind, pools, tiers, inferred)
     _cohorts(by_kind, inferred)
     _topology(by_kind, inferred)
     return inferred
+
+
+def _volcano(
+    by_kind: Mapping[str, list[Imported]],
+    pools: Sequence[_Pool],
+    tiers: Sequence[str],
+    inferred: Inferred,
+) -> None:
+    """Volcano Queues into the teams (`adopt.volcano`); the Fleet gains the volcano target, and
+    loses kueue when the cluster has no Kueue object at all."""
+    queues = [
+        q for q in by_kind.get("Queue", []) if str(q.obj.get("apiVersion")).startswith(VOLCANO)
+    ]
+    if not queues:
+        return
+    refs = [
+        PoolRef(
+            p.name,
+            p.card.resource,
+            frozenset(nodeinfo.labels(n.obj).get(NODEGROUP_LABEL, "") for n in p.node_objs) - {""},
+        )
+        for p in pools
+    ]
+    teams = {t["metadata"]["name"]: t for t in inferred.teams}
+    adopted = adopt_queues(queues, refs, teams, tiers)
+    inferred.diagnostics.extend(adopted.diagnostics)
+    for team in adopted.teams:
+        inferred.teams.append(team)
+        name = team["metadata"]["name"]
+        inferred.note("Team", name, f"Imported from Volcano Queue {name} (no Kueue ClusterQueue).")
+    if not adopted.queues:
+        return
+    spec = inferred.fleet["spec"]
+    kueue = any(_is_queueing(items) for items in by_kind.values())
+    spec["targets"] = [*(["core", "kueue"] if kueue else ["core"]), "volcano"]
+    if not kueue:
+        spec.pop("kueue", None)
 
 
 def _not_imported(kind: str, name: str) -> str:
@@ -228,11 +268,12 @@ def _pools(
             )
             continue
         card = _card_of(selected, catalogue, accel, wanted)
-        pool = _Pool(_pool_name(flavor.name, wanted), card, selected, flavor)
+        name = _nodegroup(selected) or _pool_name(flavor.name, wanted)
+        pool = _Pool(name, card, selected, flavor)
         pool.quota_cards = _flavor_cards(by_kind, flavor.name, card.resource)
         taken.update(n.name for n in selected)
         pools.append(pool)
-    rest: dict[tuple[str, tuple[Any, ...]], list[Imported]] = {}
+    rest: dict[tuple[str, tuple[Any, ...], str], list[Imported]] = {}
     for node in gpu_nodes:
         if node.name in taken:
             continue
@@ -246,10 +287,11 @@ def _pools(
                 if not str(t.get("key", "")).startswith("node.kubernetes.io/")
             )
         )
-        rest.setdefault((match.name, taints), []).append(node)
+        group = nodeinfo.labels(node.obj).get(NODEGROUP_LABEL, "")
+        rest.setdefault((match.name, taints, group), []).append(node)
     names = {p.name for p in pools}
-    for (card_name, _taints), members in sorted(rest.items()):
-        name = card_name
+    for (card_name, _taints, group), members in sorted(rest.items()):
+        name = card_name = group or card_name
         index = 2
         while name in names:
             name, index = f"{card_name}-{index}", index + 1
@@ -258,6 +300,13 @@ def _pools(
     for pool in pools:
         inferred.pools.append(_pool_document(pool, inferred))
     return pools
+
+
+def _nodegroup(members: Sequence[Imported]) -> str:
+    """The Volcano nodegroup every member carries (the pool is named after it: the nodes
+    target labels a pool's nodes with the pool's name), or ''."""
+    groups = {nodeinfo.labels(n.obj).get(NODEGROUP_LABEL, "") for n in members}
+    return groups.pop() if len(groups) == 1 else ""
 
 
 def _flavor_cards(by_kind: Mapping[str, list[Imported]], flavor: str, resource: str) -> int:

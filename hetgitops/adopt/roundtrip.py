@@ -33,6 +33,16 @@ COMPARED = {
     "Topology": ("spec",),
     "WorkloadPriorityClass": ("value", "description"),
     "PriorityClass": ("value", "preemptionPolicy", "globalDefault", "description"),
+    "Queue": ("spec",),
+}
+VOLCANO = "scheduling.volcano.sh"
+# Volcano's Queue CRD defaults (weight, dequeueStrategy) and its webhook's (reclaimable, and
+# root as the parent of a queue that names none).
+_VOLCANO_DEFAULTS = {
+    "weight": 1,
+    "reclaimable": True,
+    "dequeueStrategy": "traverse",
+    "parent": "root",
 }
 # Kueue's CRD defaults (v1beta2; v1beta1 spells MayStopSearch Borrow), applied to the
 # imported object as the API server applies them to what is stored.
@@ -80,6 +90,17 @@ def _defaulted(item: Imported) -> dict[str, Any]:
                     for name in QUANTITIES:
                         if resource.get(name) is not None:
                             resource[name] = quantities.normalize(resource[name])
+    elif kind == "Queue":
+        for setting, fallback in _VOLCANO_DEFAULTS.items():
+            spec.setdefault(setting, fallback)
+        for amounts in ("deserved", "capability"):
+            if isinstance(spec.get(amounts), dict):
+                spec[amounts] = {r: quantities.normalize(q) for r, q in spec[amounts].items()}
+        guarantee = (spec.get("guarantee") or {}).get("resource")
+        if isinstance(guarantee, dict):
+            spec["guarantee"]["resource"] = {
+                r: quantities.normalize(q) for r, q in guarantee.items()
+            }
     elif kind == "Cohort":
         _fair_sharing(spec)
     elif kind == "LocalQueue":
@@ -114,11 +135,18 @@ def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterat
         meta = each.obj.get("metadata") or {}
         kind = str(each.obj.get("kind"))
         rendered[key(kind, str(meta.get("namespace", "")), str(meta.get("name", "")))] = each
+    parents = {
+        str((i.obj.get("spec") or {}).get("parent") or "root")
+        for i in imported
+        if i.kind == "Queue"
+    }
     for item in imported:
         if item.kind not in COMPARED or not _ours(item):
             continue
         if item.kind == "PriorityClass" and item.name.startswith("system-"):
             continue
+        if item.kind == "Queue" and not _leaf(item, parents):
+            continue  # Volcano's own root and default, and parent queues: reported by infer
         where = f"{item.kind} {item.namespace + '/' if item.namespace else ''}{item.name}"
         found = rendered.get(key(item.kind, item.namespace, item.name))
         if found is None:
@@ -152,6 +180,10 @@ def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterat
             )
 
 
+def _leaf(item: Imported, parents: set[str]) -> bool:
+    return item.name not in ("root", "default") and item.name not in parents
+
+
 def _ours(item: Imported) -> bool:
     version = str(item.obj.get("apiVersion", ""))
-    return version.startswith((KUEUE, "scheduling.k8s.io"))
+    return version.startswith((KUEUE, "scheduling.k8s.io", VOLCANO))

@@ -166,7 +166,7 @@ def _volcano_queues(policy: Policy) -> Iterator[_Queue]:
         for index, quota in enumerate(team.quotas):
             if quota.pool in pools:
                 pools.discard(quota.pool)  # a pool listed twice renders one leaf
-                name = leaf_queue_name(team.name, quota.pool)
+                name = leaf_queue_name(team, quota.pool)
                 what = f"the leaf queue of team '{team.name}' in pool '{quota.pool}'"
                 yield _Queue(name, what, team.origin, ("spec", "quotas", index, "pool"))
 

@@ -102,9 +102,10 @@ def guarantee_counts(plan: FlavorPlan, team: Team) -> dict[str, int]:
     return {r: n for r, n in counts.items() if n > 0}
 
 
-def leaf_queue_name(team: str, pool: str) -> str:
-    """The leaf queue of a team in a pool; jobs (`hetgitops jobs`) name it in `spec.queue`."""
-    return f"{team}-{pool}"
+def leaf_queue_name(team: Team, pool: str) -> str:
+    """The leaf queue of a team in a pool; jobs (`hetgitops jobs`) name it in `spec.queue`.
+    `<team>-<pool>`, unless the team keeps an adopted queue's name (`spec.volcano.queueNames`)."""
+    return team.volcano_queue_names.get(pool) or f"{team.name}-{pool}"
 
 
 def _with_host(
@@ -138,14 +139,19 @@ def _capability(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Decim
 
 def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
     return QueuePlan(
-        name=leaf_queue_name(team.name, plan.pool.name),
+        name=leaf_queue_name(team, plan.pool.name),
         team=team,
         pool=plan.pool.name,
-        reclaimable=not plan.pool.isolated,
+        reclaimable=(
+            team.volcano_reclaimable
+            if team.volcano_reclaimable is not None
+            else not plan.pool.isolated
+        ),
         deserved=_with_host(policy, team, plan, plan.nominal),
         capability=_capability(policy, team, plan),
         guarantee=_with_host(policy, team, plan, guarantee_counts(plan, team)),
         origin=plan.origin,
+        parent=team.volcano_parent or ROOT,
     )
 
 
@@ -175,8 +181,9 @@ def queue_spec(policy: Policy, plan: QueuePlan) -> dict[str, Any]:
         "weight": plan.team.volcano_weight or DEFAULT_WEIGHT,
         "reclaimable": plan.reclaimable,
         "deserved": resources(plan.deserved),
-        "capability": resources(plan.capability),
     }
+    if not plan.team.volcano_omit_capability:
+        spec["capability"] = resources(plan.capability)
     if plan.guarantee:
         spec["guarantee"] = {"resource": resources(plan.guarantee)}
     groups = {"requiredDuringSchedulingIgnoredDuringExecution": [plan.pool]}
@@ -206,7 +213,10 @@ def compile_volcano(policy: Policy) -> list[Manifest]:
     if conflicts:
         raise VolcanoConfigError("; ".join(conflicts))
     queues = [_queue(policy, fleet, plan) for plan in queue_plans(policy)]
-    check_invariants([q.obj for q in queues])
+    external = {t.volcano_parent for t in policy.teams.values() if t.volcano_parent}
+    check_invariants(
+        [q.obj for q in queues], external - {q.obj["metadata"]["name"] for q in queues}
+    )
     return [scheduler_config_map(policy, fleet), *queues]
 
 

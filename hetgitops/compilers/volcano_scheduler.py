@@ -6,7 +6,7 @@ active) nor, before v1.15, every Queue rule; so both are checked here, on what i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -157,8 +157,15 @@ def _field(spec: Mapping[str, Any], field: str) -> dict[str, Decimal]:
     return _values(amounts.get("resource") if field == "guarantee" else amounts)
 
 
-def _tree_violations(specs: Mapping[str, Mapping[str, Any]]) -> Iterable[str]:
-    parents = {name: spec.get("parent", ROOT) for name, spec in specs.items()}
+def _tree_violations(
+    specs: Mapping[str, Mapping[str, Any]], external: Collection[str]
+) -> Iterable[str]:
+    # An `external` parent (a team's `spec.volcano.parent`, kept by import) is the cluster's,
+    # not rendered: its children are checked against nothing here, as root's are.
+    parents = {
+        name: ROOT if (parent := spec.get("parent", ROOT)) in external else parent
+        for name, spec in specs.items()
+    }
     for name in specs:
         depth = _depth(name, parents)
         if depth is None or depth > MAX_DEPTH:
@@ -204,15 +211,17 @@ def _capability_violations(
             yield f"queue {name}: capability {resource} exceeds ancestor {ancestor}'s"
 
 
-def invariant_violations(queues: Iterable[Mapping[str, Any]]) -> list[str]:
+def invariant_violations(
+    queues: Iterable[Mapping[str, Any]], external: Collection[str] = ()
+) -> list[str]:
     """Volcano's Queue admission rules over rendered Queue objects (empty: all hold)."""
     specs = {q["metadata"]["name"]: q.get("spec", {}) for q in queues}
     problems = [v for name, spec in specs.items() for v in _queue_violations(name, spec)]
-    problems += _tree_violations(specs)
+    problems += _tree_violations(specs, external)
     return problems
 
 
-def check_invariants(queues: Iterable[Mapping[str, Any]]) -> None:
-    problems = invariant_violations(queues)
+def check_invariants(queues: Iterable[Mapping[str, Any]], external: Collection[str] = ()) -> None:
+    problems = invariant_violations(queues, external)
     if problems:
         raise VolcanoConfigError("; ".join(problems))

@@ -322,6 +322,11 @@ class Team:
     namespace_selector: Mapping[str, Any] | None = None
     fair_sharing_weight: str | None = None
     admission_checks: tuple[AdmissionCheckRef, ...] = ()
+    # `spec.volcano.reclaimable` / `queueNames`: None = not the pool's isolation / <team>-<pool>.
+    volcano_reclaimable: bool | None = None
+    volcano_queue_names: Mapping[str, str] = field(default_factory=dict)
+    volcano_parent: str | None = None
+    volcano_omit_capability: bool = False
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from hetgitops import api
 from hetgitops.adopt import sources
 from hetgitops.adopt.engine import import_objects
-from hetgitops.adopt.nodes import compact
+from hetgitops.adopt.nodes import PRODUCT_LABELS, compact
 from hetgitops.cli.main import main
 from hetgitops.model.ranges import expand
 
@@ -71,8 +71,8 @@ def test_what_the_language_cannot_say_is_a_located_finding_and_strict_fails(
 
 
 def test_kinds_not_translated_are_reported_and_strict_fails_on_them(tmp_path: Path) -> None:
-    queue = ("---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
-             "spec: {weight: 2}\n")  # fmt: skip
+    queue = ("---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: MultiKueueConfig\n"
+             "metadata: {name: q}\nspec: {clusters: [w1]}\n")  # fmt: skip
     source = tmp_path / "c.yaml"
     source.write_text(CLUSTER.read_text() + queue)
     run = CliRunner().invoke(main, ["import", "-f", str(source), "-o", str(tmp_path / "a")])
@@ -117,7 +117,7 @@ def test_policy_render_import_render_keeps_every_name(policy: Path, tmp_path: Pa
     did not render: import always writes the core and kueue targets."""
     first = api.render([policy])
     assert not first.failed() and first.manifests
-    text = "---\n".join(yaml.safe_dump(m.obj) for m in first.manifests)
+    text = "---\n".join(yaml.safe_dump(obj) for obj in _as_cluster(first))
     read = sources.Read()
     sources.from_text("rendered.yaml", text, read)
     result = import_objects(read, tmp_path / "policy", cluster="lab")
@@ -126,6 +126,35 @@ def test_policy_render_import_render_keeps_every_name(policy: Path, tmp_path: Pa
     before, after = _names(first.manifests), _names(result.rendered.manifests)
     assert before <= after
     assert {kind for kind, _, _ in after - before} <= {"PriorityClass", "WorkloadPriorityClass"}
+
+
+def _as_cluster(rendered: api.Result) -> list[dict]:  # type: ignore[type-arg]
+    """The render as the cluster holds it once applied: the labels-only Node plans become Nodes
+    that advertise their cards and carry GPU feature discovery's product label."""
+    policy = rendered.policy
+    assert policy is not None
+    nodes = {n.name: (pool, n) for pool in policy.pools.values() for n in pool.nodes}
+    objects = []
+    for manifest in rendered.manifests:
+        obj = manifest.obj
+        pool, node = nodes.get((obj.get("metadata") or {}).get("name", ""), (None, None))
+        # Shared and MIG pools advertise replicas and slices: not simulated (yet) here.
+        if (
+            obj.get("kind") == "Node"
+            and pool
+            and node
+            and pool.shared_replicas == 1
+            and not pool.mig
+        ):
+            card = policy.card_types[pool.card_type]
+            obj = {**obj, "metadata": {**obj["metadata"]}}
+            labels = dict(obj["metadata"].get("labels") or {})
+            if card.product_names:
+                labels.setdefault(PRODUCT_LABELS[0], card.product_names[0])
+            obj["metadata"]["labels"] = labels
+            obj["status"] = {"allocatable": {card.resource_name: str(node.cards)}}
+        objects.append(obj)
+    return objects
 
 
 def _upstream_examples() -> list[Path]:

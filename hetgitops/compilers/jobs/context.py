@@ -220,7 +220,7 @@ def _queue(policy: Policy, target: JobTarget) -> str:
     if target.scheduler == KUEUE and policy.fleet is not None:
         return local_queue_name(policy.fleet, target.team)
     if target.scheduler == VOLCANO:
-        return leaf_queue_name(target.team.name, target.route.pool.name)
+        return leaf_queue_name(target.team, target.route.pool.name)
     return ""
 
 
