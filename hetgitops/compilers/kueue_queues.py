@@ -12,6 +12,7 @@ from typing import Any
 
 from hetgitops.compilers.core import team_label
 from hetgitops.compilers.kueue_flavors import flavor_name
+from hetgitops.diagnostics import Span
 from hetgitops.model import quantities
 from hetgitops.model.policy import CohortSpec, Fleet, Policy, Pool, Team, derived
 from hetgitops.output.manifests import Manifest, metadata
@@ -184,6 +185,17 @@ def admission_checks(policy: Policy, team: Team) -> list[dict[str, Any]]:
     return entries
 
 
+def cluster_queue_parts(
+    policy: Policy, team: Team
+) -> tuple[tuple[tuple[str | int, ...], Span], ...]:
+    """Each flavor entry of the ClusterQueue comes from the team's quota entry for that pool
+    (in `cluster_queue_spec`'s order): drift and reviews point there, not at the Team."""
+    return tuple(
+        (("spec", "resourceGroups", 0, "flavors", index), plan.origin)
+        for index, plan in enumerate(team_plan(policy, team))
+    )
+
+
 def cluster_queue(policy: Policy, fleet: Fleet, team: Team) -> dict[str, Any]:
     return {
         "apiVersion": fleet.kueue_api_version,
@@ -242,5 +254,10 @@ def queue_manifests(policy: Policy, fleet: Fleet) -> Iterator[Manifest]:
     yield from cohorts(fleet)
     claimed: set[str] = set()
     for team in policy.teams.values():
-        yield Manifest(TARGET, cluster_queue(policy, fleet, team), team.origin.span)
+        yield Manifest(
+            TARGET,
+            cluster_queue(policy, fleet, team),
+            team.origin.span,
+            parts=cluster_queue_parts(policy, team),
+        )
         yield from local_queues(fleet, team, claimed)

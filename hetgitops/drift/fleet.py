@@ -481,8 +481,17 @@ def _usage_item(
             f"{quantities.canonical(used)}, above the new nominal quota "
             f"{quantities.canonical(wanted[0])} (live {quantities.canonical(current[0])}); "
             "admitted work keeps running above the new quota",
-            manifest.origin,
+            manifest.origin_of(_flavor_path(manifest.obj, flavor)),
             path=f"ClusterQueue {cq['metadata']['name']}: {flavor}/{resource}",
             hint="expect no new admissions there until the usage drains below the new quota",
         )
     ]
+
+
+def _flavor_path(cq: Mapping[str, Any], flavor: str) -> tuple[str | int, ...]:
+    """Where the ClusterQueue declares `flavor` (its team's quota entry for the pool is there)."""
+    for g, group in enumerate((cq.get("spec") or {}).get("resourceGroups") or []):
+        for f, entry in enumerate(group.get("flavors") or []):
+            if entry.get("name") == flavor:
+                return ("spec", "resourceGroups", g, "flavors", f)
+    return ()

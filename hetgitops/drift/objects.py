@@ -8,13 +8,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hetgitops.compilers.argocd import NEVER_PRUNE
-from hetgitops.diagnostics import Diagnostic
+from hetgitops.diagnostics import Diagnostic, Span
 from hetgitops.drift.compare import FieldDiff, attribute, compare, display
 from hetgitops.drift.findings import finding, shown, writers_text
 from hetgitops.drift.ignore import Ignores
 from hetgitops.drift.kinds import KindKey
 from hetgitops.drift.normalise import BUILTIN_DEFAULTS, drop_tracking, strip_live
-from hetgitops.drift.ownership import Ownership
+from hetgitops.drift.ownership import Ownership, Path
 from hetgitops.drift.schema import apply_defaults
 from hetgitops.model.policy import DriftIgnore, Fleet
 from hetgitops.output.manifests import Manifest
@@ -118,18 +118,49 @@ def compare_object(
     found = []
     for diff in (attribute(d, ownership) for d in diffs):
         if not Ignores.skips(ignore, diff.path, diff.writers):
-            found.append(_changed(manifest, diff, ownership, managers))
+            where = manifest.origin_of(desired_path(want, have, diff.path))
+            found.append(_changed(manifest, diff, ownership, managers, where))
     for path, value in extras:
         writers = ownership.under(path)
         # Nobody wrote it: the server or a default filled it in, or the ignore rules allow it.
         if writers and not Ignores.skips(ignore, path, writers):
             diff = FieldDiff("extra", path, display(live, path), live=value, writers=tuple(writers))
-            found.append(_extra(manifest, diff, managers))
+            where = manifest.origin_of(desired_path(want, have, path))
+            found.append(_extra(manifest, diff, managers, where))
     return found
 
 
+def desired_path(want: Any, have: Any, path: Path) -> Path:
+    """`path` into the live object as a path into the desired one: a list entry with a `name`
+    (a ClusterQueue's flavors and resources) is where the desired list has that name, since
+    the live list may hold them in another order; other positions stay as they are."""
+    out: list[str | int] = []
+    for step in path:
+        if isinstance(step, int) and isinstance(have, list) and isinstance(want, list):
+            item = have[step] if step < len(have) else None
+            name = item.get("name") if isinstance(item, dict) else None
+            named = [
+                i for i, w in enumerate(want) if name is not None and isinstance(w, dict)
+                and w.get("name") == name
+            ]  # fmt: skip
+            step = named[0] if named else step
+            out.append(step)
+            have, want = item, want[step] if step < len(want) else None
+        elif isinstance(step, str) and isinstance(have, dict):
+            out.append(step)
+            have, want = have.get(step), want.get(step) if isinstance(want, dict) else None
+        else:
+            out.append(step)
+            have = want = None
+    return tuple(out)
+
+
 def _changed(
-    manifest: Manifest, diff: FieldDiff, ownership: Ownership, managers: tuple[str, ...]
+    manifest: Manifest,
+    diff: FieldDiff,
+    ownership: Ownership,
+    managers: tuple[str, ...],
+    where: Span,
 ) -> Diagnostic:
     name = object_name(manifest)
     secret = manifest.kind == "Secret"
@@ -139,20 +170,22 @@ def _changed(
         return finding(
             "drift-field-missing",
             f"{name}: {diff.display} is absent (desired {_value(diff.desired, secret)}){by}",
-            manifest.origin,
+            where,
             path=f"{name}: {diff.display}",
         )
     return finding(
         "drift-changed",
         f"{name}: {diff.display}: desired {_value(diff.desired, secret)}, live "
         f"{_value(diff.live, secret)}; changed by {writers_text(diff.writers)}",
-        manifest.origin,
+        where,
         path=f"{name}: {diff.display}",
         hint=_manager_hint(diff, managers),
     )
 
 
-def _extra(manifest: Manifest, diff: FieldDiff, managers: tuple[str, ...]) -> Diagnostic:
+def _extra(
+    manifest: Manifest, diff: FieldDiff, managers: tuple[str, ...], where: Span
+) -> Diagnostic:
     name = object_name(manifest)
     appliers = [w for w in diff.writers if w.manager in managers and w.operation == "Apply"]
     secret = manifest.kind == "Secret"
@@ -161,7 +194,7 @@ def _extra(manifest: Manifest, diff: FieldDiff, managers: tuple[str, ...]) -> Di
             "drift-removed",
             f"{name}: {diff.display} is no longer in the policy but still live "
             f"({_value(diff.live, secret)}), owned by {writers_text(appliers)}",
-            manifest.origin,
+            where,
             path=f"{name}: {diff.display}",
             hint="sync with pruning so the applier drops the field, or remove it by hand",
         )
@@ -169,7 +202,7 @@ def _extra(manifest: Manifest, diff: FieldDiff, managers: tuple[str, ...]) -> Di
         "drift-added",
         f"{name}: {diff.display} = {_value(diff.live, secret)} is not in the policy; set by "
         f"{writers_text(diff.writers)}",
-        manifest.origin,
+        where,
         path=f"{name}: {diff.display}",
         hint="remove it, or add an ignore rule to the Fleet (spec.drift.ignore) if another "
         "team owns it deliberately",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +65,19 @@ class Manifest:
     filename: str | None = None
     # Multi-cluster fleets: the Cluster whose tree holds the object (`<cluster>/<target>/...`).
     cluster: str | None = None
+    # Parts of the object made from another policy line than `origin`: (path into `obj`, that
+    # line), e.g. a ClusterQueue's flavor entry and its team's quota entry for the pool. A
+    # finding about a field under such a path points there (`origin_of`).
+    parts: tuple[tuple[tuple[str | int, ...], Span], ...] = ()
+
+    def origin_of(self, path: Sequence[str | int]) -> Span:
+        """The policy line that produced the field at `path`: the longest part that holds it,
+        else the object's origin."""
+        found, length = self.origin, -1
+        for prefix, span in self.parts:
+            if len(prefix) > length and tuple(path[: len(prefix)]) == prefix:
+                found, length = span, len(prefix)
+        return found
 
     @property
     def kind(self) -> str:

@@ -155,3 +155,102 @@ def test_details_are_in_the_json_report_and_in_verbose_text_only() -> None:
     assert "    - node gpu-a800-016 is not in the cluster\n" in verbose
     # Findings without details keep the JSON report's shape.
     assert "details" not in json_format.diagnostic_dict(replace(absent, details=()))
+
+
+QUANTITY = {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}
+# Kueue's ClusterQueue CRD where it matters here: flavors and resources are maps keyed by name.
+CQ_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "resourceGroups": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "atomic",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "flavors": {
+                                "type": "array",
+                                "x-kubernetes-list-type": "map",
+                                "x-kubernetes-list-map-keys": ["name"],
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "resources": {
+                                            "type": "array",
+                                            "x-kubernetes-list-type": "map",
+                                            "x-kubernetes-list-map-keys": ["name"],
+                                            "items": {
+                                                "type": "object",
+                                                "properties": {"nominalQuota": QUANTITY},
+                                            },
+                                        }
+                                    },
+                                },
+                            }
+                        },
+                    },
+                }
+            },
+        }
+    },
+}
+
+
+def test_clusterqueue_field_drift_points_at_the_quota_entry_that_made_it() -> None:
+    """Issue 22 item 13: a ClusterQueue quota changed live was reported at the Team document's
+    first line; it is reported at the team's quota entry for that pool, even when the live
+    flavors are in another order than the render's."""
+    import copy
+
+    from hetgitops.drift.objects import compare_object
+
+    result = api.render([BUNDLED])
+    assert result.policy is not None
+    team = result.policy.teams["data-preprocessing"]  # quotas: ascend-910b, rtx4090-dev
+    manifest = next(m for m in result.manifests if m.kind == "ClusterQueue" and m.name == team.name)
+    live = copy.deepcopy(dict(manifest.obj))
+    flavors = live["spec"]["resourceGroups"][0]["flavors"]
+    flavors.reverse()  # the API server keeps a map list in its own order
+    rtx = next(f for f in flavors if f["name"].startswith("rtx4090-dev"))
+    gpu = next(r for r in rtx["resources"] if r["name"] == "nvidia.com/gpu")
+    gpu["nominalQuota"] = "7"
+    live["metadata"] = {
+        **live["metadata"],
+        "managedFields": [
+            {
+                "manager": "quota-bot",
+                "operation": "Update",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {"f:resourceGroups": {}}},
+            }
+        ],
+    }
+    [found] = compare_object(manifest, live, CQ_SCHEMA, managers=("argocd-controller",))
+    assert found.rule == "drift-changed" and "live '7'" in found.message
+    rtx_quota = next(q for q in team.quotas if q.pool == "rtx4090-dev")
+    assert found.span == rtx_quota.origin.span != team.origin.span
+    assert str(found.span) == "policies/teams/others.yaml:51:7"
+
+
+def test_usage_above_a_cut_quota_points_at_the_quota_entry() -> None:
+    import copy
+
+    result = api.render([BUNDLED])
+    assert result.policy is not None
+    team = result.policy.teams["data-preprocessing"]
+    manifest = next(m for m in result.manifests if m.kind == "ClusterQueue" and m.name == team.name)
+    live = copy.deepcopy(dict(manifest.obj))
+    rtx = next(
+        f for f in live["spec"]["resourceGroups"][0]["flavors"] if f["name"].startswith("rtx4090")
+    )
+    gpu = next(r for r in rtx["resources"] if r["name"] == "nvidia.com/gpu")
+    gpu["nominalQuota"] = "24"  # the live quota before the policy cut it to 16
+    usage = [{"name": "nvidia.com/gpu", "total": "20"}]
+    live["status"] = {"flavorsUsage": [{"name": rtx["name"], "resources": usage}]}
+    [found] = fleet.usage(result.manifests, [live])
+    assert found.rule == "drift-usage-above-quota"
+    rtx_quota = next(q for q in team.quotas if q.pool == "rtx4090-dev")
+    assert found.span == rtx_quota.origin.span
