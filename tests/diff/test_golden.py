@@ -133,3 +133,12 @@ def test_reach_is_per_resource_never_whole_gpus_plus_mig_slices(
     assert (
         "finetune-nlp / h100-infer (h100-80gb): nominal whole 8 -> 8; reach whole 16 -> 12," in text
     )
+    # The pull-request comment's summary too: quota and reach per resource, card-equivalents
+    # only beside them and named so (it had unlabelled Before / After card columns).
+    markdown = FORMATTERS["markdown"](result)
+    assert "| Before | After |" not in markdown
+    assert (
+        "| finetune-nlp | h100-80gb | h100-infer | whole 8 → 8 | whole 16 → 12, mig 1g.10gb "
+        "42 → 42, mig 3g.40gb 12 → 12 | 8 → 8 (0, 0.0%) |"
+    ) in markdown
+    assert "Card-equivalents (Δ, Δ%)" in markdown

@@ -68,7 +68,7 @@ def test_quota_rows_name_the_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "  west: serving / l40s-infer (l40s-48gb): nominal whole 8 -> 4;" in text
     markdown = FORMATTERS["markdown"](result)
     assert "| Cluster | Team | Card type | Pool |" in markdown
-    assert "| west | serving | l40s-48gb | l40s-infer | 8 | 4 |" in markdown
+    assert "| west | serving | l40s-48gb | l40s-infer | whole 8 → 4 |" in markdown
     body = json.loads(FORMATTERS["json"](result))
     jsonschema.Draft202012Validator(SCHEMA).validate(body)
     assert {q["cluster"] for q in body["impact"]["quotas"]} <= {"east", "west"}

@@ -29,19 +29,22 @@ def _quota_table(result: DiffResult, rows: int | None) -> list[str]:
     shown = result.impact.quotas[:rows] if rows is not None else result.impact.quotas
     # A multi-cluster fleet's rows lead with the cluster the pool is in.
     clustered = any(r.cluster for r in result.impact.quotas)
+    # Quota and reach per resource (whole GPUs, each MIG profile, time-sliced replicas are
+    # never added up); card-equivalents only beside them, labelled (issue 20 item 4).
     lines = [
         ("| Cluster " if clustered else "")
-        + "| Team | Card type | Pool | Before | After | Δ | Δ% | Reach per resource "
-        + "| Cost Δ/month |",
-        ("|---" if clustered else "") + "|---|---|---|---:|---:|---:|---:|---:|---:|",
+        + "| Team | Card type | Pool | Nominal per resource | Reach per resource "
+        + "| Card-equivalents (Δ, Δ%) | Cost Δ/month |",
+        ("|---" if clustered else "") + "|---|---|---|---|---|---:|---:|",
     ]
     for r in shown:
         b, a = c.cards(r.before), c.cards(r.after)
         lines.append(
             (f"| {text_cell(r.cluster)} " if clustered else "")
             + f"| {text_cell(r.team)} | {text_cell(r.card_type)} | {text_cell(r.pool)} | "
-            f"{c.number(b)} | {c.number(a)} | {c.signed(c.delta(b, a))} | {c.percent(b, a)} | "
+            f"{text_cell(c.per_resource(r.before, r.after, 'nominal', '→'))} | "
             f"{text_cell(c.per_resource(r.before, r.after, 'reach', '→'))} | "
+            f"{c.number(b)} → {c.number(a)} ({c.signed(c.delta(b, a))}, {c.percent(b, a)}) | "
             f"{c.team_cost_delta(result, r)} |"
         )
     if rows is not None and len(result.impact.quotas) > rows:
