@@ -17,8 +17,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import jsonschema_rs
+
 from hetgitops.conformance.crd_schemas import load_crd_schemas
 from hetgitops.load.resources import data_dir
+from hetgitops.model import fastschema
 from hetgitops.model.fastschema import Checker
 
 if TYPE_CHECKING:  # jsonschema (and kubernetes_validate, which imports it) load only when
@@ -107,12 +110,16 @@ def k8s_validator(minor: Minor, api_version: str, kind: str) -> Checker | None:
     schema = json.loads(path.read_text("utf-8"))
     if not _declares(schema, api_version, kind):
         return None
-    definitions = _k8s_definitions(minor)
     return Checker(
-        schema,
-        lambda: _draft2020(schema, _k8s_registry(minor)),
-        resources=[(definitions["$id"], definitions)],
+        schema, lambda: _draft2020(schema, _k8s_registry(minor)), shared=_rs_registry(minor)
     )
+
+
+@functools.cache
+def _rs_registry(minor: Minor) -> jsonschema_rs.Registry:
+    """The compiled side's registry of a version's definitions, shared by every kind."""
+    definitions = _k8s_definitions(minor)
+    return fastschema.registry([(definitions["$id"], definitions)])
 
 
 def _draft2020(schema: Mapping[str, Any], registry: Registry[Any] | None = None) -> Validator:
@@ -157,19 +164,40 @@ def _inline(node: Any, home: Mapping[str, Any], files: Mapping[str, Any]) -> Any
     return {**resolved, **rest}
 
 
+class _TargetValidators(Mapping[GVK, Checker]):
+    """The target schemas by (apiVersion, kind), each inlined and compiled on first use: a
+    render holds a handful of the kinds, and compiling all of them cost every process ~30 ms."""
+
+    def __init__(self, files: Mapping[str, Any]) -> None:
+        self._files = files
+        self._schemas: dict[GVK, Any] = {}
+        for schema in files.values():
+            key = _key_of(schema)
+            if key is not None:
+                self._schemas[key] = schema
+        self._compiled: dict[GVK, Checker] = {}
+
+    def __getitem__(self, key: GVK) -> Checker:
+        if key not in self._compiled:
+            schema = self._schemas[key]
+            flat = _inline(schema, schema, self._files)
+            flat.pop("$defs", None)
+            self._compiled[key] = Checker(flat, functools.partial(_draft2020, flat))
+        return self._compiled[key]
+
+    def __iter__(self) -> Iterator[GVK]:
+        return iter(self._schemas)
+
+    def __len__(self) -> int:
+        return len(self._schemas)
+
+
 @functools.cache
 def target_validators() -> Mapping[GVK, Checker]:
     """The project's own schemas of the CRD objects it emits, keyed by (apiVersion, kind)."""
     folder = data_dir("schemas") / "targets"
     files = {p.name: json.loads(p.read_text("utf-8")) for p in sorted(folder.glob("*.json"))}
-    found: dict[GVK, Checker] = {}
-    for schema in files.values():
-        key = _key_of(schema)
-        if key is not None:
-            flat = _inline(schema, schema, files)
-            flat.pop("$defs", None)
-            found[key] = Checker(flat, functools.partial(_draft2020, flat))
-    return found
+    return _TargetValidators(files)
 
 
 CrdValidators = Mapping[GVK, tuple[Checker, str]]

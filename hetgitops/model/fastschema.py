@@ -64,6 +64,14 @@ def ensure_headroom(size: int = HEADROOM) -> None:
         raise MemoryError(f"cannot map {size >> 20} MiB for the compiled validator") from exc
 
 
+def registry(resources: Iterable[tuple[str, Any]]) -> jsonschema_rs.Registry:
+    """The compiled side's registry of `resources` (URI, schema), to share between Checkers:
+    building one converts every schema in it (the Kubernetes definitions are 1.5 MB), which
+    cost more than compiling the kind's own validator."""
+    ensure_headroom()
+    return jsonschema_rs.Registry(list(resources))
+
+
 class Checker:
     """`iter_errors` like jsonschema's validator, with a compiled pre-check; `valid_all` checks
     a whole batch (all objects of one kind) in one call. `slow` builds the jsonschema
@@ -75,15 +83,19 @@ class Checker:
         slow: Callable[[], Validator],
         *,
         resources: Iterable[tuple[str, Any]] = (),
+        shared: jsonschema_rs.Registry | None = None,
         base_uri: str | None = None,
         formats: bool = False,
     ) -> None:
+        """`resources` (URI, schema) the schema refers to, or a `shared` registry of them."""
         self._slow_factory = slow
         self._slow: Validator | None = None
         listed = list(resources)
+        if shared is None and listed:
+            shared = registry(listed)
         ensure_headroom()
         options: dict[str, Any] = {
-            "registry": jsonschema_rs.Registry(listed) if listed else None,
+            "registry": shared,
             "validate_formats": formats,
             "formats": FORMATS if formats else None,
             "base_uri": base_uri,

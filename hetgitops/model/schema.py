@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from hetgitops.diagnostics import Diagnostic, error, register_rules
 from hetgitops.load.documents import KINDS, Document, format_path
 from hetgitops.load.resources import data_dir
+from hetgitops.model import fastschema
 from hetgitops.model.fastschema import Checker
 
 register_rules(
@@ -51,12 +52,12 @@ def validators() -> dict[str, Checker]:
     """One validator per kind (compiled; jsonschema, for the messages, on first failure),
     built once per process."""
     schemas = raw_schemas()
-    resources = [(BASE_URI + name, body) for name, body in schemas.items()]
+    shared = fastschema.registry((BASE_URI + name, body) for name, body in schemas.items())
     return {
         kind: Checker(
             schemas[schema_file(kind)],
             functools.partial(_jsonschema_validator, schema_file(kind)),
-            resources=resources,
+            shared=shared,
             formats=True,
         )
         for kind in KINDS

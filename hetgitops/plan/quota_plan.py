@@ -6,6 +6,7 @@ computing it once keeps the namespace cap equal to what the queue can really adm
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -59,7 +60,7 @@ class FlavorPlan:
         whole, parts = 0, Fraction(0)
         for resource, count in counts.items():
             weight = self.weights.get(resource)
-            if weight is None or weight == 1:
+            if weight is None or weight.numerator == weight.denominator:
                 whole += count or 0
             else:
                 parts += (count or 0) * weight
@@ -124,6 +125,7 @@ def _host_entries(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Hos
     }
 
 
+@functools.lru_cache(maxsize=1 << 14, typed=True)
 def kueue_amount(resource: str, quantity: str | int) -> int:
     """The integer Kueue compares quotas and requests in: milli-units for cpu, whole units
     for everything else, rounded up (Kueue v0.19.2 pkg/resources/requests.go:146-151,
@@ -163,7 +165,12 @@ def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     if pool is None or card is None:
         return None
     claimed = capacity.quota_resources(quota, pool, card, policy.fleet)
-    offered = capacity.pool_resources(pool, card, policy.fleet)
+    # Once per pool, not per quota entry: it counts the pool's nodes by size.
+    offered = derived(
+        policy,
+        ("pool_resources", pool.name),
+        lambda: capacity.pool_resources(pool, card, policy.fleet),
+    )
     # Every resource the pool offers is listed (0 when unclaimed): Kueue lets a queue borrow
     # only what it lists itself.
     nominal = {r: claimed.get(r, 0) for r in sorted({*offered, *claimed})}
