@@ -253,6 +253,7 @@ NOUNS = {
     "priority-class-removed": "refused when recreated:",
     "kueue-resource-uncovered": "never admitted again or left uncounted:",
     "node-removed": "running outside the pool's accounting:",
+    "node-moved": "running on the moving nodes, double-booked:",
     "sharing-reduced": "sharing the GPUs now:",
 }
 

@@ -65,6 +65,7 @@ HAZARD_RULES = (
     "sharing-reduced",
     "kueue-flavor-transition",
     "kueue-flavor-retired",
+    "node-moved",
 )
 # Hazards become GitHub annotations (warnings) in `diff --format github`, so their ids are rule
 # ids too: registered with their documentation (docs/diff.md gives the same table).
@@ -135,6 +136,11 @@ register_rules(
         "plugin advertises fewer replicas while the pods already sharing each GPU keep running, "
         "so the nodes are over-allocated until they finish and new pods wait.\n"
         "Fix: drain the nodes (or wait for the shared pods to finish) before the sync.",
+        "node-moved": "Nodes move from one pool to another (a pool split or a node entry moved): "
+        "nfd-master relabels them, so the new pool's flavor admits its quota there while the "
+        "pods admitted on the old pool's flavor keep running on them (double booking until they "
+        "finish), and queues that no longer list the old flavor stop counting that work.\n"
+        "Fix: cordon and drain the moving nodes (or let their work finish) before the sync.",
         "kueue-flavor-transition": "A pool's renamed flavor starts a transition "
         "(spec.kueue.retiringFlavor): the old ResourceFlavor stays in the ClusterQueues with "
         "its quota and a Kueue-side nodeTaint, so Kueue admits nothing new on it and keeps "
@@ -685,13 +691,26 @@ def priority_class_removed(
     does not exist (plugin/pkg/admission/priority/admission.go:363), so controllers that
     recreate pods of a removed tier fail until their template changes."""
     old, new = _by_kind(before, "PriorityClass"), _by_kind(after, "PriorityClass")
+    workload_classes = set(_by_kind(before, "WorkloadPriorityClass")) - set(
+        _by_kind(after, "WorkloadPriorityClass")
+    )
     for name in sorted(set(old) - set(new)):
+        # Kueue v0.19.2 pkg/controller/jobframework/reconciler.go:1716-1718: a job labelled
+        # with a missing WorkloadPriorityClass gets no Workload (the lookup fails), so it stays
+        # suspended.
+        kueue = (
+            f"; Kueue cannot build a Workload for a job labelled kueue.x-k8s.io/priority-class: "
+            f"{name} (WorkloadPriorityClass {name} is removed too), so such jobs stay suspended"
+            if name in workload_classes
+            else ""
+        )
         yield Hazard(
             "priority-class-removed",
             f"PriorityClass {name}",
             "leaves the policy: running pods keep their priority, but every pod a Deployment, "
             f"Job or JobSet creates with priorityClassName {name} from then on is refused "
-            f'("no PriorityClass with name {name} was found"), so replicas and retries fail',
+            f'("no PriorityClass with name {name} was found"), so replicas and retries fail'
+            f"{kueue}",
             f"change priorityClassName {name} (and kueue.x-k8s.io/priority-class) in the "
             "templates of running Deployments and jobs to the new tier before the sync",
             old[name].origin,
@@ -772,6 +791,34 @@ def node_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Itera
         )
 
 
+def node_moved(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """Nodes one pool's NodeFeatureRule matched before and another pool's matches after: the
+    node's `<domain>/pool` label changes, so the flavors select it differently while the pods
+    Kueue admitted under the old pool's flavor keep running there (Kueue evicts nothing on a
+    node label change, and counts their usage under the old flavor: clusterqueue.go:596-606)."""
+    was = {n: name for name, (rule_, _) in _nfd_rules(before).items() for n in _rule_nodes(rule_)}
+    now = {n: name for name, (rule_, _) in _nfd_rules(after).items() for n in _rule_nodes(rule_)}
+    moves: dict[tuple[str, str], list[str]] = {}
+    for node, old_rule in sorted(was.items()):
+        new_rule = now.get(node)
+        if new_rule is not None and new_rule != old_rule:
+            moves.setdefault((old_rule, new_rule), []).append(node)
+    rules_after = _nfd_rules(after)
+    for (old_rule, new_rule), nodes in sorted(moves.items()):
+        yield Hazard(
+            "node-moved",
+            f"NodeFeatureRule rule {new_rule}",
+            f"takes {len(nodes)} node(s) ({_listed(nodes)}) from {old_rule}: nfd-master relabels "
+            f"them, so {new_rule}'s flavor admits its quota on them while the pods admitted "
+            f"under {old_rule}'s flavor keep running there (double booking until they finish; "
+            f"queues that no longer list {old_rule}'s flavor stop counting them)",
+            f"cordon and drain {_listed(nodes)} (kubectl drain), or let their work finish, "
+            "before the sync; uncordon after it",
+            rules_after[new_rule][1].origin,
+            scope=(("nodes", ",".join(nodes)),),
+        )
+
+
 def _replicas(manifests: Sequence[Manifest]) -> dict[str, int]:
     """Replicas per GPU of each device-plugin config (the ConfigMap's keys)."""
     found: dict[str, int] = {}
@@ -821,6 +868,7 @@ def hazards(
 ) -> list[Hazard]:
     found = [
         *node_removed(before, after),
+        *node_moved(before, after),
         *sharing_reduced(before, after),
         *flavor_renamed(before, after),
         *flavor_transition(before, after),

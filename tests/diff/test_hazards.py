@@ -258,7 +258,10 @@ def _device_plugin(replicas: dict[str, int]) -> Manifest:
 def test_nodes_leaving_a_pool_are_named_and_moving_between_pools_is_not_removal() -> None:
     (gone,) = hazards([_rule("l40s", ["n1", "n2", "n3"])], [_rule("l40s", ["n1"])], [])
     assert gone.rule == "node-removed" and "2 node(s) (n2, n3)" in gone.message
-    assert rules([_rule("a", ["n1", "n2"])], [_rule("a", ["n1"]), _rule("b", ["n2"])]) == []
+    # Moving is not removal: the node keeps pool labels, but another pool's (node-moved).
+    moved = hazards([_rule("a", ["n1", "n2"])], [_rule("a", ["n1"]), _rule("b", ["n2"])], [])
+    assert [(h.rule, h.subject) for h in moved] == [("node-moved", "NodeFeatureRule rule b")]
+    assert "takes 1 node(s) (n2) from a" in moved[0].message and "drain n2" in moved[0].action
 
 
 def test_lower_time_slicing_replicas_are_a_hazard_and_higher_are_not() -> None:
@@ -342,3 +345,35 @@ def test_a_topology_change_offers_no_transition(
     result = _compare(tmp_path, monkeypatch, [], edit)
     renamed = [h for h in result.hazards if h.rule == "kueue-flavor-renamed"]
     assert renamed and all(not h.snippet and "Topology changes too" in h.action for h in renamed)
+
+
+def test_a_tier_rename_also_strands_jobs_labelled_with_its_workload_priority_class() -> None:
+    pc, wpc = m("PriorityClass", "dev", {}), m("WorkloadPriorityClass", "dev", {})
+    (both,) = hazards([pc, wpc], [m("PriorityClass", "exp", {})], [])
+    assert "kueue.x-k8s.io/priority-class: dev" in both.message and "stay suspended" in both.message
+    (only,) = hazards([pc, wpc], [wpc], [])
+    assert "stay suspended" not in only.message
+
+
+def test_real_compile_pool_split_names_the_moving_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rtx4090-dev gives dev-4090-3 to a new pool for data-preprocessing's quota."""
+    split = (
+        "---\napiVersion: hetgitops.io/v1alpha1\nkind: Pool\nmetadata:\n  name: rtx4090-dp\n"
+        "spec:\n  description: Split off.\n  cardType: rtx4090-24gb\n  purpose: dev\n"
+        '  cardsPerNode: 4\n  nodes:\n    - {names: "dev-4090-3", zone: zone-c, rack: rack-c02}\n'
+        "  timeSlicing:\n    replicas: 4\n  labels:\n    hetgitops.io/cost-center: cc-research\n---\n"
+    )
+    edits = [
+        ("pools/dev.yaml", '"dev-4090-[1:3]"', '"dev-4090-[1:2]"'),
+        ("pools/dev.yaml", "---\n", split),
+        (
+            "teams/others.yaml",
+            "{pool: rtx4090-dev, cards: 16}\n",
+            "{pool: rtx4090-dp, cards: 16}\n",
+        ),
+    ]
+    result = run_edits(tmp_path, monkeypatch, edits)
+    assert [h.rule for h in result.hazards] == ["node-moved"]
+    assert "(dev-4090-3) from rtx4090-dev" in result.hazards[0].message
