@@ -363,7 +363,8 @@ def test_real_compile_pool_split_names_the_moving_node(
         "---\napiVersion: hetgitops.io/v1alpha1\nkind: Pool\nmetadata:\n  name: rtx4090-dp\n"
         "spec:\n  description: Split off.\n  cardType: rtx4090-24gb\n  purpose: dev\n"
         '  cardsPerNode: 4\n  nodes:\n    - {names: "dev-4090-3", zone: zone-c, rack: rack-c02}\n'
-        "  timeSlicing:\n    replicas: 4\n  labels:\n    hetgitops.io/cost-center: cc-research\n---\n"
+        "  timeSlicing:\n    replicas: 4\n"
+        "  labels:\n    hetgitops.io/cost-center: cc-research\n---\n"
     )
     edits = [
         ("pools/dev.yaml", '"dev-4090-[1:3]"', '"dev-4090-[1:2]"'),
