@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from hetgitops.adopt import nodes as nodeinfo
+from hetgitops.adopt import nvidia
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import KUEUE, Imported
 from hetgitops.adopt.volcano import NODEGROUP_LABEL, VOLCANO, PoolRef, adopt_queues
@@ -75,6 +76,15 @@ class _Pool:
     flavor: Imported | None
     cards_per_node: int = 0
     quota_cards: int = 0  # whole cards the ClusterQueues give this flavor (no Node read)
+    mig_profiles: tuple[str, ...] = ()  # the MIG layout's profiles, when it has one
+    strategy: str = "mixed"
+    replicas: int = 1  # time-slicing or MPS replicas per card
+    renamed: bool = False  # time-slicing renameByDefault: replicas are <resource>.shared
+    mig_table: str = ""  # the card's MIG profile table
+
+    @property
+    def main_resource(self) -> str:
+        return f"{self.card.resource}.shared" if self.renamed else self.card.resource
 
 
 def infer(
@@ -94,7 +104,9 @@ def infer(
                 finding("import-kind-not-imported", _not_imported(kind, item.name), item.span)
                 for item in by_kind[kind]
             )
-    pools = _pools(by_kind, catalogue, inferred)
+    gpu = nvidia.read(by_kind)
+    pools = _pools(by_kind, catalogue, inferred, gpu)
+    _gpu_operator(gpu, pools, inferred)
     flavor_pool = {p.flavor.name: p for p in pools if p.flavor is not None}
     _cards(pools, catalogue, inferred)
     tiers = _tiers(by_kind, inferred)
@@ -236,6 +248,7 @@ def _pools(
     by_kind: Mapping[str, list[Imported]],
     catalogue: Mapping[str, Mapping[str, Any]],
     inferred: Inferred,
+    gpu: nvidia.GpuConfigs,
 ) -> list[_Pool]:
     gpu_nodes = [n for n in by_kind.get("Node", []) if nodeinfo.accelerators(n.obj)]
     node_labels = {id(n): nodeinfo.labels(n.obj).items() for n in gpu_nodes}
@@ -298,8 +311,41 @@ def _pools(
         names.add(name)
         pools.append(_Pool(name, _card_of(members, catalogue, []), members, None))
     for pool in pools:
-        inferred.pools.append(_pool_document(pool, inferred))
+        inferred.pools.append(_pool_document(pool, inferred, gpu, catalogue))
     return pools
+
+
+def _gpu_operator(gpu: nvidia.GpuConfigs, pools: Sequence[_Pool], inferred: Inferred) -> None:
+    """A custom MIG or device-plugin ConfigMap becomes the Fleet's (gpu-operator target,
+    names and namespace kept, so the round trip compares it); the MIG strategy is the
+    ClusterPolicy's, else what the nodes advertise."""
+    strategy = gpu.strategy
+    if not strategy and any(p.mig_profiles for p in pools):
+        mixed = any(
+            r.startswith("nvidia.com/mig-")
+            for p in pools
+            for n in p.node_objs
+            for r in nodeinfo.accelerators(n.obj)
+        )
+        strategy = "mixed" if mixed else "single"
+    operator: dict[str, Any] = {}
+    maps = [m for m in (gpu.mig_map, gpu.sharing_map) if m is not None]
+    if maps:
+        operator["namespace"] = maps[0].namespace or "gpu-operator"
+    if gpu.mig_map is not None:
+        operator["migConfigName"] = gpu.mig_map.name
+    if gpu.sharing_map is not None and gpu.sharing_map.namespace == operator.get("namespace"):
+        operator["devicePluginConfigName"] = gpu.sharing_map.name
+    if strategy in ("none", "single", "mixed"):
+        operator["migStrategy"] = strategy
+    for pool in pools:
+        pool.strategy = strategy or "mixed"
+    if operator:
+        inferred.fleet["spec"]["gpuOperator"] = operator
+    if maps:
+        targets = inferred.fleet["spec"]["targets"]
+        if "gpu-operator" not in targets:
+            targets.append("gpu-operator")
 
 
 def _nodegroup(members: Sequence[Imported]) -> str:
@@ -367,22 +413,36 @@ def _card_of(
     return nodeinfo.CardMatch(nodeinfo._new_name(resource), False, resource, "")
 
 
-def _pool_document(pool: _Pool, inferred: Inferred) -> dict[str, Any]:
-    counts = [
-        sum(
-            v
-            for k, v in nodeinfo.accelerators(n.obj).items()
-            if not k.startswith("nvidia.com/mig-")
-        )
-        or 1
-        for n in pool.node_objs
-    ]
+def _pool_document(
+    pool: _Pool,
+    inferred: Inferred,
+    gpu: nvidia.GpuConfigs,
+    catalogue: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Any]:
+    shared = nvidia.sharing(gpu, pool.node_objs)
+    replicas = pool.replicas = int(shared[1]["replicas"]) if shared else 1
+    counts = [nvidia.cards_per_node(n, replicas) for n in pool.node_objs]
     pool.cards_per_node = nodeinfo.most_common(counts) or 8
     spec: dict[str, Any] = {
         "cardType": pool.card.name,
         "purpose": "training",
         "cardsPerNode": pool.cards_per_node,
     }
+    card_spec = (catalogue.get(pool.card.name) or {}).get("spec") or {}
+    pool.mig_table = str((card_spec.get("mig") or {}).get("profileTable") or "")
+    layout = nvidia.mig_layout(gpu, pool.node_objs, card_spec.get("pciDeviceIds") or [])
+    if layout is not None:
+        spec["mig"] = layout
+        pool.mig_profiles = tuple(sorted({p for d in layout["devices"] for p in d["profiles"]}))
+        inferred.note(
+            "Pool",
+            pool.name,
+            f"MIG layout from mig-parted config {layout['configName']} (the nodes' "
+            "nvidia.com/mig.config label), kept under its name.",
+        )
+    if shared is not None:
+        spec[shared[0]] = shared[1]
+        pool.renamed = bool(shared[1].get("renameByDefault"))
     entries: list[dict[str, Any]] = []
     by_zone: dict[str, list[str]] = {}
     for node in pool.node_objs:
@@ -666,7 +726,7 @@ def _quotas(
             if pool is None:
                 continue
             resources = {str(r.get("name")): r for r in flavor.get("resources") or []}
-            whole = resources.get(pool.card.resource)
+            whole = resources.get(pool.main_resource)
             mig = {
                 k.removeprefix("nvidia.com/mig-"): r
                 for k, r in resources.items()
@@ -676,9 +736,15 @@ def _quotas(
             cards = _int(whole.get("nominalQuota")) if whole else 0
             # Covered resources the pool lacks are listed with 0 (Kueue's webhook wants every
             # covered resource in every flavor): they are no quota.
-            # MIG layouts are not imported yet (the pool offers no slices): the round trip
-            # reports the slice quota the first sync would drop.
-            mig = {}
+            if not pool.mig_profiles:
+                mig = {}
+            elif pool.strategy == "single" and len(pool.mig_profiles) == 1:
+                # Under migStrategy single the card resource counts the one profile's slices.
+                mig = {pool.mig_profiles[0]: whole} if whole is not None and cards else {}
+                whole = None if mig else whole
+                cards = 0 if mig else cards
+            else:
+                mig = {p: r for p, r in mig.items() if _int(r.get("nominalQuota"))}
             if whole is not None and (cards or not mig):
                 entry["cards"] = cards
                 for key in ("borrowingLimit", "lendingLimit"):
@@ -688,11 +754,16 @@ def _quotas(
                 entry["mig"] = {p: _int(r.get("nominalQuota")) for p, r in sorted(mig.items())}
             if whole is None and not mig:
                 continue
-            if cards:
+            # cpu and memory go with card-equivalents: a replica is 1/replicas of a card, a
+            # MIG instance its compute share (plan.capacity.unit_weight), as the render counts.
+            equivalents = Fraction(cards, pool.replicas) + sum(
+                (n * _share(pool, p) for p, n in entry.get("mig", {}).items()), start=Fraction(0)
+            )
+            if equivalents:
                 for name, into in (("cpu", cpu), ("memory", memory)):
                     if name in resources:
                         value = quantities.value_of(str(resources[name].get("nominalQuota")))
-                        into.append(Fraction(value) / cards)
+                        into.append(Fraction(value) / equivalents)
             quotas.append(entry)
     per_card: dict[str, Any] = {}
     if cpu:
@@ -700,6 +771,13 @@ def _quotas(
     if memory:
         per_card["memoryPerCard"] = quantities.canonical(_decimal(memory[0]), binary=True)
     return quotas, per_card
+
+
+def _share(pool: _Pool, profile: str) -> Fraction:
+    from hetgitops.model import mig
+
+    table = mig.TABLES.get(pool.mig_table)
+    return mig.gpu_share(table, profile) if table is not None else Fraction(1)
 
 
 def _decimal(value: Fraction) -> Any:

@@ -37,7 +37,12 @@ RESOURCES = (
     Resource(KUEUE, "v1beta2", "topologies", "Topology", False),
     Resource(KUEUE, "v1beta2", "admissionchecks", "AdmissionCheck", False),
     Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False),
+    Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", False),
+    # Every ConfigMap, in one LIST: only the GPU Operator's and Volcano's are kept (`_relevant`).
+    Resource("", "v1", "configmaps", "ConfigMap", True),
 )
+# What marks a ConfigMap import reads: mig-parted, device-plugin and Volcano scheduler configs.
+_CONFIG_MARKS = ("mig-configs", "sharing:", "flags:", "actions:")
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,8 @@ def from_cluster(kubeconfig: Path | None, context: str | None) -> Read:
     try:
         for resource in RESOURCES:
             for obj in _list(cluster, resource, read):
+                if resource.kind == "ConfigMap" and not _relevant(obj):
+                    continue
                 span = Span(f"cluster:{resource.plural}.{resource.group or 'core'}")
                 read.objects.append(Imported(obj, span))
     finally:
@@ -168,6 +175,13 @@ def from_cluster(kubeconfig: Path | None, context: str | None) -> Read:
         read.insecure_server = cluster.server if cluster.insecure else ""
         cluster.close()
     return read
+
+
+def _relevant(obj: dict[str, Any]) -> bool:
+    data = obj.get("data")
+    if not isinstance(data, dict):
+        return False
+    return any(isinstance(v, str) and any(m in v for m in _CONFIG_MARKS) for v in data.values())
 
 
 def _list(cluster: Cluster, resource: Resource, read: Read) -> list[dict[str, Any]]:

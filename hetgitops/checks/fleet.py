@@ -69,7 +69,8 @@ def targets_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
     label the nodes); `targets: [core, volcano]`; `targets: [gpu-operator]`.
     Passes: `targets: [core, kueue, volcano, nodes, gpu-operator]`; `targets: [core, kueue]`
     when every pool's flavor selects labels the nodes already carry (`spec.kueue.nodeLabels`,
-    as `hetgitops import` writes).
+    as `hetgitops import` writes); `gpu-operator` without `nodes` when every MIG and shared
+    pool keeps the config name its nodes are labelled with (`configName`, as import writes).
     Fix: add the target the hint names to Fleet spec.targets (`core` labels team namespaces, `nodes`
     labels nodes), or accept the warning when another tool applies those labels; an imported fleet
     can declare the labels its nodes already carry in the pool's `spec.kueue.nodeLabels`.
@@ -80,8 +81,15 @@ def targets_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
     own_labels = bool(policy.pools) and all(
         p.flavor_node_labels is not None for p in policy.pools.values()
     )
+    # Adopted MIG and sharing config names: the nodes already carry those labels.
+    own_configs = all(
+        (not p.mig or p.mig_config_name) and (p.shared_replicas == 1 or p.sharing_config_name)
+        for p in policy.pools.values()
+    ) and any(p.mig_config_name or p.sharing_config_name for p in policy.pools.values())
     for target, needed, consequence in _TARGET_NEEDS:
         if target == "kueue" and needed == "nodes" and own_labels:
+            continue
+        if target == "gpu-operator" and needed == "nodes" and own_configs:
             continue
         if target in targets and needed not in targets:
             yield warning_at(

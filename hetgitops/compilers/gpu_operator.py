@@ -29,7 +29,10 @@ def mig_configs(policy: Policy) -> dict[str, list[Any]]:
         for node in pool.nodes:
             found = nvidia.node_mig_config(policy, pool, node)
             if found is not None and found[0] != nvidia.ALL_DISABLED:
-                named[found[0]] = found[1]
+                # A name several card types share (an adopted `configName`, like the
+                # operator's all-1g.10gb): one config, entries told apart by device filter.
+                entries = named.setdefault(found[0], [])
+                entries.extend(e for e in found[1] if e not in entries)
     configs.update(sorted(named.items()))
     return configs
 

@@ -57,7 +57,10 @@ def mig_entries(pool: Pool, card: CardType, cards: int) -> list[dict[str, Any]]:
         profiles = dict(sorted(layout.get(index, {}).items()))
         key = json.dumps(profiles, sort_keys=True)
         groups.setdefault(key, ([], profiles))[0].append(index)
-    return [_entry(card, indexes, profiles) for indexes, profiles in groups.values()]
+    entries = [_entry(card, indexes, profiles) for indexes, profiles in groups.values()]
+    if pool.mig_config_name and len(entries) == 1 and all(d.gpus is None for d in pool.mig):
+        entries[0]["devices"] = "all"  # an adopted config keeps its spelling for every GPU
+    return entries
 
 
 def _entry(card: CardType, indexes: list[int], profiles: dict[str, int]) -> dict[str, Any]:
@@ -97,7 +100,7 @@ def node_mig_config(policy: Policy, pool: Pool, node: Node) -> tuple[str, list[A
         # The config depends on the pool and the node's GPU count only: built once per size.
         key = ("mig_config", pool.name, node.cards)
         entries = derived(policy, key, lambda: mig_entries(pool, card, node.cards))
-        return mig_config_name(card, entries), entries
+        return pool.mig_config_name or mig_config_name(card, entries), entries
     if card.mig_table is not None:
         return ALL_DISABLED, []
     return None
@@ -106,7 +109,10 @@ def node_mig_config(policy: Policy, pool: Pool, node: Node) -> tuple[str, list[A
 def sharing_config_name(pool: Pool) -> str | None:
     """Device-plugin config key for a shared pool; every setting is spelled in the name, so
     a changed setting is a new key and a label flip (the operator does not watch the
-    ConfigMap, so an in-place edit would wait for a DaemonSet restart)."""
+    ConfigMap, so an in-place edit would wait for a DaemonSet restart). An adopted cluster's
+    own key (`configName`) is kept as it is."""
+    if pool.sharing_config_name and (pool.time_slicing_replicas or pool.mps_replicas):
+        return pool.sharing_config_name
     if pool.time_slicing_replicas:
         name = f"time-slicing-{pool.time_slicing_replicas}"
         if pool.rename_by_default:

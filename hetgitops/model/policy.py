@@ -261,6 +261,10 @@ class Pool:
     # `spec.kueue`: an adopted cluster's ResourceFlavor name and exact nodeLabels (import).
     flavor_name: str | None = None
     flavor_node_labels: Mapping[str, str] | None = None
+    # `spec.mig.configName`, `spec.timeSlicing.configName` / `spec.mps.configName`: an adopted
+    # cluster's mig-parted config and device-plugin config names (import).
+    mig_config_name: str | None = None
+    sharing_config_name: str | None = None
     retiring_flavor: RetiringFlavor | None = None
 
     @property

@@ -130,7 +130,10 @@ def test_policy_render_import_render_keeps_every_name(policy: Path, tmp_path: Pa
 
 def _as_cluster(rendered: api.Result) -> list[dict]:  # type: ignore[type-arg]
     """The render as the cluster holds it once applied: the labels-only Node plans become Nodes
-    that advertise their cards and carry GPU feature discovery's product label."""
+    that advertise what the device plugin would (replicas of shared cards, MIG slices: the
+    simulated cluster's `node_resources`) with GPU feature discovery's product and count labels."""
+    from simcluster.fleet import node_resources
+
     policy = rendered.policy
     assert policy is not None
     nodes = {n.name: (pool, n) for pool in policy.pools.values() for n in pool.nodes}
@@ -138,21 +141,14 @@ def _as_cluster(rendered: api.Result) -> list[dict]:  # type: ignore[type-arg]
     for manifest in rendered.manifests:
         obj = manifest.obj
         pool, node = nodes.get((obj.get("metadata") or {}).get("name", ""), (None, None))
-        # Shared and MIG pools advertise replicas and slices: not simulated (yet) here.
-        if (
-            obj.get("kind") == "Node"
-            and pool
-            and node
-            and pool.shared_replicas == 1
-            and not pool.mig
-        ):
+        if obj.get("kind") == "Node" and pool is not None and node is not None:
             card = policy.card_types[pool.card_type]
-            obj = {**obj, "metadata": {**obj["metadata"]}}
             labels = dict(obj["metadata"].get("labels") or {})
             if card.product_names:
                 labels.setdefault(PRODUCT_LABELS[0], card.product_names[0])
-            obj["metadata"]["labels"] = labels
-            obj["status"] = {"allocatable": {card.resource_name: str(node.cards)}}
+            labels.setdefault("nvidia.com/gpu.count", str(node.cards))
+            status = {"allocatable": node_resources(policy, pool, node)}
+            obj = {**obj, "metadata": {**obj["metadata"], "labels": labels}, "status": status}
         objects.append(obj)
     return objects
 

@@ -150,7 +150,11 @@ def sources() -> tuple[Source, ...]:
                 "deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml",
                 "deployments/gpu-operator/crds/nvidia.com_nvidiadrivers.yaml",
             ),
-            {"config/samples/v1_clusterpolicy.yaml": "v1_clusterpolicy.sample.yaml"},
+            {
+                "config/samples/v1_clusterpolicy.yaml": "v1_clusterpolicy.sample.yaml",
+                # The operator's own mig-parted configs (all-1g.10gb, all-balanced, ...).
+                "assets/state-mig-manager/0400_configmap.yaml": "default-mig-parted-config.yaml",
+            },
         ),
         Source(
             "jobset",

@@ -1,0 +1,168 @@
+"""Adopt stage: the GPU Operator's MIG layouts and device-plugin sharing into the pools.
+
+A node's `nvidia.com/mig.config` label names a mig-parted config, and its
+`nvidia.com/device-plugin.config` label (else the ClusterPolicy's default) a device-plugin
+config; both live in ConfigMaps (the ClusterPolicy names them, or any ConfigMap whose data
+reads as one). The config a pool's nodes use becomes `spec.mig` (the entries for the pool's
+card, by PCI device filter) or `spec.timeSlicing` / `spec.mps`, keeping the config's name
+(`configName`) so the first sync relabels no node. The GPU Operator's own
+`default-mig-parted-config` is the operator's: its configs are copied into the policy's
+ConfigMap; a custom ConfigMap becomes the Fleet's and is compared by the round trip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from hetgitops.adopt import nodes as nodeinfo
+from hetgitops.adopt.sources import Imported
+
+MIG_LABEL = "nvidia.com/mig.config"
+SHARING_LABEL = "nvidia.com/device-plugin.config"
+GPU_COUNT_LABEL = "nvidia.com/gpu.count"  # physical GPUs, from GPU feature discovery
+MIG_KEY = "config.yaml"
+OPERATOR_MIG_CONFIG = "default-mig-parted-config"
+ALL_DISABLED = "all-disabled"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass
+class GpuConfigs:
+    """What the cluster's GPU Operator configuration says, by config name."""
+
+    mig: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    sharing: dict[str, dict[str, Any]] = field(default_factory=dict)
+    mig_map: Imported | None = None  # a custom mig-parted ConfigMap (not the operator's)
+    sharing_map: Imported | None = None
+    default_sharing: str = ""
+    strategy: str = ""
+
+    def used(self) -> bool:
+        return self.mig_map is not None or self.sharing_map is not None
+
+
+def _load(text: Any) -> Any:
+    try:
+        return yaml.load(str(text), Loader=_LOADER)
+    except yaml.YAMLError:
+        return None
+
+
+def read(by_kind: Mapping[str, Sequence[Imported]]) -> GpuConfigs:
+    found = GpuConfigs()
+    policy = next(iter(by_kind.get("ClusterPolicy", [])), None)
+    spec = (policy.obj.get("spec") or {}) if policy is not None else {}
+    mig_name = str(((spec.get("migManager") or {}).get("config") or {}).get("name") or "")
+    plugin = (spec.get("devicePlugin") or {}).get("config") or {}
+    sharing_name = str(plugin.get("name") or "")
+    found.default_sharing = str(plugin.get("default") or "")
+    found.strategy = str((spec.get("mig") or {}).get("strategy") or "")
+    for item in sorted(by_kind.get("ConfigMap", []), key=lambda c: c.name == OPERATOR_MIG_CONFIG):
+        data = item.obj.get("data") or {}
+        if not isinstance(data, Mapping):
+            continue
+        document = _load(data.get(MIG_KEY)) if MIG_KEY in data else None
+        if isinstance(document, Mapping) and isinstance(document.get("mig-configs"), Mapping):
+            if mig_name and item.name != mig_name and item.name != OPERATOR_MIG_CONFIG:
+                continue
+            for name, entries in document["mig-configs"].items():
+                if isinstance(entries, list):
+                    found.mig.setdefault(str(name), entries)
+            if item.name != OPERATOR_MIG_CONFIG and found.mig_map is None:
+                found.mig_map = item
+            continue
+        if sharing_name and item.name != sharing_name:
+            continue
+        configs = {k: _load(v) for k, v in data.items()}
+        configs = {
+            k: v
+            for k, v in configs.items()
+            if isinstance(v, Mapping) and v.get("version") and ("sharing" in v or "flags" in v)
+        }
+        if configs and found.sharing_map is None:
+            found.sharing.update(configs)
+            found.sharing_map = item
+    if not found.strategy:  # every device-plugin config carries the strategy in its flags
+        strategies = [
+            str((c.get("flags") or {}).get("migStrategy") or "") for c in found.sharing.values()
+        ]
+        found.strategy = nodeinfo.most_common(s for s in strategies if s) or ""
+    return found
+
+
+def cards_per_node(node: Imported, replicas: int) -> int:
+    """Physical GPUs of a node: GFD's count label, else what it advertises over replicas."""
+    count = nodeinfo.labels(node.obj).get(GPU_COUNT_LABEL, "")
+    if count.isdigit() and int(count):
+        return int(count)
+    whole = sum(
+        v for k, v in nodeinfo.accelerators(node.obj).items() if not k.startswith("nvidia.com/mig-")
+    )
+    return max(1, whole // max(1, replicas))
+
+
+def mig_layout(
+    configs: GpuConfigs, members: Sequence[Imported], pci_ids: Sequence[str]
+) -> dict[str, Any] | None:
+    """`Pool.spec.mig` for the config the members' label names (the entries for the pool's
+    card), or None when MIG is off (all-disabled, no label, no enabled entry)."""
+    name = nodeinfo.most_common(
+        nodeinfo.labels(n.obj).get(MIG_LABEL, "")
+        for n in members
+        if MIG_LABEL in nodeinfo.labels(n.obj)
+    )
+    if not name or name == ALL_DISABLED or name not in configs.mig:
+        return None
+    devices: list[dict[str, Any]] = []
+    ids = {i.lower() for i in pci_ids}
+    for entry in configs.mig[name]:
+        if not isinstance(entry, Mapping):
+            continue
+        wanted = entry.get("device-filter")
+        filters = [wanted] if isinstance(wanted, str) else list(wanted or [])
+        if filters and ids and not ids & {str(f).lower() for f in filters}:
+            continue
+        profiles = entry.get("mig-devices") or {}
+        if not entry.get("mig-enabled") or not profiles:
+            continue
+        gpus = entry.get("devices", "all")
+        devices.append(
+            {
+                "gpus": "all" if gpus == "all" else [int(g) for g in gpus],
+                "profiles": {str(p): int(n) for p, n in profiles.items()},
+            }
+        )
+    if not devices:
+        return None
+    return {"configName": name, "devices": devices}
+
+
+def sharing(configs: GpuConfigs, members: Sequence[Imported]) -> tuple[str, dict[str, Any]] | None:
+    """('timeSlicing' | 'mps', the pool's setting) for the device-plugin config its nodes use."""
+    name = nodeinfo.most_common(
+        nodeinfo.labels(n.obj).get(SHARING_LABEL, configs.default_sharing) for n in members
+    )
+    config = configs.sharing.get(str(name or ""))
+    shared = (config or {}).get("sharing") or {}
+    for kind in ("timeSlicing", "mps"):
+        setting = shared.get(kind) if isinstance(shared, Mapping) else None
+        if not isinstance(setting, Mapping):
+            continue
+        resources = setting.get("resources") or []
+        if not resources or not isinstance(resources[0], Mapping):
+            continue
+        replicas = int(resources[0].get("replicas") or 0)
+        if replicas < 2:
+            continue
+        found: dict[str, Any] = {"replicas": replicas}
+        if kind == "timeSlicing":
+            for key in ("renameByDefault", "failRequestsGreaterThanOne"):
+                if setting.get(key):
+                    found[key] = True
+        found["configName"] = str(name)
+        return kind, found
+    return None
