@@ -137,3 +137,30 @@ def test_host_entries_are_computed_once_per_plan(
     assert result.manifests and not result.failed()
     plans = sum(len(quota_plan.team_plan(result.policy, t)) for t in result.policy.teams.values())  # type: ignore[union-attr]
     assert len(computed) == len(set(computed)) == plans
+
+
+def test_diff_hazards_walk_the_render_a_fixed_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flavor hazards find the retiring flavors once per side, not once per flavor (each
+    walk reads every manifest: flavors x manifests)."""
+    import datetime as dt
+
+    from hetgitops import api
+    from hetgitops.diff import hazards
+
+    spec = dataclasses.replace(SMALL, nodes=960, pools=24, teams=48)
+    result = api.render([write_policy(spec, tmp_path / "policy")], api.Options(dt.date(2026, 9, 1)))
+    flavors = [m for m in result.manifests if m.kind == "ResourceFlavor"]
+    assert len(flavors) == 24
+    walks = 0
+    retiring = hazards._retiring
+
+    def counted(manifests: Any) -> set[str]:
+        nonlocal walks
+        walks += 1
+        return retiring(manifests)
+
+    monkeypatch.setattr(hazards, "_retiring", counted)
+    assert hazards.hazards(result.manifests, result.manifests, []) == []
+    assert walks <= 8

@@ -503,8 +503,9 @@ def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
     (`spec.kueue.retiringFlavor`, whose snippet the hazard carries); a retiring flavor removed
     is `kueue-flavor-retired`'s case."""
     old, new = _by_kind(before, "ResourceFlavor"), _by_kind(after, "ResourceFlavor")
-    retiring_before = _retiring(before)
-    new_by_pool = {_flavor_pool(m): name for name, m in new.items() if name not in _retiring(after)}
+    retiring_before, retiring_after = _retiring(before), _retiring(after)
+    # Found once, not once per flavor (each pass walks every manifest of the render).
+    new_by_pool = {_flavor_pool(m): name for name, m in new.items() if name not in retiring_after}
     for name in sorted(set(old) - set(new) - retiring_before):
         pool = _flavor_pool(old[name])
         successor = new_by_pool.get(pool)
@@ -552,8 +553,9 @@ def flavor_transition(before: Sequence[Manifest], after: Sequence[Manifest]) -> 
     ResourceFlavor update evicts nothing, it only requeues inadmissible workloads
     (pkg/controller/core/resourceflavor_controller.go:167-195)."""
     old, new = _by_kind(before, "ResourceFlavor"), _by_kind(after, "ResourceFlavor")
-    new_by_pool = {_flavor_pool(m): name for name, m in new.items() if name not in _retiring(after)}
-    for name in sorted(_retiring(after) - _retiring(before)):
+    retiring_after = _retiring(after)
+    new_by_pool = {_flavor_pool(m): name for name, m in new.items() if name not in retiring_after}
+    for name in sorted(retiring_after - _retiring(before)):
         pool = _flavor_pool(new[name])
         successor = new_by_pool.get(pool, "?")
         queues = ", ".join(sorted(_flavor_users(after).get(name, []))) or "none"
