@@ -33,8 +33,11 @@ from drift_fleet import applied, node_objects, render  # noqa: E402
 
 from bench.fleetgen import FleetSpec, write_policy  # noqa: E402
 
+# What a hand-run cluster holds: its queueing objects, namespaces and their quotas, the GPU
+# Operator's and Volcano's ConfigMaps.
 KINDS = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass",
-         "PriorityClass", "Namespace", "Topology"}  # fmt: skip
+         "PriorityClass", "Namespace", "Topology", "Queue", "ConfigMap",
+         "ResourceQuota"}  # fmt: skip
 TARGET_SECONDS = 10.0
 
 
@@ -43,8 +46,17 @@ def cluster_objects(spec: FleetSpec, folder: Path) -> list[dict[str, Any]]:
     assert result.policy is not None
     objects = [o for o in applied(result) if o["kind"] in KINDS]
     nodes = []
+    pools = {n.name: p for p in result.policy.pools.values() for n in p.nodes}
     for obj, status in node_objects(result.policy):
-        nodes.append({**obj, "status": status})
+        # What GPU feature discovery adds on a real node: the product name and the GPU count.
+        card = result.policy.card_types[pools[obj["metadata"]["name"]].card_type]
+        gfd = {
+            "nvidia.com/gpu.product": (card.product_names or (card.model,))[0],
+            "nvidia.com/gpu.count": str(next(n.cards for n in pools[obj["metadata"]["name"]].nodes
+                                             if n.name == obj["metadata"]["name"])),
+        }  # fmt: skip
+        labels = {**obj["metadata"].get("labels", {}), **gfd}
+        nodes.append({**obj, "metadata": {**obj["metadata"], "labels": labels}, "status": status})
     return objects + nodes
 
 

@@ -116,9 +116,61 @@ def infer(
     for queue in sorted(by_kind.get("ClusterQueue", []), key=lambda q: q.name):
         _team(queue, local_queues, flavor_pool, tiers, inferred)
     _volcano(by_kind, pools, tiers, inferred)
+    _namespace_quotas(by_kind, inferred)
     _cohorts(by_kind, inferred)
     _topology(by_kind, inferred)
     return inferred
+
+
+def _namespace_quotas(by_kind: Mapping[str, list[Imported]], inferred: Inferred) -> None:
+    """A team namespace's ResourceQuota that caps accelerators becomes the team's
+    `spec.namespaceQuota` (its name, its other limits kept; the accelerator limits are the
+    queue's reach, compared by the round trip). Every other quota in a team namespace stays
+    as it is, reported."""
+    by_namespace: dict[str, list[Imported]] = {}
+    for quota in by_kind.get("ResourceQuota", []):
+        by_namespace.setdefault(quota.namespace, []).append(quota)
+    for team in inferred.teams:
+        chosen: Imported | None = None
+        for namespace in team["spec"]["namespaces"]:
+            for quota in sorted(by_namespace.get(namespace, []), key=lambda q: q.name):
+                hard = (quota.obj.get("spec") or {}).get("hard") or {}
+                caps = [k for k in hard if _accelerator_limit(str(k))]
+                if caps and (chosen is None or quota.name == chosen.name):
+                    chosen = chosen or quota
+                    continue
+                why = (
+                    f"it caps {', '.join(sorted(caps))} beside the team's {chosen.name}"
+                    if caps and chosen is not None
+                    else "it caps no accelerator"
+                )
+                inferred.diagnostics.append(
+                    finding(
+                        "import-object-not-adopted",
+                        f"ResourceQuota {namespace}/{quota.name}: {why}; it stays as it is, "
+                        "outside the policy",
+                        quota.span,
+                    )
+                )
+        if chosen is None:
+            continue
+        hard = (chosen.obj.get("spec") or {}).get("hard") or {}
+        spec: dict[str, Any] = {}
+        if chosen.name != "hetgitops-accelerators":
+            spec["name"] = chosen.name
+        other = {str(k): str(v) for k, v in sorted(hard.items()) if not _accelerator_limit(str(k))}
+        if other:
+            spec["hard"] = other
+        if spec:
+            team["spec"]["namespaceQuota"] = spec
+
+
+def _accelerator_limit(key: str) -> bool:
+    return (
+        key.removeprefix("requests.")
+        .removeprefix("limits.")
+        .startswith(nodeinfo.ACCELERATOR_PREFIXES)
+    )
 
 
 def _volcano(
@@ -544,6 +596,9 @@ def _cards(
         }
         if pool.card.product:
             spec["productNames"] = [pool.card.product]
+        table = _profile_table([m for p in pools if p.card.name == name for m in p.mig_profiles])
+        if table:  # the card's nodes run MIG: the first table with every profile they use
+            spec["mig"] = {"profileTable": table}
         # A placeholder the reader must replace: quota in normalized units would be wrong.
         spec["performance"] = {
             "coefficient": 1.0,
@@ -557,7 +612,8 @@ def _cards(
             name,
             "TODO: not in hetgitops' catalogue. Measure the card "
             "and add spec.performance (coefficient against the fleet's reference); "
-            "check vendor and memoryGiB.",
+            "check vendor, memoryGiB and the MIG profile table (the first with every "
+            "profile its nodes use).",
         )
         span = (
             pool.node_objs[0].span
@@ -572,6 +628,15 @@ def _cards(
                 span,
             )
         )
+
+
+def _profile_table(profiles: Sequence[str]) -> str:
+    from hetgitops.model import mig
+
+    if not profiles:
+        return ""
+    wanted = {mig.gpu_instance_profile(p) for p in profiles}
+    return next((n for n, t in mig.TABLES.items() if wanted <= set(t.profiles)), "")
 
 
 def _memory_gib(pool: _Pool) -> int:

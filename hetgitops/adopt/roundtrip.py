@@ -35,6 +35,7 @@ COMPARED = {
     "PriorityClass": ("value", "preemptionPolicy", "globalDefault", "description"),
     "Queue": ("spec",),
     "ConfigMap": ("data",),
+    "ResourceQuota": ("spec",),
 }
 VOLCANO = "scheduling.volcano.sh"
 # Volcano's Queue CRD defaults (weight, dequeueStrategy) and its webhook's (reclaimable, and
@@ -102,6 +103,8 @@ def _defaulted(item: Imported) -> dict[str, Any]:
             spec["guarantee"]["resource"] = {
                 r: quantities.normalize(q) for r, q in guarantee.items()
             }
+    elif kind == "ResourceQuota" and isinstance(spec.get("hard"), dict):
+        spec["hard"] = {r: quantities.normalize(q) for r, q in spec["hard"].items()}
     elif kind == "Cohort":
         _fair_sharing(spec)
     elif kind == "LocalQueue":
@@ -150,8 +153,8 @@ def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterat
             continue  # Volcano's own root and default, and parent queues: reported by infer
         where = f"{item.kind} {item.namespace + '/' if item.namespace else ''}{item.name}"
         found = rendered.get(key(item.kind, item.namespace, item.name))
-        if found is None and item.kind == "ConfigMap":
-            continue  # a ConfigMap import read (the operator's own, a config no pool uses)
+        if found is None and item.kind in ("ConfigMap", "ResourceQuota"):
+            continue  # the operator's own configs; quotas beside the team's (reported by infer)
         if found is None:
             yield finding(
                 "import-object-not-adopted",
@@ -198,6 +201,6 @@ def _leaf(item: Imported, parents: set[str]) -> bool:
 
 def _ours(item: Imported) -> bool:
     version = str(item.obj.get("apiVersion", ""))
-    if item.kind == "ConfigMap":
+    if item.kind in ("ConfigMap", "ResourceQuota"):
         return version == "v1"
     return version.startswith((KUEUE, "scheduling.k8s.io", VOLCANO))

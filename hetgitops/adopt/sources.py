@@ -37,6 +37,7 @@ RESOURCES = (
     Resource(KUEUE, "v1beta2", "topologies", "Topology", False),
     Resource(KUEUE, "v1beta2", "admissionchecks", "AdmissionCheck", False),
     Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False),
+    Resource("", "v1", "resourcequotas", "ResourceQuota", True),
     Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", False),
     # Every ConfigMap, in one LIST: only the GPU Operator's and Volcano's are kept (`_relevant`).
     Resource("", "v1", "configmaps", "ConfigMap", True),

@@ -67,14 +67,19 @@ def resource_quota(policy: Policy, team: Team, *, fleet: Fleet, name: str) -> di
     caps = admissible(policy, team)
     if not caps:
         return None
-    hard = {f"requests.{res}": quantities.normalize(count) for res, count in caps.items()}
+    # An adopted quota's other limits (cpu, pods, ...) are kept; the accelerators are ours.
+    hard = {k: quantities.normalize(v) for k, v in team.namespace_quota_hard.items()}
+    hard.update({f"requests.{res}": quantities.normalize(count) for res, count in caps.items()})
     return {
         "apiVersion": "v1",
         "kind": "ResourceQuota",
         "metadata": metadata(
-            fleet, QUOTA_NAME, namespace=name, labels={team_label(fleet): team.name}
+            fleet,
+            team.namespace_quota_name or QUOTA_NAME,
+            namespace=name,
+            labels={team_label(fleet): team.name},
         ),
-        "spec": {"hard": hard},
+        "spec": {"hard": dict(sorted(hard.items()))},
     }
 
 

@@ -398,6 +398,11 @@ def _team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | No
         volcano_reclaimable=spec.get("volcano", {}).get("reclaimable"),
         volcano_parent=spec.get("volcano", {}).get("parent"),
         volcano_omit_capability=spec.get("volcano", {}).get("omitCapability", False),
+        namespace_quota_name=spec.get("namespaceQuota", {}).get("name"),
+        namespace_quota_hard={
+            str(k): str(v)
+            for k, v in sorted(spec.get("namespaceQuota", {}).get("hard", {}).items())
+        },
         volcano_queue_names=dict(sorted(spec.get("volcano", {}).get("queueNames", {}).items())),
         origin=origin,
         manager_quota={k: str(v) for k, v in sorted(spec.get("managerQuota", {}).items())},

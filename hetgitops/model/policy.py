@@ -331,6 +331,9 @@ class Team:
     volcano_queue_names: Mapping[str, str] = field(default_factory=dict)
     volcano_parent: str | None = None
     volcano_omit_capability: bool = False
+    # `spec.namespaceQuota`: an adopted ResourceQuota's name and its other hard limits.
+    namespace_quota_name: str | None = None
+    namespace_quota_hard: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

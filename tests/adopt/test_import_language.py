@@ -112,3 +112,51 @@ def test_an_admission_check_on_an_unknown_pool_is_an_unresolved_reference(tmp_pa
 
 def _line(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+QUOTAS = """
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: gpu-quota, namespace: vision}
+spec:
+  hard: {requests.nvidia.com/gpu: "GPUS", requests.cpu: "200", pods: "100"}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: object-counts, namespace: vision}
+spec:
+  hard: {configmaps: "50"}
+"""
+
+
+def test_a_namespace_resource_quota_is_kept_with_its_name_and_other_limits(
+    tmp_path: Path,
+) -> None:
+    files, found, rendered = _import(
+        CLUSTER.read_text() + QUOTAS.replace("GPUS", "8"), tmp_path / "p"
+    )
+    assert found == [
+        "import-object-not-adopted: ResourceQuota vision/object-counts: it caps no accelerator; "
+        "it stays as it is, outside the policy"
+    ]
+    teams = {t["metadata"]["name"]: t["spec"] for t in yaml.safe_load_all(files["teams.yaml"])}
+    assert teams["vision"]["namespaceQuota"] == {
+        "name": "gpu-quota",
+        "hard": {"pods": "100", "requests.cpu": "200"},
+    }
+    quota = _rendered(rendered, "ResourceQuota", "gpu-quota")
+    assert quota["spec"]["hard"] == {
+        "pods": "100", "requests.cpu": "200", "requests.nvidia.com/gpu": "8"
+    }  # fmt: skip
+
+
+def test_an_accelerator_limit_other_than_the_queues_reach_is_a_field_change(
+    tmp_path: Path,
+) -> None:
+    """The language ties the namespace's accelerator cap to what its queue can admit (8)."""
+    _, found, _ = _import(CLUSTER.read_text() + QUOTAS.replace("GPUS", "12"), tmp_path / "p")
+    assert [f for f in found if f.startswith("import-field-changes")] == [
+        "import-field-changes: ResourceQuota vision/gpu-quota: the first sync sets "
+        "spec.hard.requests.nvidia.com/gpu to '8' (the cluster has '12')"
+    ]
