@@ -410,3 +410,20 @@ def test_emoji_in_a_job_are_utf8_that_kubectl_reads(kubectl: str, tmp_path: Path
     assert container["command"][-1] == "--tag=🚀 launch \U0001d518"
     assert {"name": "SEP", "value": "a\u2028b"} in container["env"]
     assert_kubectl_reads(kubectl, result.manifests[:3], tmp_path)
+
+
+def test_memo_writes_a_shared_mapping_once_and_the_same_bytes() -> None:
+    """A pool's node plans share one label mapping per rack: with a memo it is written once
+    per indent, and every document is byte for byte what it is without one."""
+    from hetgitops.output import fastyaml
+
+    labels = {"example.io/pool": "a", "topology.kubernetes.io/zone": "z1"}
+    other = dict(labels)  # equal but not the same object: not taken from the memo
+    docs = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}", "labels": labels}}
+        for i in range(3)
+    ] + [{"kind": "Node", "metadata": {"name": "m", "labels": other}, "spec": {"x": labels}}]
+    memo: fastyaml.Memo = {}
+    assert [fastyaml.dump(d, memo) for d in docs] == [fastyaml.dump(d) for d in docs]
+    assert [fastyaml.dump(d) for d in docs] == [yaml.safe_dump(d, sort_keys=False) for d in docs]
+    assert [indent for (_, indent), (m, _) in memo.items() if m is labels] == [4]

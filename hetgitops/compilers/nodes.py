@@ -35,12 +35,21 @@ def desired_node_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str
 
 
 def _label_table(policy: Policy) -> dict[tuple[str, str], dict[str, str]]:
-    """Labels of every node, computed once: the rules, the plan and NFD's allow-list use them."""
+    """Labels of every node, computed once: the rules, the plan and NFD's allow-list use them.
+    Nodes with the same labels (a rack's) share one mapping, so what reads them per distinct
+    set (the allow-list, the plan's YAML) does the work once per rack, not once per node."""
+    shared: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
     return {
-        (pool.name, node.name): _node_labels(policy, pool, node)
+        (pool.name, node.name): _interned(shared, _node_labels(policy, pool, node))
         for pool in policy.pools.values()
         for node in pool.nodes
     }
+
+
+def _interned(
+    shared: dict[tuple[tuple[str, str], ...], dict[str, str]], labels: dict[str, str]
+) -> dict[str, str]:
+    return shared.setdefault(tuple(labels.items()), labels)
 
 
 def _node_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
@@ -63,7 +72,8 @@ def label_namespaces(policy: Policy) -> list[str]:
 
 def _label_namespaces(policy: Policy) -> tuple[str, ...]:
     table = derived(policy, "desired_node_labels", lambda: _label_table(policy))
-    namespaces = {key.split("/", 1)[0] for labels in table.values() for key in labels if "/" in key}
+    distinct = {id(labels): labels for labels in table.values()}.values()
+    namespaces = {key.split("/", 1)[0] for labels in distinct for key in labels if "/" in key}
     return tuple(sorted(namespaces))
 
 

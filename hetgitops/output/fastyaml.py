@@ -83,7 +83,13 @@ def _inline(value: Any) -> str | None:
     return _scalar(value)
 
 
-def _mapping(data: dict[Any, Any], indent: int, out: list[str], first: str | None) -> None:
+# A mapping already written, by (id, indent) -> (the mapping, its text): see `dump`'s memo.
+Memo = dict[tuple[int, int], tuple[dict[Any, Any], str]]
+
+
+def _mapping(
+    data: dict[Any, Any], indent: int, out: list[str], first: str | None, memo: Memo | None = None
+) -> None:
     pad = " " * indent
     for key, value in data.items():
         lead = first if first is not None else pad
@@ -93,7 +99,15 @@ def _mapping(data: dict[Any, Any], indent: int, out: list[str], first: str | Non
             out.append(f"{lead}{_scalar(key, True)}: {text}\n")
         elif type(value) is dict:
             out.append(f"{lead}{_scalar(key, True)}:\n")
-            _mapping(value, indent + 2, out, None)
+            if memo is None:
+                _mapping(value, indent + 2, out, None)
+                continue
+            seen = memo.get((id(value), indent + 2))
+            if seen is None or seen[0] is not value:
+                block: list[str] = []
+                _mapping(value, indent + 2, block, None, memo)
+                seen = memo[id(value), indent + 2] = (value, "".join(block))
+            out.append(seen[1])
         else:
             out.append(f"{lead}{_scalar(key, True)}:\n")
             _sequence(value, indent, out, None)  # PyYAML does not indent a mapping's list
@@ -113,12 +127,14 @@ def _sequence(items: list[Any], indent: int, out: list[str], first: str | None) 
             _sequence(item, indent + 2, out, lead)
 
 
-def dump(obj: Any) -> str:
+def dump(obj: Any, memo: Memo | None = None) -> str:
     """The document PyYAML (block style, indent 2, width unlimited) writes for `obj`, or
-    NotPlain."""
+    NotPlain. With a `memo` (kept only while every object dumped with it is alive), a nested
+    mapping that is the very object dumped before is written once: a pool's node plans share
+    their label mappings, one per rack (`compilers.nodes`)."""
     out: list[str] = []
     if type(obj) is dict and obj:
-        _mapping(obj, 0, out, None)
+        _mapping(obj, 0, out, None, memo)
     elif type(obj) is list and obj:
         _sequence(obj, 0, out, None)
     else:

@@ -272,11 +272,12 @@ _OPTIONS: dict[str, Any] = {
 }
 
 
-def to_yaml(obj: Any) -> str:
+def to_yaml(obj: Any, memo: fastyaml.Memo | None = None) -> str:
     """The object as one YAML document: written directly when it is plain (fastyaml), else by
-    libyaml, else (characters libyaml writes otherwise) by PyYAML; the same bytes each way."""
+    libyaml, else (characters libyaml writes otherwise) by PyYAML; the same bytes each way.
+    `memo`: see fastyaml.dump."""
     try:
-        return fastyaml.dump(obj)
+        return fastyaml.dump(obj, memo)
     except fastyaml.NotPlain:
         pass
     try:
@@ -361,4 +362,5 @@ def _file_text(members: list[Manifest]) -> str:
     stream, each document after `---`, in apply order."""
     if len(members) == 1:
         return file_text(members[0])
-    return "".join("---\n" + to_yaml(m.obj) for m in members)
+    memo: fastyaml.Memo = {}  # the members share their label mappings (a rack's nodes)
+    return "".join("---\n" + to_yaml(m.obj, memo) for m in members)
