@@ -11,6 +11,7 @@ had 5,000 (writing and replacing them was most of `render --output`'s time).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hetgitops.compilers import COMPILERS, agents, nvidia
@@ -39,11 +40,21 @@ def _label_table(policy: Policy) -> dict[tuple[str, str], dict[str, str]]:
     Nodes with the same labels (a rack's) share one mapping, so what reads them per distinct
     set (the allow-list, the plan's YAML) does the work once per rack, not once per node."""
     shared: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
-    return {
-        (pool.name, node.name): _interned(shared, _node_labels(policy, pool, node))
-        for pool in policy.pools.values()
-        for node in pool.nodes
-    }
+    table: dict[tuple[str, str], dict[str, str]] = {}
+    for pool in policy.pools.values():
+        # A node's labels read the pool and the node's own fields but not its name (nor where
+        # it is written): worked out once per distinct node shape, a rack's, not per node.
+        by_shape: dict[tuple[Any, ...], dict[str, str]] = {}
+        for node in pool.nodes:
+            shape = tuple(getattr(node, f) for f in _SHAPE_FIELDS)
+            labels = by_shape.get(shape)
+            if labels is None:
+                labels = by_shape[shape] = _interned(shared, _node_labels(policy, pool, node))
+            table[pool.name, node.name] = labels
+    return table
+
+
+_SHAPE_FIELDS = tuple(f.name for f in dataclasses.fields(Node) if f.name not in {"name", "origin"})
 
 
 def _interned(

@@ -98,12 +98,17 @@ def node_mig_config(policy: Policy, pool: Pool, node: Node) -> tuple[str, list[A
         return None
     if pool.mig:
         # The config depends on the pool and the node's GPU count only: built once per size.
+        # (The name digests the entries: also once per size, not per node.)
         key = ("mig_config", pool.name, node.cards)
-        entries = derived(policy, key, lambda: mig_entries(pool, card, node.cards))
-        return pool.mig_config_name or mig_config_name(card, entries), entries
+        return derived(policy, key, lambda: _named_config(pool, card, node.cards))
     if card.mig_table is not None:
         return ALL_DISABLED, []
     return None
+
+
+def _named_config(pool: Pool, card: CardType, cards: int) -> tuple[str, list[Any]]:
+    entries = mig_entries(pool, card, cards)
+    return pool.mig_config_name or mig_config_name(card, entries), entries
 
 
 def sharing_config_name(pool: Pool) -> str | None:

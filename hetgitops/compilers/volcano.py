@@ -40,6 +40,7 @@ from hetgitops.output.manifests import Manifest, metadata
 from hetgitops.plan.quota_plan import (
     HOST_RESOURCES,
     FlavorPlan,
+    host_entries,
     host_quota,
     lendable,
     reach,
@@ -119,7 +120,19 @@ def _with_host(
     return {**host, **{r: Decimal(n) for r, n in sorted(counts.items())}}
 
 
-def _capability(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Decimal]:
+def _deserved(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Decimal]:
+    """`_with_host` of the nominal quota: its cpu and memory are the ClusterQueue's nominal
+    ones (`host_entries`, computed once per plan for Kueue and Reach)."""
+    if not plan.nominal:
+        return {}
+    entries = host_entries(policy, team, plan)
+    host = {name: quantities.value_of(entries[name].nominal) for name in ("cpu", "memory")}
+    return {**host, **{r: Decimal(n) for r, n in sorted(plan.nominal.items())}}
+
+
+def _capability(
+    policy: Policy, team: Team, plan: FlavorPlan, nominal: dict[str, Decimal]
+) -> dict[str, Decimal]:
     """Accelerators as `capability_counts`; cpu and memory are Kueue's own ceiling for them too
     (`Reach.most`: what the queue borrows comes at each lender's per-card amounts), not the
     team's per-card amounts times the accelerator ceiling, which would let Volcano admit
@@ -127,7 +140,6 @@ def _capability(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Decim
     found = _with_host(policy, team, plan, capability_counts(policy, team, plan))
     if not found:
         return found
-    nominal = _with_host(policy, team, plan, plan.nominal)
     ceilings = reach(policy)
     for resource in HOST_RESOURCES:
         most = ceilings.most(team, plan.pool, resource)
@@ -138,6 +150,7 @@ def _capability(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Decim
 
 
 def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
+    deserved = _deserved(policy, team, plan)
     return QueuePlan(
         name=leaf_queue_name(team, plan.pool.name),
         team=team,
@@ -147,8 +160,8 @@ def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
             if team.volcano_reclaimable is not None
             else not plan.pool.isolated
         ),
-        deserved=_with_host(policy, team, plan, plan.nominal),
-        capability=_capability(policy, team, plan),
+        deserved=deserved,
+        capability=_capability(policy, team, plan, deserved),
         guarantee=_with_host(policy, team, plan, guarantee_counts(plan, team)),
         origin=plan.origin,
         parent=team.volcano_parent or ROOT,

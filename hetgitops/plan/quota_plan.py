@@ -57,14 +57,15 @@ class FlavorPlan:
             return None
         # Whole cards add as ints; only MIG instances and replicas (weights < 1) need a
         # Fraction (diff asks this for every quota of both sides).
-        whole, parts = 0, Fraction(0)
+        whole, parts = 0, None
         for resource, count in counts.items():
             weight = self.weights.get(resource)
             if weight is None or weight.numerator == weight.denominator:
                 whole += count or 0
             else:
-                parts += (count or 0) * weight
-        return parts + whole
+                part = (count or 0) * weight
+                parts = part if parts is None else parts + part
+        return Fraction(whole) if parts is None else parts + whole
 
 
 def per_card(policy: Policy, team: Team) -> tuple[str, str]:
