@@ -47,6 +47,7 @@ class Component:
 
 
 _KWOK_STAGES = "kustomize/stage"
+_FLUX_CRDS = "config/crd/bases"
 
 COMPONENTS: dict[str, Component] = {
     c.name: c
@@ -109,6 +110,40 @@ COMPONENTS: dict[str, Component] = {
                 "config/crd/volcano/bases/bus.volcano.sh_commands.yaml": "crd-commands.yaml",
                 "config/crd/volcano/bases/nodeinfo.volcano.sh_numatopologies.yaml": (
                     "crd-numatopologies.yaml"
+                ),
+            },
+        ),
+        # The real Flux (v1.9.6: v1.10 does not build from the proxy, see go/flux-source/go.mod),
+        # started on demand by tests/simcluster/flux.py; the CRDs come from the same modules.
+        Component(
+            "flux-source",
+            "github.com/fluxcd/source-controller",
+            {"source-controller": "github.com/fluxcd/source-controller"},
+            data={
+                f"{_FLUX_CRDS}/source.toolkit.fluxcd.io_gitrepositories.yaml": (
+                    "crd-gitrepositories.yaml"
+                ),
+                # The controller's manager watches these kinds too and waits for their informers.
+                f"{_FLUX_CRDS}/source.toolkit.fluxcd.io_buckets.yaml": "crd-buckets.yaml",
+                f"{_FLUX_CRDS}/source.toolkit.fluxcd.io_helmcharts.yaml": "crd-helmcharts.yaml",
+                f"{_FLUX_CRDS}/source.toolkit.fluxcd.io_helmrepositories.yaml": (
+                    "crd-helmrepositories.yaml"
+                ),
+                f"{_FLUX_CRDS}/source.toolkit.fluxcd.io_ocirepositories.yaml": (
+                    "crd-ocirepositories.yaml"
+                ),
+                f"{_FLUX_CRDS}/source.toolkit.fluxcd.io_externalartifacts.yaml": (
+                    "crd-externalartifacts.yaml"
+                ),
+            },
+        ),
+        Component(
+            "flux-kustomize",
+            "github.com/fluxcd/kustomize-controller",
+            {"kustomize-controller": "github.com/fluxcd/kustomize-controller"},
+            data={
+                f"{_FLUX_CRDS}/kustomize.toolkit.fluxcd.io_kustomizations.yaml": (
+                    "crd-kustomizations.yaml"
                 ),
             },
         ),
