@@ -114,7 +114,8 @@ def explain(
                 lambda c: live.explain_workload(policy, c, *workload_ref), kubeconfig, context
             )
             echo_report(formats.render_workload(report, output_format))
-            return EXIT_OK if report.state in ("admitted", "finished") else EXIT_FINDINGS
+            done = ("admitted", "finished", "running", "succeeded")
+            return EXIT_OK if report.state in done else EXIT_FINDINGS
         state = (
             _live(lambda c: live.read_state(policy, c), kubeconfig, context) if kubeconfig else None
         )

@@ -134,12 +134,16 @@ def explain(
     quotas = kueue.Quotas(policy, usage)
     verdict = kueue.Assigner(policy, team, quotas, node_free).assign(workload.pod_sets)
     policy_lines.extend(_policy_terms(policy, team, verdict, quotas, fixes))
+    # A placement failure that sent Kueue round again is the cause; the Workload's condition
+    # shows it or the resumed cycle's verdict, alternating as the Workload is requeued (seen on
+    # the real Kueue v0.19.2 in the sim test), so the headline names the cause.
+    shown = verdict.cycles[0] if verdict.cycles and not verdict.admitted else verdict
     return Explanation(
         workload,
         team.name,
         "admitted" if verdict.admitted else "pending",
-        verdict.reason,
-        verdict.message,
+        shown.reason,
+        shown.message,
         kueue=verdict,
         volcano=_volcano_view(policy, team, workload, verdict),
         scheduler=_kube_scheduler(policy, workload, verdict),

@@ -141,6 +141,12 @@ def _lines(e: Explanation, bullet: str, code: Callable[[str], str]) -> list[str]
         out.append(f"{bullet}verdict: admitted{where}")
     else:
         out.append(f"{bullet}verdict: {e.verdict}, {e.reason}: {code(e.message)}")
+        if e.kueue is not None and e.kueue.cycles:
+            out.append(
+                f"{bullet}the Workload's QuotaReserved condition shows this or, after the resumed "
+                f"cycle, {e.kueue.reason}: {code(e.kueue.message)} (it alternates as Kueue "
+                "requeues the Workload)"
+            )
     for title, lines in (
         ("Volcano", e.volcano),
         ("kube-scheduler", e.scheduler),
@@ -197,6 +203,7 @@ def render_workload(report: WorkloadReport, output_format: str) -> str:
     if output_format == "json":
         body = {
             "schemaVersion": SCHEMA_VERSION,
+            "kind": report.kind,
             "workload": report.name,
             "clusterQueue": report.cluster_queue,
             "state": report.state,
@@ -206,7 +213,8 @@ def render_workload(report: WorkloadReport, output_format: str) -> str:
         }
         return json.dumps(body, indent=2) + "\n"
     bullet = "- " if output_format == "markdown" else "  "
-    head = f"Workload {report.name} (ClusterQueue {report.cluster_queue or '?'}): {report.state}"
+    queue = "Volcano queue" if report.kind == "PodGroup" else "ClusterQueue"
+    head = f"{report.kind} {report.name} ({queue} {report.cluster_queue or '?'}): {report.state}"
     out = [f"### {head}" if output_format == "markdown" else head]
     out += [f"{bullet}condition {c}" for c in report.conditions]
     out += [f"{bullet}policy: {line}" for line in report.policy]

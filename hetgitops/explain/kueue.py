@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hetgitops.compilers.kueue_flavors import resource_flavor, topology_levels, topology_name
-from hetgitops.explain.nodes import NodeView, pool_nodes, selects, slots, untolerated
+from hetgitops.explain.nodes import NodeView, limiting, pool_nodes, selects, slots, untolerated
 from hetgitops.explain.workload import PodSet
 from hetgitops.model.policy import Policy, Team
 from hetgitops.plan.quota_plan import (
@@ -454,10 +454,7 @@ class Assigner:
             left = free.setdefault(node.name, dict(self.node_free.get(node.name, node.units)))
             room[node.name] = slots(node, accel, left)
             if room[node.name] == 0:
-                for resource in accel:
-                    if left.get(resource, 0) < accel[resource]:
-                        excluded[f'resource "{resource}"'] += 1
-                        break
+                excluded[f'resource "{limiting(node, pod_set.requests, left)}"'] += 1
         required = pod_set.required_topology
         level = required or pod_set.preferred_topology
         count = pod_set.count

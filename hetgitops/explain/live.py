@@ -8,12 +8,12 @@ Available subtracts) and Workloads (who is admitted, who waits in which ClusterQ
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from hetgitops.explain import kueue
-from hetgitops.live.client import Cluster, Resource
+from hetgitops.live.client import Cluster, Forbidden, NotServed, Resource
 from hetgitops.model.policy import Policy
 from hetgitops.plan.quota_plan import kueue_amount, team_plan
 
@@ -51,12 +51,39 @@ class Waiting:
 
 
 @dataclass(frozen=True)
+class Holder:
+    """An admitted Workload: what it holds per (pool, resource), Kueue's integers."""
+
+    name: str  # namespace/name
+    cluster_queue: str
+    priority: int
+    usage: Mapping[tuple[str, str], int]
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    """A Volcano Queue's status: its state, PodGroups per phase, what it has allocated."""
+
+    name: str
+    state: str
+    allocated: Mapping[str, int]
+    pending: int
+    running: int
+    inqueue: int
+
+
+@dataclass(frozen=True)
 class LiveState:
     usage: kueue.Usage
     admitted: Mapping[str, tuple[str, ...]]  # ClusterQueue -> admitted workloads
     waiting: tuple[Waiting, ...]
     server: str
     notes: tuple[str, ...] = field(default=())
+    holders: tuple[Holder, ...] = ()
+    volcano: Mapping[str, QueueStatus] = field(default_factory=dict)
+    # Node -> accelerator units free now (allocatable minus the requests of the pods bound
+    # to it that have not finished): what topology-aware placement has left.
+    node_free: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 def read_state(policy: Policy, cluster: Cluster) -> LiveState:
@@ -77,12 +104,18 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
                     usage[key] = usage.get(key, 0) + total
     admitted: dict[str, list[str]] = {}
     waiting: list[Waiting] = []
+    holders: list[Holder] = []
     for wl in cluster.list(_kueue_resource(policy, "workloads", "Workload", True)):
         meta, status = wl["metadata"], wl.get("status") or {}
         ref = f"{meta.get('namespace', '')}/{meta['name']}"
         admission = status.get("admission")
         if admission:
-            admitted.setdefault(admission.get("clusterQueue", ""), []).append(ref)
+            queue = admission.get("clusterQueue", "")
+            admitted.setdefault(queue, []).append(ref)
+            finished = _condition(wl, "Finished")
+            if finished is None or finished.get("status") != "True":
+                priority = int((wl.get("spec") or {}).get("priority") or 0)
+                holders.append(Holder(ref, queue, priority, _held(policy, admission, pools)))
             continue
         reserved = _condition(wl, "QuotaReserved")
         if reserved is not None and reserved.get("status") == "False":
@@ -95,13 +128,101 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
                     str(reserved.get("message", "")),
                 )
             )
+    volcano = _volcano_queues(policy, cluster, notes)
+    node_free = _node_free(policy, cluster, notes)
     return LiveState(
         usage,
         {k: tuple(sorted(v)) for k, v in sorted(admitted.items())},
         tuple(sorted(waiting, key=lambda w: (w.cluster_queue, -w.priority, w.created, w.name))),
         cluster.server,
         tuple(notes),
+        tuple(sorted(holders, key=lambda h: h.name)),
+        volcano,
+        node_free,
     )
+
+
+def _held(
+    policy: Policy, admission: Mapping[str, Any], pools: Mapping[str, str]
+) -> dict[tuple[str, str], int]:
+    """An admission's resourceUsage per (pool, resource), through its flavors."""
+    held: dict[tuple[str, str], int] = {}
+    for assignment in admission.get("podSetAssignments") or []:
+        flavors = assignment.get("flavors") or {}
+        for resource, amount in (assignment.get("resourceUsage") or {}).items():
+            pool = _pool_of(policy, str(flavors.get(resource, "")), pools)
+            if pool is not None:
+                key = (pool, str(resource))
+                held[key] = held.get(key, 0) + kueue_amount(str(resource), str(amount))
+    return held
+
+
+VOLCANO_QUEUES = Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False)
+NODES = Resource("", "v1", "nodes", "Node", False)
+PODS = Resource("", "v1", "pods", "Pod", True)
+
+
+def _volcano_queues(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[str, QueueStatus]:
+    """The Volcano Queues' status (when the fleet renders Volcano): state, allocated, PodGroups
+    per phase."""
+    if policy.fleet is None or "volcano" not in policy.fleet.targets:
+        return {}
+    try:
+        items = cluster.list(VOLCANO_QUEUES)
+    except (NotServed, Forbidden) as exc:
+        notes.append(f"Volcano Queues not read: {exc}")
+        return {}
+    found = {}
+    for queue in items:
+        status = queue.get("status") or {}
+        allocated = {
+            str(r): kueue_amount(str(r), str(v)) for r, v in (status.get("allocated") or {}).items()
+        }
+        name = queue["metadata"]["name"]
+        found[name] = QueueStatus(
+            name,
+            str(status.get("state", "")),
+            allocated,
+            int(status.get("pending") or 0),
+            int(status.get("running") or 0),
+            int(status.get("inqueue") or 0),
+        )
+    return found
+
+
+def _node_free(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[str, dict[str, int]]:
+    """Per policy node: allocatable accelerator units minus the requests of the pods bound to
+    it that have not finished (what Kueue's TAS cache subtracts); a policy node the cluster
+    lacks has nothing free."""
+    from hetgitops.explain.nodes import pool_nodes
+    from hetgitops.explain.workload import pod_requests
+
+    wanted = {n.name: n for pool in policy.pools.values() for n in pool_nodes(policy, pool)}
+    live = {
+        n["metadata"]["name"]: n for n in cluster.list(NODES) if n["metadata"]["name"] in wanted
+    }
+    used: dict[str, dict[str, int]] = {}
+    for pod in cluster.list(PODS):
+        spec, phase = pod.get("spec") or {}, (pod.get("status") or {}).get("phase")
+        node = str(spec.get("nodeName") or "")
+        if node not in live or phase in ("Succeeded", "Failed"):
+            continue
+        for resource, amount in pod_requests(spec).items():
+            used.setdefault(node, {})[resource] = used.get(node, {}).get(resource, 0) + amount
+    free: dict[str, dict[str, int]] = {}
+    for name, view in sorted(wanted.items()):
+        if name not in live:
+            free[name] = {r: 0 for r in view.units}
+            continue
+        allocatable = (live[name].get("status") or {}).get("allocatable") or {}
+        free[name] = {
+            r: kueue_amount(r, str(allocatable.get(r, "0"))) - used.get(name, {}).get(r, 0)
+            for r in view.units
+        }
+    missing = len(wanted) - len(live)
+    if missing:
+        notes.append(f"{missing} node(s) of the policy are not in the cluster (counted as full)")
+    return free
 
 
 def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
@@ -166,10 +287,11 @@ TOPOLOGY = re.compile(r"topology \"(?P<topology>[^\"]+)\" (doesn't allow to fit|
 class WorkloadReport:
     name: str
     cluster_queue: str | None
-    state: str  # admitted | pending | finished | unknown
+    state: str  # admitted | pending | finished | unknown; a PodGroup or Pod: running, ...
     conditions: tuple[str, ...]
     policy: tuple[str, ...]
     events: tuple[str, ...] = ()
+    kind: str = "Workload"  # Workload | PodGroup | Pod: what was found under the name
 
 
 def translate(
@@ -231,11 +353,16 @@ def explain_workload(policy: Policy, cluster: Cluster, namespace: str, name: str
         )
     ]
     if not found:
+        other = _podgroup_report(policy, cluster, namespace, name) or _pod_report(
+            policy, cluster, namespace, name
+        )
+        if other is not None:
+            return other
         return WorkloadReport(
             f"{namespace}/{name}",
             None,
             "unknown",
-            (f"no Workload {name} (or of a job {name}) in {namespace}",),
+            (f"no Workload, PodGroup or Pod {name} (or of a job {name}) in {namespace}",),
             (),
         )
     wl = found[0]
@@ -291,3 +418,276 @@ def _events(cluster: Cluster, namespace: str, name: str) -> tuple[str, ...]:
         ):
             found.append(f"{involved['name']}: FailedScheduling: {event.get('message', '')}")
     return tuple(sorted(found))
+
+
+def volcano_lines(policy: Policy, team: str | None, state: LiveState) -> tuple[str, ...]:
+    """The team's Volcano Queues now: state, what they hold, PodGroups waiting."""
+    if team is None or not state.volcano:
+        return ()
+    lines = []
+    for plan in team_plan(policy, policy.teams[team]) if team in policy.teams else []:
+        name = f"{team}-{plan.pool.name}"
+        queue = state.volcano.get(name)
+        if queue is None:
+            lines.append(f"Volcano queue {name} is not in the cluster")
+            continue
+        held = ", ".join(f"{kueue.fmt(r, v)} {r}" for r, v in sorted(queue.allocated.items()) if v)
+        lines.append(
+            f"Volcano queue {name}: {queue.state or 'state unknown'}, allocated "
+            f"{held or 'nothing'}; PodGroups running {queue.running}, inqueue {queue.inqueue}, "
+            f"pending {queue.pending}"
+        )
+    return tuple(lines)
+
+
+def _priority(policy: Policy, tier: str | None) -> int:
+    if tier is not None and tier in policy.tiers:
+        return policy.tiers[tier].value
+    default = next((t for t in policy.tiers.values() if t.global_default), None)
+    return default.value if default is not None else 0
+
+
+def preemption_lines(
+    policy: Policy, team_name: str | None, tier: str | None, message: str, state: LiveState
+) -> tuple[str, ...]:
+    """For each "insufficient unused quota ... N more needed" of a pending verdict: the admitted
+    Workloads Kueue's preemption rules let it take (withinClusterQueue among its own queue's,
+    reclaimWithinCohort among other queues' borrowed quota, as render writes them) and how much
+    of the N they hold. Candidates by rule, not the preemptor's exact choice (it also orders
+    by priority and admission time, and stops once enough is free)."""
+    from hetgitops.compilers.kueue_queues import preemption
+
+    team = policy.teams.get(team_name or "")
+    if team is None:
+        return ()
+    rules = preemption(policy, team)
+    mine = _priority(policy, tier)
+    pools = flavor_pools(policy)
+    nominal = {
+        (t.name, p.pool.name, r): v
+        for t in policy.teams.values()
+        for p in team_plan(policy, t)
+        for r, v in p.nominal.items()
+    }
+    lines = []
+    for m in WAITING.finditer(message):
+        pool, resource = _pool_of(policy, m["flavor"], pools), m["resource"]
+        if pool is None:
+            continue
+        more = kueue_amount(resource, m["more"])
+        within = _eligible(rules["withinClusterQueue"], mine)
+        reclaim = _eligible(rules["reclaimWithinCohort"], mine)
+        own = [
+            h
+            for h in state.holders
+            if h.cluster_queue == team.name and within(h.priority) and h.usage.get((pool, resource))
+        ]
+        borrowed = {
+            cq: used - nominal.get((cq, p, r), 0)
+            for (cq, p, r), used in state.usage.items()
+            if p == pool
+            and r == resource
+            and cq != team.name
+            and cq in policy.teams
+            and policy.teams[cq].cohort is not None
+            and team.cohort is not None
+            and used > nominal.get((cq, p, r), 0)
+        }
+        others = [
+            h
+            for h in state.holders
+            if h.cluster_queue in borrowed and reclaim(h.priority) and h.usage.get((pool, resource))
+        ]
+        freed = sum(h.usage[pool, resource] for h in own) + min(
+            sum(h.usage[pool, resource] for h in others), sum(borrowed.values())
+        )
+        if not own and not others:
+            lines.append(
+                f"preemption in pool {pool}: nothing Kueue may preempt holds {resource} "
+                f"(withinClusterQueue {rules['withinClusterQueue']}, reclaimWithinCohort "
+                f"{rules['reclaimWithinCohort']}): it waits until {kueue.fmt(resource, more)} "
+                "are released"
+            )
+            continue
+        names = ", ".join(h.name for h in [*own, *others][:10])
+        enough = "enough" if freed >= more else "not enough: it also waits for releases"
+        lines.append(
+            f"preemption in pool {pool}: Kueue may preempt {len(own)} lower-priority workload(s) "
+            f"of ClusterQueue {team.name} and {len(others)} borrowing from the cohort ({names}); "
+            f"they would free {kueue.fmt(resource, freed)} of the {kueue.fmt(resource, more)} "
+            f"{resource} needed ({enough})"
+        )
+    return tuple(lines)
+
+
+def _eligible(rule: str, mine: int) -> Callable[[int], bool]:
+    """Kueue's preemption policies on the candidate's priority (LowerOrNewerEqualPriority
+    also takes equal priorities admitted later; counted here as equal)."""
+    if rule == "Any":
+        return lambda _: True
+    if rule == "LowerPriority":
+        return lambda p: p < mine
+    if rule == "LowerOrNewerEqualPriority":
+        return lambda p: p <= mine
+    return lambda _: False
+
+
+PODGROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", True)
+# Volcano v1.15's PodGroup condition messages (pkg/scheduler/framework/job_updater.go, the
+# gang and capacity/proportion plugins) and kube-scheduler's FailedScheduling parts.
+VOLCANO_QUOTA = re.compile(
+    r"queue resource quota insufficient(?:: insufficient (?P<resource>\S+))?"
+)
+VOLCANO_GANG = re.compile(r"(?P<short>\d+)/(?P<total>\d+) tasks in gang unschedulable")
+SCHEDULER_INSUFFICIENT = re.compile(r"(?P<count>\d+) Insufficient (?P<resource>[\w./-]+)")
+SCHEDULER_TAINT = re.compile(r"(?P<count>\d+) node\(s\) had untolerated taint \{(?P<taint>[^}]*)\}")
+SCHEDULER_SELECTOR = re.compile(r"(?P<count>\d+) node\(s\) didn't match Pod's node affinity")
+
+
+def _conditions(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(
+        f"{c.get('type')}={c.get('status')} {c.get('reason', '')}: {c.get('message', '')}".rstrip(
+            ": "
+        )
+        for c in (obj.get("status") or {}).get("conditions") or []
+    )
+
+
+def _podgroup_report(
+    policy: Policy, cluster: Cluster, namespace: str, name: str
+) -> WorkloadReport | None:
+    """A Volcano PodGroup by its name or its owner's (a vcjob's PodGroup is `<job>-<uid>`):
+    its phase and conditions, Volcano's messages in policy terms."""
+    if policy.fleet is None or "volcano" not in policy.fleet.targets:
+        return None
+    try:
+        items = cluster.list(PODGROUPS)
+    except (NotServed, Forbidden):
+        return None
+    found = [
+        pg
+        for pg in items
+        if pg["metadata"].get("namespace") == namespace
+        and (
+            pg["metadata"]["name"] == name
+            or any(o.get("name") == name for o in pg["metadata"].get("ownerReferences") or [])
+        )
+    ]
+    if not found:
+        return None
+    pg = found[0]
+    spec, status = pg.get("spec") or {}, pg.get("status") or {}
+    queue = str(spec.get("queue") or "default")
+    phase = str(status.get("phase") or "Pending")
+    lines: list[str] = []
+    own = _podgroup_events(cluster, namespace, pg["metadata"]["name"])
+    text = " ".join([*(str(c.get("message", "")) for c in status.get("conditions") or []), *own])
+    plans = {q.name: q for q in _queue_plans(policy)}
+    plan = plans.get(queue)
+    quota = VOLCANO_QUOTA.search(text)
+    if quota is not None:
+        resource = quota["resource"] or "a resource"
+        where = f" at {plan.origin}" if plan is not None else ""
+        lines.append(
+            f"Volcano queue {queue} lacks {resource} for the gang: raise team "
+            f"{plan.team.name if plan else '?'}'s quota in pool {plan.pool if plan else '?'}{where}"
+        )
+    gang = VOLCANO_GANG.search(text)
+    if gang is not None:
+        lines.append(
+            f"{gang['short']} of the gang's {gang['total']} tasks find no node: minMember "
+            f"{spec.get('minMember', '?')} must all start together; see the pods' FailedScheduling"
+        )
+    if plan is None and queue != "default":
+        lines.append(f"no team's Volcano queue is named {queue}")
+    state = "running" if phase in ("Running", "Completed") else "pending"
+    events = (*own, *_events(cluster, namespace, name))
+    return WorkloadReport(
+        f"{namespace}/{pg['metadata']['name']}",
+        queue,
+        state,
+        (f"phase={phase}", *_conditions(pg)),
+        tuple(lines),
+        events,
+        kind="PodGroup",
+    )
+
+
+def _podgroup_events(cluster: Cluster, namespace: str, name: str) -> list[str]:
+    """The Volcano scheduler's events on the PodGroup (Unschedulable: the capacity or
+    proportion plugin's "queue resource quota insufficient: insufficient R, ...")."""
+    found = []
+    for event in cluster.list(Resource("", "v1", "events", "Event", True)):
+        involved = event.get("involvedObject") or {}
+        if (
+            involved.get("kind") == "PodGroup"
+            and involved.get("namespace") == namespace
+            and involved.get("name") == name
+        ):
+            found.append(f"PodGroup {name}: {event.get('reason', '')}: {event.get('message', '')}")
+    return sorted(found)
+
+
+def _queue_plans(policy: Policy) -> list[Any]:
+    from hetgitops.compilers.volcano import queue_plans
+
+    return list(queue_plans(policy))
+
+
+def _pod_report(
+    policy: Policy, cluster: Cluster, namespace: str, name: str
+) -> WorkloadReport | None:
+    """A bare Pod: its PodScheduled condition and FailedScheduling events, kube-scheduler's
+    reasons in policy terms (which pools' nodes, which taint, which resource)."""
+    found = [
+        p
+        for p in cluster.list(PODS)
+        if p["metadata"].get("namespace") == namespace and p["metadata"]["name"] == name
+    ]
+    if not found:
+        return None
+    pod = found[0]
+    status = pod.get("status") or {}
+    phase = str(status.get("phase") or "Pending")
+    scheduled: Mapping[str, Any] = next(
+        (c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), {}
+    )
+    events = _events(cluster, namespace, name)
+    text = " ".join([str(scheduled.get("message", "")), *events])
+    lines = []
+    for m in SCHEDULER_INSUFFICIENT.finditer(text):
+        pools = sorted(
+            p.name for p in policy.pools.values() if m["resource"] in _pool_resources(policy, p)
+        )
+        lines.append(
+            f"{m['count']} node(s) lack {m['resource']}: the pools offering it "
+            f"({', '.join(pools) or 'none'}) are full or too small for one pod"
+        )
+    for m in SCHEDULER_TAINT.finditer(text):
+        lines.append(
+            f"{m['count']} node(s) carry the taint {{{m['taint']}}}: tolerate it, or submit "
+            "through the team's LocalQueue so Kueue adds its flavor's tolerations"
+        )
+    for m in SCHEDULER_SELECTOR.finditer(text):
+        lines.append(f"{m['count']} node(s) are outside the pod's node selector / affinity")
+    queued = ((pod.get("metadata") or {}).get("labels") or {}).get("kueue.x-k8s.io/queue-name")
+    if queued is None and phase == "Pending":
+        lines.append(
+            "no kueue.x-k8s.io/queue-name label: no quota applies, kube-scheduler alone decides"
+        )
+    state = "pending" if phase == "Pending" else phase.lower()
+    return WorkloadReport(
+        f"{namespace}/{name}",
+        None,
+        state,
+        (f"phase={phase}", *_conditions(pod)),
+        tuple(lines),
+        events,
+        kind="Pod",
+    )
+
+
+def _pool_resources(policy: Policy, pool: Any) -> set[str]:
+    from hetgitops.explain.nodes import pool_nodes
+
+    return {r for n in pool_nodes(policy, pool) for r in n.units}

@@ -16,6 +16,7 @@ from hetgitops.compilers.kueue_flavors import HOSTNAME
 from hetgitops.compilers.labels import node_labels
 from hetgitops.model.policy import Policy, Pool, Taint, derived
 from hetgitops.plan.capacity import pool_resources
+from hetgitops.plan.quota_plan import kueue_amount
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,10 @@ class NodeView:
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     units: Mapping[str, int]  # accelerator resource -> allocatable units
+    # cpu (milli) and memory (bytes) the node is taken to hold: its cards times the largest
+    # cpu / memory per card the fleet, a team or a profile asks for (a node never runs out
+    # of either before its cards; the policy does not say more).
+    host: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
 
 def pool_nodes(policy: Policy, pool: Pool) -> list[NodeView]:
@@ -37,14 +42,51 @@ def _nodes(policy: Policy, pool: Pool) -> list[NodeView]:
     if card is None:
         return []
     per_size: dict[int, dict[str, int]] = {}
+    cpu, memory = derived(policy, "explain_host_per_card", lambda: _host_per_card(policy))
     found = []
     for node in pool.nodes:
         if node.cards not in per_size:
             single = dataclasses.replace(pool, nodes=(node,))
             per_size[node.cards] = pool_resources(single, card, policy.fleet)
         labels = {**node_labels(policy, pool, node), HOSTNAME: node.name}
-        found.append(NodeView(node.name, pool.name, labels, pool.taints, per_size[node.cards]))
+        host = {"cpu": cpu * node.cards, "memory": memory * node.cards}
+        found.append(
+            NodeView(node.name, pool.name, labels, pool.taints, per_size[node.cards], host)
+        )
     return found
+
+
+def _host_per_card(policy: Policy) -> tuple[int, int]:
+    """The largest cpu (milli) and memory (bytes) per card of the fleet, teams and profiles."""
+    fleet = policy.fleet
+    cpus = [fleet.cpu_per_card] if fleet else ["12"]
+    memories = [fleet.memory_per_card] if fleet else ["96Gi"]
+    for team in policy.teams.values():
+        cpus += [team.cpu_per_card] if team.cpu_per_card else []
+        memories += [team.memory_per_card] if team.memory_per_card else []
+    for profile in policy.profiles.values():
+        cpus += [profile.cpu_per_card] if profile.cpu_per_card else []
+        memories += [profile.memory_per_card] if profile.memory_per_card else []
+    return (
+        max(kueue_amount("cpu", str(c)) for c in cpus),
+        max(kueue_amount("memory", str(m)) for m in memories),
+    )
+
+
+def limiting(node: NodeView, requests: Mapping[str, int], free: Mapping[str, int]) -> str:
+    """The resource Kueue's topology placement names when a node holds no pod: the one with
+    the fewest pods, ties to the smaller name, so a pod larger than the whole node is short
+    of "cpu" first (SliceRequests.CountInWithLimitingResource, slice_requests.go:351-380;
+    tas_flavor_snapshot.go:1913-1919). cpu and memory are the node's whole `host`."""
+    counts = []
+    for resource, amount in requests.items():
+        if amount <= 0 or resource in ("pods", "ephemeral-storage"):
+            continue
+        have = (
+            node.host.get(resource, 0) if resource in ("cpu", "memory") else free.get(resource, 0)
+        )
+        counts.append((have // amount, resource))
+    return min(counts)[1] if counts else ""
 
 
 def tolerated(taint: Taint, tolerations: Iterable[Mapping[str, Any]]) -> bool:

@@ -14,7 +14,7 @@ import yaml
 from hetgitops.diagnostics import has_errors
 from hetgitops.explain import request as requests
 from hetgitops.explain.explanation import Explanation, explain
-from hetgitops.explain.live import LiveState, live_lines
+from hetgitops.explain.live import LiveState, live_lines, preemption_lines, volcano_lines
 from hetgitops.explain.workload import Workload, WorkloadError, from_manifest
 from hetgitops.load.documents import LoadResult, load_paths
 from hetgitops.model import schema
@@ -85,8 +85,14 @@ def explain_all(
         return [explain(policy, w) for w in workloads]
     found = []
     for workload in workloads:
-        e = explain(policy, workload, usage=state.usage)
-        lines = (f"read from {state.server}", *live_lines(policy, e.team, state), *state.notes)
+        e = explain(policy, workload, usage=state.usage, node_free=state.node_free)
+        lines = (
+            f"read from {state.server}",
+            *live_lines(policy, e.team, state),
+            *volcano_lines(policy, e.team, state),
+            *preemption_lines(policy, e.team, workload.tier, e.message, state),
+            *state.notes,
+        )
         found.append(dataclasses.replace(e, notes=lines))
     return found
 

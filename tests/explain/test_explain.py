@@ -33,8 +33,9 @@ def ask(policy: Any, **kwargs: Any) -> Any:
 
 def test_whole_h100s_in_pods_of_eight_do_not_fit_nodes_with_four_whole_cards(policy: Any) -> None:
     """The issue's repro. Kueue's first cycle fails the topology placement in h100-infer (the
-    second of finetune-nlp's three flavors); it requeues at once and resumes after it, so the
-    Workload rests on the third flavor's mismatch (seen on the real Kueue v0.19.2, sim test)."""
+    second of finetune-nlp's three flavors); it requeues at once and resumes after it, where
+    the third flavor does not match; the real Kueue v0.19.2's Workload shows one message or
+    the other as it is requeued (sim test)."""
     found = ask(policy, team="finetune-nlp", card="h100-80gb", gpus=16, per_node=8)
     (first,) = found.kueue.cycles
     assert first.reason == "TopologyPlacementFailed"
@@ -43,10 +44,12 @@ def test_whole_h100s_in_pods_of_eight_do_not_fit_nodes_with_four_whole_cards(pol
     )
     assert "doesn't allow to fit any of 2 pod(s). Total nodes: 6; excluded: " in first.message
     assert 'resource "nvidia.com/gpu": 6' in first.message
-    assert (found.verdict, found.reason) == ("pending", "NoMatchingFlavor")
+    # The headline is the cause; the resumed cycle's verdict is what Kueue shows in between.
+    assert (found.verdict, found.reason, found.message) == ("pending", first.reason, first.message)
+    assert found.kueue.reason == "NoMatchingFlavor"
     (resumed,) = found.kueue.pod_sets[0].attempts
     assert resumed.pool == "a100-transition"
-    assert found.message == (
+    assert found.kueue.message == (
         f"couldn't assign flavors to pod set main: flavor {resumed.flavor} doesn't match node "
         "affinity"
     )
@@ -63,6 +66,9 @@ def test_a_topology_failure_in_the_last_flavor_is_what_the_workload_shows(policy
     assert found.kueue.cycles == ()
     assert (found.verdict, found.reason) == ("pending", "TopologyPlacementFailed")
     assert "doesn't allow to fit any of 1 pod(s)" in found.message
+    # A pod larger than the whole node is short of every resource; Kueue names the one with
+    # the fewest pods, ties to the smallest name: cpu (seen on the real Kueue, sim test).
+    assert found.message.endswith('excluded: resource "cpu": 4')
 
 
 def run_cli(args: list[str], per_node: str) -> str:

@@ -1,0 +1,264 @@
+"""E2E: `explain --kubeconfig` and `explain workload` against a real API server, read-only
+(issue 20 item 2): the ClusterQueue's flavorsUsage and admitted Workloads (what preemption
+would free), the policy's nodes with a bound pod (per-node free units for the topology
+placement), Volcano Queue status, and an existing PodGroup and bare Pod in policy terms."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from controlplane.harness import ControlPlane
+from drift_fleet import applied, create_nodes, render, reset, server_side_apply
+
+from hetgitops.cli.main import main
+from hetgitops.explain import run
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+NOW = "2026-12-01"
+H100 = "h100-infer-ddcde6d9"  # the bundled render's flavor of h100-infer
+WHEN = "2026-12-01T00:00:00Z"
+MANAGER = "e2e-explain"
+
+
+def _apply(plane: ControlPlane, obj: dict[str, Any]) -> None:
+    done = plane.kubectl(
+        "apply",
+        "--server-side",
+        f"--field-manager={MANAGER}",
+        "-f",
+        "-",
+        input=json.dumps(obj),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def _status(plane: ControlPlane, kind: str, name: str, namespace: str, status: Any) -> None:
+    scope = ["-n", namespace] if namespace else []
+    patch = json.dumps({"status": status})
+    done = plane.kubectl(
+        "patch",
+        kind,
+        name,
+        *scope,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        patch,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def _admitted(plane: ControlPlane, name: str, priority: int) -> None:
+    """An admitted Workload of finetune-nlp holding 4 H100s."""
+    podset = {
+        "name": "main",
+        "count": 1,
+        "template": {
+            "spec": {
+                "containers": [
+                    {"name": "c", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "4"}}}
+                ]
+            }
+        },
+    }
+    _apply(
+        plane,
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {"name": name, "namespace": "ft-nlp"},
+            "spec": {"queueName": "ft-nlp", "priority": priority, "podSets": [podset]},
+        },
+    )
+    condition = {"lastTransitionTime": WHEN, "reason": "Admitted", "message": "admitted"}
+    status = {
+        "admission": {
+            "clusterQueue": "finetune-nlp",
+            "podSetAssignments": [
+                {
+                    "name": "main",
+                    "count": 1,
+                    "flavors": {"nvidia.com/gpu": H100},
+                    "resourceUsage": {"nvidia.com/gpu": "4"},
+                }
+            ],
+        },
+        "conditions": [
+            {"type": "QuotaReserved", "status": "True", **condition},
+            {"type": "Admitted", "status": "True", **condition},
+        ],
+    }
+    _status(plane, "workload", name, "ft-nlp", status)
+
+
+@pytest.fixture(scope="module")
+def fleet(control_plane: ControlPlane) -> Iterator[ControlPlane]:
+    plane = control_plane
+    reset(plane)
+    policy = run.load_policy([REPO / "policies"], dt.date(2026, 12, 1))
+    tree = applied(render(REPO / "policies", targets=("core", "kueue", "volcano")))
+    server_side_apply(plane, tree, manager="e2e-explain-gitops", force=True)
+    create_nodes(plane, policy)
+    # finetune-nlp holds 12 H100s: two dev (priority 100) and one training Workload.
+    for name, priority in (("dev-a", 100), ("dev-b", 100), ("train-a", 10000)):
+        _admitted(plane, name, priority)
+    usage = [{"name": "nvidia.com/gpu", "total": "12", "borrowed": "4"}]
+    _status(
+        plane,
+        "clusterqueue",
+        "finetune-nlp",
+        "",
+        {"flavorsUsage": [{"name": H100, "resources": usage}]},
+    )
+    # A running pod holds all four whole H100s of gpu-h100-001.
+    holder = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "holder", "namespace": "ft-nlp"},
+        "spec": {
+            "nodeName": "gpu-h100-001",
+            "containers": [
+                {"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "4"}}}
+            ],
+        },
+    }
+    _apply(plane, holder)
+    _status(plane, "pod", "holder", "ft-nlp", {"phase": "Running"})
+    _status(
+        plane,
+        "queue.scheduling.volcano.sh",
+        "finetune-nlp-h100-infer",
+        "",
+        {"state": "Open", "allocated": {"nvidia.com/gpu": "4"}, "running": 1, "pending": 1},
+    )
+    # Volcano's PodGroup CRD has no status subresource: its status is written with the object.
+    message = "4/4 tasks in gang unschedulable: pod group is not ready, 4 Pending, 4 minAvailable"
+    _apply(
+        plane,
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "gang", "namespace": "ft-nlp"},
+            "spec": {"queue": "finetune-nlp-h100-infer", "minMember": 4},
+            "status": {
+                "phase": "Pending",
+                "conditions": [
+                    {
+                        "type": "Unschedulable",
+                        "status": "True",
+                        "reason": "NotEnoughResources",
+                        "message": message,
+                        "lastTransitionTime": WHEN,
+                    }
+                ],
+            },
+        },
+    )
+    _apply(
+        plane,
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "gang.quota", "namespace": "ft-nlp"},
+            "involvedObject": {"kind": "PodGroup", "namespace": "ft-nlp", "name": "gang"},
+            "reason": "Unschedulable",
+            "message": "queue resource quota insufficient: insufficient nvidia.com/gpu",
+            "type": "Normal",
+        },
+    )
+    lonely = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "lonely", "namespace": "research"},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "8"}}}
+            ]
+        },
+    }
+    _apply(plane, lonely)
+    scheduled = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "lastTransitionTime": WHEN,
+        "message": "0/34 nodes are available: 6 Insufficient nvidia.com/gpu, 28 node(s) had "
+        "untolerated taint {hetgitops.io/pool: a800-train}.",
+    }
+    _status(plane, "pod", "lonely", "research", {"phase": "Pending", "conditions": [scheduled]})
+    yield plane
+    for namespace, kind, name in (
+        ("ft-nlp", "pod", "holder"),
+        ("research", "pod", "lonely"),
+        ("ft-nlp", "podgroup", "gang"),
+        ("ft-nlp", "event", "gang.quota"),
+    ):
+        plane.kubectl(
+            "delete", kind, name, "-n", namespace, "--grace-period=0", "--force", check=False
+        )
+    plane.kubectl("delete", "workloads.kueue.x-k8s.io", "--all", "-n", "ft-nlp", check=False)
+    reset(plane)
+
+
+def _explain(plane: ControlPlane, *args: str) -> Any:
+    base = ["explain", "--policy", str(REPO / "policies"), "--now", NOW]
+    live = ["--kubeconfig", str(plane.readonly_kubeconfig)]
+    return CliRunner().invoke(main, [*base, *live, *args])
+
+
+def test_what_preemption_would_free(fleet: ControlPlane) -> None:
+    asked = ("--team", "finetune-nlp", "--card", "h100-80gb", "--gpus", "8", "--per-node", "4")
+    result = _explain(fleet, *asked, "--tier", "training")
+    assert result.exit_code == 1, result.output
+    assert f"insufficient unused quota for nvidia.com/gpu in flavor {H100}, 4 more needed" in (
+        result.output
+    )
+    assert (
+        "preemption in pool h100-infer: Kueue may preempt 2 lower-priority workload(s) of "
+        "ClusterQueue finetune-nlp and 0 borrowing from the cohort (ft-nlp/dev-a, ft-nlp/dev-b); "
+        "they would free 8 of the 4 nvidia.com/gpu needed (enough)"
+    ) in result.output
+    assert "ClusterQueue finetune-nlp holds 12 nvidia.com/gpu in h100-infer now" in result.output
+
+
+def test_placement_uses_each_nodes_free_units_and_volcano_queue_status(
+    fleet: ControlPlane,
+) -> None:
+    asked = ("--team", "finetune-nlp", "--card", "h100-80gb", "--gpus", "4", "--format", "json")
+    result = _explain(fleet, *asked)
+    assert result.exit_code == 0, result.output
+    (e,) = json.loads(result.stdout)["explanations"]
+    (pod_set,) = e["kueue"]["podSets"]
+    # gpu-h100-001 would be first on an idle cluster; its four cards are taken.
+    assert pod_set["placement"]["nodes"] == ["gpu-h100-002"]
+    assert (
+        "Volcano queue finetune-nlp-h100-infer: Open, allocated 4 nvidia.com/gpu; PodGroups "
+        "running 1, inqueue 0, pending 1"
+    ) in e["live"]
+
+
+def test_explain_workload_reads_a_podgroup_and_a_bare_pod(fleet: ControlPlane) -> None:
+    group = _explain(fleet, "workload", "ft-nlp/gang")
+    assert group.exit_code == 1, group.output
+    assert "PodGroup ft-nlp/gang (Volcano queue finetune-nlp-h100-infer): pending" in group.output
+    assert "Volcano queue finetune-nlp-h100-infer lacks nvidia.com/gpu for the gang" in (
+        group.output
+    )
+    assert "policies/teams/training.yaml:" in group.output
+    assert "4 of the gang's 4 tasks find no node: minMember 4" in group.output
+    pod = _explain(fleet, "workload", "research/lonely")
+    assert pod.exit_code == 1, pod.output
+    assert "Pod research/lonely (ClusterQueue ?): pending" in pod.output
+    assert "6 node(s) lack nvidia.com/gpu" in pod.output
+    assert "28 node(s) carry the taint {hetgitops.io/pool: a800-train}" in pod.output
+    assert "no kueue.x-k8s.io/queue-name label" in pod.output
