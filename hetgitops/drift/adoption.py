@@ -17,10 +17,13 @@ from hetgitops.drift.objects import desired_form, ident, object_name
 from hetgitops.model.policy import Fleet
 from hetgitops.output.manifests import MANAGED_BY, Manifest
 
-# Kinds listed whole (few objects in any cluster), so that an unlabelled object of a rendered
-# name is seen. Namespaces, ConfigMaps and ResourceQuotas stay listed by label selector.
+# Kinds listed whole, so that an unlabelled object of a rendered name is seen: the queueing
+# kinds (few objects in any cluster), ConfigMaps and ResourceQuotas (what `hetgitops import`
+# adopts: the GPU Operator's and Volcano's configs, team namespaces' quotas; one LIST either
+# way, of every namespace's). Namespaces stay listed by label selector.
 ADOPTABLE = frozenset({"ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "Topology",
-                       "WorkloadPriorityClass", "PriorityClass", "Queue"})  # fmt: skip
+                       "WorkloadPriorityClass", "PriorityClass", "Queue", "ConfigMap",
+                       "ResourceQuota"})  # fmt: skip
 MAX_FIELDS_SHOWN = 6
 
 
