@@ -14,17 +14,32 @@ import yaml
 from hetgitops.diagnostics import NOWHERE, Span
 from hetgitops.model.policy import Fleet
 from hetgitops.output import fastyaml
-
-# The file-writing half of this stage lives in `writer`; these names stay importable from here.
-from hetgitops.output.writer import MARKER as MARKER
-from hetgitops.output.writer import MARKER_TEXT as MARKER_TEXT
-from hetgitops.output.writer import TreeDiff as TreeDiff
-from hetgitops.output.writer import UnsafeOutput as UnsafeOutput
-from hetgitops.output.writer import check_output_dir as check_output_dir
-from hetgitops.output.writer import compare_tree as compare_tree
-from hetgitops.output.writer import replace_tree as replace_tree
-from hetgitops.output.writer import write_tree as write_tree
 from hetgitops.output.yamlsafe import ambiguous
+
+# The file-writing half of this stage lives in `writer`; its names stay importable from here,
+# loaded on first use: validate and render to stdout never write (writer pulls in ctypes,
+# fcntl and secrets).
+_WRITER_NAMES = frozenset(
+    {
+        "MARKER",
+        "MARKER_TEXT",
+        "TreeDiff",
+        "UnsafeOutput",
+        "check_output_dir",
+        "compare_tree",
+        "replace_tree",
+        "write_tree",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WRITER_NAMES:
+        from hetgitops.output import writer
+
+        return getattr(writer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MANAGED_BY = "hetgitops"
 # Apply order: what others refer to comes first (namespaces, classes, flavors, parent queues).

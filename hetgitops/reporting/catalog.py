@@ -12,7 +12,7 @@ from dataclasses import dataclass
 # stage below reporting has registered once this module is loaded (diff and drift sit above
 # reporting; `all_rules` callers import them, as the `rules` command does).
 from hetgitops.checks import RULES
-from hetgitops.compilers.jobs import render as _jobs  # noqa: F401
+from hetgitops.compilers.jobs import rules as _jobs  # noqa: F401
 from hetgitops.conformance import output_checks as _conformance  # noqa: F401
 from hetgitops.diagnostics import RULE_REGISTRY, Severity
 from hetgitops.model import building as _building  # noqa: F401

@@ -29,25 +29,16 @@ import yaml
 from jinja2.sandbox import SandboxedEnvironment
 
 from hetgitops.compilers.jobs import parse
+from hetgitops.compilers.jobs import rules as _rules  # noqa: F401  (registers the rule)
 from hetgitops.compilers.jobs.context import ContextError, context
 from hetgitops.compilers.jobs.targets import JobTarget, Selector
-from hetgitops.diagnostics import Diagnostic, Severity, register_rules
+from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.load.resources import data_dir
 from hetgitops.model.policy import Policy, WorkloadProfile
 from hetgitops.output.manifests import Manifest, to_yaml
 
 TARGET = "jobs"
-TEMPLATE_RULE = "job-template"
-register_rules(
-    "jobs",
-    {
-        TEMPLATE_RULE: "`jobs`: a job template did not render one valid object (template "
-        "error, invalid YAML, or an input the policy lacks, such as the profile's image).\n"
-        "A template that takes more than 10 s is stopped once per run: its other jobs are "
-        "not rendered and are listed under that finding.\n"
-        "Fix: correct the template at the reported line, or add the missing policy field.",
-    },
-)
+TEMPLATE_RULE = "job-template"  # registered in compilers/jobs/rules.py, which needs no Jinja2
 TEMPLATES: Mapping[str, str] = {
     "job": "job.yaml.j2",
     "pytorchjob": "pytorchjob.yaml.j2",
