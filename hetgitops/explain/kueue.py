@@ -452,7 +452,7 @@ class Assigner:
         room: dict[str, int] = {}
         for node in nodes:
             left = free.setdefault(node.name, dict(self.node_free.get(node.name, node.units)))
-            room[node.name] = slots(node, accel, left)
+            room[node.name] = slots(node, pod_set.requests, left)
             if room[node.name] == 0:
                 excluded[f'resource "{limiting(node, pod_set.requests, left)}"'] += 1
         required = pod_set.required_topology
@@ -485,8 +485,9 @@ class Assigner:
                 continue
             left_count -= take
             taken.append(node.name)
-            for resource, amount in accel.items():
-                free[node.name][resource] = free[node.name].get(resource, 0) - amount * take
+            for resource, amount in pod_set.requests.items():
+                if resource in accel or resource in free[node.name]:
+                    free[node.name][resource] = free[node.name].get(resource, 0) - amount * take
         return Placement(level if best else None, best, tuple(sorted(taken))), ""
 
     def _domains(

@@ -217,7 +217,7 @@ def _node_free(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[str, 
         allocatable = (live[name].get("status") or {}).get("allocatable") or {}
         free[name] = {
             r: kueue_amount(r, str(allocatable.get(r, "0"))) - used.get(name, {}).get(r, 0)
-            for r in view.units
+            for r in [*view.units, *(h for h in ("cpu", "memory") if h in allocatable)]
         }
     missing = len(wanted) - len(live)
     if missing:

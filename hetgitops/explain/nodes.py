@@ -77,14 +77,16 @@ def limiting(node: NodeView, requests: Mapping[str, int], free: Mapping[str, int
     """The resource Kueue's topology placement names when a node holds no pod: the one with
     the fewest pods, ties to the smaller name, so a pod larger than the whole node is short
     of "cpu" first (SliceRequests.CountInWithLimitingResource, slice_requests.go:351-380;
-    tas_flavor_snapshot.go:1913-1919). cpu and memory are the node's whole `host`."""
+    tas_flavor_snapshot.go:1913-1919). cpu and memory: what `free` says (live mode reads
+    them), else the node's whole `host`."""
     counts = []
     for resource, amount in requests.items():
         if amount <= 0 or resource in ("pods", "ephemeral-storage"):
             continue
-        have = (
-            node.host.get(resource, 0) if resource in ("cpu", "memory") else free.get(resource, 0)
-        )
+        if resource in ("cpu", "memory") and resource not in free:
+            have = node.host.get(resource, 0)
+        else:
+            have = free.get(resource, 0)
         counts.append((have // amount, resource))
     return min(counts)[1] if counts else ""
 
@@ -129,6 +131,9 @@ def slots(node: NodeView, requests: Mapping[str, int], free: Mapping[str, int] |
     counts = [
         units.get(resource, 0) // amount
         for resource, amount in requests.items()
-        if amount > 0 and resource not in ("cpu", "memory", "pods", "ephemeral-storage")
+        if amount > 0
+        and resource not in ("pods", "ephemeral-storage")
+        # cpu and memory count where the caller knows them (live mode reads them)
+        and (resource not in ("cpu", "memory") or resource in units)
     ]
     return min(counts, default=110)
