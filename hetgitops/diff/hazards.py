@@ -101,7 +101,8 @@ register_rules(
         "while the class is gone are rejected and retried.\n"
         "Fix: sync when few of the tier's pods are being created; recreate long-running pods.",
         "kueue-flavor-renamed": "A pool's ResourceFlavor gets a new name (a taint, label, "
-        "topology or taxonomy change of a topology-bound flavor). Kueue keeps usage per flavor "
+        "topology or taxonomy change of a topology-bound flavor, or the pool renamed: a new "
+        "flavor selects the same nodes). Kueue keeps usage per flavor "
         "name: once no ClusterQueue names the old flavor, the workloads admitted on it are no "
         "longer counted, nothing is evicted, and the new flavor admits its full quota on top of "
         "the pods still running on the same nodes (double booking).\n"
@@ -506,9 +507,24 @@ def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
     retiring_before, retiring_after = _retiring(before), _retiring(after)
     # Found once, not once per flavor (each pass walks every manifest of the render).
     new_by_pool = {_flavor_pool(m): name for name, m in new.items() if name not in retiring_after}
+    old_nodes, new_nodes = pool_nodes(before), pool_nodes(after)
     for name in sorted(set(old) - set(new) - retiring_before):
         pool = _flavor_pool(old[name])
         successor = new_by_pool.get(pool)
+        if successor is None:
+            # A renamed pool: a new flavor selects the same nodes under another pool label
+            # (found on the busy simulated fleet: rename-pool double-booked l40s).
+            nodes = old_nodes.get(pool, set())
+            successor = next(
+                (
+                    n
+                    for n, m in sorted(new.items())
+                    if n not in old
+                    and n not in retiring_after
+                    and nodes & new_nodes.get(_flavor_pool(m), set())
+                ),
+                None,
+            )
         if successor is None:
             continue
         held = _accelerators(_nominal(before, name))
@@ -771,6 +787,22 @@ def _rule_nodes(rule_: Mapping[str, Any]) -> list[str]:
 
 def _listed(nodes: Sequence[str]) -> str:
     return ", ".join(nodes[:6]) + (", ..." if len(nodes) > 6 else "")
+
+
+def _rule_pool(rule_: Mapping[str, Any]) -> str:
+    """The pool a NodeFeatureRule rule labels its nodes with (`<domain>/pool`), else its name."""
+    for key, value in (rule_.get("labels") or {}).items():
+        if str(key).endswith(POOL_LABEL_SUFFIX):
+            return str(value)
+    return str(rule_.get("name"))
+
+
+def pool_nodes(manifests: Sequence[Manifest]) -> dict[str, set[str]]:
+    """The nodes each pool's NodeFeatureRule rules match (what its flavor selects)."""
+    found: dict[str, set[str]] = {}
+    for rule_, _ in _nfd_rules(manifests).values():
+        found.setdefault(_rule_pool(rule_), set()).update(_rule_nodes(rule_))
+    return found
 
 
 def node_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:

@@ -378,3 +378,26 @@ def test_real_compile_pool_split_names_the_moving_node(
     result = run_edits(tmp_path, monkeypatch, edits)
     assert [h.rule for h in result.hazards] == ["node-moved"]
     assert "(dev-4090-3) from rtx4090-dev" in result.hazards[0].message
+
+
+def test_a_renamed_pool_renames_its_flavor_onto_the_same_nodes() -> None:
+    """Found on the busy simulated fleet: renaming l40s-infer gave only kueue-flavor-removed,
+    while the new flavor admitted its quota on the nodes the old one's work still ran on."""
+
+    def flavor_of(pool: str, digest: str) -> Manifest:
+        spec = {"nodeLabels": {"hetgitops.io/pool": pool}, "topologyName": "t"}
+        return m("ResourceFlavor", f"{pool}-{digest}", {"spec": spec})
+
+    def rule_of(pool: str) -> Manifest:
+        made = _rule(pool, ["n1", "n2"])
+        made.obj["spec"]["rules"][0]["labels"] = {"hetgitops.io/pool": pool}
+        return made
+
+    found = hazards(
+        [flavor_of("l40s-infer", "aaaa"), rule_of("l40s-infer")],
+        [flavor_of("l40s-serving", "bbbb"), rule_of("l40s-serving")],
+        [],
+    )
+    renamed = [h for h in found if h.rule == "kueue-flavor-renamed"]
+    assert [h.subject for h in renamed] == ["ResourceFlavor l40s-infer-aaaa"]
+    assert "replaced by l40s-serving-bbbb" in renamed[0].message
