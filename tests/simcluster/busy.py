@@ -76,6 +76,7 @@ class Fill:
 #   rtx4090-dev 44/48 replicas: research 26 (2 notebooks, data-filter 20, 4 bare Pods),
 #     data-preprocessing 18 (quota 16: borrows 2); research's next 8 pend.
 #   mlu370-eval 6/8: research data-filter.
+# Then one pending workload per pool but h100's slices (below).
 BUNDLED_PLAN: tuple[Fill, ...] = (
     Fill("llm-pretrain/pretraining/a800-80gb.yaml"),
     Fill("data-filter/pretraining/a800-80gb.yaml", copies=7, pods=8),
@@ -95,9 +96,21 @@ BUNDLED_PLAN: tuple[Fill, ...] = (
     Fill("notebook/data-preprocessing/rtx4090-24gb.yaml", copies=2),
     Fill("data-filter/data-preprocessing/rtx4090-24gb.yaml", pods=16),
     Fill("data-filter/research/mlu370-x8.yaml", pods=6),
-    # Last, so they meet a full fleet: each asks more than its team can reach now.
+    # Last, so they meet a full fleet: each asks more than its team can reach now, one per
+    # pool, so a change that makes Kueue forget the pool's usage (a flavor rename) shows as
+    # admitted work beyond what the nodes hold.
     Fill("data-filter/pretraining/a800-80gb.yaml", pods=8, pending=True),
     Fill("data-filter/research/rtx4090-24gb.yaml", pods=8, pending=True),
+    # ft-vision at 10 of 8 on l40s; 18 would borrow 10 > online-inference's lendable 6.
+    Fill("data-filter/finetune-vision/l40s-48gb.yaml", pods=8, pending=True),
+    # ft-nlp at 6 of 8 whole H100s; 14 would borrow 6 > online-inference's lendable 4.
+    Fill("data-filter/finetune-nlp/h100-80gb.yaml", pods=8, pending=True),
+    # pretraining at 4 of 8 A100s; 16 would borrow 8 > finetune-nlp's unused 4.
+    Fill("data-filter/pretraining/a100-40gb.yaml", pods=12, pending=True),
+    # data-preprocessing at 4 of 8 Ascend (isolated: no borrowing).
+    Fill("data-filter/data-preprocessing/ascend-910b.yaml", pods=8, pending=True),
+    # research at 6 of 8 MLU370 (nobody else has quota there to lend).
+    Fill("data-filter/research/mlu370-x8.yaml", pods=4, pending=True),
 )
 
 
@@ -451,7 +464,9 @@ def _pod_requests(pod: Mapping[str, Any]) -> Counter[str]:
     return total
 
 
-def measure(sim: cluster.SimCluster, pools: Pools) -> Load:
+def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Load:
+    """One reading; `light`: Nodes and Workloads only (capacity and Kueue's admitted usage,
+    what a sampler needs during a sync), the rest left empty."""
     nodes = _list(sim, "nodes")
     capacity: Usage = {}
     for node in nodes:
@@ -471,6 +486,8 @@ def measure(sim: cluster.SimCluster, pools: Pools) -> Load:
             for name, amount in _amounts(assignment.get("resourceUsage") or {}):
                 pool = pools.flavor_pool.get(flavors.get(name, ""), "?" + flavors.get(name, ""))
                 kueue[pool, name] = kueue.get((pool, name), Decimal(0)) + amount
+    if light:
+        return Load(capacity, kueue, {}, {}, {}, workloads, {}, set(), {}, set(), set())
     pods_usage: Usage = {}
     volcano: Usage = {}
     live_pods = {_key(p): p for p in _list(sim, "pods")}
@@ -548,10 +565,11 @@ def _starting(load: Load) -> bool:
     )
 
 
-@dataclass(frozen=True)
+@dataclass
 class BusyFleet:
     """A filled fleet: its policy, the synced tree, the `hetgitops jobs` output it was filled
-    from, the pool map and the settled baseline reading."""
+    from, the pool map and the settled baseline reading (`restore` renews it: recreated work
+    has new pods)."""
 
     policy: Policy
     tree: Path
@@ -576,3 +594,77 @@ def fill(
         submit(sim, batch)
         load = settled(sim, pools, timeout=timeout)
     return load
+
+
+def summary(load: Load) -> tuple[Any, ...]:
+    """What must be the same after a change and its revert: usage per pool and resource
+    (Kueue's, the pods', Volcano's), the borrowing queues, the number pending."""
+    return (load.kueue, load.pods, load.volcano, sorted(load.borrowing), len(load.pending()))
+
+
+def _owner(obj: Mapping[str, Any]) -> tuple[str, str]:
+    owners = obj["metadata"].get("ownerReferences") or [{}]
+    return str(owners[0].get("kind", "")), str(owners[0].get("name", ""))
+
+
+def restore(sim: cluster.SimCluster, fleet: BusyFleet, *, timeout: float = 300) -> bool:
+    """After a change and its revert, put the work back as the baseline had it: recreate the
+    planned-pending work and whatever Kueue admitted on a flavor the bundled tree does not
+    have (it is admitted on the old flavor again, or pends, as before the change); if the
+    fleet still differs from the baseline, clear and refill it. Renews `fleet.baseline`;
+    True when it took a refill."""
+    objs = {ref(o): o for o in manifests(fleet.policy, fleet.jobs_dir)}
+    flavors = {
+        o["metadata"]["name"] for o in gitops.documents(fleet.tree) if o["kind"] == "ResourceFlavor"
+    }
+    load = measure(sim, fleet.pools)
+    again = {k for k, o in objs.items() if is_pending(o)}
+    pods_to_delete = []
+    for workload in load.workloads.values():
+        assigned = {
+            f
+            for a in (workload.get("status") or {}).get("admission", {}).get("podSetAssignments")
+            or []
+            for f in (a.get("flavors") or {}).values()
+        }
+        if not admitted(workload) or assigned <= flavors:
+            continue
+        kind, name = _owner(workload)
+        namespace = workload["metadata"]["namespace"]
+        matches = [
+            k
+            for k, o in objs.items()
+            if o["kind"] == kind
+            and k.endswith(f"/{name}")
+            and o["metadata"]["namespace"] == namespace
+        ]
+        if matches:
+            again.update(matches)
+        elif kind == "Pod":
+            pods_to_delete.append(f"{namespace}/{name}")  # a Deployment's: it recreates it
+    # Work the change deleted (bare Pods evicted by a taint) or left failed.
+    for key, obj in objs.items():
+        namespace, _, name = key.split("/", 2)
+        if obj["kind"] == "Pod":
+            pod = load.live_pods.get(f"{namespace}/{obj['metadata']['name']}")
+            if pod is None or (pod.get("status") or {}).get("phase") == "Failed":
+                again.add(key)
+    for key in pods_to_delete:
+        namespace, name = key.split("/", 1)
+        sim.kubectl("delete", "pod", "-n", namespace, name, "--wait=true", check=False)
+    chosen = [objs[k] for k in objs if k in again]
+    for obj in chosen:
+        sim.kubectl("delete", "-f", "-", "--wait=true", "--ignore-not-found", input=json.dumps(obj))
+    # Created in the fill's order: the planned-pending work after the rest is admitted again.
+    for batch in ([o for o in chosen if not is_pending(o)], [o for o in chosen if is_pending(o)]):
+        if batch:
+            submit(sim, batch)
+            load = settled(sim, fleet.pools, timeout=timeout)
+    if not chosen:
+        load = settled(sim, fleet.pools, timeout=timeout)
+    if summary(load) == summary(fleet.baseline):
+        fleet.baseline = load
+        return False
+    clear(sim)
+    fleet.baseline = fill(sim, fleet.policy, fleet.jobs_dir, fleet.pools, timeout=timeout)
+    return True

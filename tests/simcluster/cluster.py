@@ -87,6 +87,9 @@ KCM_CONTROLLERS = (
     # Removes the node.kubernetes.io/not-ready taint the API server puts on every new Node once
     # kwok reports it Ready (and keeps it while kwok renews the node leases).
     "node-lifecycle-controller",
+    # Evicts the pods a NoExecute taint does not tolerate (split out of the node-lifecycle
+    # controller in v1.29): without it a NoExecute pool taint would evict nothing here.
+    "taint-eviction-controller",
 )
 
 

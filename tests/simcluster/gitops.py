@@ -309,13 +309,42 @@ def _delete(sim: SimCluster, objs: Sequence[Obj], *, attempts: int, timeout: flo
             time.sleep(2 * (attempt + 1))
         else:
             raise SyncFailed(f"prune failed after {attempts} attempts: {error}")
+    # Neither tool waits on a finalizer: Flux's garbage collection issues the deletes and
+    # moves on, Argo CD marks the resource pruned. Kueue's resource-in-use finalizer keeps a
+    # ClusterQueue with admitted workloads (and the flavors it names) Terminating until they
+    # finish, which on a busy fleet is not within a sync. So once everything left is
+    # Terminating, give it TERMINATING_GRACE seconds and return.
     deadline = time.monotonic() + timeout
     left = _existing(sim, batches)
+    terminating_since: float | None = None
     while left and time.monotonic() < deadline:
+        if _all_terminating(sim, batches):
+            terminating_since = terminating_since or time.monotonic()
+            if time.monotonic() - terminating_since > TERMINATING_GRACE:
+                return
+        else:
+            terminating_since = None
         time.sleep(1)
         left = _existing(sim, batches)
     if left:
         raise SyncFailed(f"pruned objects still exist after {timeout:.0f}s: {', '.join(left[:10])}")
+
+
+TERMINATING_GRACE = 15.0
+
+
+def _all_terminating(sim: SimCluster, batches: dict[str, list[str]]) -> bool:
+    """Every object of `batches` still there is being deleted (deletionTimestamp set)."""
+    for namespace, names in batches.items():
+        scope = ["-n", namespace] if namespace else []
+        result = sim.kubectl("get", *scope, "--ignore-not-found", "-o", "json", *names, check=False)
+        if result.returncode != 0 or not result.stdout.strip():
+            continue
+        listed = json.loads(result.stdout)
+        items = listed["items"] if listed.get("kind", "").endswith("List") else [listed]
+        if any(not item["metadata"].get("deletionTimestamp") for item in items):
+            return False
+    return True
 
 
 def _ref(obj: Obj) -> str:
