@@ -145,7 +145,9 @@ def test_clean_pull_request_passes_and_leaves_one_comment_body(
     assert runner.outputs["diff"]["exit-code"] == "1"  # the policy changed: reported, not failed
     body = Path(runner.outputs["diff"]["body"]).read_text()
     assert body.startswith("<!-- hetgitops-diff -->\n") and body.count("hetgitops-diff -->") == 1
-    assert "| ml | h100-80gb | h100-80gb | 16 | 8 | -8 |" in body
+    # Per resource since 84f438d: nominal and reach in whole GPUs, then card-equivalents.
+    row = "| ml | h100-80gb | h100-80gb | whole 16 → 8 | whole 16 → 8 | 16 → 8 (-8, -50.0%) |"
+    assert row in body
     sarif = json.loads((tmp_path / "hetgitops.sarif").read_text())
     assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"] == []
     assert "### hetgitops validate" in (tmp_path / "summary.md").read_text()
