@@ -525,3 +525,34 @@ def test_a_kind_the_credentials_may_not_list_is_a_finding(
             "-p",
             json.dumps({"rules": rules}),
         )
+
+
+def test_a_label_lost_on_a_whole_pool_is_one_finding_with_each_node_in_verbose(
+    control_plane: ControlPlane, fleet: Path
+) -> None:
+    """Issue 22 item 13: a label gone from a pool's 16 nodes (an NFD rule that stopped
+    matching) is one finding naming them as a range, not 16; `--verbose` and the JSON report
+    list each node."""
+    policy = render(BUNDLED).policy
+    assert policy is not None
+    names = [n.name for n in policy.pools["a800-train"].nodes]
+    key = "hetgitops.io/card-type"
+    control_plane.kubectl("label", "node", *names, f"{key}-")
+    try:
+        found = _one(fleet)
+        assert found.rule == "drift-node-labels"
+        assert found.message == (
+            "16 nodes of pool a800-train lack or contradict its labels: "
+            f"{key} missing on gpu-a800-[001:016]"
+        )
+        each = [f"node {name} lacks {key}='a800-80gb'" for name in names]
+        assert list(found.details) == each
+        argv = ["drift", str(BUNDLED), "--kubeconfig", str(fleet)]
+        quiet = CliRunner().invoke(main, argv)
+        assert quiet.exit_code == 1 and "gpu-a800-016 lacks" not in quiet.output, quiet.output
+        verbose = CliRunner().invoke(main, [*argv, "--verbose"])
+        assert all(f"    - {line}\n" in verbose.output for line in each), verbose.output
+        report = json.loads(CliRunner().invoke(main, [*argv, "--format", "json"]).output)
+        assert [d["details"] for d in report["diagnostics"]] == [each]
+    finally:
+        control_plane.kubectl("label", "node", *names, f"{key}=a800-80gb")
