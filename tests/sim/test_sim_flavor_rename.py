@@ -11,8 +11,9 @@ the pool. At every sample, Kueue's admitted usage per flavor (every admitted Wor
   newly admitted pods stay Pending;
 - with `spec.kueue.retiringFlavor` as `diff` prints it, nothing is evicted, the old flavor's
   usage stays counted (the ClusterQueues' own flavorsUsage says so), nothing is admitted on top,
-  `diff --kubeconfig` calls the removal NOT safe; once the old work finishes it says safe, the
-  removal is synced and the waiting jobs are admitted within the pool's cards.
+  `diff --kubeconfig` calls the removal NOT safe; when half the old work has finished, `holds`
+  set to the usage diff prints lets exactly the freed half in; once the rest finishes diff says
+  safe, the removal is synced and the waiting jobs are admitted within the pool's cards.
 """
 
 from __future__ import annotations
@@ -333,12 +334,50 @@ def test_a_rename_with_transition_keeps_the_old_usage_counted_until_it_drains(
     report = _diff_live(sim, tmp_path / "transition", removal)
     assert "kueue-flavor-retired" in report and "NOT safe yet" in report, report
     print(f"\nremoval diff while running: {_live_line(report)}")
-    # The running work finishes; the waiting jobs still wait (the new flavor's quota is 0).
-    _delete(sim, running)
+    # Half the old work finishes: the waiting jobs still wait (the new flavor's quota is 0).
+    finished = [j for j in running if j[1].endswith(("-1", "-2")) and "online" in j[1]]
+    _delete(sim, finished)
+    eventually(
+        lambda: _sample(sim).admitted.get(old) == CARDS // 2 or None,
+        timeout=60,
+        what="half the old work gone",
+    )
+    assert not _sample(sim).admitted.get(new)
+    # `holds` set to what diff --kubeconfig says the old flavor still holds: the new flavor
+    # gets the rest, and Kueue admits exactly that much, never more than the nodes hold.
+    report = _diff_live(sim, tmp_path / "transition", removal)
+    holds = yaml.safe_load(report.split("still admitted there ", 1)[1].split("; keep", 1)[0])
+    assert holds == {
+        "finetune-vision": {"cpu": "1", GPU: "8"},
+        "online-inference": {"cpu": "1", GPU: "8"},
+    }, report
+    _change(sim, synced, tmp_path, "transition2", {**entry, "holds": holds})
+    partial = eventually(
+        lambda: ((s := _sample(sim)).admitted.get(new) == CARDS // 2 and s) or None,
+        timeout=60,
+        what="the freed half admitted on the new flavor",
+    )
+    reclaimed: set[str] = set()
+    for sample in [partial, *_samples(sim, SAMPLES // 2)]:
+        # The running work is never evicted. New work may be: a queue whose new quota is held
+        # back can borrow a cohort member's, and Kueue reclaims it (reclaimWithinCohort) when
+        # the lender's own jobs arrive; that is ordinary cohort borrowing, counted here.
+        assert not [w for w in sample.evicted if w.startswith("job-old-")], sample
+        reclaimed |= set(sample.evicted)
+        assert sample.admitted.get(old) == CARDS // 2, sample
+        assert sample.total({old, new}) <= CARDS, sample
+    FIGURES["with holds"] = {
+        "admitted cards per flavor": partial.admitted,
+        "holds": holds,
+        "new workloads reclaimed by cohort preemption": sorted(reclaimed),
+    }
+    print(f"\nwith holds: {FIGURES['with holds']}")
+    # The rest of the old work finishes.
+    _delete(sim, [j for j in running if j not in finished])
     eventually(lambda: not _sample(sim).admitted.get(old) or None, timeout=60, what="old work gone")
     drained = _sample(sim)
-    assert not drained.admitted.get(new), drained
-    report = _diff_live(sim, tmp_path / "transition", removal)
+    assert drained.admitted.get(new) == CARDS // 2, drained
+    report = _diff_live(sim, tmp_path / "transition2", removal)
     assert "safe to remove now" in report, report
     print(f"\nremoval diff once drained: {_live_line(report)}")
     # The removal change: the new flavor gets its full quota and admits the waiting jobs.
