@@ -3,12 +3,13 @@ counts, node agents run only where tolerated, and the GitOps orders are the tool
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
-from simcluster import build, cluster, fleet, gitops, policyfleet, volcano
+from simcluster import build, cluster, fleet, flux, gitops, policyfleet, volcano
 
 from hetgitops.model.policy import Taint
 from hetgitops.plan.capacity import pool_resources
@@ -179,3 +180,46 @@ def test_spec_differences_count_what_the_tree_sets_and_compare_quantities() -> N
     fewer = {"spec": {"resourceGroups": [{"flavors": [{"name": "a"}]}]}}
     assert len(spec_differences(fewer, groups)) == 1
     assert spec_differences({"spec": {"weight": True}}, {"spec": {"weight": 1}}) != []
+
+
+def test_git_server_serves_a_commit_over_smart_http(tmp_path: Path) -> None:
+    """What source-controller clones from: tests/simcluster/githttp.py in front of
+    `git http-backend` (a clone over http:// uses the smart protocol, as go-git does)."""
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    from controlplane import procs
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not on PATH")
+    env = {**flux._GIT_ENV, "PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    root = tmp_path / "git"
+    subprocess.run([git, "init", "-q", "--bare", "-b", "main", str(root / "r.git")], check=True)
+    work = tmp_path / "work"
+    subprocess.run([git, "clone", "-q", str(root / "r.git"), str(work)], check=True, env=env)
+    (work / "a.yaml").write_text("kind: Namespace\n")
+    for args in (["add", "-A"], ["commit", "-qm", "x"], ["push", "-q", "origin", "HEAD:main"]):
+        subprocess.run([git, *args], cwd=work, check=True, env=env)
+    (port,) = procs.free_ports(1)
+    server = subprocess.Popen(
+        [sys.executable, str(Path(flux.__file__).with_name("githttp.py")), str(root), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/r.git"
+        for _ in range(50):
+            clone = subprocess.run(
+                [git, "clone", "-q", url, str(tmp_path / "c")], capture_output=True, env=env
+            )
+            if clone.returncode == 0:
+                break
+            time.sleep(0.1)
+        assert clone.returncode == 0, clone.stderr
+        assert (tmp_path / "c" / "a.yaml").read_text() == "kind: Namespace\n"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -61,6 +61,9 @@ DAEMONS = (
     ("volcano", "vc-controller-manager"),
     ("volcano", "vc-scheduler"),
 )
+# Started only when a test asks for them (tests/simcluster/flux.py: the real Flux and the Git
+# server it reads), in this order; `down` stops them first.
+ON_DEMAND_DAEMONS = ("flux-githttp", "source-controller", "kustomize-controller")
 # Integrations for the kinds `hetgitops jobs` renders. kubeflow.org/pytorchjob is off by default
 # since Kueue v0.19.0 and must be listed, or a PyTorchJob would never be queued.
 KUEUE_FRAMEWORKS = (
@@ -213,7 +216,7 @@ def _pid_file(directory: Path, binary: str) -> Path:
 
 def _stop(directory: Path) -> None:
     errors = []
-    for _, binary in reversed(DAEMONS):
+    for binary in (*reversed(ON_DEMAND_DAEMONS), *(b for _, b in reversed(DAEMONS))):
         try:
             procs.stop(_pid_file(directory, binary))
         except procs.ProcessError as error:

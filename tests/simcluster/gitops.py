@@ -1,37 +1,31 @@
 """Apply a rendered tree the way Argo CD and Flux do, including pruning what a change removed.
 
-Argo CD (gitops-engine sync_tasks.go): objects sorted by sync wave, then kind (its kindOrder:
-Namespace first ... Job, CronJob, Ingress, APIService; kinds it does not know, i.e. every
-custom resource, last), then name; each wave is applied before the next starts; objects that
-left the tree are pruned afterwards, highest wave first. Flux (kustomize-controller / fluxcd
-pkg/ssa ApplyAllStaged): cluster definitions (CRDs, Namespaces, ClusterRoles) first, then
-everything else; each stage (ApplyAll) server-side dry-runs every object against the cluster as
-it is and applies nothing if one fails, then applies; stale objects are garbage-collected after
-the apply. (Argo CD's own pre-sync dry-run is client-side: it never reaches a webhook.)
+Flux is the real one: `sync_flux` commits the tree to a Git repository served on loopback and
+lets the real source-controller and kustomize-controller reconcile the Kustomizations of
+`integrations/flux/kustomizations.yaml` (tests/simcluster/flux.py); no model of it is left.
 
-Both retry a failed sync (Argo CD's retry policy, Flux's next reconciliation): `attempts`.
-Argo CD pauses ARGOCD_SYNC_WAVE_DELAY (2 s by default) between waves, "to give other controllers
-a chance to react to the spec change that was just applied" (its sync-waves docs); so does this.
+Argo CD is a model (its application-controller does not build from the Go module proxy; see
+docs/simcluster.md), following gitops-engine sync_tasks.go: objects sorted by sync wave, then
+kind (its kindOrder: Namespace first ... Job, CronJob, Ingress, APIService; kinds it does not
+know, i.e. every custom resource, last), then name; each wave is applied before the next starts;
+objects that left the tree are pruned afterwards, highest wave first. (Argo CD's own pre-sync
+dry-run is client-side: it never reaches a webhook.) It retries a failed sync (its retry policy):
+`attempts`. Argo CD pauses ARGOCD_SYNC_WAVE_DELAY (2 s by default) between waves, "to give other
+controllers a chance to react to the spec change that was just applied" (its sync-waves docs);
+so does this.
 
-Objects whose immutable fields change (a PriorityClass's value) carry each tool's recreate
-annotation, and both tools honour it here as they do upstream:
-- Argo CD, `argocd.argoproj.io/sync-options: Force=true,Replace=true` (gitops-engine 5baed56
-  pkg/sync/sync_context.go:1171-1200): the object is synced with `kubectl replace --force`
-  (delete, wait, create; pkg/utils/kube/resource_ops.go:223-243, 555-560) when it exists, with
-  `kubectl create` when it does not, on every sync (the Application's ApplyOutOfSyncOnly, which
-  would skip it while in sync, is not modelled: every sync here takes the delete/create path).
-- Flux, `kustomize.toolkit.fluxcd.io/force: enabled` (kustomize-controller 186fb3b
-  internal/controller/kustomization_controller.go:867-869): each object is dry-run first; when
-  that fails as immutable (422 Invalid, 409 Conflict, or "is immutable" / "immutable field";
-  fluxcd/pkg e2cfd1a2 ssa/errors/immutable.go:32-47) and the desired or live object carries
-  the annotation, it is deleted, waited for and applied again (ssa/manager_apply.go:252-283,
-  518-532).
+Objects whose immutable fields change (a PriorityClass's value) carry
+`argocd.argoproj.io/sync-options: Force=true,Replace=true` (gitops-engine 5baed56
+pkg/sync/sync_context.go:1171-1200): the object is synced with `kubectl replace --force`
+(delete, wait, create; pkg/utils/kube/resource_ops.go:223-243, 555-560) when it exists, with
+`kubectl create` when it does not; with the shipped Application's ApplyOutOfSyncOnly=true only
+when it is out of sync (before, this model recreated every PriorityClass on every sync, which
+the real Argo CD as hetgitops configures it never does).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import time
 from collections.abc import Sequence
@@ -40,22 +34,14 @@ from typing import Any
 
 import yaml
 
+from . import flux
 from .cluster import SimCluster
 
 Obj = dict[str, Any]
 ARGOCD_MANAGER = "argocd-controller"
-FLUX_MANAGER = "kustomize-controller"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 ARGOCD_WAVE_DELAY = 2.0
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force"
-FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
-# How kubectl prints the errors Flux's IsImmutableError accepts: a StatusError's message for
-# 422 ("<Kind> \"<name>\" is invalid: ...", apimachinery errors.NewInvalid) and 409, plus its
-# two regular expressions for CEL / webhook immutability.
-_IMMUTABLE = re.compile(
-    r'" is invalid: |\(Conflict\)|Operation cannot be fulfilled|is\simmutable|immutable\sfield'
-)
 
 # gitops-engine pkg/sync/sync_tasks.go kindOrder (the kinds a hetgitops tree can hold matter).
 _ARGO_KIND_ORDER = [
@@ -95,7 +81,6 @@ _ARGO_KIND_ORDER = [
     "Ingress",
     "APIService",
 ]
-_FLUX_FIRST = {"CustomResourceDefinition", "Namespace", "ClusterRole", "ClusterRoleBinding"}
 
 
 class SyncFailed(RuntimeError):
@@ -142,6 +127,12 @@ def sync_argocd(
     sim: SimCluster, tree: Path, previous: Path | None = None, *, attempts: int = 3
 ) -> None:
     new = sorted(documents(tree), key=argo_sort_key)
+    # The shipped Application (integrations/argocd/application.yaml) sets ApplyOutOfSyncOnly:
+    # gitops-engine v3.6.1 pkg/sync/sync_context.go:547-549 and 664-666 drop every task whose
+    # resource is in sync before the dry-run and the sync. Here an object is in sync when the
+    # previous tree held it unchanged and it exists; only Replace objects need the test (an
+    # apply of an unchanged object changes nothing, a replace --force deletes and recreates).
+    synced_before = {key(o): o for o in documents(previous)} if previous is not None else {}
     waves: dict[int, list[Obj]] = {}
     for obj in new:
         waves.setdefault(wave(obj), []).append(obj)
@@ -153,6 +144,8 @@ def sync_argocd(
         if applied:
             _apply(sim, applied, manager=ARGOCD_MANAGER, attempts=attempts, what=f"wave {number}")
         for obj in replaced:
+            if synced_before.get(key(obj)) == obj and _existing(sim, _scope(obj)):
+                continue
             _replace(sim, obj, force=_argo_option(obj, "Force=true"), attempts=attempts)
     if previous is not None:
         # Argo CD never prunes an object whose live copy says Prune=false (docs
@@ -180,7 +173,7 @@ def _replace(sim: SimCluster, obj: Obj, *, force: bool, attempts: int) -> None:
     verb = ["replace", "--force"] if force else ["replace"]
     error = ""
     for attempt in range(attempts):
-        exists = _existing(sim, {obj["metadata"].get("namespace", ""): [_ref(obj)]})
+        exists = _existing(sim, _scope(obj))
         args = verb if exists else ["create"]
         result = sim.kubectl(*args, "-f", "-", input=json.dumps(obj), check=False)
         if result.returncode == 0:
@@ -190,58 +183,15 @@ def _replace(sim: SimCluster, obj: Obj, *, force: bool, attempts: int) -> None:
     raise SyncFailed(f"{ARGOCD_MANAGER}: replace {_ref(obj)} failed: {error}")
 
 
-def _flux_force(sim: SimCluster, objs: Sequence[Obj]) -> None:
-    """kustomize-controller's force: recreate annotated objects whose dry-run is refused as
-    immutable. Only the desired object's annotation is read: every live one hetgitops wrote
-    came from a render that carried it too."""
-    for obj in objs:
-        if obj["metadata"].get("annotations", {}).get(FLUX_FORCE) != "enabled":
-            continue
-        scope = {obj["metadata"].get("namespace", ""): [_ref(obj)]}
-        if not _existing(sim, scope):
-            continue
-        result = sim.kubectl(
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--dry-run=server",
-            f"--field-manager={FLUX_MANAGER}",
-            "-f",
-            "-",
-            input=json.dumps(obj),
-            check=False,
-        )
-        if result.returncode != 0 and _IMMUTABLE.search(result.stderr):
-            _delete(sim, [obj], attempts=1)
-
-
 def sync_flux(
     sim: SimCluster, tree: Path, previous: Path | None = None, *, attempts: int = 3
-) -> None:
-    new = documents(tree)
-    first = [o for o in new if o["kind"] in _FLUX_FIRST]
-    rest = [o for o in new if o["kind"] not in _FLUX_FIRST]
-    if first:
-        _flux_force(sim, first)
-        _apply(
-            sim,
-            first,
-            manager=FLUX_MANAGER,
-            attempts=attempts,
-            what="cluster definitions",
-            dry_run_first=True,
-        )
-    _flux_force(sim, rest)
-    _apply(sim, rest, manager=FLUX_MANAGER, attempts=attempts, what="resources", dry_run_first=True)
-    if previous is not None:
-        # kustomize-controller's garbage collection skips objects annotated
-        # `kustomize.toolkit.fluxcd.io/prune: disabled` (its docs, spec.prune).
-        gone = [o for o in stale(documents(previous), new) if not flux_prune_disabled(o)]
-        _delete(sim, gone, attempts=attempts)
-
-
-def flux_prune_disabled(obj: Obj) -> bool:
-    return obj["metadata"].get("annotations", {}).get(FLUX_PRUNE) == "disabled"
+) -> flux.FluxSync:
+    """The real Flux reconciles `tree`, after `previous` (tests/simcluster/flux.py); what it
+    created, configured, pruned and skipped is in the result."""
+    try:
+        return flux.sync(sim, tree, previous, attempts=attempts)
+    except flux.FluxFailed as error:
+        raise SyncFailed(str(error)) from None
 
 
 def _apply(
@@ -251,29 +201,23 @@ def _apply(
     manager: str,
     attempts: int,
     what: str,
-    dry_run_first: bool = False,
 ) -> None:
     body = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)})
     error = ""
     for attempt in range(attempts):
-        passes = [["--dry-run=server"], []] if dry_run_first else [[]]
-        for extra in passes:
-            result = sim.kubectl(
-                "apply",
-                "--server-side",
-                "--force-conflicts",
-                f"--field-manager={manager}",
-                *extra,
-                "-f",
-                "-",
-                input=body,
-                check=False,
-            )
-            if result.returncode != 0:
-                break
+        result = sim.kubectl(
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            f"--field-manager={manager}",
+            "-f",
+            "-",
+            input=body,
+            check=False,
+        )
         if result.returncode == 0:
             return
-        error = ("dry-run: " if extra else "") + result.stderr.strip()
+        error = result.stderr.strip()
         time.sleep(2 * (attempt + 1))
     raise SyncFailed(f"{manager}: {what} failed after {attempts} attempts: {error}")
 
@@ -345,6 +289,10 @@ def _all_terminating(sim: SimCluster, batches: dict[str, list[str]]) -> bool:
         if any(not item["metadata"].get("deletionTimestamp") for item in items):
             return False
     return True
+
+
+def _scope(obj: Obj) -> dict[str, list[str]]:
+    return {obj["metadata"].get("namespace", ""): [_ref(obj)]}
 
 
 def _ref(obj: Obj) -> str:
