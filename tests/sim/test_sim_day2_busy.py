@@ -428,6 +428,7 @@ DEFAULT = {
     ("remove-team", "flux"),
     ("change-taint", "argocd"),
     ("add-noexecute-taint", "flux"),
+    ("drop-topology-level", "argocd"),  # double-books l40s: 36 GPUs admitted on 32
 }
 
 
