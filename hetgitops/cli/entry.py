@@ -49,3 +49,9 @@ def main() -> None:
         cli()
     except MemoryError:  # raised where no command's guard runs (option parsing, click)
         out_of_memory()
+    except (ImportError, SystemError) as exc:
+        # Commands load when they run (cli.main.LazyGroup), so the compiled validator's shared
+        # library can fail to map here too, after the CLI itself imported.
+        if failed_allocation(exc):
+            out_of_memory()
+        raise
