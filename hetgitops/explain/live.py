@@ -339,19 +339,27 @@ def translate(
     return lines
 
 
+def _named_or_owned_by(
+    items: list[dict[str, Any]], namespace: str, name: str
+) -> list[dict[str, Any]]:
+    """The objects in `namespace` called `name`, or owned by an object called `name` (a job's
+    Workload or PodGroup is found by the job's name)."""
+    return [
+        obj
+        for obj in items
+        if obj["metadata"].get("namespace") == namespace
+        and (
+            obj["metadata"]["name"] == name
+            or any(o.get("name") == name for o in obj["metadata"].get("ownerReferences") or [])
+        )
+    ]
+
+
 def explain_workload(policy: Policy, cluster: Cluster, namespace: str, name: str) -> WorkloadReport:
     """An existing Workload (by its name or its job's) and the FailedScheduling events of its
     pods, in policy terms."""
     items = cluster.list(_kueue_resource(policy, "workloads", "Workload", True))
-    found = [
-        wl
-        for wl in items
-        if wl["metadata"].get("namespace") == namespace
-        and (
-            wl["metadata"]["name"] == name
-            or any(o.get("name") == name for o in wl["metadata"].get("ownerReferences") or [])
-        )
-    ]
+    found = _named_or_owned_by(items, namespace, name)
     if not found:
         other = _podgroup_report(policy, cluster, namespace, name) or _pod_report(
             policy, cluster, namespace, name
@@ -564,15 +572,7 @@ def _podgroup_report(
         items = cluster.list(PODGROUPS)
     except (NotServed, Forbidden):
         return None
-    found = [
-        pg
-        for pg in items
-        if pg["metadata"].get("namespace") == namespace
-        and (
-            pg["metadata"]["name"] == name
-            or any(o.get("name") == name for o in pg["metadata"].get("ownerReferences") or [])
-        )
-    ]
+    found = _named_or_owned_by(items, namespace, name)
     if not found:
         return None
     pg = found[0]
