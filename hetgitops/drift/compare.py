@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from hetgitops.drift import schema as schemas
 from hetgitops.drift.normalise import is_empty, prune_empty
 from hetgitops.drift.ownership import Ownership, Path, Writer
@@ -16,6 +18,12 @@ from hetgitops.model import quantities
 # Built-in kinds have no CRD schema; these fields hold quantities (the API server rewrites
 # them canonically, the policy may not).
 BUILTIN_QUANTITY_MAPS = {("ResourceQuota", ("spec", "hard")), ("LimitRange", ("spec",))}
+# ConfigMap values that hold a YAML (or JSON) document: the GPU Operator's mig-parted and
+# device-plugin configs, Volcano's scheduler conf. Their consumers parse them, so two texts
+# that parse to the same mapping or list (a hand-written layout and hetgitops' rendering of
+# it, as right after `hetgitops import`) are one value. A plain string compares byte for byte.
+DOCUMENT_VALUES = {("ConfigMap", "data")}
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -163,6 +171,8 @@ def _same_scalar(
         return True
     if isinstance(want, bool) or isinstance(have, bool):
         return False
+    if isinstance(want, str) and isinstance(have, str) and _document_field(walk.kind, path):
+        return _same_document(want, have)
     if _quantity_field(walk.kind, path, schema) and _scalar(want) and _scalar(have):
         try:
             return quantities.value_of(want) == quantities.value_of(have)
@@ -171,6 +181,30 @@ def _same_scalar(
     # int-or-string and number fields: 8 and 8.0 are one value; "8" and 8 are not (except
     # for quantities, above), since the server keeps JSON types as sent.
     return isinstance(want, int | float) and isinstance(have, int | float) and want == have
+
+
+def _document_field(kind: str, path: Path) -> bool:
+    return len(path) == 2 and (kind, path[0]) in DOCUMENT_VALUES
+
+
+def _same_document(want: str, have: str) -> bool:
+    """Both texts parse (safe YAML, which reads JSON too) to the same mapping or list."""
+    try:
+        a, b = yaml.load(want, Loader=_LOADER), yaml.load(have, Loader=_LOADER)
+    except yaml.YAMLError:
+        return False
+    return isinstance(a, dict | list) and _strictly_equal(a, b)
+
+
+def _strictly_equal(a: Any, b: Any) -> bool:
+    """Equal with the same types throughout: Python's `True == 1` is no YAML equality."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_strictly_equal(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_strictly_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def _scalar(value: Any) -> bool:

@@ -219,3 +219,27 @@ def test_secret_values_are_never_printed() -> None:
     text = " ".join(d.message for d in found)
     assert "<redacted>" in text and "kubectl-edit" in text
     assert not any(v in text for v in ("ZGVzaXJlZA", "bGl2ZQ", "c2VjcmV0"))
+
+
+def test_configmap_documents_compare_by_what_they_say_not_their_layout() -> None:
+    """The GPU Operator's mig-parted config as a hand-written file and as hetgitops renders it
+    (another key order, flow style, quoting): one value. A changed value, a bool for an int,
+    or a plain string of another text is drift."""
+    hand = "version: v1\nmig-configs:\n  half: [{devices: [0, 1], mig-enabled: true}]\n"
+    ours = (
+        "mig-configs:\n  half:\n  - devices:\n    - 0\n    - 1\n    mig-enabled: true\n"
+        'version: "v1"\n'
+    )
+
+    def diffs(want: str, have: str) -> list[str]:
+        desired = {"kind": "ConfigMap", "data": {"config.yaml": want}}
+        live = {"kind": "ConfigMap", "data": {"config.yaml": have}}
+        return [d.display for d in compare(desired, live, schema=None)[0]]
+
+    assert diffs(ours, hand) == []
+    assert diffs(ours, hand.replace("true", "false")) == ["data.config.yaml"]
+    assert diffs(ours, hand.replace("true", "1")) == ["data.config.yaml"]
+    assert diffs("plain text", "plain  text") == ["data.config.yaml"]
+    assert diffs("a: [", "a: [") == []  # unparsable but the same bytes
+    other = {"kind": "Secret", "data": {"config.yaml": ours}}
+    assert compare(other, {"kind": "Secret", "data": {"config.yaml": hand}}, schema=None)[0]
