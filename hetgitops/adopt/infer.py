@@ -11,8 +11,10 @@ language cannot say is not guessed: the round trip (`roundtrip`) reports it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -38,6 +40,8 @@ TRANSLATED = {
 }
 NOT_TRANSLATED = {"AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig"}
 HOST = ("cpu", "memory")
+# The render rounds a team's cpu up to whole CPUs and its memory to whole GiB (plan.quota_plan).
+STEPS = {"cpu": Fraction(1), "memory": Fraction(1024**3)}
 DEFAULT_TIER = "standard"
 SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
 
@@ -81,6 +85,8 @@ class _Pool:
     replicas: int = 1  # time-slicing or MPS replicas per card
     renamed: bool = False  # time-slicing renameByDefault: replicas are <resource>.shared
     mig_table: str = ""  # the card's MIG profile table
+    isolated: bool = False  # Pool.spec.isolated: every quota on it borrows and lends 0
+    lend_percent: int | None = None  # Pool.spec.lending.maxPercent
 
     @property
     def main_resource(self) -> str:
@@ -109,6 +115,7 @@ def infer(
     _gpu_operator(gpu, pools, inferred)
     flavor_pool = {p.flavor.name: p for p in pools if p.flavor is not None}
     _cards(pools, catalogue, inferred)
+    _lending(by_kind, flavor_pool, inferred)
     tiers = _tiers(by_kind, inferred)
     local_queues: dict[str, list[Imported]] = {}
     for lq in by_kind.get("LocalQueue", []):  # by ClusterQueue: one pass, not one per queue
@@ -186,14 +193,7 @@ def _volcano(
     ]
     if not queues:
         return
-    refs = [
-        PoolRef(
-            p.name,
-            p.card.resource,
-            frozenset(nodeinfo.labels(n.obj).get(NODEGROUP_LABEL, "") for n in p.node_objs) - {""},
-        )
-        for p in pools
-    ]
+    refs = _pool_refs(pools)
     teams = {t["metadata"]["name"]: t for t in inferred.teams}
     adopted = adopt_queues(queues, refs, teams, tiers)
     inferred.diagnostics.extend(adopted.diagnostics)
@@ -208,6 +208,102 @@ def _volcano(
     spec["targets"] = [*(["core", "kueue"] if kueue else ["core"]), "volcano"]
     if not kueue:
         spec.pop("kueue", None)
+
+
+def _pool_refs(pools: Sequence[_Pool]) -> list[PoolRef]:
+    return [
+        PoolRef(
+            p.name,
+            p.card.resource,
+            frozenset(nodeinfo.labels(n.obj).get(NODEGROUP_LABEL, "") for n in p.node_objs) - {""},
+        )
+        for p in pools
+    ]
+
+
+def _lending(
+    by_kind: Mapping[str, list[Imported]], flavor_pool: Mapping[str, _Pool], inferred: Inferred
+) -> None:
+    """Pool-wide lending, from what every queue on the pool's flavor says:
+    `isolated` when every resource of every cohort member's entry (cpu, memory, the card
+    resources, the zero entries of resources the pool lacks) borrows and lends 0 and every
+    Volcano queue bound to the pool is not reclaimable; else `lending.maxPercent` when one
+    percentage gives every lendingLimit of the resources no quota limit bounds (a MIG pool's
+    other profiles and whole cards), as the render computes them: floor(nominal x p / 100)."""
+    entries: dict[str, list[dict[str, Mapping[str, Any]]]] = {}
+    for queue in by_kind.get("ClusterQueue", []):
+        spec = queue.obj.get("spec") or {}
+        if not (spec.get("cohortName") or spec.get("cohort")):
+            continue  # Kueue allows no limit without a cohort: they say nothing
+        for group in spec.get("resourceGroups") or []:
+            for flavor in group.get("flavors") or []:
+                if str(flavor.get("name")) in flavor_pool:
+                    resources = {str(r.get("name")): r for r in flavor.get("resources") or []}
+                    entries.setdefault(str(flavor.get("name")), []).append(resources)
+    reclaimable = _reclaimable_by_pool(by_kind, list(flavor_pool.values()))
+    documents = {d["metadata"]["name"]: d for d in inferred.pools}
+    for flavor, found in sorted(entries.items()):
+        pool = flavor_pool[flavor]
+        spec = documents[pool.name]["spec"]
+        limits = [r.get(k) for e in found for r in e.values() for k in QUANTITY_LIMITS]
+        if all(v is not None and _int(v) == 0 for v in limits) and True not in reclaimable.get(
+            pool.name, set()
+        ):
+            pool.isolated = True
+            spec["isolated"] = True
+            continue
+        percent = _lend_percent(pool, found)
+        if percent is not None:
+            pool.lend_percent = percent
+            spec["lending"] = {"maxPercent": percent}
+
+
+QUANTITY_LIMITS = ("borrowingLimit", "lendingLimit")
+
+
+def _lend_percent(pool: _Pool, entries: Sequence[Mapping[str, Mapping[str, Any]]]) -> int | None:
+    """The one percentage (round ones first) that gives the lendingLimit of every claimed
+    accelerator resource a quota limit does not bound; None when one of them has none or
+    there is no such resource."""
+    seen: list[tuple[int, int]] = []
+    for resources in entries:
+        claimed = {
+            n: _int(r.get("nominalQuota"))
+            for n, r in resources.items()
+            if n not in HOST and _int(r.get("nominalQuota"))
+        }
+        bound = {pool.main_resource} if pool.main_resource in claimed else set(claimed)
+        for name, nominal in claimed.items():
+            if name in bound:
+                continue
+            limit = resources[name].get("lendingLimit")
+            if limit is None:
+                return None
+            seen.append((nominal, _int(limit)))
+    if not seen:
+        return None
+    fits = [p for p in range(101) if all(n * p // 100 == lent for n, lent in seen)]
+    for grain in (25, 10, 5, 1):
+        round_ones = [p for p in fits if p % grain == 0]
+        if round_ones:
+            return max(round_ones)
+    return None
+
+
+def _reclaimable_by_pool(
+    by_kind: Mapping[str, list[Imported]], pools: Sequence[_Pool]
+) -> dict[str, set[bool]]:
+    from hetgitops.adopt.volcano import leaf_pools
+
+    queues = [
+        q for q in by_kind.get("Queue", []) if str(q.obj.get("apiVersion")).startswith(VOLCANO)
+    ]
+    found: dict[str, set[bool]] = {}
+    for queue, pool in leaf_pools(queues, _pool_refs(pools)):
+        found.setdefault(pool.name, set()).add(
+            (queue.obj.get("spec") or {}).get("reclaimable") is not False
+        )
+    return found
 
 
 def _not_imported(kind: str, name: str) -> str:
@@ -599,6 +695,9 @@ def _cards(
         table = _profile_table([m for p in pools if p.card.name == name for m in p.mig_profiles])
         if table:  # the card's nodes run MIG: the first table with every profile they use
             spec["mig"] = {"profileTable": table}
+            for each in pools:  # a slice's share of a card (cpu per card) is the table's
+                if each.card.name == name:
+                    each.mig_table = table
         # A placeholder the reader must replace: quota in normalized units would be wrong.
         spec["performance"] = {
             "coefficient": 1.0,
@@ -785,6 +884,7 @@ def _quotas(
     quotas: list[dict[str, Any]] = []
     cpu: list[Fraction] = []
     memory: list[Fraction] = []
+    bounds: dict[str, list[tuple[Fraction, Fraction, Fraction]]] = {"cpu": [], "memory": []}
     for group in spec.get("resourceGroups") or []:
         for flavor in group.get("flavors") or []:
             pool = flavor_pool.get(str(flavor.get("name")))
@@ -812,11 +912,11 @@ def _quotas(
                 mig = {p: r for p, r in mig.items() if _int(r.get("nominalQuota"))}
             if whole is not None and (cards or not mig):
                 entry["cards"] = cards
-                for key in ("borrowingLimit", "lendingLimit"):
-                    if whole.get(key) is not None:
-                        entry[key] = _int(whole[key])
+                entry.update(_limits(pool, [whole]))
             if mig:
                 entry["mig"] = {p: _int(r.get("nominalQuota")) for p, r in sorted(mig.items())}
+                if "cards" not in entry:  # a MIG-only quota's limits bound each profile it claims
+                    entry.update(_limits(pool, list(mig.values())))
             if whole is None and not mig:
                 continue
             # cpu and memory go with card-equivalents: a replica is 1/replicas of a card, a
@@ -829,13 +929,87 @@ def _quotas(
                     if name in resources:
                         value = quantities.value_of(str(resources[name].get("nominalQuota")))
                         into.append(Fraction(value) / equivalents)
+                        bounds[name].append((Fraction(value), equivalents, STEPS[name]))
+                        bounds[name].extend(_limit_bounds(pool, resources, name))
             quotas.append(entry)
     per_card: dict[str, Any] = {}
-    if cpu:
-        per_card["cpuPerCard"] = quantities.canonical(_decimal(cpu[0]), binary=False)
-    if memory:
-        per_card["memoryPerCard"] = quantities.canonical(_decimal(memory[0]), binary=True)
+    for name, key, seen in (("cpu", "cpuPerCard", cpu), ("memory", "memoryPerCard", memory)):
+        if seen:
+            fitted = _per_card(bounds[name]) if bounds[name] else None
+            chosen = fitted if fitted is not None else _decimal(seen[0])
+            per_card[key] = quantities.canonical(chosen, binary=name == "memory")
     return quotas, per_card
+
+
+def _limits(pool: _Pool, resources: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """A quota's borrowingLimit / lendingLimit from the resources it bounds (its card
+    resource, or each MIG profile it claims), when they all say one value; none on an
+    isolated pool (it borrows and lends nothing), and no lendingLimit where the pool's
+    lending.maxPercent gives exactly the cluster's."""
+    found: dict[str, int] = {}
+    if pool.isolated:
+        return found
+    for key in ("borrowingLimit", "lendingLimit"):
+        values = [r.get(key) for r in resources]
+        if any(v is None for v in values):
+            continue
+        numbers = {_int(v) for v in values}
+        if key == "lendingLimit" and pool.lend_percent is not None:
+            floors = [_int(r.get("nominalQuota")) * pool.lend_percent // 100 for r in resources]
+            if [_int(v) for v in values] == floors:
+                continue
+        if len(numbers) == 1:
+            found[key] = numbers.pop()
+    return found
+
+
+def _per_card(bounds: Sequence[tuple[Fraction, Fraction, Fraction]]) -> Decimal | None:
+    """The per-card amount every flavor's quota of the team rounds up to exactly: each
+    (amount, card-equivalents, step) says ceil(x * equivalents / step) * step == amount, so x
+    lies in ((amount - step) / equivalents, amount / equivalents]. The largest value on the
+    coarsest grid (whole cpus or GiB, then finer) inside every interval, or None when they
+    do not meet (the round trip reports the difference)."""
+    low = max((amount - step) / eq for amount, eq, step in bounds)
+    high = min(amount / eq for amount, eq, _ in bounds)
+    if low >= high:
+        return None
+    step = bounds[0][2]
+    for grid in (step, step / 10, step / 100, step / 1000, step / 1024, step / 1024**2):
+        value = math.floor(high / grid) * grid
+        if value > low:
+            return _decimal(Fraction(value))
+    return _decimal(high)
+
+
+def _limit_bounds(
+    pool: _Pool, resources: Mapping[str, Mapping[str, Any]], host: str
+) -> list[tuple[Fraction, Fraction, Fraction]]:
+    """cpu / memory limits go with the card-equivalents of the accelerator limits (every
+    accelerator resource of the flavor bounded, as the render counts them)."""
+    found = []
+    accelerators = [r for n, r in resources.items() if n not in HOST]
+    for key in ("borrowingLimit", "lendingLimit"):
+        limit = resources[host].get(key)
+        values = [r.get(key) for r in accelerators]
+        if limit is None or not values or any(v is None for v in values):
+            continue
+        equivalents = sum(
+            (
+                _int(v) * _weight(pool, str(r.get("name")))
+                for v, r in zip(values, accelerators, strict=True)
+            ),
+            start=Fraction(0),
+        )
+        if equivalents:
+            amount = Fraction(quantities.value_of(str(limit)))
+            found.append((amount, equivalents, STEPS[host]))
+    return found
+
+
+def _weight(pool: _Pool, resource: str) -> Fraction:
+    if resource.startswith("nvidia.com/mig-"):
+        return _share(pool, resource.removeprefix("nvidia.com/mig-"))
+    return Fraction(1, pool.replicas)
 
 
 def _share(pool: _Pool, profile: str) -> Fraction:
@@ -845,9 +1019,7 @@ def _share(pool: _Pool, profile: str) -> Fraction:
     return mig.gpu_share(table, profile) if table is not None else Fraction(1)
 
 
-def _decimal(value: Fraction) -> Any:
-    from decimal import Decimal
-
+def _decimal(value: Fraction) -> Decimal:
     return Decimal(value.numerator) / Decimal(value.denominator)
 
 

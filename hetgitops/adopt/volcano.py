@@ -80,6 +80,21 @@ def _pool_of(spec: Mapping[str, Any], pools: Sequence[PoolRef]) -> PoolRef | Non
     return matches[0] if len(matches) == 1 else None
 
 
+def leaf_pools(
+    queues: Sequence[Imported], pools: Sequence[PoolRef]
+) -> list[tuple[Imported, PoolRef]]:
+    """Each leaf queue (not Volcano's own, not a parent) with the pool it binds to."""
+    parents = {str(_spec(q).get("parent") or ROOT) for q in queues}
+    found = []
+    for queue in queues:
+        if queue.name in BUILTIN or queue.name in parents:
+            continue
+        pool = _pool_of(_spec(queue), pools)
+        if pool is not None:
+            found.append((queue, pool))
+    return found
+
+
 def _label(obj: Mapping[str, Any], suffix: str) -> str:
     for key, value in ((obj.get("metadata") or {}).get("labels") or {}).items():
         if str(key).endswith(suffix):

@@ -97,13 +97,35 @@ def test_node_ranges_expand_to_the_same_names(names: list[str]) -> None:
     assert sorted(n for r in compact(names) for n in expand(r)) == sorted(names)
 
 
-SCENARIOS = [REPO / "policies", *sorted((REPO / "tests/cases/render").glob("*/policy"))]
+def _bench_fleet(folder: Path) -> Path:
+    """bench/fleetgen.py's small fleet (200 nodes, 10 pools: training, MIG, time-sliced and
+    isolated pools, 24 teams in a two-level cohort tree), written as policy files. The
+    5,000-node fleet takes the same path in `bench/bench_import.py` (about 40 s of CPU here,
+    too slow for the suite): its exit code is the round trip's."""
+    from bench.fleetgen import SMALL, write_policy
+
+    return write_policy(SMALL, folder)
+
+
+BENCH = Path("bench-small")  # a marker: the fleet is generated under the test's tmp_path
+SCENARIOS = [REPO / "policies", *sorted((REPO / "tests/cases/render").glob("*/policy")), BENCH]
 KINDS = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass",
          "PriorityClass", "Topology"}  # fmt: skip
+# What each fleet's round trip may still report, by rule and object: a difference the written
+# policy cannot avoid (yet), each a located finding of `import`. Every other fleet is
+# identical field for field (no import-field-changes at all).
+EXPECTED_CHANGES: dict[str, list[tuple[str, str]]] = {
+    # The Volcano scheduler ConfigMap is compared but not imported: binpack's resources come
+    # from the pools' placement, which import does not read from it (mlu370-eval's batch
+    # purpose becomes training, whose placement binpacks).
+    "bundled": [("import-field-changes", "ConfigMap volcano-system/volcano-scheduler-configmap")],
+}
 
 
-IDENTICAL = {"hierarchical-cohorts", "kueue-only", "kueue-v1beta1", "kueue-v1beta2", "mig-single",
-             "no-mig", "time-slicing", "volcano-only"}  # fmt: skip
+def _id(policy: Path) -> str:
+    if policy == BENCH:
+        return "bench-small"
+    return policy.parent.name if policy.name == "policy" else "bundled"
 
 
 def _names(manifests: list) -> set[tuple[str, str, str]]:  # type: ignore[type-arg]
@@ -111,14 +133,18 @@ def _names(manifests: list) -> set[tuple[str, str, str]]:  # type: ignore[type-a
             for m in manifests if m.obj.get("kind") in KINDS}  # fmt: skip
 
 
-@pytest.mark.parametrize("policy", SCENARIOS, ids=lambda p: p.parent.name if p.name == "policy"
-                         else "bundled")  # fmt: skip
-def test_policy_render_import_render_keeps_every_name(policy: Path, tmp_path: Path) -> None:
-    """policy -> render -> import -> render, for the bundled fleet and every golden scenario:
-    the written policy validates, and every Kueue object, Topology and priority class of the
-    first render comes back under its name (flavors with their digest, through flavorName).
-    The only new objects are priority classes of tiers a Kueue-only (or Volcano-only) fleet
-    did not render: import always writes the core and kueue targets."""
+@pytest.mark.parametrize("policy", SCENARIOS, ids=_id)
+def test_policy_render_import_render_gives_the_same_objects(policy: Path, tmp_path: Path) -> None:
+    """policy -> render -> import -> render, for the bundled fleet, every golden scenario and
+    the benchmark fleet: the written policy validates, every Kueue object, Topology and
+    priority class of the first render comes back under its name (flavors with their digest,
+    through flavorName), and the round trip compares every imported object field for field:
+    no difference but the ones EXPECTED_CHANGES names. The only new objects are priority
+    classes of tiers a Kueue-only (or Volcano-only) fleet did not render: import always
+    writes the core and kueue targets."""
+    fleet = _id(policy)
+    if policy == BENCH:
+        policy = _bench_fleet(tmp_path / "bench")
     first = api.render([policy])
     assert not first.failed() and first.manifests
     text = "---\n".join(yaml.safe_dump(obj) for obj in _as_cluster(first))
@@ -129,13 +155,18 @@ def test_policy_render_import_render_keeps_every_name(policy: Path, tmp_path: Pa
     assert not [d for d in result.diagnostics if d.rule == "import-object-not-adopted"]
     before, after = _names(first.manifests), _names(result.rendered.manifests)
     assert before <= after
-    # Field for field where the language says everything the render said; the others differ
-    # where it cannot (yet): per-pool cpu/memory limits and capability (bundled), pool isolation
-    # (isolated-pool), cpu per MIG card-equivalent rounding (mig-mixed).
-    changes = [d.message for d in result.diagnostics if d.rule == "import-field-changes"]
-    if policy.parent.name in IDENTICAL:
-        assert changes == []
     assert {kind for kind, _, _ in after - before} <= {"PriorityClass", "WorkloadPriorityClass"}
+    changes = sorted(
+        (d.rule, d.message.split(":")[0])
+        for d in result.diagnostics
+        if d.rule.startswith("import-field")
+    )
+    assert changes == sorted(EXPECTED_CHANGES.get(fleet, [])), [
+        d.message for d in result.diagnostics if d.rule.startswith("import-field")
+    ]
+    for d in result.diagnostics:  # located at the written policy, where a reader acts
+        if d.rule == "import-field-changes":
+            assert d.span.file.startswith(str(tmp_path / "policy")), d.span
 
 
 def _as_cluster(rendered: api.Result) -> list[dict]:  # type: ignore[type-arg]

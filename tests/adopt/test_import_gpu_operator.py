@@ -9,25 +9,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hetgitops import api
 from hetgitops.adopt import sources
 from hetgitops.adopt.engine import import_objects
+from tests.adopt.importing import HERE, import_text
 
-HERE = Path(__file__).parent
 CLUSTER = HERE / "cluster_gpu_operator.yaml"
 
 
-def _import(text: str, out: Path) -> tuple[dict[str, str], list[str], api.Result]:
-    read = sources.Read()
-    sources.from_text("cluster.yaml", text, read)
-    result = import_objects(read, out, cluster="lab")
-    assert result.rendered is not None
-    return result.files, [f"{d.rule}: {d.message}" for d in result.diagnostics], result.rendered
-
-
 def test_mig_and_time_slicing_import_and_render_back_unchanged(tmp_path: Path) -> None:
-    files, found, rendered = _import(CLUSTER.read_text(), tmp_path / "p")
-    assert found == []  # every ClusterQueue and both ConfigMaps render as the cluster has them
+    got = import_text(CLUSTER.read_text(), tmp_path / "p")
+    files, rendered = got.files, got.rendered
+    assert got.found == []  # every ClusterQueue and both ConfigMaps render as the cluster has them
     pools = {p["metadata"]["name"]: p["spec"] for p in yaml.safe_load_all(files["pools.yaml"])}
     assert pools["a100"]["mig"] == {
         "configName": "a100-half",
@@ -59,8 +51,7 @@ def test_a_sharing_setting_the_policy_would_change_is_located(tmp_path: Path) ->
         "  l40s-shared: |\n",
         "  unused: |\n    version: v1\n    flags:\n      migStrategy: mixed\n  l40s-shared: |\n",
     )
-    _, found, _ = _import(text, tmp_path / "p")
-    assert found == [
+    assert import_text(text, tmp_path / "p").found == [
         "import-field-changes: ConfigMap gpu-operator/time-slicing-config: the policy does not "
         'declare data.unused (the cluster has {"flags": {"migStrategy": "mixed"}, "version": '
         '"v1"}); the first sync removes or replaces it'

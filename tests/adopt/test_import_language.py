@@ -8,28 +8,10 @@ from pathlib import Path
 import yaml
 
 from hetgitops import api
-from hetgitops.adopt import sources
-from hetgitops.adopt.engine import import_objects
+from tests.adopt.importing import HERE, import_text, imported_objects
+from tests.adopt.importing import rendered_object as _rendered
 
-HERE = Path(__file__).parent
 CLUSTER = HERE / "cluster_a100.yaml"
-
-
-def _import(text: str, out: Path) -> tuple[dict[str, str], list[str], api.Result]:
-    read = sources.Read()
-    sources.from_text("cluster.yaml", text, read)
-    result = import_objects(read, out, cluster="lab")
-    assert result.rendered is not None
-    found = [f"{d.rule}: {d.message}" for d in result.diagnostics]
-    return result.files, found, result.rendered
-
-
-def _rendered(result: api.Result, kind: str, name: str) -> dict:  # type: ignore[type-arg]
-    return next(
-        m.obj
-        for m in result.manifests
-        if m.obj["kind"] == kind and m.obj["metadata"]["name"] == name
-    )
 
 
 def test_fair_sharing_weights_and_admission_checks_import_and_render_back(
@@ -49,8 +31,9 @@ def test_fair_sharing_weights_and_admission_checks_import_and_render_back(
         "metadata: {name: research}\n",
         "metadata: {name: research}\nspec:\n  fairSharing: {weight: 3}\n",
     )
-    files, found, rendered = _import(text, tmp_path / "p")
-    assert found == []
+    got = import_text(text, tmp_path / "p")
+    files, rendered = got.files, got.rendered
+    assert got.found == []
     teams = {t["metadata"]["name"]: t["spec"] for t in yaml.safe_load_all(files["teams.yaml"])}
     assert teams["vision"]["kueue"]["fairSharingWeight"] == "2500m"
     assert teams["nlp"]["kueue"]["fairSharingWeight"] == "1"
@@ -76,10 +59,8 @@ def test_a_changed_weight_is_a_located_field_change(tmp_path: Path) -> None:
         "  cohortName: research\n  namespaceSelector: {}\n",
         "  cohortName: research\n  namespaceSelector: {}\n  fairSharing: {weight: 2}\n",
     )
-    read = sources.Read()
-    sources.from_text("cluster.yaml", text, read)
     out = tmp_path / "p"
-    result = import_objects(read, out, cluster="lab")
+    result = import_text(text, out).result
     teams = result.files["teams.yaml"].replace("fairSharingWeight: '2'", "fairSharingWeight: '4'")
     assert teams != result.files["teams.yaml"]
     result.files["teams.yaml"] = teams
@@ -87,7 +68,7 @@ def test_a_changed_weight_is_a_located_field_change(tmp_path: Path) -> None:
     again = api.validate_sources(sources_, api.Options(check_output=False))
     from hetgitops.adopt import roundtrip
 
-    changes = [d.message for d in roundtrip.check(read.objects, again.manifests)]
+    changes = [d.message for d in roundtrip.check(imported_objects(text), again.manifests)]
     assert changes == [
         "ClusterQueue vision: the first sync sets spec.fairSharing.weight to '4' (the cluster "
         "has '2')"
@@ -95,7 +76,7 @@ def test_a_changed_weight_is_a_located_field_change(tmp_path: Path) -> None:
 
 
 def test_an_admission_check_on_an_unknown_pool_is_an_unresolved_reference(tmp_path: Path) -> None:
-    files, _, _ = _import(CLUSTER.read_text(), tmp_path / "p")
+    files = import_text(CLUSTER.read_text(), tmp_path / "p").files
     teams = files["teams.yaml"].replace(
         "    stopPolicy: Hold\n",
         "    stopPolicy: Hold\n    admissionChecks: [{name: x, onPools: [h200]}]\n",
@@ -133,10 +114,9 @@ spec:
 def test_a_namespace_resource_quota_is_kept_with_its_name_and_other_limits(
     tmp_path: Path,
 ) -> None:
-    files, found, rendered = _import(
-        CLUSTER.read_text() + QUOTAS.replace("GPUS", "8"), tmp_path / "p"
-    )
-    assert found == [
+    got = import_text(CLUSTER.read_text() + QUOTAS.replace("GPUS", "8"), tmp_path / "p")
+    files, rendered = got.files, got.rendered
+    assert got.found == [
         "import-object-not-adopted: ResourceQuota vision/object-counts: it caps no accelerator; "
         "it stays as it is, outside the policy"
     ]
@@ -155,7 +135,7 @@ def test_an_accelerator_limit_other_than_the_queues_reach_is_a_field_change(
     tmp_path: Path,
 ) -> None:
     """The language ties the namespace's accelerator cap to what its queue can admit (8)."""
-    _, found, _ = _import(CLUSTER.read_text() + QUOTAS.replace("GPUS", "12"), tmp_path / "p")
+    found = import_text(CLUSTER.read_text() + QUOTAS.replace("GPUS", "12"), tmp_path / "p").found
     assert [f for f in found if f.startswith("import-field-changes")] == [
         "import-field-changes: ResourceQuota vision/gpu-quota: the first sync sets "
         "spec.hard.requests.nvidia.com/gpu to '8' (the cluster has '12')"
