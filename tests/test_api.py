@@ -49,6 +49,7 @@ def test_pool_expired_is_a_warning_for_render_and_jobs_but_fails_validate() -> N
     found = api.validate([POLICIES], options).diagnostics
     assert [(d.rule, d.severity) for d in found] == [
         ("pool-expired", Severity.ERROR),
+        ("kueue-volcano-share-pool", Severity.WARNING),  # ascend-910b: Kueue TAS + Volcano
         ("job-integration", Severity.WARNING),  # PyTorchJob on Kueue 0.19, any day
     ]
     for result in (api.render([POLICIES], options), api.jobs([POLICIES], options)):

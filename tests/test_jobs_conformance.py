@@ -110,5 +110,5 @@ def test_jobs_crd_dir_option_end_to_end() -> None:
     """The `jobs --crd-dir` path: api.jobs with the upstream folders reports nothing but the
     PyTorchJob integration warning."""
     result = api.jobs([REPO / "policies"], api.Options(now=NOW, crd_dirs=_crd_dirs()))
-    assert [d.rule for d in result.diagnostics] == ["job-integration"]
+    assert [d.rule for d in result.diagnostics] == ["kueue-volcano-share-pool", "job-integration"]
     assert len(result.manifests) == 25

@@ -92,9 +92,10 @@ def test_crd_dir_option_end_to_end() -> None:
     0.19 needs the integration enabled in its Configuration, which no policy field states)."""
     folders = tuple(_upstream() / sub for sub in CRD_FOLDERS)
     result = api.validate([REPO / "policies"], api.Options(crd_dirs=folders))
-    assert [d.rule for d in result.diagnostics] == ["job-integration"], [
-        str(d) for d in result.diagnostics
-    ]
+    assert [d.rule for d in result.diagnostics] == [
+        "kueue-volcano-share-pool",
+        "job-integration",
+    ], [str(d) for d in result.diagnostics]
 
 
 def test_multicluster_render_matches_upstream_crds() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import warning_at
+from hetgitops.checks._common import note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, scheduler
+from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, Selector, scheduler
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy, WorkloadProfile
 
@@ -91,4 +91,99 @@ def _topology(policy: Policy, profile: WorkloadProfile, chosen: str) -> Iterator
             "topology",
             field,
             hint=hint,
+        )
+
+
+SHARED = "kueue-volcano-share-pool"
+
+
+@rule(SHARED, Severity.WARNING)
+def kueue_volcano_share_pool(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A pool gets job templates from both Kueue (topology-aware) and Volcano.
+
+    With a Fleet topology every Kueue flavor is topology-bound: Kueue's Topology-Aware
+    Scheduling and Volcano then place pods on the same nodes, each blind to what the other is
+    about to bind.
+
+    Kueue v0.19.2 picks a node for every pod of a workload at admission, from its TAS cache,
+    and the topology ungater pins the pod there with a nodeSelector
+    (pkg/controller/tas/topology_ungater.go:312-315); pods of other schedulers count in that
+    cache only once they carry `spec.nodeName` (belongsToNonTASCache,
+    pkg/controller/tas/non_tas_usage_controller.go:133-146). Volcano v1.15.1 counts a pod on a
+    node only once it is bound as well (SchedulerCache.addTask,
+    pkg/scheduler/cache/event_handlers.go:229-244). A Volcano gang bound in the moment between
+    Kueue's admission and its pods' binding takes the cards Kueue promised: the pinned pods stay
+    Pending ("Insufficient nvidia.com/gpu") with their quota held, and Kueue never moves them
+    (found on the busy simulated fleet, issue 19). A race, not a certainty, and the render is
+    valid: a warning.
+
+    Fails: `framework: volcano-job` and a `framework: job` profile both routed to pool
+    `ascend-910b` with `spec.topology` in the Fleet.
+    Passes: each pool reached by one scheduler only; or no Fleet topology (Kueue then leaves
+    node choice to kube-scheduler, which sees Volcano's bindings).
+    Fix: give the pool to one scheduler (narrow the other profile's `requirements.cardTypes` or
+    `vendors`, or make the Volcano job a Kueue job), or split the pool's nodes into two pools,
+    one per scheduler.
+    """
+    fleet = policy.fleet
+    if fleet is None or not fleet.topology_name:
+        return
+    if KUEUE not in fleet.targets or VOLCANO not in fleet.targets:
+        return
+    selector = Selector(policy)
+    by_pool: dict[str, dict[str, dict[str, WorkloadProfile]]] = {}
+    for profile in policy.profiles.values():
+        for target in selector.targets(profile, None):
+            for route in target.routes:
+                users = by_pool.setdefault(route.pool.name, {KUEUE: {}, VOLCANO: {}})
+                users.setdefault(target.scheduler, {})[profile.name] = profile
+    for name, users in sorted(by_pool.items()):
+        kueue, volcano = users.get(KUEUE, {}), users.get(VOLCANO, {})
+        if not kueue or not volcano:
+            continue
+        pool = policy.pools[name]
+        related = [
+            *(
+                note(
+                    f"profile '{p.name}' queues its Volcano Job in the Volcano queues of pool "
+                    f"'{name}' (bound by the Volcano scheduler)",
+                    p.origin,
+                    "spec",
+                    "framework",
+                )
+                for _, p in sorted(volcano.items())
+            ),
+            *(
+                note(
+                    f"profile '{p.name}' is admitted by Kueue on the topology-bound flavor of "
+                    f"pool '{name}' (node chosen by Kueue at admission)",
+                    p.origin,
+                    "spec",
+                    "framework",
+                )
+                for _, p in sorted(kueue.items())
+            ),
+            note(
+                "the Fleet's topology makes every Kueue flavor topology-bound",
+                fleet.origin,
+                "spec",
+                "topology",
+            ),
+        ]
+        yield warning_at(
+            SHARED,
+            f"pool '{name}' is scheduled by both Kueue (topology-aware: profile(s) "
+            f"{', '.join(sorted(kueue))}) and Volcano (profile(s) {', '.join(sorted(volcano))}): "
+            "Kueue pins each admitted pod to a node from the usage it sees at admission, so a "
+            "Volcano gang bound there a moment later leaves Kueue-admitted pods Pending for good "
+            "with their quota held",
+            pool.origin,
+            "metadata",
+            "name",
+            hint=(
+                f"give pool '{name}' to one scheduler (narrow the other profiles' "
+                "requirements.cardTypes or vendors so they route elsewhere, or make the Volcano "
+                "job a Kueue job), or split its nodes into two pools, one per scheduler"
+            ),
+            related=related,
         )
