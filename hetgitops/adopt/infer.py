@@ -23,6 +23,7 @@ from hetgitops.adopt import nvidia
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import KUEUE, Imported
 from hetgitops.adopt.volcano import NODEGROUP_LABEL, VOLCANO, PoolRef, adopt_queues
+from hetgitops.adopt.volcano_scheduler import adopt_scheduler
 from hetgitops.diagnostics import Diagnostic, Span
 from hetgitops.model import quantities
 
@@ -208,6 +209,21 @@ def _volcano(
     spec["targets"] = [*(["core", "kueue"] if kueue else ["core"]), "volcano"]
     if not kueue:
         spec.pop("kueue", None)
+    scheduler: dict[str, Any] = {}
+    documents = {d["metadata"]["name"]: d["spec"] for d in inferred.pools}
+    binpack = {  # the accelerators the render's binpack plugin is told (compilers' _binpack)
+        p.card.resource
+        for p in pools
+        if documents.get(p.name, {}).get(
+            "placement",
+            "binpack" if documents.get(p.name, {}).get("purpose") == "training" else "spread",
+        )
+        == "binpack"
+    }
+    configs = by_kind.get("ConfigMap", [])
+    inferred.diagnostics.extend(adopt_scheduler(configs, scheduler, binpack=binpack))
+    if scheduler:
+        spec["volcano"] = scheduler
 
 
 def _pool_refs(pools: Sequence[_Pool]) -> list[PoolRef]:

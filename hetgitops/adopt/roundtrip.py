@@ -38,6 +38,7 @@ COMPARED = {
     "ResourceQuota": ("spec",),
 }
 VOLCANO = "scheduling.volcano.sh"
+VOLCANO_CONFIG = "volcano-scheduler.conf"
 # Volcano's Queue CRD defaults (weight, dequeueStrategy) and its webhook's (reclaimable, and
 # root as the parent of a queue that names none).
 _VOLCANO_DEFAULTS = {
@@ -192,7 +193,13 @@ def _parsed(obj: Mapping[str, Any]) -> dict[str, Any]:
     import yaml
 
     data = obj.get("data") or {}
-    return {"data": {k: yaml.safe_load(str(v)) for k, v in data.items()}}
+    parsed = {k: yaml.safe_load(str(v)) for k, v in data.items()}
+    conf = parsed.get(VOLCANO_CONFIG)
+    if isinstance(conf, dict) and isinstance(conf.get("actions"), str):
+        # Volcano splits the actions on commas and trims each: spacing is no change.
+        names = (a.strip() for a in conf["actions"].split(","))
+        parsed[VOLCANO_CONFIG] = {**conf, "actions": ", ".join(a for a in names if a)}
+    return {"data": parsed}
 
 
 def _leaf(item: Imported, parents: set[str]) -> bool:

@@ -222,10 +222,13 @@ def volcano_plugin_conflict(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
 
     Fails: `volcano: {queuePlugin: proportion}` (hierarchy defaults to true), or
     `extraPlugins: [proportion]` next to the default capacity plugin.
+    Also fails: explicit `tiers` with both capacity and proportion among their plugins, or
+    `tiers` beside `queuePlugin`, `hierarchy` or `extraPlugins` (which shape only the tiers
+    hetgitops writes itself).
     Passes: `volcano: {queuePlugin: proportion, hierarchy: false}`.
     Fix: choose the queue plugin only with Fleet `spec.volcano.queuePlugin`, remove it from
     `extraPlugins`, and with `queuePlugin: proportion` set `hierarchy: false` (only `capacity`
-    supports a queue hierarchy).
+    supports a queue hierarchy). With `tiers`, say it in the tiers alone.
     """
     fleet = policy.fleet
     if fleet is None:
@@ -233,6 +236,9 @@ def volcano_plugin_conflict(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
     # Checked even when the Fleet does not list the volcano target: `render --target volcano`
     # may still emit it, and the settings are wrong either way.
     volcano = ("spec", "volcano")
+    if fleet.volcano_tiers is not None:
+        yield from _tier_conflicts(fleet)
+        return
     if fleet.volcano_hierarchy and fleet.volcano_queue_plugin == "proportion":
         yield error_at(
             "volcano-plugin-conflict",
@@ -254,3 +260,32 @@ def volcano_plugin_conflict(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
                 index,
                 hint="choose the queue plugin with spec.volcano.queuePlugin only",
             )
+
+
+def _tier_conflicts(fleet: Fleet) -> Iterator[Diagnostic]:
+    """Explicit tiers: no generated-tier setting beside them, one queue plugin in them."""
+    for setting in ("queuePlugin", "hierarchy", "extraPlugins"):
+        if setting in fleet.volcano_settings:
+            yield error_at(
+                "volcano-plugin-conflict",
+                f"spec.volcano.{setting} shapes the tiers hetgitops writes, but "
+                "spec.volcano.tiers gives them as they are",
+                fleet.origin,
+                "spec",
+                "volcano",
+                setting,
+                hint=f"remove {setting}, or remove tiers to let hetgitops write them",
+            )
+    tiers = fleet.volcano_tiers or ()
+    names = [p.get("name") for tier in tiers for p in tier.get("plugins", ())]
+    if "capacity" in names and "proportion" in names:
+        yield error_at(
+            "volcano-plugin-conflict",
+            "the tiers enable both the capacity and the proportion plugin; Volcano must "
+            "never run both",
+            fleet.origin,
+            "spec",
+            "volcano",
+            "tiers",
+            hint="keep one queue plugin in the tiers",
+        )

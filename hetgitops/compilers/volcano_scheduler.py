@@ -64,7 +64,19 @@ def _binpack(policy: Policy) -> dict[str, Any] | None:
 
 def scheduler_config(policy: Policy, fleet: Fleet) -> dict[str, Any]:
     """The `volcano-scheduler.conf` document: actions as one comma-separated string (order is
-    the pipeline), then the upstream tiers with the fleet's queue plugin and nodegroup."""
+    the pipeline), then the upstream tiers with the fleet's queue plugin and nodegroup, or the
+    fleet's own tiers (and configurations, metrics) as written."""
+    actions = ", ".join(fleet.volcano_actions)
+    if fleet.volcano_tiers is not None:
+        config: dict[str, Any] = {
+            "actions": actions,
+            "tiers": [dict(t) for t in fleet.volcano_tiers],
+        }
+        if fleet.volcano_configurations:
+            config["configurations"] = [dict(c) for c in fleet.volcano_configurations]
+        if fleet.volcano_metrics:
+            config["metrics"] = dict(fleet.volcano_metrics)
+        return config
     first: list[dict[str, Any]] = [
         {"name": "priority"},
         {"name": "gang", "enablePreemptable": False},
@@ -82,10 +94,12 @@ def scheduler_config(policy: Policy, fleet: Fleet) -> dict[str, Any]:
         second.append(binpack)
     present = {p["name"] for p in first + second}
     second += [{"name": n} for n in fleet.volcano_extra_plugins if n not in present]
-    return {
-        "actions": ", ".join(fleet.volcano_actions),
-        "tiers": [{"plugins": first}, {"plugins": second}],
-    }
+    config = {"actions": actions, "tiers": [{"plugins": first}, {"plugins": second}]}
+    if fleet.volcano_configurations:
+        config["configurations"] = [dict(c) for c in fleet.volcano_configurations]
+    if fleet.volcano_metrics:
+        config["metrics"] = dict(fleet.volcano_metrics)
+    return config
 
 
 def plugin_conflicts(config: Mapping[str, Any], *, hierarchical: bool) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hetgitops.diagnostics import Cause, Diagnostic, error, register_rules
@@ -122,8 +122,8 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
         volcano_actions=tuple(
             volcano.get("actions", ["enqueue", "allocate", "preempt", "reclaim", "backfill"])
         ),
-        volcano_queue_plugin=volcano.get("queuePlugin", "capacity"),
-        volcano_hierarchy=volcano.get("hierarchy", True),
+        volcano_queue_plugin=_volcano_queue_plugin(volcano),
+        volcano_hierarchy=_volcano_hierarchy(volcano),
         volcano_extra_plugins=tuple(volcano.get("extraPlugins", [])),
         cohorts=tuple(
             CohortSpec(
@@ -160,7 +160,30 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
         monitoring=_monitoring(spec, origin),
         topology_kueue_name=(topology or {}).get("topologyName"),
         topology_node_labels=tuple((topology or {}).get("nodeLabels", ())),
+        volcano_tiers=None if "tiers" not in volcano else tuple(volcano["tiers"]),
+        volcano_configurations=tuple(volcano.get("configurations", ())),
+        volcano_metrics=dict(volcano.get("metrics", {})),
+        volcano_settings=frozenset(volcano),
     )
+
+
+def _tier_plugins(volcano: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {p["name"]: p for tier in volcano.get("tiers", ()) for p in tier["plugins"]}
+
+
+def _volcano_queue_plugin(volcano: Mapping[str, Any]) -> str:
+    """Explicit tiers say which queue plugin runs (none: `none`); else `queuePlugin`."""
+    if "tiers" not in volcano:
+        return str(volcano.get("queuePlugin", "capacity"))
+    plugins = _tier_plugins(volcano)
+    return next((name for name in ("capacity", "proportion") if name in plugins), "none")
+
+
+def _volcano_hierarchy(volcano: Mapping[str, Any]) -> bool:
+    """Explicit tiers: whether their capacity plugin has enableHierarchy."""
+    if "tiers" not in volcano:
+        return bool(volcano.get("hierarchy", True))
+    return _tier_plugins(volcano).get("capacity", {}).get("enableHierarchy") is True
 
 
 def _taxonomy(doc: Document, spec: dict[str, Any], origin: Origin) -> LabelTaxonomy:

@@ -135,6 +135,13 @@ class Fleet:
     # `spec.topology.topologyName` / `nodeLabels`: an adopted cluster's Topology (import).
     topology_kueue_name: str | None = None
     topology_node_labels: tuple[str, ...] = ()
+    # `spec.volcano.tiers` / `configurations` / `metrics`: a scheduler config kept as an
+    # adopted cluster has it (import); None = hetgitops writes the tiers. `volcano_settings`:
+    # the keys written under spec.volcano (generated-tier settings may not sit beside tiers).
+    volcano_tiers: tuple[Mapping[str, Any], ...] | None = None
+    volcano_configurations: tuple[Mapping[str, Any], ...] = ()
+    volcano_metrics: Mapping[str, str] = field(default_factory=dict)
+    volcano_settings: frozenset[str] = frozenset()
 
     @property
     def kueue_api_version(self) -> str:

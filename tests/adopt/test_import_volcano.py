@@ -83,3 +83,128 @@ def test_volcano_example_queues_import_to_a_valid_policy_and_each_is_reported(
     reported = {d.message.split(":")[0].split(" ")[1] for d in result.diagnostics
                 if d.rule.startswith("import-")}  # fmt: skip
     assert set(queues) <= reported
+
+
+def _with_scheduler_config(conf: str) -> sources.Read:
+    """The hand-written Volcano cluster with `conf` as its volcano-scheduler.conf."""
+    objects = list(yaml.safe_load_all(CLUSTER.read_text()))
+    for obj in objects:
+        if obj["kind"] == "ConfigMap":
+            obj["data"]["volcano-scheduler.conf"] = conf
+    read = sources.Read()
+    sources.from_text("cluster.yaml", "---\n".join(yaml.safe_dump(o) for o in objects), read)
+    return read
+
+
+def _fleet_volcano(files: dict[str, str]) -> dict[str, object]:
+    return yaml.safe_load(files["fleet.yaml"])["spec"].get("volcano")  # type: ignore[no-any-return]
+
+
+def test_the_hand_written_scheduler_config_is_kept_as_its_tiers(tmp_path: Path) -> None:
+    """capacity + nodegroup with enableHierarchy, a plugin switch, nodeorder arguments and an
+    enqueue configuration: not hetgitops' own layout, so kept as tiers, and it renders back
+    unchanged (the comma spacing of its actions is no change: Volcano trims each)."""
+    result = import_objects(sources.from_paths([CLUSTER]), tmp_path / "p", cluster="lab")
+    assert not [d for d in result.diagnostics if d.rule == "import-field-changes"]
+    volcano = _fleet_volcano(result.files)
+    assert "actions" not in volcano  # the default five, in Volcano's order
+    assert volcano["tiers"][0]["plugins"][1] == {  # type: ignore[index]
+        "name": "gang", "enablePreemptable": False, "enableJobStarving": False
+    }  # fmt: skip
+    assert volcano["configurations"] == [
+        {"name": "enqueue", "arguments": {"overcommit-factor": 1.2}}
+    ]
+    assert result.rendered is not None
+    (config,) = [m.obj for m in result.rendered.manifests if m.obj["kind"] == "ConfigMap"]
+    assert config["metadata"] == {**config["metadata"], "name": "volcano-scheduler-configmap",
+                                  "namespace": "volcano-system"}  # fmt: skip
+
+
+def _scheduler_configs() -> list[Path]:
+    import upstream
+
+    if upstream.missing():
+        return []
+    return sorted((upstream.folder() / "volcano" / "configs").glob("volcano-scheduler*.yaml"))
+
+
+@pytest.mark.parametrize("conf", _scheduler_configs(), ids=lambda p: p.name)
+def test_volcanos_own_scheduler_configs_import_and_render_back_unchanged(
+    conf: Path, tmp_path: Path
+) -> None:
+    """The Helm chart's default and CI configs (overcommit first, proportion, no nodegroup,
+    predicates arguments, sla, network-topology-aware): tiers as written, actions kept."""
+    read = _with_scheduler_config(conf.read_text())
+    result = import_objects(read, tmp_path / "p", cluster="lab")
+    assert not [d.message for d in result.diagnostics if d.rule == "import-field-changes"]
+    assert result.rendered is not None and not result.rendered.failed()
+    upstream_conf = yaml.safe_load(conf.read_text())
+    volcano = _fleet_volcano(result.files)
+    assert volcano["tiers"] == upstream_conf["tiers"]
+    assert ", ".join(volcano["actions"]) == upstream_conf["actions"]  # type: ignore[arg-type]
+
+
+def test_hetgitops_own_layout_imports_as_the_settings_that_write_it(tmp_path: Path) -> None:
+    """proportion without hierarchy, binpack told the pools' accelerator (imported pools are
+    training pools: binpack placement), an extra plugin, three actions: the structured
+    settings, not tiers. Without the binpack arguments the render would add them: tiers."""
+    conf = """actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - {name: priority}
+  - {name: gang, enablePreemptable: false}
+  - {name: conformance}
+- plugins:
+  - {name: drf, enablePreemptable: false}
+  - {name: predicates}
+  - {name: proportion}
+  - name: nodegroup
+    arguments: {strict: false}
+  - {name: nodeorder}
+  - name: binpack
+    arguments: {binpack.resources: nvidia.com/gpu}
+  - {name: sla}
+"""
+    result = import_objects(_with_scheduler_config(conf), tmp_path / "p", cluster="lab")
+    assert _fleet_volcano(result.files) == {
+        "actions": ["enqueue", "allocate", "backfill"],
+        "queuePlugin": "proportion",
+        "hierarchy": False,
+        "extraPlugins": ["sla"],
+    }
+    assert not [d.message for d in result.diagnostics if d.rule == "import-field-changes"]
+    plain = conf.replace("    arguments: {binpack.resources: nvidia.com/gpu}\n", "")
+    result = import_objects(_with_scheduler_config(plain), tmp_path / "q", cluster="lab")
+    assert "tiers" in _fleet_volcano(result.files)
+    assert not [d.message for d in result.diagnostics if d.rule == "import-field-changes"]
+
+
+def test_what_the_policy_cannot_hold_of_a_scheduler_config_is_a_located_change(
+    tmp_path: Path,
+) -> None:
+    """An option Volcano has no switch for and an unknown top-level key are not written; the
+    round trip says at the Fleet's spec.volcano what the first sync drops."""
+    conf = CLUSTER.read_text().split("volcano-scheduler.conf: |\n")[1]
+    conf = "\n".join(line[4:] for line in conf.splitlines())
+    conf = conf.replace("  - name: predicates", "  - name: predicates\n    enableMagic: true")
+    conf += "\nkubeletConfig: {maxPods: 110}\n"
+    result = import_objects(_with_scheduler_config(conf), tmp_path / "p", cluster="lab")
+    changes = [d for d in result.diagnostics if d.rule == "import-field-changes"]
+    assert sorted(d.path for d in changes) == [
+        "data.volcano-scheduler.conf.kubeletConfig",
+        "data.volcano-scheduler.conf.tiers.1.plugins.1.enableMagic",
+    ], [d.message for d in changes]
+    assert all(d.span.file.endswith("fleet.yaml") for d in changes)
+
+
+def test_a_scheduler_config_under_another_name_is_reported_not_adopted(tmp_path: Path) -> None:
+    text = CLUSTER.read_text().replace(
+        "name: volcano-scheduler-configmap, namespace: volcano-system",
+        "name: vc-scheduler-configmap, namespace: volcano",
+    )
+    read = sources.Read()
+    sources.from_text("cluster.yaml", text, read)
+    result = import_objects(read, tmp_path / "p", cluster="lab")
+    (found,) = [d for d in result.diagnostics if "vc-scheduler-configmap" in d.message]
+    assert found.rule == "import-object-not-adopted"
+    assert _fleet_volcano(result.files) is None

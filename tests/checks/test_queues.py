@@ -54,6 +54,15 @@ def test_own_namespaces_pass(policy):
     [
         ("{queuePlugin: proportion}", "queuePlugin: ^proportion"),
         ("{extraPlugins: [binpack, proportion]}", "[binpack, ^proportion]"),
+        # Explicit tiers (kept by import) say the plugins themselves: nothing beside them.
+        (
+            "{hierarchy: false, tiers: [{plugins: [{name: capacity}]}]}",
+            "{hierarchy: ^false",
+        ),
+        (
+            "{tiers: [{plugins: [{name: capacity}, {name: proportion}]}]}",
+            "{tiers: ^[{plugins",
+        ),
     ],
 )
 def test_volcano_plugin_conflict(policy, volcano, marked):
@@ -66,6 +75,8 @@ def test_volcano_plugin_conflict(policy, volcano, marked):
     [
         "  volcano: {queuePlugin: proportion, hierarchy: false}\n",
         "  volcano: {extraPlugins: [binpack]}\n",
+        "  volcano: {tiers: [{plugins: [{name: proportion}, {name: binpack}]}]}\n",
+        "  volcano: {tiers: [{plugins: [{name: capacity, enableHierarchy: true}]}]}\n",
     ],
 )
 def test_volcano_plugins_pass(policy, fleet):

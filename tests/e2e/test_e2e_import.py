@@ -3,8 +3,9 @@ hetgitops labels) is created; `hetgitops import` reads it live (GETs only, one p
 the imported policy's render, server-side dry-run applied as field manager hetgitops, changes
 no imported object's spec. Three clusters: A100/H100 Kueue (cohort, borrowing limits, a
 tainted flavor, Topology), Volcano (nodegroups, a parent queue, weights, reclaimable,
-guarantee), GPU Operator (MIG in a custom and the operator's naming, time-slicing, slice and
-replica quota)."""
+guarantee, a hand-written scheduler ConfigMap, and the same cluster with Volcano's own Helm
+default scheduler config from its pinned module), GPU Operator (MIG in a custom and the
+operator's naming, time-slicing, slice and replica quota)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ CLUSTER = ADOPT / "cluster_a100.yaml"
 # Each hand-written cluster and how many of its objects the render must leave unchanged.
 CLUSTERS = {
     "cluster_a100.yaml": 10,  # 2 flavors, 2 queues, 2 local queues, cohort, topology, 2 classes
-    "cluster_volcano.yaml": 2,  # the two leaf queues
+    "cluster_volcano.yaml": 3,  # the two leaf queues, the scheduler ConfigMap
+    # The same, its scheduler config replaced by Volcano's Helm default (upstream configs/).
+    "cluster_volcano.yaml:volcano-scheduler.yaml": 3,
     "cluster_gpu_operator.yaml": 7,  # 3 flavors, queue, local queue, the MIG and sharing maps
 }
 
@@ -46,7 +49,15 @@ def hand_written(
     control_plane: ControlPlane, request: pytest.FixtureRequest
 ) -> Iterator[list[dict[str, Any]]]:
     reset(control_plane)
-    objects = _objects(ADOPT / request.param)
+    cluster, _, config = str(request.param).partition(":")
+    objects = _objects(ADOPT / cluster)
+    if config:
+        import upstream
+
+        conf = (upstream.for_test() / "volcano" / "configs" / config).read_text()
+        for obj in objects:
+            if obj["kind"] == "ConfigMap" and "volcano-scheduler.conf" in obj["data"]:
+                obj["data"]["volcano-scheduler.conf"] = conf
     names = {"vision", "nlp"} | {
         o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")
     }
@@ -90,7 +101,7 @@ def test_import_reads_live_and_its_render_dry_runs_with_no_change(
     # Only the Volcano cluster has warnings: its parent queue stays Volcano's, its two teams
     # get namespaces, its nodes' nodegroup labels are not the nodes target's.
     warned = {"import-kind-not-imported", "import-team-without-namespace", "targets-incomplete"}
-    if request.node.callspec.params["hand_written"] == "cluster_volcano.yaml":
+    if request.node.callspec.params["hand_written"].startswith("cluster_volcano.yaml"):
         assert sorted(f.split(":")[0] for f in found) == sorted(
             [*warned, "import-team-without-namespace"]
         ), found
@@ -117,7 +128,8 @@ def test_import_reads_live_and_its_render_dry_runs_with_no_change(
             fields = roundtrip.COMPARED[obj["kind"]]
             if obj["kind"] == "ConfigMap":
                 # Each key holds a YAML document: the render writes it in its own layout, the
-                # mig-manager and device plugin read what it says (the round trip's view).
+                # mig-manager, device plugin and Volcano scheduler read what it says (the
+                # round trip's view).
                 after, here_obj = _parsed(after), _parsed(here.obj)
                 assert after == here_obj, meta["name"]
                 compared += 1
@@ -149,7 +161,9 @@ def _volcano(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parsed(obj: dict[str, Any]) -> dict[str, Any]:
-    return {k: yaml.safe_load(v) for k, v in (obj.get("data") or {}).items()}
+    """The data's documents as the round trip reads them (Volcano's actions trimmed, as the
+    scheduler splits them)."""
+    return roundtrip._parsed(obj)["data"]
 
 
 QUANTITY_KEYS = {"nominalQuota", "borrowingLimit", "lendingLimit"}

@@ -1,13 +1,15 @@
 """Upstream test data: the real CRDs and examples of Kueue, Volcano, NFD, the GPU Operator,
 JobSet, LeaderWorkerSet and the training operator, taken from their pinned Go modules.
 
-`folder()` is `<cache>/upstream/<hash>/`, laid out as `<project>/crds/*.yaml` and
-`<project>/examples/*` (the layout of ../shared/upstream, which is no longer read; see
-tests/test_upstream_sources.py for the optional cross-check). It is assembled once per pin set:
-`go mod download -json MODULE@VERSION` puts each module in the Go module cache (GOMODCACHE,
-outside the repository) and names its folder, the download's hash is compared with the pinned
-go.sum hash, and the listed files are copied out with a SOURCES.json of their provenance.
-Nothing of it is ever copied into this repository. Pins: tests/upstream/sources.py.
+`folder()` is `<cache>/upstream/<hash>/`, laid out as `<project>/crds/*.yaml`,
+`<project>/examples/*` and `<project>/configs/*` (configuration files, not Kubernetes
+objects: a scheduler ConfigMap's data, Kueue's manager Configuration); the layout of
+../shared/upstream, which is no longer read (see tests/test_upstream_sources.py for the
+optional cross-check). It is assembled once per pin set: `go mod download -json
+MODULE@VERSION` puts each module in the Go module cache (GOMODCACHE, outside the repository)
+and names its folder, the download's hash is compared with the pinned go.sum hash, and the
+listed files are copied out with a SOURCES.json of their provenance. Nothing of it is ever
+copied into this repository. Pins: tests/upstream/sources.py.
 """
 
 from __future__ import annotations
@@ -116,6 +118,7 @@ def _assemble(wanted: tuple[Source, ...], out: Path) -> None:
         root = module_dirs[source.pin]
         copies = [(path, "crds", Path(path).name) for path in source.crds]
         copies += [(path, "examples", name) for path, name in source.examples.items()]
+        copies += [(path, "configs", name) for path, name in source.configs.items()]
         for relative, kind, name in copies:
             origin = root / relative
             if not origin.is_file():

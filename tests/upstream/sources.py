@@ -34,12 +34,14 @@ class Pin:
 
 @dataclass(frozen=True)
 class Source:
-    """Files of one pinned module copied into `<project>/crds/` and `<project>/examples/`."""
+    """Files of one pinned module copied into `<project>/crds/`, `examples/` and `configs/`."""
 
     project: str  # top folder of the assembled tree, as in ../shared/upstream
     pin: Pin
     crds: tuple[str, ...]  # module-relative paths; the file keeps its upstream name
     examples: dict[str, str] = field(default_factory=dict)  # module-relative path -> file name
+    # Configuration files (not Kubernetes objects: a ConfigMap's data) -> `<project>/configs/`.
+    configs: dict[str, str] = field(default_factory=dict)
 
 
 class PinError(RuntimeError):
@@ -78,6 +80,7 @@ GPU_OPERATOR = Pin(
 _KUEUE_CRDS = "config/components/crd/bases/kueue.x-k8s.io_"
 _VOLCANO_CRDS = "config/crd/volcano/bases/"
 _KUEUEVIZ = "cmd/kueueviz/examples/"
+_VOLCANO_CONF = "installer/helm/chart/volcano/config/"
 
 
 def sources() -> tuple[Source, ...]:
@@ -110,6 +113,13 @@ def sources() -> tuple[Source, ...]:
                     "07-workload-priority-classes",
                 )
             },
+            # The manager's Configuration as Kueue's own kustomize base ships it
+            # (kueue-manager-config's controller_manager_config.yaml).
+            configs={
+                "config/components/manager/controller_manager_config.yaml": (
+                    "controller_manager_config.yaml"
+                )
+            },
         ),
         Source(
             "volcano",
@@ -127,6 +137,12 @@ def sources() -> tuple[Source, ...]:
                 "example/job.yaml": "example__job.yaml",
                 "example/deployment/queue.yaml": "example__deployment__queue.yaml",
                 "example/hierarchical-jobs/queues.yaml": "example__hierarchical-jobs__queues.yaml",
+            },
+            # The scheduler configs the Helm chart ships as volcano-scheduler-configmap's
+            # volcano-scheduler.conf: the default one and the CI one.
+            configs={
+                f"{_VOLCANO_CONF}volcano-scheduler.conf": "volcano-scheduler.yaml",
+                f"{_VOLCANO_CONF}volcano-scheduler-ci.conf": "volcano-scheduler-ci.yaml",
             },
         ),
         Source(
