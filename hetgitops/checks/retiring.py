@@ -1,4 +1,5 @@
-"""Check stage, retiring family: a pool carried through a ResourceFlavor rename.
+"""Check stage, retiring family: a pool carried through a ResourceFlavor rename, and the Fleet
+through a Topology change (`spec.topology.retiring`, which its retiring flavors name).
 
 `spec.kueue.retiringFlavor` quotes the live flavor a rename replaces (compilers/kueue_flavors.py).
 The render cannot read the cluster, so these rules check what the policy alone can: that the
@@ -125,30 +126,152 @@ def retiring_not_live(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]
 @rule("kueue-retiring-flavor-topology")
 def retiring_topology(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     """The retiring flavor names a Topology the render no longer writes (the topology itself
-    changed): once the old Topology is pruned Kueue deactivates every ClusterQueue that lists
-    the flavor (TopologyNotFound), which stops all of their admissions.
+    changed) and the Fleet does not keep it as `spec.topology.retiring`: once the old Topology
+    is pruned Kueue deactivates every ClusterQueue that lists the flavor (TopologyNotFound),
+    which stops all of their admissions.
 
     Fails: `retiringFlavor: {topologyName: fleet-topology-6d6042ad}` after the Fleet's
-    topology levels changed.
-    Passes: a rename that keeps the Topology (a pool's labels or taints changed).
-    Fix: change the topology while the pools are idle, or drain each pool's ClusterQueues
-    first (stopPolicy: HoldAndDrain); keeping an old Topology alive is not supported.
+    topology levels changed, without `topology: {retiring: {name: fleet-topology-6d6042ad}}`.
+    Passes: a rename that keeps the Topology (a pool's labels or taints changed), or the old
+    Topology kept as the Fleet's `spec.topology.retiring`.
+    Fix: add the Fleet's `spec.topology.retiring` entry `hetgitops diff` prints (the old
+    Topology's name and nodeLabels as live) in the same change; remove it only with the last
+    retiring flavor that names it.
     """
     if policy.fleet is None:
         return
     current = topology_name(policy, policy.fleet) if policy.fleet.topology_name else None
+    kept = policy.fleet.retiring_topology
     for _, retiring in _retiring(policy):
         named = retiring.spec.get("topologyName")
-        if named is not None and named != current:
-            yield error_at(
-                "kueue-retiring-flavor-topology",
-                f"retiring flavor '{retiring.name}' names Topology '{named}', which the render "
-                f"no longer writes ({f'it writes {current!r}' if current else 'it writes none'}): "
-                "Kueue deactivates every ClusterQueue listing the flavor once it is gone",
-                retiring.origin,
-                "topologyName",
-                hint="change the topology while the pools are idle, or drain their queues first",
-            )
+        if named is None or named == current or (kept is not None and named == kept.name):
+            continue
+        yield error_at(
+            "kueue-retiring-flavor-topology",
+            f"retiring flavor '{retiring.name}' names Topology '{named}', which the render "
+            f"no longer writes ({f'it writes {current!r}' if current else 'it writes none'}): "
+            "Kueue deactivates every ClusterQueue listing the flavor once it is gone",
+            retiring.origin,
+            "topologyName",
+            hint=f"keep the old Topology in the same change: Fleet spec.topology.retiring: "
+            f"{{name: {named}, nodeLabels: [its level labels as live]}} (the entry `hetgitops "
+            "diff` prints); remove it only with the last retiring flavor naming it",
+        )
+
+
+@rule("kueue-topology-retiring", Severity.WARNING)
+def topology_retiring(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """The Fleet keeps its previous Topology (`spec.topology.retiring`) for retiring flavors
+    whose work still runs. Reported for as long as the entry stays.
+
+    Fails: `topology: {retiring: {name: fleet-topology-6d6042ad, ...}}` left in place.
+    Passes: no `retiring` (removed with the last retiring flavor that named it).
+    Fix: once `hetgitops diff --kubeconfig` shows nothing admitted on any retiring flavor
+    naming it, remove those `retiringFlavor` entries and `spec.topology.retiring` in one change.
+    """
+    fleet = policy.fleet
+    if fleet is None or fleet.retiring_topology is None:
+        return
+    retiring = fleet.retiring_topology
+    users = sorted(
+        r.name for _, r in _retiring(policy) if r.spec.get("topologyName") == retiring.name
+    )
+    if not users:
+        return  # kueue-retiring-topology-unused's case
+    yield warning_at(
+        "kueue-topology-retiring",
+        f"Topology '{retiring.name}' is kept for {len(users)} retiring flavor(s) "
+        f"({', '.join(users[:4])}{', ...' if len(users) > 4 else ''}): Kueue keeps their "
+        "running work counted and admits nothing new on them",
+        retiring.origin,
+        "name",
+        hint="once `hetgitops diff --kubeconfig` shows nothing admitted on those flavors, remove "
+        "their retiringFlavor entries and spec.topology.retiring in one change",
+    )
+
+
+@rule("kueue-retiring-topology-unused", Severity.WARNING)
+def retiring_topology_unused(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """The Fleet keeps a retiring Topology that no retiring flavor names: nothing needs it.
+
+    Fails: `topology: {retiring: {...}}` after every `retiringFlavor` was removed.
+    Passes: a pool's `retiringFlavor.topologyName` names it.
+    Fix: remove `spec.topology.retiring` (Kueue lets the Topology go once no flavor names it).
+    """
+    fleet = policy.fleet
+    if fleet is None or fleet.retiring_topology is None:
+        return
+    retiring = fleet.retiring_topology
+    if retiring.name == (topology_name(policy, fleet) if fleet.topology_name else None):
+        return  # kueue-retiring-topology-current's case
+    if any(r.spec.get("topologyName") == retiring.name for _, r in _retiring(policy)):
+        return
+    yield warning_at(
+        "kueue-retiring-topology-unused",
+        f"retiring Topology '{retiring.name}' is named by no retiring flavor",
+        retiring.origin,
+        "name",
+        hint="remove spec.topology.retiring",
+    )
+
+
+@rule("kueue-retiring-topology-current")
+def retiring_topology_current(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """The retiring Topology is the one the render writes now: the levels did not change, or
+    the entry quotes the new Topology instead of the old one.
+
+    Fails: `topology: {levels: [zone, rack, hostname], retiring: {name: <that Topology>}}`.
+    Passes: `retiring` quotes the Topology the levels change replaces.
+    Fix: quote the live Topology the change replaces (the entry `hetgitops diff` prints), or
+    remove `spec.topology.retiring`.
+    """
+    fleet = policy.fleet
+    if fleet is None or fleet.retiring_topology is None or not fleet.topology_name:
+        return
+    retiring = fleet.retiring_topology
+    if retiring.name != topology_name(policy, fleet):
+        return
+    yield error_at(
+        "kueue-retiring-topology-current",
+        f"retiring Topology '{retiring.name}' is the Fleet's current Topology: nothing was "
+        "replaced",
+        retiring.origin,
+        "name",
+        hint="quote the Topology the levels change replaces, or remove spec.topology.retiring",
+    )
+
+
+@rule("kueue-retiring-topology-not-live")
+def retiring_topology_not_live(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A retiring Topology named `<name>-<digest>` quotes node labels that digest was not made
+    of: the render would write a Topology whose levels differ from the live one, and Kueue makes
+    `levels` immutable, so the sync fails.
+
+    Fails: `retiring: {name: fleet-topology-6d6042ad, nodeLabels: [topology.kubernetes.io/zone]}`
+    when that Topology has three levels.
+    Passes: the entry `hetgitops diff` prints, unedited.
+    Fix: paste the entry `hetgitops diff` prints for the change, unedited.
+    """
+    fleet = policy.fleet
+    if fleet is None or fleet.retiring_topology is None:
+        return
+    retiring = fleet.retiring_topology
+    base = fleet.topology_name or ""
+    digest = retiring.name.removeprefix(f"{base}-")
+    if not base or digest == retiring.name or len(digest) != 8:
+        return  # not a name hetgitops derived: nothing to check it against
+    made = identity(base, {"levels": list(retiring.node_labels)}, ("levels",))
+    if made == retiring.name:
+        return
+    yield error_at(
+        "kueue-retiring-topology-not-live",
+        f"retiring Topology '{retiring.name}' quotes node labels "
+        f"{list(retiring.node_labels)}, which make '{made}': the quoted levels are not the "
+        "live Topology's",
+        retiring.origin,
+        "nodeLabels",
+        hint="paste the entry `hetgitops diff` prints for the change, unedited",
+    )
 
 
 @rule("kueue-retiring-hold-unknown")

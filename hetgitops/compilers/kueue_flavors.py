@@ -27,7 +27,15 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from hetgitops.compilers.labels import domain, flavor_node_labels, topology_label
-from hetgitops.model.policy import Fleet, Policy, Pool, PriorityTier, RetiringFlavor, Taint
+from hetgitops.model.policy import (
+    Fleet,
+    Policy,
+    Pool,
+    PriorityTier,
+    RetiringFlavor,
+    RetiringTopology,
+    Taint,
+)
 from hetgitops.output.manifests import Manifest, metadata
 
 TARGET = "kueue"
@@ -144,6 +152,21 @@ def topology(policy: Policy, fleet: Fleet) -> dict[str, Any]:
     }
 
 
+def retiring_topology(fleet: Fleet, retiring: RetiringTopology) -> dict[str, Any]:
+    """The previous Topology as live: a Topology change transition keeps it while flavors that
+    name it retire. Kueue holds a Topology with its resource-in-use finalizer while a TAS
+    flavor names it (v0.19.2 pkg/controller/tas/topology_controller.go:108-124), and a
+    ClusterQueue listing a TAS flavor whose Topology is gone is inactive
+    (pkg/cache/scheduler/clusterqueue.go:351-357): without it the retiring flavors would stop
+    every queue that lists them."""
+    return {
+        "apiVersion": fleet.kueue_api_version,
+        "kind": "Topology",
+        "metadata": metadata(fleet, retiring.name),
+        "spec": {"levels": [{"nodeLabel": label} for label in retiring.node_labels]},
+    }
+
+
 def workload_priority_class(fleet: Fleet, tier: PriorityTier) -> dict[str, Any]:
     """WorkloadPriorityClass has no spec: `value` and `description` sit at the top level."""
     obj: dict[str, Any] = {
@@ -166,5 +189,9 @@ def flavor_manifests(policy: Policy, fleet: Fleet) -> Iterator[Manifest]:
             yield Manifest(TARGET, obj, retiring.origin.span)
     if fleet.topology_name:
         yield Manifest(TARGET, topology(policy, fleet), fleet.origin.at("spec", "topology"))
+    retiring_topo = fleet.retiring_topology
+    if retiring_topo is not None and retiring_topo.name != topology_name(policy, fleet):
+        obj = retiring_topology(fleet, retiring_topo)
+        yield Manifest(TARGET, obj, retiring_topo.origin.span)
     for tier in policy.tiers.values():
         yield Manifest(TARGET, workload_priority_class(fleet, tier), tier.origin.span)

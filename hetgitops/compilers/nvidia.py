@@ -115,18 +115,19 @@ def sharing_config_name(pool: Pool) -> str | None:
     """Device-plugin config key for a shared pool; every setting is spelled in the name, so
     a changed setting is a new key and a label flip (the operator does not watch the
     ConfigMap, so an in-place edit would wait for a DaemonSet restart). An adopted cluster's
-    own key (`configName`) is kept as it is."""
+    own key (`configName`) is kept as it is. During a staged reduction (`retiringReplicas`)
+    the key, and so the device plugin, stay at the old count."""
     if pool.sharing_config_name and (pool.time_slicing_replicas or pool.mps_replicas):
         return pool.sharing_config_name
     if pool.time_slicing_replicas:
-        name = f"time-slicing-{pool.time_slicing_replicas}"
+        name = f"time-slicing-{pool.advertised_replicas}"
         if pool.rename_by_default:
             name += "-renamed"
         if pool.fail_requests_greater_than_one:
             name += "-strict"
         return name
     if pool.mps_replicas:
-        return f"mps-{pool.mps_replicas}"
+        return f"mps-{pool.advertised_replicas}"
     return None
 
 
@@ -140,10 +141,11 @@ def default_sharing_config(policy: Policy) -> dict[str, Any]:
 
 def sharing_config(policy: Policy, pool: Pool, card: CardType) -> dict[str, Any] | None:
     """The device-plugin config file for a time-sliced or MPS pool (time-slicing first,
-    as `Pool.shared_replicas` counts it)."""
+    as `Pool.shared_replicas` counts it), with the replicas the plugin advertises (the old
+    count while `retiringReplicas` stages a reduction)."""
     config = default_sharing_config(policy)
     if pool.time_slicing_replicas:
-        resources = [{"name": card.resource_name, "replicas": pool.time_slicing_replicas}]
+        resources = [{"name": card.resource_name, "replicas": pool.advertised_replicas}]
         config["sharing"] = {
             "timeSlicing": {
                 "renameByDefault": pool.rename_by_default,
@@ -152,7 +154,7 @@ def sharing_config(policy: Policy, pool: Pool, card: CardType) -> dict[str, Any]
             }
         }
     elif pool.mps_replicas:
-        resources = [{"name": card.resource_name, "replicas": pool.mps_replicas}]
+        resources = [{"name": card.resource_name, "replicas": pool.advertised_replicas}]
         config["sharing"] = {"mps": {"renameByDefault": False, "resources": resources}}
     else:
         return None

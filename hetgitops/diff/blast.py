@@ -255,6 +255,8 @@ NOUNS = {
     "node-removed": "running outside the pool's accounting:",
     "node-moved": "running on the moving nodes, double-booked:",
     "sharing-reduced": "sharing the GPUs now:",
+    "sharing-staged": "sharing the GPUs now:",
+    "sharing-retired": "sharing the GPUs now:",
 }
 
 
@@ -312,13 +314,49 @@ def _usage_text(hazard: Hazard, work: LiveWork) -> str:
     return f"; admitted usage (holds: {_holds_text(usage)})"
 
 
+def in_use(work: LiveWork, nodes: set[str], resource: str) -> Decimal:
+    """What the unfinished pods bound to `nodes` request of `resource` (for a time-sliced GPU:
+    the replicas in use, which is what the device plugin's devices must cover)."""
+    total = Decimal(0)
+    for pod in work.pods:
+        spec = pod.get("spec") or {}
+        if _pod_done(pod) or spec.get("nodeName") not in nodes:
+            continue
+        for container in spec.get("containers") or []:
+            requests = (container.get("resources") or {}).get("requests") or {}
+            limits = (container.get("resources") or {}).get("limits") or {}
+            try:
+                total += quantities.value_of(requests.get(resource, limits.get(resource, 0)))
+            except quantities.QuantityError:
+                continue
+    return total
+
+
+def _capacity_text(hazard: Hazard, work: LiveWork) -> str:
+    """A sharing reduction: the replicas in use on the nodes against what they hold after."""
+    scope = dict(hazard.scope)
+    resource, _, units = scope["capacity"].partition("|")
+    used = in_use(work, set(scope.get("nodes", "").split(",")), resource)
+    held = Decimal(units)
+    shown = f"; {quantities.canonical(used)} {resource} in use on those nodes, {units} after"
+    if used <= held:
+        return shown + ": safe now"
+    over = quantities.canonical(used - held)
+    if hazard.rule == "sharing-staged":
+        return shown + f": {over} above it stay counted and running, new work waits"
+    return (
+        shown + f": NOT safe yet, {over} {resource} above the new capacity would overbook the nodes"
+    )
+
+
 def annotate(hazards: Sequence[Hazard], work: LiveWork) -> list[Hazard]:
     """`hazards` with `live` set wherever the hazard has a scope to count in."""
     return [
         replace(
             h,
             live=radius(h, work).text(NOUNS.get(h.rule, "reached:"))
-            + (_usage_text(h, work) if h.rule in USAGE_RULES else ""),
+            + (_usage_text(h, work) if h.rule in USAGE_RULES else "")
+            + (_capacity_text(h, work) if "capacity" in dict(h.scope) else ""),
         )
         if h.scope
         else h

@@ -17,6 +17,7 @@ from hetgitops.diff.gitsource import Side
 from hetgitops.diff.hazards import Hazard, hazards
 from hetgitops.diff.impact import Impact, cluster_sides, impact
 from hetgitops.diff.objects import ObjectChange, ignored, object_changes
+from hetgitops.diff.sharing import staged
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 
@@ -197,7 +198,8 @@ def compare(
     )
     if result.invalid:
         return result  # an empty side would read as "everything removed"
-    result.drains, result.hazards = _day2(old, new)
+    result.drains, found = _day2(old, new)
+    result.hazards = staged(old.model, new.model, found)
     changes = object_changes(old.result.manifests, new.result.manifests)
     result.objects = [c for c in changes if not ignored(c, ignore)]
     return result

@@ -63,6 +63,11 @@ HAZARD_RULES = (
     "kueue-resource-uncovered",
     "node-removed",
     "sharing-reduced",
+    "sharing-staged",
+    "kueue-topology-renamed",
+    "kueue-topology-transition",
+    "kueue-topology-retired",
+    "sharing-retired",
     "kueue-flavor-transition",
     "kueue-flavor-retired",
     "node-moved",
@@ -136,7 +141,31 @@ register_rules(
         "sharing-reduced": "A pool's time-slicing or MPS replicas per GPU go down: the device "
         "plugin advertises fewer replicas while the pods already sharing each GPU keep running, "
         "so the nodes are over-allocated until they finish and new pods wait.\n"
-        "Fix: drain the nodes (or wait for the shared pods to finish) before the sync.",
+        "Fix: reduce in two steps: first `retiringReplicas` (the old count) next to the new "
+        "`replicas` and lowered quotas, then remove it once `diff --kubeconfig` says 'safe now'; "
+        "or drain the nodes before the sync.",
+        "kueue-topology-renamed": "A Topology the flavors name is replaced (levels changed): "
+        "every topology-bound flavor is renamed and, once the old ones are pruned, Kueue "
+        "forgets the work admitted on them and admits the new flavors' quota on the same nodes.\n"
+        "Fix: step 1, keep the old Topology (Fleet spec.topology.retiring, the snippet) and "
+        "each pool's old flavor (spec.kueue.retiringFlavor); step 2, remove them once nothing "
+        "is admitted on the retiring flavors.",
+        "kueue-topology-transition": "Step 1 of a Topology change: the old Topology stays for "
+        "the retiring flavors that name it, so their ClusterQueues stay active.\n"
+        "Fix: none needed; remove it with the last retiring flavor, once drained.",
+        "kueue-topology-retired": "Step 2 of a Topology change: the retiring Topology goes with "
+        "its retiring flavors; work still admitted on them stops being counted.\n"
+        "Fix: merge only when every kueue-flavor-retired hazard says 'safe to remove now'.",
+        "sharing-staged": "Step 1 of a staged sharing reduction (`retiringReplicas`): the device "
+        "plugin keeps the old replicas per GPU while Kueue's quotas fit the new count; nothing "
+        "is evicted and new work waits until what runs fits.\n"
+        "Fix: none needed; remove `retiringReplicas` in its own change once `diff --kubeconfig` "
+        "on that change says 'safe now'.",
+        "sharing-retired": "Step 2 of a staged sharing reduction (`retiringReplicas` removed): the "
+        "device plugin drops to the new replicas per GPU; replicas still in use above what the "
+        "nodes then hold overbook them until they finish.\n"
+        "Fix: merge only when `diff --kubeconfig` says 'safe now'; until then keep "
+        "`retiringReplicas`.",
         "node-moved": "Nodes move from one pool to another (a pool split or a node entry moved): "
         "nfd-master relabels them, so the new pool's flavor admits its quota there while the "
         "pods admitted on the old pool's flavor keep running on them (double booking until they "
@@ -508,6 +537,7 @@ def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
     # Found once, not once per flavor (each pass walks every manifest of the render).
     new_by_pool = {_flavor_pool(m): name for name, m in new.items() if name not in retiring_after}
     old_nodes, new_nodes = pool_nodes(before), pool_nodes(after)
+    topologies_after = set(_by_kind(after, "Topology"))
     for name in sorted(set(old) - set(new) - retiring_before):
         pool = _flavor_pool(old[name])
         successor = new_by_pool.get(pool)
@@ -537,15 +567,20 @@ def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
             f"stopPolicy: HoldAndDrain and wait for their admitted count on {name} to reach "
             "0), or sync when the pool is idle"
         )
+        old_topology = _spec(old[name]).get("topologyName")
+        keep_topology = (
+            ""
+            if same_topology or old_topology in topologies_after
+            else f", together with the Fleet's spec.topology.retiring entry of "
+            f"kueue-topology-renamed (Topology {old_topology}, which {name} names: without it "
+            "Kueue deactivates the ClusterQueues listing the flavor)"
+        )
         action = (
             f"add the spec.kueue.retiringFlavor entry below to Pool {pool} in the same change "
-            f"(kueue: retiringFlavor: name: {name} and its spec as live), so it stays, admits "
-            "nothing new and keeps its work counted while the new flavor's quota is cut by "
-            f"what it holds (remove it once nothing is admitted on {name}); or, before the "
-            f"sync, {drain}"
-            if same_topology
-            else f"the Topology changes too, so {name} cannot be kept (its ClusterQueues would "
-            f"go inactive): before the sync, {drain}"
+            f"(kueue: retiringFlavor: name: {name} and its spec as live){keep_topology}, so it "
+            "stays, admits nothing new and keeps its work counted while the new flavor's quota "
+            f"is cut by what it holds (remove it once nothing is admitted on {name}); or, "
+            f"before the sync, {drain}"
         )
         yield Hazard(
             "kueue-flavor-renamed",
@@ -557,7 +592,7 @@ def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
             action,
             new[successor].origin,
             scope=(("flavor", name),),
-            snippet=retiring_snippet(old[name]) if same_topology else "",
+            snippet=retiring_snippet(old[name]),
         )
 
 
@@ -614,6 +649,84 @@ def flavor_retired(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
             old[name].origin,
             scope=(("flavor", name),),
         )
+
+
+def _topology_users(manifests: Sequence[Manifest]) -> dict[str, tuple[set[str], set[str]]]:
+    """Topology -> (current flavors, retiring flavors) that name it."""
+    retiring = _retiring(manifests)
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    for name, m in _by_kind(manifests, "ResourceFlavor").items():
+        topology = _spec(m).get("topologyName")
+        if topology:
+            current, kept = found.setdefault(str(topology), (set(), set()))
+            (kept if name in retiring else current).add(name)
+    return found
+
+
+def topology_snippet(topology: Manifest) -> str:
+    """The Fleet's `spec.topology.retiring` entry for `topology`, as the base render wrote it."""
+    labels = [str(level.get("nodeLabel")) for level in _spec(topology).get("levels") or []]
+    entry = {"name": topology.name, "nodeLabels": labels}
+    return str(yaml.safe_dump({"topology": {"retiring": entry}}, sort_keys=False))
+
+
+def _listed_names(names: set[str]) -> str:
+    shown = sorted(names)
+    return ", ".join(shown[:4]) + (f" and {len(shown) - 4} more" if len(shown) > 4 else "")
+
+
+def topology_steps(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """A Topology change, by step. Kueue holds a Topology with its resource-in-use finalizer
+    while a TAS flavor names it (v0.19.2 pkg/controller/tas/topology_controller.go:108-124),
+    a flavor while a ClusterQueue lists it (pkg/controller/core/resourceflavor_controller.go:
+    106-120); once both are gone its TAS usage is dropped (pkg/cache/scheduler/cache.go:
+    315-323) and a ClusterQueue listing a TAS flavor whose Topology is missing is inactive
+    (clusterqueue.go:351-357). So the old Topology must stay as long as retiring flavors
+    name it (the Fleet's `spec.topology.retiring`)."""
+    old, new = _by_kind(before, "Topology"), _by_kind(after, "Topology")
+    users_before, users_after = _topology_users(before), _topology_users(after)
+    for name in sorted(old):
+        current_before, kept_before = users_before.get(name, (set(), set()))
+        current_after, kept_after = users_after.get(name, (set(), set()))
+        if name not in new and current_before:
+            yield Hazard(
+                "kueue-topology-renamed",
+                f"Topology {name}",
+                f"is replaced ({', '.join(sorted(set(new) - set(old))) or 'by none'}) while "
+                f"{len(current_before)} flavor(s) name it ({_listed_names(current_before)}): "
+                "those flavors are renamed, and once they and the Topology are pruned Kueue "
+                "forgets the work admitted on them and admits the new flavors' full quota on "
+                "the same nodes",
+                "add the Fleet's spec.topology.retiring entry below and each renamed pool's "
+                "spec.kueue.retiringFlavor entry (kueue-flavor-renamed) in the same change "
+                "(step 1: the old Topology and flavors stay, admit nothing new, keep their work "
+                "counted); remove them together in a later change once `hetgitops diff "
+                "--kubeconfig` shows nothing admitted on the retiring flavors (step 2)",
+                old[name].origin,
+                snippet=topology_snippet(old[name]),
+            )
+        elif name in new and current_before and not current_after and kept_after:
+            yield Hazard(
+                "kueue-topology-transition",
+                f"Topology {name}",
+                f"is kept as the Fleet's retiring Topology for {len(kept_after)} retiring "
+                f"flavor(s) ({_listed_names(kept_after)}): step 1 of a Topology change; their "
+                "ClusterQueues stay active and their running work stays counted",
+                "remove spec.topology.retiring with the last retiring flavor naming it, once "
+                "`hetgitops diff --kubeconfig` shows nothing admitted on those flavors",
+                new[name].origin,
+            )
+        elif name not in new and kept_before and not current_before:
+            yield Hazard(
+                "kueue-topology-retired",
+                f"Topology {name}",
+                f"ends the Topology change (step 2): it goes with the retiring flavor(s) "
+                f"{_listed_names(kept_before - set(_by_kind(after, 'ResourceFlavor')))} that "
+                "named it; whatever is still admitted on them stops being counted",
+                "merge only when `hetgitops diff --kubeconfig` says 'safe to remove now' on "
+                "every kueue-flavor-retired hazard of this change",
+                old[name].origin,
+            )
 
 
 def _nfd_taints(manifests: Sequence[Manifest]) -> dict[str, tuple[set[str], list[str], Manifest]]:
@@ -907,6 +1020,7 @@ def hazards(
         *flavor_renamed(before, after),
         *flavor_transition(before, after),
         *flavor_retired(before, after),
+        *topology_steps(before, after),
         *taint_evicts(before, after),
         *localqueue_removed(before, after),
         *clusterqueue_removed(before, after),

@@ -302,7 +302,7 @@ def node_resources(policy: Policy, pool: Pool, card: CardType, node: Node) -> di
     strategy = mig_strategy(policy.fleet)
     layout = covered_gpus(pool, node.cards) if pool.mig and strategy != "none" else {}
     total: Counter[str] = Counter()
-    total[main_resource(pool, card)] += (node.cards - len(layout)) * pool.shared_replicas
+    total[main_resource(pool, card)] += (node.cards - len(layout)) * pool.advertised_replicas
     for profiles in layout.values():
         for profile, count in profiles.items():
             name = card.resource_name if strategy == "single" else mig.resource_name(profile)

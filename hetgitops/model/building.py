@@ -35,6 +35,7 @@ from hetgitops.model.policy import (
     PriorityTier,
     Quota,
     RetiringFlavor,
+    RetiringTopology,
     Taint,
     Team,
     WorkloadProfile,
@@ -164,6 +165,17 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
         volcano_configurations=tuple(volcano.get("configurations", ())),
         volcano_metrics=dict(volcano.get("metrics", {})),
         volcano_settings=frozenset(volcano),
+        retiring_topology=_retiring_topology((topology or {}).get("retiring"), origin),
+    )
+
+
+def _retiring_topology(value: dict[str, Any] | None, origin: Origin) -> RetiringTopology | None:
+    if value is None:
+        return None
+    return RetiringTopology(
+        name=value["name"],
+        node_labels=tuple(value["nodeLabels"]),
+        origin=origin.child("spec", "topology", "retiring"),
     )
 
 
@@ -309,6 +321,9 @@ def _pool(doc: Document, spec: dict[str, Any], origin: Origin, problems: list[Di
         mig_config_name=spec.get("mig", {}).get("configName"),
         sharing_config_name=sharing.get("configName") or spec.get("mps", {}).get("configName"),
         retiring_flavor=_retiring_flavor(spec.get("kueue", {}).get("retiringFlavor"), origin),
+        retiring_replicas=sharing.get("retiringReplicas")
+        if sharing.get("replicas")
+        else spec.get("mps", {}).get("retiringReplicas"),
     )
 
 

@@ -142,6 +142,9 @@ class Fleet:
     volcano_configurations: tuple[Mapping[str, Any], ...] = ()
     volcano_metrics: Mapping[str, str] = field(default_factory=dict)
     volcano_settings: frozenset[str] = frozenset()
+    # `spec.topology.retiring`: the previous Topology, kept while the flavors that name it
+    # (pools' `retiringFlavor`) drain (docs/day2.md "Topology change transition").
+    retiring_topology: RetiringTopology | None = None
 
     @property
     def kueue_api_version(self) -> str:
@@ -231,6 +234,16 @@ class MigDevice:
 
 
 @dataclass(frozen=True)
+class RetiringTopology:
+    """`Fleet.spec.topology.retiring`: the live Topology a levels change replaces, rendered
+    again (name and level node labels exactly as live) so retiring flavors can still name it."""
+
+    name: str
+    node_labels: tuple[str, ...]
+    origin: Origin
+
+
+@dataclass(frozen=True)
 class RetiringFlavor:
     """`spec.kueue.retiringFlavor`: the pool's previous ResourceFlavor, kept while the work
     admitted on it drains (compilers/kueue_flavors.py, docs/day2.md)."""
@@ -273,10 +286,21 @@ class Pool:
     mig_config_name: str | None = None
     sharing_config_name: str | None = None
     retiring_flavor: RetiringFlavor | None = None
+    # `spec.timeSlicing.retiringReplicas` / `spec.mps.retiringReplicas`: a staged reduction of
+    # the replicas per GPU. The device plugin keeps advertising these while Kueue's quotas
+    # (and every capacity check) count the new `replicas` (docs/day2.md).
+    retiring_replicas: int | None = None
 
     @property
     def shared_replicas(self) -> int:
+        """Replicas per GPU that quotas are checked against (the new count in a reduction)."""
         return self.time_slicing_replicas or self.mps_replicas or 1
+
+    @property
+    def advertised_replicas(self) -> int:
+        """Replicas per GPU the device plugin is configured with: during a staged reduction the
+        old count, so the nodes still hold the work admitted under it."""
+        return self.retiring_replicas or self.shared_replicas
 
 
 @dataclass(frozen=True)

@@ -144,3 +144,145 @@ def test_holds_cut_the_new_flavor_by_what_the_old_one_still_holds(
     # finetune-vision names no holds: its share stays held in full.
     finetune = _queues(_policy(tmp_path / "f", {**LIVE, "holds": holds}))["finetune-vision"]
     assert finetune[new]["nvidia.com/gpu"]["nominalQuota"] == "0"
+
+
+# ---- the Topology change transition (Fleet spec.topology.retiring) ------------------------
+
+TWO_LEVELS = ("levels: [zone, rack, hostname]", "levels: [zone, hostname]")
+LIVE_TOPOLOGY = {
+    "name": "fleet-topology-6d6042ad",
+    "nodeLabels": ["topology.kubernetes.io/zone", "hetgitops.io/rack", "kubernetes.io/hostname"],
+}
+
+
+def _topology_change(tmp_path: Path, retiring: dict[str, Any] | None, *, flavor: bool) -> Path:
+    """The rack level dropped; l40s-infer keeps its old flavor (naming the old Topology) when
+    `flavor`, and the Fleet keeps `retiring` as its retiring Topology."""
+    root = _policy(tmp_path, LIVE, taint=False) if flavor else tmp_path / "policy"
+    if not flavor:
+        shutil.copytree(REPO / "policies", root)
+    fleet = root / "fleet.yaml"
+    text = fleet.read_text().replace(*TWO_LEVELS)
+    if retiring is not None:
+        block = yaml.safe_dump({"retiring": retiring}, sort_keys=False, default_flow_style=True)
+        text = text.replace(TWO_LEVELS[1], f"{TWO_LEVELS[1]}\n    retiring: {block.strip()[11:-1]}")
+    fleet.write_text(text)
+    return root
+
+
+def test_the_bundled_topology_is_the_one_these_tests_quote() -> None:
+    result = api.render([REPO / "policies"], api.Options(now=NOW))
+    (topology,) = [m for m in result.manifests if m.kind == "Topology"]
+    assert topology.name == LIVE_TOPOLOGY["name"]
+    assert [lv["nodeLabel"] for lv in topology.obj["spec"]["levels"]] == LIVE_TOPOLOGY["nodeLabels"]
+
+
+def test_a_retiring_flavor_of_a_topology_change_needs_the_retiring_topology(
+    tmp_path: Path,
+) -> None:
+    (found,) = _findings(
+        _topology_change(tmp_path, None, flavor=True), "kueue-retiring-flavor-topology"
+    )
+    assert found.severity.name == "ERROR" and "spec.topology.retiring" in found.hint
+    assert found.span.line > 0
+
+
+def test_the_retiring_topology_keeps_the_old_one_rendered_and_is_a_reminder(
+    tmp_path: Path,
+) -> None:
+    root = _topology_change(tmp_path, LIVE_TOPOLOGY, flavor=True)
+    result = api.validate([root], api.Options(now=NOW, check_output=True))
+    assert not [d for d in result.diagnostics if d.severity.name == "ERROR"], result.diagnostics
+    (reminder,) = [d for d in result.diagnostics if d.rule == "kueue-topology-retiring"]
+    assert "l40s-infer-f397d926" in reminder.message and reminder.span.line > 0
+    rendered = api.render([root], api.Options(now=NOW))
+    topologies = {m.name: m for m in rendered.manifests if m.kind == "Topology"}
+    assert set(topologies) == {"fleet-topology-6d6042ad", "fleet-topology-5509bda6"}
+    old = topologies["fleet-topology-6d6042ad"].obj["spec"]["levels"]
+    assert [lv["nodeLabel"] for lv in old] == LIVE_TOPOLOGY["nodeLabels"]
+
+
+def test_a_retiring_topology_nobody_names_is_a_warning(tmp_path: Path) -> None:
+    root = _topology_change(tmp_path, LIVE_TOPOLOGY, flavor=False)
+    (found,) = _findings(root, "kueue-retiring-topology-unused")
+    assert found.severity.name == "WARNING" and "remove spec.topology.retiring" in found.hint
+
+
+def test_a_retiring_topology_with_other_levels_than_its_name_is_refused(tmp_path: Path) -> None:
+    edited = {**LIVE_TOPOLOGY, "nodeLabels": LIVE_TOPOLOGY["nodeLabels"][:1]}
+    (found,) = _findings(
+        _topology_change(tmp_path, edited, flavor=True), "kueue-retiring-topology-not-live"
+    )
+    assert found.severity.name == "ERROR" and "fleet-topology-6d6042ad" in found.message
+
+
+def test_the_current_topology_cannot_retire(tmp_path: Path) -> None:
+    root = tmp_path / "policy"
+    shutil.copytree(REPO / "policies", root)
+    fleet = root / "fleet.yaml"
+    labels = ", ".join(LIVE_TOPOLOGY["nodeLabels"])
+    block = f"{{name: fleet-topology-6d6042ad, nodeLabels: [{labels}]}}"
+    fleet.write_text(
+        fleet.read_text().replace(TWO_LEVELS[0], f"{TWO_LEVELS[0]}\n    retiring: {block}")
+    )
+    (found,) = _findings(root, "kueue-retiring-topology-current")
+    assert found.severity.name == "ERROR"
+
+
+# ---- the staged sharing reduction (retiringReplicas) --------------------------------------
+
+
+def _sharing(tmp_path: Path, sharing: str) -> Path:
+    root = tmp_path / "policy"
+    shutil.copytree(REPO / "policies", root)
+    dev = root / "pools" / "dev.yaml"
+    dev.write_text(dev.read_text().replace("    replicas: 4\n", sharing))
+    others = root / "teams" / "others.yaml"
+    text = others.read_text().replace(
+        "{pool: rtx4090-dev, cards: 16}", "{pool: rtx4090-dev, cards: 8}"
+    )
+    others.write_text(
+        text.replace("{pool: rtx4090-dev, cards: 32}", "{pool: rtx4090-dev, cards: 16}")
+    )
+    return root
+
+
+def test_step_1_keeps_the_device_plugin_and_checks_quotas_against_the_new_count(
+    tmp_path: Path,
+) -> None:
+    root = _sharing(tmp_path, "    replicas: 2\n    retiringReplicas: 4\n")
+    result = api.validate([root], api.Options(now=NOW, check_output=True))
+    assert not [d for d in result.diagnostics if d.severity.name == "ERROR"], result.diagnostics
+    (staged,) = [d for d in result.diagnostics if d.rule == "sharing-retiring"]
+    assert "keeps advertising 4 nvidia.com/gpu per GPU (48 on the pool)" in staged.message
+    assert "count 2 (24)" in staged.message and staged.span.line > 0
+    rendered = api.render([root], api.Options(now=NOW))
+    bundled = api.render([REPO / "policies"], api.Options(now=NOW))
+
+    def plugin(manifests: Any) -> list[Any]:
+        return [
+            m.obj
+            for m in manifests
+            if m.kind in ("ConfigMap", "NodeFeatureRule")
+            and ("device-plugin" in m.name or m.kind == "NodeFeatureRule")
+        ]
+
+    assert plugin(rendered.manifests) == plugin(bundled.manifests)
+
+
+def test_step_1_with_too_much_quota_for_the_new_count_is_refused(tmp_path: Path) -> None:
+    root = _sharing(tmp_path, "    replicas: 2\n    retiringReplicas: 4\n")
+    others = root / "teams" / "others.yaml"
+    others.write_text(
+        others.read_text().replace(
+            "{pool: rtx4090-dev, cards: 16}", "{pool: rtx4090-dev, cards: 32}"
+        )
+    )
+    result = api.validate([root], api.Options(now=NOW, check_output=False))
+    assert result.failed()
+
+
+def test_retiring_replicas_not_above_replicas_is_refused(tmp_path: Path) -> None:
+    root = _sharing(tmp_path, "    replicas: 2\n    retiringReplicas: 2\n")
+    (found,) = _findings(root, "sharing-retiring-not-higher")
+    assert found.severity.name == "ERROR" and found.span.line > 0

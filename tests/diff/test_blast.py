@@ -142,3 +142,24 @@ def test_flavor_hazards_give_the_admitted_usage_per_queue_as_holds_takes_it() ->
     assert "NOT safe yet: still admitted there {pretraining: {cpu: '144'" in early.live
     (drained,) = annotate([hazard("kueue-flavor-retired", ("flavor", "gone"))], work)
     assert drained.live.endswith("nothing admitted on it: safe to remove now")
+
+
+def _sharing_pod(name: str, node: str, replicas: str) -> dict[str, Any]:
+    requests = {"nvidia.com/gpu": replicas}
+    return pod(name, "train", node, containers=[{"name": "c", "resources": {"requests": requests}}])
+
+
+def test_a_sharing_reduction_compares_the_replicas_in_use_with_the_new_capacity() -> None:
+    """44 time-sliced replicas in use on nodes that hold 24 after the change: NOT safe (20
+    above); step 1 says they stay counted; 20 in use is safe."""
+    busy = LiveWork(pods=[_sharing_pod(f"p{i}", f"n{i % 3}", "4") for i in range(11)])
+    scope = (("nodes", "n0,n1,n2"), ("capacity", "nvidia.com/gpu|24"))
+    (late,) = annotate([hazard("sharing-retired", *scope)], busy)
+    assert "44 nvidia.com/gpu in use on those nodes, 24 after: NOT safe yet, 20" in late.live
+    (one,) = annotate([hazard("sharing-reduced", *scope)], busy)
+    assert "NOT safe yet" in one.live
+    (staged,) = annotate([hazard("sharing-staged", *scope)], busy)
+    assert "20 above it stay counted and running" in staged.live
+    fits = LiveWork(pods=[_sharing_pod(f"p{i}", "n0", "4") for i in range(5)])
+    (done,) = annotate([hazard("sharing-retired", *scope)], fits)
+    assert done.live.endswith("20 nvidia.com/gpu in use on those nodes, 24 after: safe now")

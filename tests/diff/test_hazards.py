@@ -3,6 +3,8 @@ target system refuses (or handles badly) and stays quiet on the safe variant."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -336,15 +338,97 @@ def test_a_flavor_rename_proposes_the_transition_and_the_transition_keeps_the_ol
     assert "goes from 0 nvidia.com/gpu to 32 nvidia.com/gpu" in retired.hazards[0].message
 
 
-def test_a_topology_change_offers_no_transition(
+def _paste(root: Path, hazards: Sequence[Any]) -> None:
+    """Every snippet where its hazard says: retiringFlavor into its pool, the retiring
+    Topology into the Fleet (what a user does with diff's hints)."""
+    import yaml
+
+    for path in sorted(root.rglob("*.yaml")):
+        docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+        for hazard in hazards:
+            snippet = yaml.safe_load(hazard.snippet or "null")
+            for doc in docs if snippet else []:
+                if hazard.rule == "kueue-flavor-renamed" and doc["kind"] == "Pool":
+                    name = snippet["kueue"]["retiringFlavor"]["name"]
+                    if doc["metadata"]["name"] == name.rsplit("-", 1)[0]:
+                        doc["spec"].setdefault("kueue", {}).update(snippet["kueue"])
+                if hazard.rule == "kueue-topology-renamed" and doc["kind"] == "Fleet":
+                    doc["spec"]["topology"].update(snippet["topology"])
+        path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+
+
+TOPOLOGY_EDIT = [("fleet.yaml", "levels: [zone, rack, hostname]", "levels: [zone, hostname]")]
+
+
+def test_a_topology_change_offers_the_transition_in_two_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The old flavors name the old Topology, which is pruned: keeping them would deactivate
-    their ClusterQueues, so the hazard asks for the drain and carries no snippet."""
-    edit = [("fleet.yaml", "levels: [zone, rack, hostname]", "levels: [rack, hostname]")]
-    result = _compare(tmp_path, monkeypatch, [], edit)
-    renamed = [h for h in result.hazards if h.rule == "kueue-flavor-renamed"]
-    assert renamed and all(not h.snippet and "Topology changes too" in h.action for h in renamed)
+    """In one step the Topology and every flavor are renamed (the double booking the busy
+    fleet measured); the hazards carry the Fleet's retiring Topology and each pool's retiring
+    flavor; pasted, step 1 keeps the old Topology and flavors (transition hazards only) and
+    step 2 (both removed) is the retired hazards."""
+    import shutil
+
+    from hetgitops import api
+    from hetgitops.diff.compare import compare
+    from hetgitops.diff.gitsource import read_folder
+    from tests.diff.scenarios import BUNDLED, apply_edits
+    from tests.diff.test_golden import NOW
+
+    one = _compare(tmp_path / "one", monkeypatch, [], TOPOLOGY_EDIT)
+    rules = Counter(h.rule for h in one.hazards)
+    assert rules["kueue-topology-renamed"] == 1 and rules["kueue-flavor-renamed"] == 7
+    (topology,) = [h for h in one.hazards if h.rule == "kueue-topology-renamed"]
+    assert "fleet-topology-6d6042ad" in topology.snippet and "hetgitops.io/rack" in topology.snippet
+    renamed = [h for h in one.hazards if h.rule == "kueue-flavor-renamed"]
+    assert all(h.snippet and "spec.topology.retiring" in h.action for h in renamed)
+
+    for side, step in (("base", 0), ("step1", 1), ("step2", 2)):
+        shutil.copytree(BUNDLED, tmp_path / side)
+        if step:
+            apply_edits(tmp_path / side, TOPOLOGY_EDIT)
+        if step == 1:
+            _paste(tmp_path / side, one.hazards)
+    monkeypatch.chdir(tmp_path)
+    options = api.Options(now=NOW)
+    start = compare(
+        read_folder([Path("base")], "base"), read_folder([Path("step1")], "s1"), options
+    )
+    assert Counter(h.rule for h in start.hazards) == {
+        "kueue-flavor-transition": 7,
+        "kueue-topology-transition": 1,
+    }
+    assert not start.head.result.failed()
+    end = compare(read_folder([Path("step1")], "s1"), read_folder([Path("step2")], "s2"), options)
+    assert Counter(h.rule for h in end.hazards) == {
+        "kueue-flavor-retired": 7,
+        "kueue-topology-retired": 1,
+    }
+
+
+def test_sharing_reduced_in_one_step_gives_the_staged_way_and_the_steps_say_which(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rtx4090 4 -> 2 replicas: in one change sharing-reduced (hint: retiringReplicas first);
+    step 1 (retiringReplicas: 4) keeps the device plugin and is sharing-staged; step 2 is
+    sharing-retired; each carries what the nodes hold after (24 nvidia.com/gpu)."""
+    replicas = ("pools/dev.yaml", "replicas: 4", "replicas: 2")
+    staged = ("pools/dev.yaml", "replicas: 4", "replicas: 2\n    retiringReplicas: 4")
+    quotas = [
+        ("teams/others.yaml", "{pool: rtx4090-dev, cards: 16}", "{pool: rtx4090-dev, cards: 8}"),
+        ("teams/others.yaml", "{pool: rtx4090-dev, cards: 32}", "{pool: rtx4090-dev, cards: 16}"),
+    ]
+    one = _compare(tmp_path / "one", monkeypatch, [], [replicas, *quotas])
+    (reduced,) = [h for h in one.hazards if h.rule == "sharing-reduced"]
+    assert "retiringReplicas: 4" in reduced.action and "two steps" in reduced.action
+    assert ("capacity", "nvidia.com/gpu|24") in reduced.scope and reduced.span.line > 1
+    start = _compare(tmp_path / "start", monkeypatch, [], [staged, *quotas])
+    assert [h.rule for h in start.hazards] == ["sharing-staged"]
+    assert "keeps advertising 4 (48 nvidia.com/gpu" in start.hazards[0].message
+    assert not [c for c in start.objects if c.kind == "NodeFeatureRule"]  # plugin untouched
+    end = _compare(tmp_path / "end", monkeypatch, [staged, *quotas], [replicas, *quotas])
+    assert [h.rule for h in end.hazards] == ["sharing-retired"]
+    assert "retiringReplicas: 4" in end.hazards[0].action
 
 
 def test_a_tier_rename_also_strands_jobs_labelled_with_its_workload_priority_class() -> None:

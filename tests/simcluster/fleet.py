@@ -91,6 +91,13 @@ def node_resources(
     them once computed (both walk the whole fleet)."""
     card = policy.card_types[pool.card_type]
     single = dataclasses.replace(pool, nodes=(node,))
+    if pool.retiring_replicas:  # a staged reduction: the device plugin keeps the old count
+        single = dataclasses.replace(
+            single,
+            time_slicing_replicas=pool.retiring_replicas if pool.time_slicing_replicas else None,
+            mps_replicas=None if pool.time_slicing_replicas else pool.retiring_replicas,
+            retiring_replicas=None,
+        )
     accelerators = pool_resources(single, card, policy.fleet)
     if not (nvidia_plugin_runs(policy, pool) if plugin_runs is None else plugin_runs):
         accelerators = {k: v for k, v in accelerators.items() if not k.startswith("nvidia.com/")}

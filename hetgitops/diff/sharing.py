@@ -1,0 +1,125 @@
+"""Diff stage, staged sharing reduction: where a change lowers a pool's time-slicing or MPS
+replicas, which step of the two-step reduction it is (docs/day2.md "Time-slicing down").
+
+The NVIDIA device plugin advertises `replicas` annotated devices per GPU
+(k8s-device-plugin v0.20.0 internal/rm/device_map.go:284-345) and, when the config-manager
+sidecar SIGHUPs it after a config label change, restarts its plugin servers
+(cmd/nvidia-device-plugin/main.go:285-334) and re-registers with the smaller list; nothing in
+it lists or deletes pods. The pods sharing the GPUs keep running, the node's allocatable drops
+below what they hold, and Kueue (quota) and the scheduler (allocatable) both admit nothing new
+until they finish. Lowering the replicas and the quotas in one change therefore overbooks the
+nodes; step 1 (`retiringReplicas`: the plugin keeps the old count, the quotas count the new)
+does not, and step 2 (removing it) is safe once the replicas in use fit the new count.
+
+The manifest-level `sharing-reduced` (hazards.py) sees a device-plugin label going to fewer
+replicas; the policies say which step that is. Each hazard carries a ("capacity",
+"<resource>|<units>") scope: what the pool's nodes hold after the change, which the live
+radius (blast.py) compares with the replicas in use on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+from hetgitops.diff.hazards import Hazard
+from hetgitops.model.policy import Policy, Pool
+from hetgitops.plan import capacity
+
+
+def _pool_of(policy: Policy | None, node: str) -> Pool | None:
+    if policy is None:
+        return None
+    return next((p for p in policy.pools.values() if any(n.name == node for n in p.nodes)), None)
+
+
+def _held(policy: Policy, pool: Pool, nodes: set[str], replicas: int) -> tuple[str, int]:
+    """(resource, units) the device plugin advertises on `nodes` of `pool` at `replicas`."""
+    card = policy.card_types[pool.card_type]
+    resource = capacity.main_resource(pool, card)
+    subset = replace(
+        pool,
+        nodes=tuple(n for n in pool.nodes if n.name in nodes),
+        time_slicing_replicas=replicas if pool.time_slicing_replicas else None,
+        mps_replicas=None if pool.time_slicing_replicas else replicas,
+        retiring_replicas=None,
+    )
+    return resource, capacity.pool_resources(subset, card, policy.fleet).get(resource, 0)
+
+
+def _field(pool: Pool) -> str:
+    return "timeSlicing" if pool.time_slicing_replicas else "mps"
+
+
+def _reduced(old: Policy | None, new: Policy | None, hazard: Hazard) -> Hazard:
+    """Step 2, or the whole reduction in one step (the unsafe way)."""
+    nodes = set(dict(hazard.scope).get("nodes", "").split(",")) - {""}
+    first = min(nodes) if nodes else ""
+    was, now = _pool_of(old, first), _pool_of(new, first)
+    if new is None or now is None or was is None:
+        return hazard
+    resource, held = _held(new, now, nodes, now.advertised_replicas)
+    scope = (*hazard.scope, ("capacity", f"{resource}|{held}"))
+    span = now.origin.at("spec", _field(now), "replicas")
+    if was.retiring_replicas:
+        return replace(
+            hazard,
+            rule="sharing-retired",
+            message=f"ends pool {now.name}'s staged reduction: the device plugin goes from "
+            f"{was.advertised_replicas} to {now.advertised_replicas} replicas per GPU on "
+            f"{len(nodes)} node(s), which then hold {held} {resource}; pods already sharing "
+            "the GPUs keep running (the plugin deletes none), so any replicas in use above "
+            f"{held} overbook the nodes until they finish",
+            action="merge only when `hetgitops diff --kubeconfig` says 'safe now' (no more "
+            f"than {held} {resource} in use on those nodes); until then keep "
+            f"spec.{_field(now)}.retiringReplicas: {was.advertised_replicas}",
+            span=span,
+            scope=scope,
+        )
+    return replace(
+        hazard,
+        message=hazard.message + f" (the nodes then hold {held} {resource}); in one change "
+        "with the quotas this overbooks the pool by whatever runs above that",
+        action=f"do it in two steps: first keep the device plugin at {was.advertised_replicas} "
+        f"with spec.{_field(now)}.retiringReplicas: {was.advertised_replicas} next to "
+        f"replicas: {now.shared_replicas} (Kueue's quotas shrink, the nodes still hold what "
+        "runs), sync, then remove retiringReplicas once `hetgitops diff --kubeconfig` says "
+        "'safe now'; or drain those nodes before this sync",
+        span=span,
+        scope=scope,
+    )
+
+
+def _started(old: Policy | None, new: Policy) -> Iterator[Hazard]:
+    """Step 1: a pool that starts (or changes) a staged reduction."""
+    for pool in new.pools.values():
+        retiring = pool.retiring_replicas
+        if not retiring or retiring <= pool.shared_replicas:
+            continue
+        before = old.pools.get(pool.name) if old is not None else None
+        if before is not None and before.retiring_replicas == retiring:
+            continue
+        nodes = {n.name for n in pool.nodes}
+        resource, held = _held(new, pool, nodes, pool.shared_replicas)
+        _, advertised = _held(new, pool, nodes, retiring)
+        listed = sorted(nodes)
+        yield Hazard(
+            "sharing-staged",
+            f"Pool {pool.name}",
+            f"starts a staged reduction to {pool.shared_replicas} replicas per GPU: the device "
+            f"plugin keeps advertising {retiring} ({advertised} {resource} on {len(nodes)} "
+            f"node(s)) while Kueue's quotas drop to fit {held}; nothing is evicted and what "
+            f"runs above {held} stays counted, new work on the pool waits until it fits",
+            f"when `hetgitops diff --kubeconfig` on the change removing "
+            f"spec.{_field(pool)}.retiringReplicas says 'safe now', merge that change",
+            pool.origin.at("spec", _field(pool), "retiringReplicas"),
+            scope=(("nodes", ",".join(listed)), ("capacity", f"{resource}|{held}")),
+        )
+
+
+def staged(old: Policy | None, new: Policy | None, found: Sequence[Hazard]) -> list[Hazard]:
+    """`found` with each `sharing-reduced` told its step, plus the step-1 hazards."""
+    out = [_reduced(old, new, h) if h.rule == "sharing-reduced" else h for h in found]
+    if new is not None:
+        out += _started(old, new)
+    return sorted(out, key=lambda h: (h.rule, h.subject))
