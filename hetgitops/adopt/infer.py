@@ -11,7 +11,6 @@ language cannot say is not guessed: the round trip (`roundtrip`) reports it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -41,8 +40,14 @@ TRANSLATED = {
 }
 NOT_TRANSLATED = {"AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig"}
 HOST = ("cpu", "memory")
-# The render rounds a team's cpu up to whole CPUs and its memory to whole GiB (plan.quota_plan).
-STEPS = {"cpu": Fraction(1), "memory": Fraction(1024**3)}
+# The render rounds a team's cpu up to whole CPUs and its memory to whole GiB (plan.quota_plan),
+# counted here in integer base units: milli-cpus and bytes.
+UNITS = {"cpu": 1000, "memory": 1}
+STEPS = {"cpu": 1000, "memory": 1024**3}
+# The grids a per-card amount is looked for on, coarsest first (base units).
+GRIDS = {"cpu": (1000, 100, 10, 1), "memory": (1024**3, 1024**2, 1024, 1)}
+# (amount, card-equivalents as numerator and denominator), in base units.
+Bound = tuple[int, int, int]
 DEFAULT_TIER = "standard"
 SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
 
@@ -88,6 +93,7 @@ class _Pool:
     mig_table: str = ""  # the card's MIG profile table
     isolated: bool = False  # Pool.spec.isolated: every quota on it borrows and lends 0
     lend_percent: int | None = None  # Pool.spec.lending.maxPercent
+    weights: dict[str, Fraction] = field(default_factory=dict)  # card-equivalents of a unit
 
     @property
     def main_resource(self) -> str:
@@ -231,7 +237,7 @@ def _pool_refs(pools: Sequence[_Pool]) -> list[PoolRef]:
         PoolRef(
             p.name,
             p.card.resource,
-            frozenset(nodeinfo.labels(n.obj).get(NODEGROUP_LABEL, "") for n in p.node_objs) - {""},
+            frozenset(n.labels.get(NODEGROUP_LABEL, "") for n in p.node_objs) - {""},
         )
         for p in pools
     ]
@@ -415,7 +421,7 @@ def _pools(
     gpu: nvidia.GpuConfigs,
 ) -> list[_Pool]:
     gpu_nodes = [n for n in by_kind.get("Node", []) if nodeinfo.accelerators(n.obj)]
-    node_labels = {id(n): nodeinfo.labels(n.obj).items() for n in gpu_nodes}
+    node_labels = {id(n): n.labels.items() for n in gpu_nodes}
     by_label: dict[tuple[str, str], list[Imported]] = {}  # a flavor's first label narrows
     for node in gpu_nodes:
         for pair in node_labels[id(node)]:
@@ -423,6 +429,7 @@ def _pools(
     taken: set[str] = set()
     pools: list[_Pool] = []
     queued = _flavor_resources(by_kind)
+    flavor_cards = _flavor_cards(by_kind)
     for flavor in sorted(by_kind.get("ResourceFlavor", []), key=lambda f: f.name):
         wanted = {
             str(k): str(v)
@@ -447,7 +454,7 @@ def _pools(
         card = _card_of(selected, catalogue, accel, wanted)
         name = _nodegroup(selected) or _pool_name(flavor.name, wanted)
         pool = _Pool(name, card, selected, flavor)
-        pool.quota_cards = _flavor_cards(by_kind, flavor.name, card.resource)
+        pool.quota_cards = flavor_cards.get((flavor.name, card.resource), 0)
         taken.update(n.name for n in selected)
         pools.append(pool)
     rest: dict[tuple[str, tuple[Any, ...], str], list[Imported]] = {}
@@ -464,7 +471,7 @@ def _pools(
                 if not str(t.get("key", "")).startswith("node.kubernetes.io/")
             )
         )
-        group = nodeinfo.labels(node.obj).get(NODEGROUP_LABEL, "")
+        group = node.labels.get(NODEGROUP_LABEL, "")
         rest.setdefault((match.name, taints, group), []).append(node)
     names = {p.name for p in pools}
     for (card_name, _taints, group), members in sorted(rest.items()):
@@ -515,21 +522,20 @@ def _gpu_operator(gpu: nvidia.GpuConfigs, pools: Sequence[_Pool], inferred: Infe
 def _nodegroup(members: Sequence[Imported]) -> str:
     """The Volcano nodegroup every member carries (the pool is named after it: the nodes
     target labels a pool's nodes with the pool's name), or ''."""
-    groups = {nodeinfo.labels(n.obj).get(NODEGROUP_LABEL, "") for n in members}
+    groups = {n.labels.get(NODEGROUP_LABEL, "") for n in members}
     return groups.pop() if len(groups) == 1 else ""
 
 
-def _flavor_cards(by_kind: Mapping[str, list[Imported]], flavor: str, resource: str) -> int:
-    total = 0
+def _flavor_cards(by_kind: Mapping[str, list[Imported]]) -> dict[tuple[str, str], int]:
+    """Nominal quota per (flavor, resource) over every ClusterQueue, in one pass."""
+    totals: dict[tuple[str, str], int] = {}
     for queue in by_kind.get("ClusterQueue", []):
         for group in (queue.obj.get("spec") or {}).get("resourceGroups") or []:
             for entry in group.get("flavors") or []:
-                if entry.get("name") != flavor:
-                    continue
                 for item in entry.get("resources") or []:
-                    if item.get("name") == resource:
-                        total += _int(item.get("nominalQuota"))
-    return total
+                    at = (str(entry.get("name")), str(item.get("name")))
+                    totals[at] = totals.get(at, 0) + _int(item.get("nominalQuota"))
+    return totals
 
 
 def _flavor_resources(by_kind: Mapping[str, list[Imported]]) -> dict[str, set[str]]:
@@ -610,9 +616,7 @@ def _pool_document(
     entries: list[dict[str, Any]] = []
     by_zone: dict[str, list[str]] = {}
     for node in pool.node_objs:
-        by_zone.setdefault(nodeinfo.labels(node.obj).get(nodeinfo.ZONE_LABEL, ""), []).append(
-            node.name
-        )
+        by_zone.setdefault(node.labels.get(nodeinfo.ZONE_LABEL, ""), []).append(node.name)
     for zone, members in sorted(by_zone.items()):
         for names in nodeinfo.compact(members):
             entry: dict[str, Any] = {"names": names}
@@ -756,7 +760,7 @@ def _profile_table(profiles: Sequence[str]) -> str:
 
 def _memory_gib(pool: _Pool) -> int:
     for node in pool.node_objs:
-        mib = nodeinfo.labels(node.obj).get(nodeinfo.MEMORY_LABEL, "")
+        mib = node.labels.get(nodeinfo.MEMORY_LABEL, "")
         if mib.isdigit():
             return max(1, round(int(mib) / 1024))
     return 16
@@ -900,7 +904,7 @@ def _quotas(
     quotas: list[dict[str, Any]] = []
     cpu: list[Fraction] = []
     memory: list[Fraction] = []
-    bounds: dict[str, list[tuple[Fraction, Fraction, Fraction]]] = {"cpu": [], "memory": []}
+    bounds: dict[str, list[Bound]] = {"cpu": [], "memory": []}
     for group in spec.get("resourceGroups") or []:
         for flavor in group.get("flavors") or []:
             pool = flavor_pool.get(str(flavor.get("name")))
@@ -945,13 +949,13 @@ def _quotas(
                     if name in resources:
                         value = quantities.value_of(str(resources[name].get("nominalQuota")))
                         into.append(Fraction(value) / equivalents)
-                        bounds[name].append((Fraction(value), equivalents, STEPS[name]))
+                        bounds[name].append(_bound(value, equivalents, name))
                         bounds[name].extend(_limit_bounds(pool, resources, name))
             quotas.append(entry)
     per_card: dict[str, Any] = {}
     for name, key, seen in (("cpu", "cpuPerCard", cpu), ("memory", "memoryPerCard", memory)):
         if seen:
-            fitted = _per_card(bounds[name]) if bounds[name] else None
+            fitted = _per_card(bounds[name], name) if bounds[name] else None
             chosen = fitted if fitted is not None else _decimal(seen[0])
             per_card[key] = quantities.canonical(chosen, binary=name == "memory")
     return quotas, per_card
@@ -979,27 +983,29 @@ def _limits(pool: _Pool, resources: Sequence[Mapping[str, Any]]) -> dict[str, in
     return found
 
 
-def _per_card(bounds: Sequence[tuple[Fraction, Fraction, Fraction]]) -> Decimal | None:
+def _bound(amount: Decimal, equivalents: Fraction, host: str) -> Bound:
+    return int(amount * UNITS[host]), equivalents.numerator, equivalents.denominator
+
+
+def _per_card(bounds: Sequence[Bound], host: str) -> Decimal | None:
     """The per-card amount every flavor's quota of the team rounds up to exactly: each
-    (amount, card-equivalents, step) says ceil(x * equivalents / step) * step == amount, so x
-    lies in ((amount - step) / equivalents, amount / equivalents]. The largest value on the
-    coarsest grid (whole cpus or GiB, then finer) inside every interval, or None when they
-    do not meet (the round trip reports the difference)."""
-    low = max((amount - step) / eq for amount, eq, step in bounds)
-    high = min(amount / eq for amount, eq, _ in bounds)
-    if low >= high:
-        return None
-    step = bounds[0][2]
-    for grid in (step, step / 10, step / 100, step / 1000, step / 1024, step / 1024**2):
-        value = math.floor(high / grid) * grid
-        if value > low:
-            return _decimal(Fraction(value))
-    return _decimal(high)
+    (amount, card-equivalents p/q) says ceil(x * p/q / step) * step == amount, so x lies in
+    ((amount - step) * q/p, amount * q/p]. The largest value on the coarsest grid (whole
+    cpus or GiB, then finer) inside every interval, or None when they do not meet (the
+    round trip reports the difference). Integer arithmetic: 1,000 teams, a dozen bounds each."""
+    step = STEPS[host]
+    if any(amount % step for amount, _, _ in bounds):
+        return None  # not rounded as the render rounds: no per-card amount gives it
+    for grid in GRIDS[host]:
+        most = min(amount * q // (grid * p) for amount, p, q in bounds)
+        if most > 0 and all(most * grid * p > (amount - step) * q for amount, p, q in bounds):
+            return Decimal(most * grid) / UNITS[host]
+    return None
 
 
 def _limit_bounds(
     pool: _Pool, resources: Mapping[str, Mapping[str, Any]], host: str
-) -> list[tuple[Fraction, Fraction, Fraction]]:
+) -> list[Bound]:
     """cpu / memory limits go with the card-equivalents of the accelerator limits (every
     accelerator resource of the flavor bounded, as the render counts them)."""
     found = []
@@ -1009,20 +1015,27 @@ def _limit_bounds(
         values = [r.get(key) for r in accelerators]
         if limit is None or not values or any(v is None for v in values):
             continue
-        equivalents = sum(
-            (
-                _int(v) * _weight(pool, str(r.get("name")))
-                for v, r in zip(values, accelerators, strict=True)
-            ),
-            start=Fraction(0),
-        )
+        whole, parts = 0, Fraction(0)  # whole cards add as ints (the common case, fast)
+        for value, resource in zip(values, accelerators, strict=True):
+            weight = _weight(pool, str(resource.get("name")))
+            if weight == 1:
+                whole += _int(value)
+            else:
+                parts += _int(value) * weight
+        equivalents = parts + whole
         if equivalents:
-            amount = Fraction(quantities.value_of(str(limit)))
-            found.append((amount, equivalents, STEPS[host]))
+            found.append(_bound(quantities.value_of(str(limit)), equivalents, host))
     return found
 
 
 def _weight(pool: _Pool, resource: str) -> Fraction:
+    found = pool.weights.get(resource)
+    if found is None:
+        found = pool.weights[resource] = _weight_of(pool, resource)
+    return found
+
+
+def _weight_of(pool: _Pool, resource: str) -> Fraction:
     if resource.startswith("nvidia.com/mig-"):
         return _share(pool, resource.removeprefix("nvidia.com/mig-"))
     return Fraction(1, pool.replicas)

@@ -96,7 +96,7 @@ def read(by_kind: Mapping[str, Sequence[Imported]]) -> GpuConfigs:
 
 def cards_per_node(node: Imported, replicas: int) -> int:
     """Physical GPUs of a node: GFD's count label, else what it advertises over replicas."""
-    count = nodeinfo.labels(node.obj).get(GPU_COUNT_LABEL, "")
+    count = node.labels.get(GPU_COUNT_LABEL, "")
     if count.isdigit() and int(count):
         return int(count)
     whole = sum(
@@ -111,9 +111,7 @@ def mig_layout(
     """`Pool.spec.mig` for the config the members' label names (the entries for the pool's
     card), or None when MIG is off (all-disabled, no label, no enabled entry)."""
     name = nodeinfo.most_common(
-        nodeinfo.labels(n.obj).get(MIG_LABEL, "")
-        for n in members
-        if MIG_LABEL in nodeinfo.labels(n.obj)
+        n.labels.get(MIG_LABEL, "") for n in members if MIG_LABEL in n.labels
     )
     if not name or name == ALL_DISABLED or name not in configs.mig:
         return None
@@ -144,7 +142,7 @@ def mig_layout(
 def sharing(configs: GpuConfigs, members: Sequence[Imported]) -> tuple[str, dict[str, Any]] | None:
     """('timeSlicing' | 'mps', the pool's setting) for the device-plugin config its nodes use."""
     name = nodeinfo.most_common(
-        nodeinfo.labels(n.obj).get(SHARING_LABEL, configs.default_sharing) for n in members
+        n.labels.get(SHARING_LABEL, configs.default_sharing) for n in members
     )
     config = configs.sharing.get(str(name or ""))
     shared = (config or {}).get("sharing") or {}

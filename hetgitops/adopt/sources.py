@@ -8,6 +8,7 @@ for a Kueue that serves v1beta1 alone), never a GET per object and never a write
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,13 @@ class Imported:
 
     obj: dict[str, Any]
     span: Span
+
+    @functools.cached_property
+    def labels(self) -> dict[str, str]:
+        """metadata.labels as strings, computed once (pool inference asks for a node's labels
+        several times; 5,000 nodes)."""
+        found = (self.obj.get("metadata") or {}).get("labels") or {}
+        return {str(k): str(v) for k, v in found.items()}
 
     @property
     def kind(self) -> str:
