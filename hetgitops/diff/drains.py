@@ -89,14 +89,20 @@ def drain_plan(
     A node only added or removed has nothing running to drain."""
     old_nodes, new_nodes = _node_labels(before), _node_labels(after)
     old_configs, new_configs = _configs(before), _configs(after)
+    # A layout per config name, not per node: thousands of nodes share a few configs.
+    old_layouts: dict[str, Layout] = {}
+    new_layouts: dict[str, Layout] = {}
     drains = []
     for name in sorted(set(old_nodes) & set(new_nodes)):
         old_name = old_nodes[name][0].get(MIG_CONFIG_LABEL)
         new_name, span = new_nodes[name][0].get(MIG_CONFIG_LABEL), new_nodes[name][1]
         if old_name is None or new_name is None:
             continue  # not a MIG-managed node on one side: mig-manager leaves it alone
-        old_layout = _layout(old_configs.get(old_name, []))
-        new_layout = _layout(new_configs.get(new_name, []))
+        if old_name not in old_layouts:
+            old_layouts[old_name] = _layout(old_configs.get(old_name, []))
+        if new_name not in new_layouts:
+            new_layouts[new_name] = _layout(new_configs.get(new_name, []))
+        old_layout, new_layout = old_layouts[old_name], new_layouts[new_name]
         if old_name == new_name and old_layout == new_layout:
             continue
         gpus, flip = _changed(old_layout, new_layout)
