@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import gc
 import os
 import sys
 import traceback
@@ -127,6 +128,23 @@ def hold_standard_streams() -> None:
         if parked != fd:
             os.dup2(parked, fd)
             os.close(parked)
+
+
+# The cyclic collector's first-generation threshold for a CLI run (CPython's default is 700
+# allocations). A run builds one policy model that lives until exit and frees almost nothing
+# in cycles, so at the default every few hundred allocations the collector walks the young
+# objects and, three times per `jobs` run, the whole model: 0.10-0.17 s of CPU at the
+# 5,000-node fleet (10 % of `validate`, 8 % of `jobs`), for no memory returned. At 10,000 the
+# same runs collect ~0.06 s in total; the rare cycle is still collected.
+CLI_GC_THRESHOLD = 10_000
+
+
+def tune_collector() -> None:
+    """Raise the first-generation threshold to CLI_GC_THRESHOLD, never lower it (a caller who
+    chose a larger one, or switched collection off with a threshold of 0, keeps that)."""
+    first, *older = gc.get_threshold()
+    if 0 < first < CLI_GC_THRESHOLD:
+        gc.set_threshold(CLI_GC_THRESHOLD, *older)
 
 
 def _is_open(fd: int) -> bool:

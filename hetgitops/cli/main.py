@@ -12,7 +12,7 @@ import importlib
 import click
 
 from hetgitops import __version__
-from hetgitops.cli.common import EXIT_CODES_HELP, hold_standard_streams
+from hetgitops.cli.common import EXIT_CODES_HELP, hold_standard_streams, tune_collector
 
 # name -> "module:attribute" of its click command. A new command is one line here.
 COMMANDS = {
@@ -62,3 +62,4 @@ class LazyGroup(click.Group):
 def main() -> None:
     """Manage a heterogeneous GPU Kubernetes fleet from one declarative policy."""
     hold_standard_streams()
+    tune_collector()
