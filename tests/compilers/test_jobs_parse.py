@@ -1,14 +1,20 @@
 """Reading rendered job templates back (compilers/jobs/parse.py): always what PyYAML's safe
-load returns, the unusual nodes included."""
+load returns, the unusual nodes included, whether the line reader or libyaml read it."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import yaml
 
 from hetgitops.compilers.jobs import parse
+from hetgitops.compilers.jobs.render import compile_jobs
+from hetgitops.model.policy import Policy
+
+Load = Callable[[str], Policy]
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TEXTS = [
@@ -45,3 +51,123 @@ def test_same_as_pyyaml(text: str) -> None:
 def test_errors_as_pyyaml(text: str) -> None:
     assert _fast(text) is _load(text)
     assert isinstance(_fast(text), type) and issubclass(_fast(text), yaml.YAMLError)
+
+
+# What the line reader takes, and the look-alikes it must leave to libyaml (or read the same).
+RENDERED = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: "train-h100"
+  labels: {"a.io/team": "t", "n": 3, "b": true, "c": null, "d": [], "e": {}}
+spec:
+  suspend: true
+  parallelism: 0x1F
+  template:
+    spec:
+      containers:
+        - name: "main"
+          command: ["sh", "-c", "echo \\"a #b\\" | x > y & z; 'q'"]
+          ports:
+            - name: "rendezvous"
+              containerPort: 29500
+        - "plain json"
+        - word
+      empty:
+"""
+LOOKALIKES = [
+    "a: 1.5\n",  # floats: YAML 1.1 and JSON read some differently
+    "a: [1e3, 1.0e+3, 1.5]\n",
+    'a: {"x": NaN}\n',
+    "a: 1e3\n",  # a str in YAML 1.1
+    "a: 2024-01-01\n",  # a timestamp
+    "a: ~\n",
+    "a: yes\nb: off\nc: Null\nd: 0777\ne: 1_000\nf: -0\n",
+    "on: 1\n",  # a bool key
+    "null: 1\n",
+    "1: a\n",
+    "a:\n- 1\n- 2\n",  # a sequence at its key's indent
+    "a: 1\n  b\n",  # a plain scalar on two lines
+    'a: "x"\n  b\n',  # an error
+    "a: 1 # comment\n",
+    "# comment\na: 1\n",
+    "a: &x 1\nb: *x\n",
+    "a: !!str 1\n",
+    "a: 'single'\n",
+    "a: |\n  block\n",
+    "a:\tb\n",
+    "a: caf\u00e9\n",
+    'a: "\\/"\n',
+    'a: "\\ud83d\\ude80"\n',
+    'a: "\\u00e9\\u0085\\ufffe"\n',
+    "a:  1\n",
+    "a: 1 \n",
+    "a:b\n",
+    "  a: 1\n",
+    "a:\n    b: 1\n  c: 2\n",
+    "a:\n  - 1\n  b: 2\n",
+    "- a: 1\n  b: 2\n- c\n",
+    "- a:\n    b: 1\n",
+    "- - 1\n",
+    "-\n  a: 1\n",
+    "---\na: 1\n",
+    "a: 1\n---\nb: 2\n",
+    "a: 1\n...\n",
+    "a: {b: 1}\n",
+    'a: {"b":1,"b":2}\n',  # duplicate JSON keys: the last wins in both
+    'a: ["x"] ["y"]\n',
+    "a: 1\n\n\nb: 2\n",
+    "a: 1\n   \nb: 2\n",
+    '<<: {"a": 1}\n',
+    '"a": 1\n',
+    "a: -b\n",
+    "a: -\n",
+    "a:\nb:\n",
+    "",
+    "\n",
+]
+
+
+@pytest.mark.parametrize("text", [RENDERED, *LOOKALIKES])
+def test_the_line_reader_reads_as_pyyaml(text: str) -> None:
+    assert repr(_fast(text)) == repr(_load(text))
+
+
+def test_the_line_reader_takes_what_the_templates_render() -> None:
+    assert repr(parse._Lines(RENDERED).document()) == repr(_load(RENDERED))
+    for text in ("a: 1.5\n", "a: 1 # c\n", "a:\n- 1\n", 'a: "\\/"\n', "a: caf\u00e9\n"):
+        with pytest.raises(parse._Unusual):
+            parse._Lines(text).document()
+
+
+def test_every_bundled_job_is_read_without_libyaml(
+    scenario_policy: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[str] = []
+
+    class Counting(LOADER):  # type: ignore[misc,valid-type]
+        def __init__(self, text: str) -> None:
+            read.append(text)
+            super().__init__(text)
+
+    monkeypatch.setattr(parse, "_LOADER", Counting)
+    manifests, _ = compile_jobs(scenario_policy("bundled"))
+    assert manifests and read == []
+
+
+def test_mutated_renders_read_as_pyyaml() -> None:
+    """Random edits of a rendered job (characters YAML gives meaning to, cut lines): the line
+    reader either reads what PyYAML reads or leaves the text to libyaml."""
+    rng, alphabet = random.Random(24), " \n-:{}[]\",#&*!|>'%@`?~.019aeyno\\/_"
+    for _ in range(1000):
+        text = list(RENDERED)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(text))
+            choice = rng.random()
+            if choice < 0.4:
+                text.insert(at, rng.choice(alphabet))
+            elif choice < 0.7:
+                del text[at]
+            else:
+                text[at] = rng.choice(alphabet)
+        edited = "".join(text)
+        assert repr(_fast(edited)) == repr(_load(edited)), edited
