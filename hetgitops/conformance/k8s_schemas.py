@@ -9,7 +9,6 @@ and rebuilds its validator on every call, about 100x slower than reusing one.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import importlib.util
 import json
 import re
@@ -46,6 +45,10 @@ def _bundle_root() -> Path:
 
 
 def package_version() -> str:
+    # Imported here: importlib.metadata brings email, csv and zipfile (~9 ms per process), and
+    # only the rare "no schemas for this Kubernetes version" note needs it.
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("kubernetes-validate")
     except importlib.metadata.PackageNotFoundError:
