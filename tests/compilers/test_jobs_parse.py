@@ -3,6 +3,7 @@ load returns, the unusual nodes included, whether the line reader or libyaml rea
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from typing import Any
@@ -11,7 +12,7 @@ import pytest
 import yaml
 
 from hetgitops.compilers.jobs import parse
-from hetgitops.compilers.jobs.render import compile_jobs
+from hetgitops.compilers.jobs.render import _YAML_UNSAFE, compile_jobs, yaml_json
 from hetgitops.model.policy import Policy
 
 Load = Callable[[str], Policy]
@@ -171,3 +172,44 @@ def test_mutated_renders_read_as_pyyaml() -> None:
                 text[at] = rng.choice(alphabet)
         edited = "".join(text)
         assert repr(_fast(edited)) == repr(_load(edited)), edited
+
+
+# -- tojson (compilers/jobs/render.yaml_json): the text the templates write values with --------
+
+TOJSON_VALUES: list[Any] = [
+    {"a": "b", "n": 1, "t": True, "z": None, "l": [1, "x"]},
+    "emoji \U0001f680 caf\u00e9",
+    "del \x7f nel \x85 ls \u2028 bom \ufeff",
+    'quote " backslash \\ tab \t newline \n',
+    [],
+    29500,
+]
+
+
+@pytest.mark.parametrize("value", TOJSON_VALUES)
+def test_tojson_writes_what_yaml_reads_back(value: Any) -> None:
+    text = yaml_json(value, sort_keys=False)
+    expected = _YAML_UNSAFE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False)
+    )
+    assert text == expected
+    assert yaml.load(f"v: {text}\n", Loader=LOADER) == {"v": value}
+    assert yaml_json(value, sort_keys=False, indent=2) == _YAML_UNSAFE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=2)
+    )
+
+
+def test_tojson_makes_no_encoder_per_value(
+    scenario_policy: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    policy = scenario_policy("bundled")
+    made: list[object] = []
+    original = json.JSONEncoder.__init__
+
+    def counting(self: json.JSONEncoder, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(json.JSONEncoder, "__init__", counting)
+    manifests, _ = compile_jobs(policy)
+    assert manifests and made == []
