@@ -247,6 +247,7 @@ NOUNS = {
     "kueue-flavor-retired": "admitted on the retiring flavor:",
     "taint-evicts": "evicted:",
     "mig-mode-flip": "stopped while the GPUs reset:",
+    "mig-repartition": "on the nodes whose MIG slices are re-made:",
     "namespace-removed": "left outside every queue and quota:",
     "localqueue-removed": "stranded:",
     "clusterqueue-removed": "holding the queue Terminating:",

@@ -108,8 +108,12 @@ def test_mig_mode_flips_group_per_pool() -> None:
     drains = [Drain(f"n{i}", "p", "a", "b", (4,), True) for i in range(3)]
     drains.append(Drain("n9", "p", "a", "c", (1,), False))
     found = hazards([], [], drains)
-    assert [(h.rule, h.subject) for h in found] == [("mig-mode-flip", "Pool p")]
-    assert "n0, n1, n2" in found[0].message
+    # n9 keeps MIG mode on: its re-partition is mig-repartition's, not a flip.
+    assert [(h.rule, h.subject) for h in found] == [
+        ("mig-mode-flip", "Pool p"),
+        ("mig-repartition", "Pool p"),
+    ]
+    assert "n0, n1, n2" in found[0].message and "n9" not in found[0].message
 
 
 def test_real_compile_pool_taint_change_replaces_the_topology_flavor(
@@ -485,3 +489,22 @@ def test_a_renamed_pool_renames_its_flavor_onto_the_same_nodes() -> None:
     renamed = [h for h in found if h.rule == "kueue-flavor-renamed"]
     assert [h.subject for h in renamed] == ["ResourceFlavor l40s-infer-aaaa"]
     assert "replaced by l40s-serving-bbbb" in renamed[0].message
+
+
+def test_a_mig_repartition_without_a_mode_flip_says_what_mig_manager_does() -> None:
+    """GPUs re-partitioned in MIG mode: mig-manager deletes the operands' pods and mig-parted
+    destroys the changed GPUs' instances; it evicts no workload pod (NVIDIA/mig-parted
+    reconfigure.go), so the hazard says to drain them first."""
+    drains = [Drain(f"n{i}", "p", "a", "b", (2, 3), False) for i in range(2)]
+    drains.append(Drain("n9", "q", "a", "c", (4,), True))
+    found = hazards([], [], drains)
+    assert [(h.rule, h.subject) for h in found] == [
+        ("mig-mode-flip", "Pool q"),
+        ("mig-repartition", "Pool p"),
+    ]
+    repartition = found[1]
+    assert "GPU(s) 2, 3 on node(s) n0, n1 (a -> b)" in repartition.message
+    assert "evicts no workload pod" in repartition.message
+    assert "nvidia.com/mig.config.state=failed" in repartition.message
+    assert repartition.action.startswith("one node at a time: cordon, drain")
+    assert repartition.scope == (("nodes", "n0,n1"),)

@@ -281,8 +281,8 @@ CHANGES: dict[str, Callable[[Path], None]] = {
 
 # Which hazards announce each kind of disruption.
 ANNOUNCED_BY: dict[str, set[str]] = {
-    "pods-deleted": {"taint-evicts", "mig-mode-flip"},
-    "workloads-evicted": {"taint-evicts", "mig-mode-flip"},
+    "pods-deleted": {"taint-evicts", "mig-mode-flip", "mig-repartition"},
+    "workloads-evicted": {"taint-evicts", "mig-mode-flip", "mig-repartition"},
     "stranded": {"localqueue-removed", "namespace-removed", "clusterqueue-removed"},
     "double-booked": {
         "kueue-flavor-renamed",
@@ -290,6 +290,7 @@ ANNOUNCED_BY: dict[str, set[str]] = {
         "node-moved",
         "sharing-reduced",
         "mig-mode-flip",
+        "mig-repartition",
         "kueue-resource-uncovered",
     },
     "namespaces-deleted": set(),
