@@ -113,10 +113,17 @@ def main(argv: list[str] | None = None) -> int:
         reset(plane)
         for start in range(0, len(objects), 1000):
             batch = objects[start : start + 1000]
-            chunk = [{k: v for k, v in o.items() if k != "status"} for o in batch]
+            # A Node keeps the status it is created with (the kubelet registers so); other
+            # kinds drop it.
+            chunk = [o if o["kind"] == "Node" else {k: v for k, v in o.items() if k != "status"}
+                     for o in batch]  # fmt: skip
             server_side_apply(plane, chunk, manager="kubectl-admin")
-        for obj in objects:
-            if obj["kind"] == "Node":
+        listed = json.loads(plane.kubectl("get", "nodes", "-o", "json").stdout)["items"]
+        seeded = {
+            n["metadata"]["name"] for n in listed if (n.get("status") or {}).get("allocatable")
+        }
+        for obj in objects:  # nodes that already existed ignore a status in the apply
+            if obj["kind"] == "Node" and obj["metadata"]["name"] not in seeded:
                 set_node_status(plane, obj["metadata"]["name"], obj["status"])
         kubeconfig = str(plane.admin_kubeconfig)
         runs = [_run(["--kubeconfig", kubeconfig]) for _ in range(args.repeat)]

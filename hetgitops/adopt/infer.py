@@ -635,6 +635,9 @@ def _pool_document(
             "quota: list the real ones in spec.nodes.",
         )
     spec["nodes"] = entries
+    group = _nodegroup(pool.node_objs)
+    if group:  # the nodes carry it already: no nodes target needed to bind Volcano's queues
+        spec["volcano"] = {"nodeGroup": group}
     if pool.flavor is not None:
         fspec = pool.flavor.obj.get("spec") or {}
         taints = [_taint(t) for t in fspec.get("tolerations") or []]

@@ -70,7 +70,9 @@ def targets_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
     Passes: `targets: [core, kueue, volcano, nodes, gpu-operator]`; `targets: [core, kueue]`
     when every pool's flavor selects labels the nodes already carry (`spec.kueue.nodeLabels`,
     as `hetgitops import` writes); `gpu-operator` without `nodes` when every MIG and shared
-    pool keeps the config name its nodes are labelled with (`configName`, as import writes).
+    pool keeps the config name its nodes are labelled with (`configName`, as import writes);
+    `volcano` without `nodes` when every pool names the nodegroup its nodes already carry
+    (`spec.volcano.nodeGroup`, as import writes).
     Fix: add the target the hint names to Fleet spec.targets (`core` labels team namespaces, `nodes`
     labels nodes), or accept the warning when another tool applies those labels; an imported fleet
     can declare the labels its nodes already carry in the pool's `spec.kueue.nodeLabels`.
@@ -86,8 +88,12 @@ def targets_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
         (not p.mig or p.mig_config_name) and (p.shared_replicas == 1 or p.sharing_config_name)
         for p in policy.pools.values()
     ) and any(p.mig_config_name or p.sharing_config_name for p in policy.pools.values())
+    # Adopted Volcano nodegroups: the nodes already carry the label their queues bind to.
+    own_groups = bool(policy.pools) and all(p.volcano_node_group for p in policy.pools.values())
     for target, needed, consequence in _TARGET_NEEDS:
         if target == "kueue" and needed == "nodes" and own_labels:
+            continue
+        if target == "volcano" and needed == "nodes" and own_groups:
             continue
         if target == "gpu-operator" and needed == "nodes" and own_configs:
             continue

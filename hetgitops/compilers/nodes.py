@@ -69,7 +69,7 @@ def _node_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
     if "gpu-operator" in targets:
         labels.update(nvidia.node_nvidia_labels(policy, pool, node))
     if "volcano" in targets:
-        labels[NODEGROUP_LABEL] = pool.name
+        labels[NODEGROUP_LABEL] = pool.node_group
     return dict(sorted(labels.items()))
 
 

@@ -199,7 +199,9 @@ def queue_spec(policy: Policy, plan: QueuePlan) -> dict[str, Any]:
         spec["capability"] = resources(plan.capability)
     if plan.guarantee:
         spec["guarantee"] = {"resource": resources(plan.guarantee)}
-    groups = {"requiredDuringSchedulingIgnoredDuringExecution": [plan.pool]}
+    pool = policy.pools.get(plan.pool)
+    group = pool.node_group if pool is not None else plan.pool
+    groups = {"requiredDuringSchedulingIgnoredDuringExecution": [group]}
     spec["affinity"] = {"nodeGroupAffinity": groups}
     spec["dequeueStrategy"] = "traverse"
     return spec

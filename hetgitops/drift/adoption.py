@@ -88,15 +88,12 @@ def competing(
                     manifest.origin,
                     path=object_name(queue),
                 )
-    pools = {m.obj["metadata"].get("labels", {}).get(fleet.label("pool")): m
-             for m in desired if m.kind == "Queue"}  # fmt: skip
+    pools = {group: m for m in desired if m.kind == "Queue"
+             for group in _node_groups(m.obj)}  # fmt: skip
     for queue in unmanaged.get("Queue", []):
         if ("Queue", ident(queue)) in rendered:
             continue
-        affinity = ((queue.get("spec") or {}).get("affinity") or {}).get("nodeGroupAffinity") or {}
-        groups = [*affinity.get("requiredDuringSchedulingIgnoredDuringExecution", []),
-                  *affinity.get("preferredDuringSchedulingIgnoredDuringExecution", [])]  # fmt: skip
-        for group in groups:
+        for group in _node_groups(queue):
             manifest = pools.get(group)
             if manifest is None:
                 continue
@@ -109,3 +106,11 @@ def competing(
                 manifest.origin,
                 path=object_name(queue),
             )
+
+
+def _node_groups(queue: Mapping[str, Any]) -> list[str]:
+    """The nodegroups a Volcano Queue binds to (a managed pool's: `Pool.node_group`)."""
+    affinity = ((queue.get("spec") or {}).get("affinity") or {}).get("nodeGroupAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or []
+    preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    return [str(g) for g in [*required, *preferred]]

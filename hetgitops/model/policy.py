@@ -290,6 +290,14 @@ class Pool:
     # the replicas per GPU. The device plugin keeps advertising these while Kueue's quotas
     # (and every capacity check) count the new `replicas` (docs/day2.md).
     retiring_replicas: int | None = None
+    # `spec.volcano.nodeGroup`: the volcano.sh/nodegroup-name an adopted cluster's nodes
+    # already carry (import); None: the pool's name, which the nodes target labels them with.
+    volcano_node_group: str | None = None
+
+    @property
+    def node_group(self) -> str:
+        """The Volcano nodegroup the pool's queues bind to and its nodes carry."""
+        return self.volcano_node_group or self.name
 
     @property
     def shared_replicas(self) -> int:

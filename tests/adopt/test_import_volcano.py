@@ -22,13 +22,16 @@ def test_a_volcano_cluster_imports_and_its_leaf_queues_render_back_unchanged(
     result = import_objects(read, tmp_path / "p", cluster="lab")
     found = sorted((d.rule, d.message.split(":")[0][:34]) for d in result.diagnostics)
     # No import-field-changes: every leaf renders as the cluster has it. Parent, root and
-    # default stay Volcano's; the teams need namespaces; nodes already carry the nodegroups.
+    # default stay Volcano's; the teams need namespaces. The nodes already carry their
+    # nodegroups (spec.volcano.nodeGroup): no targets-incomplete for the missing nodes target.
     assert found == [
         ("import-kind-not-imported", "Queue research is a parent queue"),
         ("import-team-without-namespace", "Queue nlp belongs to no ClusterQue"),
         ("import-team-without-namespace", "Queue vision belongs to no Cluster"),
-        ("targets-incomplete", "target 'volcano' without 'nodes'"),
     ]  # fmt: skip
+    written = yaml.safe_load_all(result.files["pools.yaml"])
+    pools = {p["metadata"]["name"]: p["spec"] for p in written}
+    assert {n: p.get("volcano") for n, p in pools.items()} == {n: {"nodeGroup": n} for n in pools}
     teams = {
         t["metadata"]["name"]: t["spec"] for t in yaml.safe_load_all(result.files["teams.yaml"])
     }

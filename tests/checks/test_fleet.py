@@ -88,3 +88,17 @@ def test_targets_incomplete(policy, targets, missing):
     ordered = sorted(found, key=lambda d: d.message)
     for (target, needed), diagnostic in zip(missing, ordered, strict=True):
         assert f"'{target}' without '{needed}'" in diagnostic.message
+
+
+def test_volcano_without_nodes_passes_when_every_pool_names_the_nodegroup_its_nodes_carry(policy):
+    """An adopted Volcano cluster: the nodes already carry volcano.sh/nodegroup-name, which
+    each pool declares (spec.volcano.nodeGroup, as import writes); one pool without it warns."""
+    policy.replace("fleet.yaml", "targets: [core, kueue, volcano, nodes, gpu-operator]",
+                   "targets: [core, volcano]")  # fmt: skip
+    policy.replace("pools.yaml", "  name: h100-train\nspec:\n",
+                   "  name: h100-train\nspec:\n  volcano: {nodeGroup: h100-train}\n")  # fmt: skip
+    assert ["'volcano' without 'nodes'" in d.message
+            for d in policy.findings("targets-incomplete")] == [True]  # fmt: skip
+    policy.replace("pools.yaml", "  name: l40s-infer\nspec:\n",
+                   "  name: l40s-infer\nspec:\n  volcano: {nodeGroup: rack-b1-l40s}\n")  # fmt: skip
+    assert policy.findings("targets-incomplete") == []

@@ -76,6 +76,30 @@ def test_leaf_is_bound_to_its_pool_nodes(scenario_policy: Load) -> None:
     assert required == ["h100-train"]
 
 
+def test_a_pool_keeps_the_nodegroup_its_nodes_already_carry(scenario_policy: Load) -> None:
+    """`spec.volcano.nodeGroup` (an adopted cluster's): the leaves bind to it and the nodes
+    target labels the nodes with it, not with the pool's name."""
+    from hetgitops.compilers.nodes import compile_nodes
+
+    policy = scenario_policy("volcano-only")
+    pool = dataclasses.replace(policy.pools["h100-train"], volcano_node_group="ng-h100")
+    policy = dataclasses.replace(policy, pools={**policy.pools, "h100-train": pool})
+    leaf = _queues(policy)["alpha-h100-train"]["spec"]
+    affinity = leaf["affinity"]["nodeGroupAffinity"]
+    assert affinity["requiredDuringSchedulingIgnoredDuringExecution"] == ["ng-h100"]
+    other = _queues(policy)["alpha-l40s-infer"]["spec"]["affinity"]["nodeGroupAffinity"]
+    assert other["requiredDuringSchedulingIgnoredDuringExecution"] == ["l40s-infer"]
+    fleet = policy.fleet
+    assert fleet is not None
+    policy = _with_fleet(policy, targets=(*fleet.targets, "nodes"))
+    groups = {
+        m.obj["metadata"]["labels"].get("volcano.sh/nodegroup-name")
+        for m in compile_nodes(policy)
+        if m.kind == "Node" and m.name in {n.name for n in pool.nodes}
+    }
+    assert groups == {"ng-h100"}
+
+
 def test_server_filled_fields_are_written(scenario_policy: Load) -> None:
     for queue in _queues(scenario_policy("volcano-only")).values():
         spec = queue["spec"]

@@ -99,8 +99,8 @@ def test_import_reads_live_and_its_render_dry_runs_with_no_change(
     result = import_objects(read, tmp_path / "policy", cluster="lab")
     found = [f"{d.rule}: {d.message}" for d in result.diagnostics]
     # Only the Volcano cluster has warnings: its parent queue stays Volcano's, its two teams
-    # get namespaces, its nodes' nodegroup labels are not the nodes target's.
-    warned = {"import-kind-not-imported", "import-team-without-namespace", "targets-incomplete"}
+    # get namespaces (its nodes carry their nodegroups already: spec.volcano.nodeGroup).
+    warned = {"import-kind-not-imported", "import-team-without-namespace"}
     if request.node.callspec.params["hand_written"].startswith("cluster_volcano.yaml"):
         assert sorted(f.split(":")[0] for f in found) == sorted(
             [*warned, "import-team-without-namespace"]
