@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from hetgitops.conformance import k8s_schemas, kueue_rules
 from hetgitops.diagnostics import Diagnostic, Severity, Span, register_rules
@@ -115,9 +115,9 @@ def _metadata(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 def _label_maps(node: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """(path prefix, labels) of every `metadata.labels` mapping inside `node`, outermost first.
     Scalars are skipped before recursing: a NodeFeatureRule's node-name lists hold thousands."""
-    if isinstance(node, Mapping):
+    if _is_mapping(node):
         meta = node.get("metadata")
-        if isinstance(meta, Mapping) and isinstance(meta.get("labels"), Mapping):
+        if _is_mapping(meta) and _is_mapping(meta.get("labels")):
             yield where, meta["labels"]
         for key, value in node.items():
             if key != "metadata" and type(value) not in _SCALARS:
@@ -129,6 +129,12 @@ def _label_maps(node: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """isinstance(value, Mapping), the plain dict decided without the ABC machinery: ~60,000
+    calls per validate at the 5,000-node fleet, 0.4 us each through abc.__instancecheck__."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _label_problems(key: object, value: object) -> tuple[str, ...]:
