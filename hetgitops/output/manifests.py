@@ -219,8 +219,14 @@ class _Exotic(Exception):
     """A string libyaml would write differently from PyYAML."""
 
 
-# Printable ASCII, newline, and the BMP characters both emitters write raw.
-_EXOTIC = re.compile(r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+@functools.cache
+def _exotic() -> re.Pattern[str]:
+    """Anything but printable ASCII, newline, and the BMP characters both emitters write raw.
+    Compiled on first use: a class over most of the BMP takes ~8 ms to compile (~100 ms on a
+    loaded machine), and only a string fastyaml leaves to libyaml is ever tested."""
+    return re.compile(r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+
+
 _EXOTIC_STYLE = "exotic"
 
 
@@ -254,7 +260,7 @@ def _style(data: str) -> str | None:
 def _libyaml_style(data: str) -> str | None:
     """_style(), or _EXOTIC_STYLE when libyaml would write the string differently from PyYAML
     (also `|+` scalars: libyaml ends the document with `...` after them)."""
-    if _EXOTIC.search(data) or data == "\n" or data.endswith("\n\n"):
+    if _exotic().search(data) or data == "\n" or data.endswith("\n\n"):
         return _EXOTIC_STYLE
     return _style(data)
 

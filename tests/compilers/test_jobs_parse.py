@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from hetgitops.compilers.jobs import parse
-from hetgitops.compilers.jobs.render import _YAML_UNSAFE, compile_jobs, yaml_json
+from hetgitops.compilers.jobs.render import _yaml_unsafe, compile_jobs, yaml_json
 from hetgitops.model.policy import Policy
 
 Load = Callable[[str], Policy]
@@ -189,12 +189,12 @@ TOJSON_VALUES: list[Any] = [
 @pytest.mark.parametrize("value", TOJSON_VALUES)
 def test_tojson_writes_what_yaml_reads_back(value: Any) -> None:
     text = yaml_json(value, sort_keys=False)
-    expected = _YAML_UNSAFE.sub(
+    expected = _yaml_unsafe().sub(
         lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False)
     )
     assert text == expected
     assert yaml.load(f"v: {text}\n", Loader=LOADER) == {"v": value}
-    assert yaml_json(value, sort_keys=False, indent=2) == _YAML_UNSAFE.sub(
+    assert yaml_json(value, sort_keys=False, indent=2) == _yaml_unsafe().sub(
         lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=2)
     )
 
