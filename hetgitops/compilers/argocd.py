@@ -20,6 +20,9 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 # pkg/sync/sync_context.go:1171-1172, 1185-1200; pkg/utils/kube/resource_ops.go:223-243,
 # 555-560). It replaces on every sync that includes the object: the shipped Application sets
 # ApplyOutOfSyncOnly=true so that is only when it changed (sync_context.go:450-452, 550-552).
+# And compare-options ServerSideDiff=false: server-side diff (implied by ServerSideApply) fails
+# the whole comparison on the changed class, and then every class is recreated
+# (docs/integrations/argocd.md).
 # Flux (kustomize-controller 186fb3b, fluxcd/pkg e2cfd1a2): objects annotated
 # `kustomize.toolkit.fluxcd.io/force: enabled` are force-applied
 # (internal/controller/kustomization_controller.go:867-869): only when the server-side dry-run

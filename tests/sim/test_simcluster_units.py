@@ -93,8 +93,41 @@ def test_stale_objects_are_what_left_the_tree(tmp_path: Path) -> None:
     assert gitops.documents(tmp_path) == new
 
 
+def _tree(folder: Path, docs: list[dict[str, object]]) -> Path:
+    folder.mkdir()
+    (folder / "all.yaml").write_text(yaml.safe_dump_all(docs))
+    (folder / "kustomization.yaml").write_text(yaml.safe_dump({"resources": ["all.yaml"]}))
+    return folder
+
+
+def _with_options(doc: dict[str, object], options: str) -> dict[str, object]:
+    meta = doc["metadata"]
+    assert isinstance(meta, dict)
+    meta["annotations"] = {gitops.SYNC_OPTIONS: options}
+    return doc
+
+
+def test_argocd_model_plan_prunes_keeps_and_replaces_as_argo_cd(tmp_path: Path) -> None:
+    """What the model decides, named as Argo CD's sync result names it: Prune=false is skipped,
+    the rest of what left the tree pruned; a Replace object recreated only when it changed
+    (ApplyOutOfSyncOnly) and exists (else created)."""
+    kept_ns = _with_options(_doc("Namespace", "team"), "Prune=false")
+    tier = _with_options(_doc("PriorityClass", "training"), "Force=true,Replace=true")
+    old = _tree(tmp_path / "old", [kept_ns, _doc("ConfigMap", "gone"), tier])
+    changed = {**tier, "value": 2}
+    new = _tree(tmp_path / "new", [changed])
+    plan = gitops.argocd_plan(new, old, live={"PriorityClass/training"})
+    assert plan.pruned == ["ConfigMap/gone"]
+    assert plan.prune_skipped == ["Namespace/team"]
+    assert plan.replaced == ["PriorityClass/training"]
+    assert gitops.argocd_plan(old, old).replaced == []  # in sync: not replaced
+    assert gitops.argocd_plan(new, old, live=set()).replaced == []  # absent: created
+
+
 def test_every_component_has_a_module_and_a_stable_cache_key() -> None:
     assert build.available() == list(build.COMPONENTS)
+    # The opt-in Argo CD is built only when named (.ci/run does not).
+    assert build.default() == [n for n in build.COMPONENTS if n != "argocd"]
     for component in build.COMPONENTS.values():
         assert component.version().startswith("v")
         assert build.source_hash(component) == build.source_hash(component)

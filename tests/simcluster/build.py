@@ -37,6 +37,12 @@ class Component:
     # read from the module cache at build time, never copied into this repository.
     data: dict[str, str] = field(default_factory=dict)
     kubernetes_version_flags: bool = False
+    # GOTOOLCHAIN for this module's build (part of its cache key), when it needs a newer Go than
+    # the one on PATH; "" = the Go on PATH.
+    toolchain: str = ""
+    # Built only when named (`scripts/simcluster build argocd`), never by a bare `build` nor by
+    # `.ci/run`: its cold build does not fit CI's budget (docs/simcluster.md).
+    opt_in: bool = False
 
     @property
     def directory(self) -> Path:
@@ -47,6 +53,7 @@ class Component:
 
 
 _KWOK_STAGES = "kustomize/stage"
+_ARGOCD_CRDS = "manifests/crds"
 _FLUX_CRDS = "config/crd/bases"
 
 COMPONENTS: dict[str, Component] = {
@@ -147,6 +154,24 @@ COMPONENTS: dict[str, Component] = {
                 ),
             },
         ),
+        # The real Argo CD (tests/simcluster/argocd.py): one multi-call binary, started as
+        # application-controller, repo-server and cmp-server (ARGOCD_BINARY_NAME). v3.6 needs
+        # Go 1.27. Opt-in (see `opt_in`); the CRDs come from the same module.
+        Component(
+            "argocd",
+            "github.com/argoproj/argo-cd/v3",
+            {"argocd": "github.com/argoproj/argo-cd/v3/cmd"},
+            data={
+                f"{_ARGOCD_CRDS}/application-crd.yaml": "crd-applications.yaml",
+                f"{_ARGOCD_CRDS}/appproject-crd.yaml": "crd-appprojects.yaml",
+                # The image's script the repo-server runs on every manifest generation (v3.6.1
+                # reposerver/repository/repository.go:556, util/git/client.go:1172-1179: the
+                # generation fails with "permission denied" without it).
+                "hack/git-verify-wrapper.sh": "git-verify-wrapper.sh",
+            },
+            toolchain="go1.27.3",
+            opt_in=True,
+        ),
     )
 }
 
@@ -156,8 +181,15 @@ def available() -> list[str]:
     return [name for name, c in COMPONENTS.items() if (c.directory / "go.mod").is_file()]
 
 
+def default() -> list[str]:
+    """What a bare `scripts/simcluster build` builds: every available component but the opt-in."""
+    return [name for name in available() if not COMPONENTS[name].opt_in]
+
+
 def source_hash(component: Component) -> str:
     digest = hashlib.sha256(_RECIPE.encode())
+    if component.toolchain:  # keeps every other component's key as it was
+        digest.update(f" GOTOOLCHAIN={component.toolchain}".encode())
     digest.update(repr(sorted(component.binaries.items())).encode())
     digest.update(repr(sorted(component.data.items())).encode())
     for path in (component.directory / "go.mod", component.directory / "go.sum"):
@@ -216,7 +248,9 @@ def _go_build(component: Component, out: Path) -> None:
     # last path element, and Volcano's are all called `scheduler`, `controller-manager`, ...
     for binary, package in component.binaries.items():
         command = ["go", "build", "-ldflags", _ldflags(component), "-o", str(out / binary), package]
-        result = subprocess.run(command, cwd=component.directory, env=_build_env(), check=False)
+        result = subprocess.run(
+            command, cwd=component.directory, env=_build_env(component), check=False
+        )
         if result.returncode != 0:
             raise BuildError(f"`go build {package}` failed with exit code {result.returncode}")
 
@@ -227,7 +261,7 @@ def _copy_data(component: Component, out: Path) -> None:
     listed = subprocess.run(
         ["go", "list", "-m", "-f", "{{.Dir}}", component.module],
         cwd=component.directory,
-        env=_build_env(),
+        env=_build_env(component),
         capture_output=True,
         text=True,
         check=False,
@@ -239,9 +273,11 @@ def _copy_data(component: Component, out: Path) -> None:
         shutil.copyfile(source / relative, out / name)
 
 
-def _build_env() -> dict[str, str]:
+def _build_env(component: Component) -> dict[str, str]:
     env = dict(os.environ)
     env.update(GOFLAGS="-trimpath -mod=readonly -buildvcs=false", CGO_ENABLED="0")
+    if component.toolchain:
+        env["GOTOOLCHAIN"] = component.toolchain
     return env
 
 

@@ -63,7 +63,15 @@ DAEMONS = (
 )
 # Started only when a test asks for them (tests/simcluster/flux.py: the real Flux and the Git
 # server it reads), in this order; `down` stops them first.
-ON_DEMAND_DAEMONS = ("flux-githttp", "source-controller", "kustomize-controller")
+FLUX_DAEMONS = ("flux-githttp", "source-controller", "kustomize-controller")
+ARGOCD_DAEMONS = (
+    "argocd-redis",
+    "argocd-githttp",
+    "argocd-cmp-server",
+    "argocd-repo-server",
+    "argocd-application-controller",
+)
+ON_DEMAND_DAEMONS = FLUX_DAEMONS + ARGOCD_DAEMONS
 # Integrations for the kinds `hetgitops jobs` renders. kubeflow.org/pytorchjob is off by default
 # since Kueue v0.19.0 and must be listed, or a PyTorchJob would never be queued.
 KUEUE_FRAMEWORKS = (

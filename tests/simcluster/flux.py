@@ -46,7 +46,7 @@ import yaml
 from controlplane import procs
 
 from . import build
-from .cluster import ON_DEMAND_DAEMONS, SimCluster, _daemon, _get_ok, _namespaces, apply_objects
+from .cluster import FLUX_DAEMONS, SimCluster, _daemon, _get_ok, _namespaces, apply_objects
 
 REPO = Path(__file__).resolve().parents[2]
 ARGOCD_MANAGER = "argocd-controller"  # gitops.ARGOCD_MANAGER (gitops imports this module)
@@ -58,7 +58,7 @@ BRANCH = "main"
 MANAGER = "hetgitops-simcluster"
 SINGLE_STAGE = "hetgitops-tree"
 # Started on demand, in this order; cluster.down stops them too.
-DAEMONS = ON_DEMAND_DAEMONS
+DAEMONS = FLUX_DAEMONS
 _REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
 _KUSTOMIZATION = "kustomizations.kustomize.toolkit.fluxcd.io"
 _GITREPOSITORY = "gitrepositories.source.toolkit.fluxcd.io"

@@ -1,11 +1,15 @@
 """Apply a rendered tree the way Argo CD and Flux do, including pruning what a change removed.
 
+Argo CD: `sync_argocd` is the model below unless HETGITOPS_ARGOCD=real, when it is the real
+Argo CD (tests/simcluster/argocd.py: application-controller, repo-server and the hetgitops CMP,
+the opt-in `argocd` component); `sync_argocd_real` always is. `argocd_plan` is what the model
+prunes, keeps and replaces, which tests/sim/test_sim_argocd.py holds against the real tool.
+
 Flux is the real one: `sync_flux` commits the tree to a Git repository served on loopback and
 lets the real source-controller and kustomize-controller reconcile the Kustomizations of
 `integrations/flux/kustomizations.yaml` (tests/simcluster/flux.py); no model of it is left.
 
-Argo CD is a model (its application-controller does not build from the Go module proxy; see
-docs/simcluster.md), following gitops-engine sync_tasks.go: objects sorted by sync wave, then
+The Argo CD model follows gitops-engine sync_tasks.go: objects sorted by sync wave, then
 kind (its kindOrder: Namespace first ... Job, CronJob, Ingress, APIService; kinds it does not
 know, i.e. every custom resource, last), then name; each wave is applied before the next starts;
 objects that left the tree are pruned afterwards, highest wave first. (Argo CD's own pre-sync
@@ -26,15 +30,17 @@ the real Argo CD as hetgitops configures it never does).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from . import flux
+from . import argocd, flux
 from .cluster import SimCluster
 
 Obj = dict[str, Any]
@@ -123,7 +129,72 @@ def stale(old: Sequence[Obj], new: Sequence[Obj]) -> list[Obj]:
     return [o for o in old if key(o) not in kept]
 
 
+ARGOCD_SWITCH = "HETGITOPS_ARGOCD"  # "real": sync_argocd runs the real Argo CD
+
+
+@dataclass(frozen=True)
+class ArgoPlan:
+    """What the model does to the objects of a change, named as Argo CD's sync result names
+    them (Kind/namespace/name): the real tool's ArgoSync has the same three lists."""
+
+    pruned: list[str]
+    prune_skipped: list[str]
+    replaced: list[str]
+
+
+def subject(obj: Obj) -> str:
+    meta = obj["metadata"]
+    return "/".join(p for p in (obj["kind"], meta.get("namespace", ""), meta["name"]) if p)
+
+
+def argocd_plan(tree: Path, previous: Path | None, *, live: set[str] | None = None) -> ArgoPlan:
+    """The model's decisions for syncing `tree` after `previous` (`live`: subjects that exist
+    now; a Replace object that does not exist is created, not replaced)."""
+    new = documents(tree)
+    old = documents(previous) if previous is not None else []
+    synced_before = {key(o): o for o in old}
+    gone = stale(old, new)
+    replaced = [
+        subject(o)
+        for o in new
+        if _argo_option(o, "Replace=true")
+        and synced_before.get(key(o)) != o
+        and (live is None or subject(o) in live)
+    ]
+    return ArgoPlan(
+        pruned=sorted(subject(o) for o in gone if not _argo_option(o, "Prune=false")),
+        prune_skipped=sorted(subject(o) for o in gone if _argo_option(o, "Prune=false")),
+        replaced=sorted(replaced),
+    )
+
+
+def sync_argocd_real(
+    sim: SimCluster,
+    tree: Path,
+    previous: Path | None = None,
+    *,
+    policy: Path | None = None,
+    attempts: int = 3,
+) -> argocd.ArgoSync:
+    """The real Argo CD syncs `tree` (or renders `policy` with the CMP), after `previous`."""
+    try:
+        return argocd.sync(sim, tree, previous, policy=policy, attempts=attempts)
+    except argocd.ArgoFailed as error:
+        raise SyncFailed(str(error)) from None
+
+
 def sync_argocd(
+    sim: SimCluster, tree: Path, previous: Path | None = None, *, attempts: int = 3
+) -> argocd.ArgoSync | None:
+    """Argo CD syncs `tree` after `previous`: the model, or with HETGITOPS_ARGOCD=real the
+    real Argo CD (its result then says what it pruned, skipped and replaced)."""
+    if os.environ.get(ARGOCD_SWITCH) == "real":
+        return sync_argocd_real(sim, tree, previous, attempts=attempts)
+    _sync_argocd_model(sim, tree, previous, attempts=attempts)
+    return None
+
+
+def _sync_argocd_model(
     sim: SimCluster, tree: Path, previous: Path | None = None, *, attempts: int = 3
 ) -> None:
     new = sorted(documents(tree), key=argo_sort_key)
