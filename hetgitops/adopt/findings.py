@@ -23,11 +23,19 @@ RULES: dict[str, str] = {
     "import-system-namespace": "A LocalQueue lives in a system namespace (default, "
     "kube-system, ...), which no hetgitops team may own: the queue stays outside the policy.",
     "import-unreadable": "A manifest file or document could not be read as Kubernetes objects.",
+    "import-setting-not-managed": "Kueue's manager Configuration (kueue-manager-config) sets "
+    "something the policy cannot say. hetgitops does not render that Configuration: Kueue's "
+    "installer (Helm values, the kustomize base) owns it, changing it restarts the manager, and "
+    "a GitOps tool applying it beside Helm would fight over it. Import keeps in the Fleet's "
+    "spec.kueue.configuration only what the policy's checks need (integrations, whether fair "
+    "sharing is on); the setting named stays as the installer set it, and the finding says what "
+    "it does to the queues the policy renders.",
     "import-forbidden": "The credentials may not list a kind import reads: its objects are not "
     "in the written policy.",
 }
 WARNINGS = {
     "import-object-not-adopted",
+    "import-setting-not-managed",
     "import-kind-not-imported",
     "import-unknown-card",
     "import-team-without-namespace",
@@ -45,6 +53,8 @@ _FIXES = {
     "import-unknown-card": "measure the card and fill in spec.performance.coefficient.",
     "import-system-namespace": "move the team's workloads to a namespace of its own.",
     "import-unreadable": "fix the YAML, or leave the file out of -f.",
+    "import-setting-not-managed": "keep the setting in Kueue's installer values, and review "
+    "what it does to the policy's queues (the finding says).",
     "import-forbidden": "grant list on the kind, or import from manifests with -f.",
 }
 register_rules(

@@ -20,6 +20,7 @@ from typing import Any
 from hetgitops.adopt import nodes as nodeinfo
 from hetgitops.adopt import nvidia
 from hetgitops.adopt.findings import finding
+from hetgitops.adopt.kueue_config import adopt_configuration
 from hetgitops.adopt.sources import KUEUE, Imported
 from hetgitops.adopt.volcano import NODEGROUP_LABEL, VOLCANO, PoolRef, adopt_queues
 from hetgitops.adopt.volcano_scheduler import adopt_scheduler
@@ -133,6 +134,9 @@ def infer(
     _namespace_quotas(by_kind, inferred)
     _cohorts(by_kind, inferred)
     _topology(by_kind, inferred)
+    kueue = inferred.fleet["spec"].get("kueue")
+    if isinstance(kueue, dict):  # a Kueue cluster: what its Configuration says the policy needs
+        inferred.diagnostics.extend(adopt_configuration(by_kind.get("ConfigMap", []), kueue))
     return inferred
 
 

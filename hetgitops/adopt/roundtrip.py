@@ -17,6 +17,7 @@ import orjson
 
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import KUEUE, Imported
+from hetgitops.compilers.volcano_scheduler import as_read
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.drift.compare import compare
 from hetgitops.drift.findings import shown
@@ -38,7 +39,6 @@ COMPARED = {
     "ResourceQuota": ("spec",),
 }
 VOLCANO = "scheduling.volcano.sh"
-VOLCANO_CONFIG = "volcano-scheduler.conf"
 # Volcano's Queue CRD defaults (weight, dequeueStrategy) and its webhook's (reclaimable, and
 # root as the parent of a queue that names none).
 _VOLCANO_DEFAULTS = {
@@ -205,13 +205,8 @@ def _parsed(obj: Mapping[str, Any]) -> dict[str, Any]:
     import yaml
 
     data = obj.get("data") or {}
-    parsed = {k: yaml.safe_load(str(v)) for k, v in data.items()}
-    conf = parsed.get(VOLCANO_CONFIG)
-    if isinstance(conf, dict) and isinstance(conf.get("actions"), str):
-        # Volcano splits the actions on commas and trims each: spacing is no change.
-        names = (a.strip() for a in conf["actions"].split(","))
-        parsed[VOLCANO_CONFIG] = {**conf, "actions": ", ".join(a for a in names if a)}
-    return {"data": parsed}
+    # As the reader reads each (Volcano trims its actions: their spacing is no change).
+    return {"data": {k: as_read(str(k), yaml.safe_load(str(v))) for k, v in data.items()}}
 
 
 def _leaf(item: Imported, parents: set[str]) -> bool:

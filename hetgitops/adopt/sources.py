@@ -43,8 +43,9 @@ RESOURCES = (
     # Every ConfigMap, in one LIST: only the GPU Operator's and Volcano's are kept (`_relevant`).
     Resource("", "v1", "configmaps", "ConfigMap", True),
 )
-# What marks a ConfigMap import reads: mig-parted, device-plugin and Volcano scheduler configs.
-_CONFIG_MARKS = ("mig-configs", "sharing:", "flags:", "actions:")
+# What marks a ConfigMap import reads: mig-parted, device-plugin and Volcano scheduler configs,
+# and Kueue's manager Configuration.
+_CONFIG_MARKS = ("mig-configs", "sharing:", "flags:", "actions:", "config.kueue.x-k8s.io/")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,14 @@ from hetgitops.model.policy import Policy, WorkloadProfile
 RULE = "job-integration"
 # Kueue 0.19 dropped the training-operator v1 kinds from its default integrations (#12606).
 PYTORCHJOB_DEFAULT_OFF = (0, 19)
+# A profile framework's name in Kueue's Configuration integrations.frameworks.
+KUEUE_INTEGRATION = {
+    "job": "batch/job",
+    "jobset": "jobset.x-k8s.io/jobset",
+    "pytorchjob": "kubeflow.org/pytorchjob",
+    "deployment": "deployment",
+    "leaderworkerset": "leaderworkerset.x-k8s.io/leaderworkerset",
+}
 
 
 @rule(RULE, Severity.WARNING)
@@ -25,7 +33,9 @@ def job_integration(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     `jobs` renders the template all the same; the job would then be ignored by Kueue, name a
     Volcano queue nobody renders, or lose its topology wish.
     Fails: `framework: pytorchjob` with Kueue 0.19 (PyTorchJob is no default integration
-    there); `topology: {preferred: rack}` when the Fleet's topology has no level `rack`.
+    there); `framework: jobset` when the Fleet's `spec.kueue.configuration.integrations` (the
+    cluster's Kueue Configuration, as import read it) lacks `jobset.x-k8s.io/jobset`;
+    `topology: {preferred: rack}` when the Fleet's topology has no level `rack`.
     Passes: `framework: jobset`; `preferred: rack` with `levels: [zone, rack, hostname]`.
     Fix: enable the integration or target in the Fleet (or Kueue's Configuration), pick
     another framework, or name a level the topology has.
@@ -42,7 +52,20 @@ def _integration(policy: Policy, profile: WorkloadProfile, chosen: str) -> Itera
     fleet = policy.fleet
     assert fleet is not None
     kueue = fleet.kueue or (0,)
-    if chosen == KUEUE and profile.framework == "pytorchjob" and kueue >= PYTORCHJOB_DEFAULT_OFF:
+    integration = KUEUE_INTEGRATION.get(profile.framework)
+    if chosen == KUEUE and integration and fleet.kueue_integrations is not None:
+        if integration not in fleet.kueue_integrations:
+            yield warning_at(
+                RULE,
+                f"the cluster's Kueue Configuration does not enable `{integration}` (the "
+                "Fleet's spec.kueue.configuration.integrations): Kueue ignores this job",
+                profile.origin,
+                "spec",
+                "framework",
+                hint=f"add {integration} to Kueue's integrations.frameworks (and to the "
+                "Fleet's list), or use a framework it enables",
+            )
+    elif chosen == KUEUE and profile.framework == "pytorchjob" and kueue >= PYTORCHJOB_DEFAULT_OFF:
         yield warning_at(
             RULE,
             "Kueue >= 0.19 ignores PyTorchJob unless `kubeflow.org/pytorchjob` is added to its "

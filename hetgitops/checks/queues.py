@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from hetgitops.checks._common import error_at, in_file_order, note
+from hetgitops.checks._common import error_at, in_file_order, note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.compilers.volcano import leaf_queue_name
 from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
@@ -289,3 +289,44 @@ def _tier_conflicts(fleet: Fleet) -> Iterator[Diagnostic]:
             "tiers",
             hint="keep one queue plugin in the tiers",
         )
+
+
+@rule("fair-sharing-not-enabled", Severity.WARNING)
+def fair_sharing_not_enabled(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A team or cohort has a fairSharingWeight, but the Fleet says the cluster's Kueue
+    Configuration does not enable fair sharing: Kueue renders the weight and ignores it.
+
+    Only what the Fleet says is checked (`spec.kueue.configuration.fairSharing`, which
+    `hetgitops import` reads from kueue-manager-config); hetgitops does not render Kueue's
+    Configuration, its installer (Helm values, kustomize) owns it.
+    Fails (warns): `fairSharingWeight: "2"` with `configuration: {fairSharing: false}`.
+    Passes: the same with `fairSharing: true`, or no `configuration` at all.
+    Fix: enable fair sharing in Kueue's Configuration (v1beta1 `fairSharing.enable: true`,
+    v1beta2 a `fairSharing` section) and set `fairSharing: true` in the Fleet, or drop the
+    weights.
+    """
+    fleet = policy.fleet
+    if fleet is None or fleet.kueue_fair_sharing is not False:
+        return
+    message = "has a fairSharingWeight, but Kueue's Configuration does not enable fair sharing"
+    hint = "enable fair sharing in Kueue's Configuration, or drop the weight"
+    for team in in_file_order(policy.teams.values()):
+        if team.fair_sharing_weight is not None:
+            yield warning_at(
+                "fair-sharing-not-enabled",
+                f"team '{team.name}' {message}",
+                team.origin,
+                "spec",
+                "kueue",
+                "fairSharingWeight",
+                hint=hint,
+            )
+    for cohort in fleet.cohorts:
+        if cohort.fair_sharing_weight is not None:
+            yield warning_at(
+                "fair-sharing-not-enabled",
+                f"cohort '{cohort.name}' {message}",
+                cohort.origin,
+                "fairSharingWeight",
+                hint=hint,
+            )

@@ -102,6 +102,20 @@ def scheduler_config(policy: Policy, fleet: Fleet) -> dict[str, Any]:
     return config
 
 
+def as_read(key: str, document: Any) -> Any:
+    """A ConfigMap value's parsed document as Volcano reads it: the scheduler config's
+    actions split on commas and each trimmed (pkg/scheduler/util.go), so their spacing is no
+    difference. Any other key or document is returned as it is."""
+    if key != CONFIG_KEY or not isinstance(document, dict):
+        return document
+    actions = document.get("actions")
+    if not isinstance(actions, str):
+        return document
+    # An empty entry stays: Volcano refuses it ("failed to find Action") and keeps its old
+    # config, so "a, b," is not "a, b".
+    return {**document, "actions": ", ".join(a.strip() for a in actions.split(","))}
+
+
 def plugin_conflicts(config: Mapping[str, Any], *, hierarchical: bool) -> list[str]:
     """The plugin combinations known to break Volcano, found in a scheduler config."""
     plugins = {p["name"]: p for tier in config.get("tiers", []) for p in tier.get("plugins", [])}

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from hetgitops.compilers.volcano_scheduler import as_read
 from hetgitops.drift import schema as schemas
 from hetgitops.drift.normalise import is_empty, prune_empty
 from hetgitops.drift.ownership import Ownership, Path, Writer
@@ -172,7 +173,7 @@ def _same_scalar(
     if isinstance(want, bool) or isinstance(have, bool):
         return False
     if isinstance(want, str) and isinstance(have, str) and _document_field(walk.kind, path):
-        return _same_document(want, have)
+        return _same_document(want, have, str(path[1]))
     if _quantity_field(walk.kind, path, schema) and _scalar(want) and _scalar(have):
         try:
             return quantities.value_of(want) == quantities.value_of(have)
@@ -187,12 +188,14 @@ def _document_field(kind: str, path: Path) -> bool:
     return len(path) == 2 and (kind, path[0]) in DOCUMENT_VALUES
 
 
-def _same_document(want: str, have: str) -> bool:
-    """Both texts parse (safe YAML, which reads JSON too) to the same mapping or list."""
+def _same_document(want: str, have: str, key: str) -> bool:
+    """Both texts parse (safe YAML, which reads JSON too) to the same mapping or list, as
+    their reader reads it (Volcano trims its scheduler config's actions)."""
     try:
         a, b = yaml.load(want, Loader=_LOADER), yaml.load(have, Loader=_LOADER)
     except yaml.YAMLError:
         return False
+    a, b = as_read(key, a), as_read(key, b)
     return isinstance(a, dict | list) and _strictly_equal(a, b)
 
 

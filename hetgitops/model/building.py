@@ -166,6 +166,12 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
         volcano_metrics=dict(volcano.get("metrics", {})),
         volcano_settings=frozenset(volcano),
         retiring_topology=_retiring_topology((topology or {}).get("retiring"), origin),
+        kueue_integrations=(
+            None
+            if "integrations" not in kueue.get("configuration", {})
+            else tuple(kueue["configuration"]["integrations"])
+        ),
+        kueue_fair_sharing=kueue.get("configuration", {}).get("fairSharing"),
     )
 
 

@@ -145,6 +145,10 @@ class Fleet:
     # `spec.topology.retiring`: the previous Topology, kept while the flavors that name it
     # (pools' `retiringFlavor`) drain (docs/day2.md "Topology change transition").
     retiring_topology: RetiringTopology | None = None
+    # `spec.kueue.configuration`: what the cluster's Kueue Configuration enables (None: not
+    # said, Kueue's shipped defaults assumed).
+    kueue_integrations: tuple[str, ...] | None = None
+    kueue_fair_sharing: bool | None = None
 
     @property
     def kueue_api_version(self) -> str:

@@ -243,3 +243,22 @@ def test_configmap_documents_compare_by_what_they_say_not_their_layout() -> None
     assert diffs("a: [", "a: [") == []  # unparsable but the same bytes
     other = {"kind": "Secret", "data": {"config.yaml": ours}}
     assert compare(other, {"kind": "Secret", "data": {"config.yaml": hand}}, schema=None)[0]
+
+
+def test_volcano_scheduler_actions_compare_as_volcano_splits_them() -> None:
+    """Volcano splits `actions` on commas and trims each (pkg/scheduler/util.go): a hand-written
+    "enqueue,allocate" is the render's "enqueue, allocate"; another order or action is drift.
+    Only in the scheduler's key: elsewhere a string is a string."""
+    key = "volcano-scheduler.conf"
+
+    def diffs(want: str, have: str, name: str = key) -> list[str]:
+        desired = {"kind": "ConfigMap", "data": {name: f"actions: {want}\ntiers: []\n"}}
+        live = {"kind": "ConfigMap", "data": {name: f"actions: {have}\ntiers: []\n"}}
+        return [d.display for d in compare(desired, live, schema=None)[0]]
+
+    assert diffs('"enqueue, allocate"', '"enqueue,allocate"') == []
+    assert diffs('"enqueue, allocate"', '" enqueue ,allocate"') == []
+    # An empty entry is no action: Volcano refuses the whole config.
+    assert diffs('"enqueue, allocate"', '"enqueue, allocate,"') == [f"data.{key}"]
+    assert diffs('"enqueue, allocate"', '"allocate, enqueue"') == [f"data.{key}"]
+    assert diffs('"enqueue, allocate"', '"enqueue,allocate"', "other.conf") == ["data.other.conf"]

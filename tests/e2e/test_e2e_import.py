@@ -33,8 +33,14 @@ CLUSTERS = {
     "cluster_volcano.yaml": 3,  # the two leaf queues, the scheduler ConfigMap
     # The same, its scheduler config replaced by Volcano's Helm default (upstream configs/).
     "cluster_volcano.yaml:volcano-scheduler.yaml": 3,
+    # The A100 cluster with Kueue's shipped manager Configuration in kueue-manager-config:
+    # read (integrations, fair sharing off), not rendered, nothing reported.
+    "cluster_a100.yaml:controller_manager_config.yaml": 10,
     "cluster_gpu_operator.yaml": 7,  # 3 flavors, queue, local queue, the MIG and sharing maps
 }
+
+
+KUEUE_CONFIG = "controller_manager_config.yaml"
 
 
 def _objects(path: Path = CLUSTER) -> list[dict[str, Any]]:
@@ -54,10 +60,17 @@ def hand_written(
     if config:
         import upstream
 
-        conf = (upstream.for_test() / "volcano" / "configs" / config).read_text()
+        project = "kueue" if config == KUEUE_CONFIG else "volcano"
+        conf = (upstream.for_test() / project / "configs" / config).read_text()
         for obj in objects:
             if obj["kind"] == "ConfigMap" and "volcano-scheduler.conf" in obj["data"]:
                 obj["data"]["volcano-scheduler.conf"] = conf
+        if project == "kueue":
+            meta = {"name": "kueue-manager-config", "namespace": "kueue-system"}
+            data = {KUEUE_CONFIG: conf}
+            objects.append(
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
+            )
     names = {"vision", "nlp"} | {
         o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")
     }
