@@ -28,6 +28,7 @@ from decimal import Decimal
 from typing import Any
 
 from hetgitops.diff.hazards import Hazard
+from hetgitops.diff.stranded import unmatched_workload
 from hetgitops.live.client import Cluster, NotServed, Resource
 from hetgitops.model import quantities
 
@@ -215,6 +216,9 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
             spec = pod.get("spec") or {}
             if spec.get("priorityClassName") == name and _owned(pod) and not _pod_done(pod):
                 found.pods[work.team(pod)] += 1
+    if "unmatched" in scope:
+        value = scope["unmatched"]
+        _count_workloads(found, work, (w for w in live_workloads if unmatched_workload(w, value)))
     for what, value in hazard.scope:
         if what != "resource":
             continue
@@ -248,6 +252,7 @@ NOUNS = {
     "taint-evicts": "evicted:",
     "mig-mode-flip": "stopped while the GPUs reset:",
     "mig-repartition": "on the nodes whose MIG slices are re-made:",
+    "jobs-unmatched": "made from the old templates, matching no flavor after the change:",
     "namespace-removed": "left outside every queue and quota:",
     "localqueue-removed": "stranded:",
     "clusterqueue-removed": "holding the queue Terminating:",

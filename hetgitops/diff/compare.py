@@ -18,6 +18,7 @@ from hetgitops.diff.hazards import Hazard, hazards
 from hetgitops.diff.impact import Impact, cluster_sides, impact
 from hetgitops.diff.objects import ObjectChange, ignored, object_changes
 from hetgitops.diff.sharing import staged
+from hetgitops.diff.stranded import jobs_unmatched, selection_changed
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 
@@ -166,7 +167,23 @@ def _day2(old: SideResult, new: SideResult) -> tuple[list[drain_plans.Drain], li
         for hazard in hazards(_of(old, cluster), _of(new, cluster), planned):
             subject = f"{cluster}: {hazard.subject}" if cluster else hazard.subject
             found.append(replace(hazard, subject=subject))
+    found += _unmatched_jobs(old, new)
     return drains, found
+
+
+def _unmatched_jobs(old: SideResult, new: SideResult) -> list[Hazard]:
+    """jobs-unmatched, single-cluster fleets: the base policy's job templates are rendered
+    only when node selection changed at all (rendering them costs a Jinja2 pass)."""
+    policy = old.policy
+    if policy is None or policy.clusters:
+        return []
+    before, after = _of(old, ""), _of(new, "")
+    if not selection_changed(before, after):
+        return []
+    from hetgitops.compilers.jobs.render import compile_jobs  # Jinja2 only when needed
+
+    templates, _ = compile_jobs(policy)
+    return sorted(jobs_unmatched(templates, before, after), key=lambda h: h.subject)
 
 
 def _node_pools(*policies: Policy | None) -> dict[str, str]:

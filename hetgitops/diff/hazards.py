@@ -72,6 +72,7 @@ HAZARD_RULES = (
     "kueue-flavor-retired",
     "node-moved",
     "mig-repartition",
+    "jobs-unmatched",
 )
 # Hazards become GitHub annotations (warnings) in `diff --format github`, so their ids are rule
 # ids too: registered with their documentation (docs/diff.md gives the same table).
@@ -101,6 +102,15 @@ register_rules(
         "mig-mode-flip": "A node's MIG mode turns on or off on some GPU: the GPUs reset.\n"
         "Fix: one node at a time: cordon, drain GPU pods, wait for "
         "nvidia.com/mig.config.state=success, uncordon.",
+        "jobs-unmatched": "Job templates `hetgitops jobs` rendered from the base policy "
+        "select node labels the change takes away (a pool renamed or split, a card label "
+        "changed): no flavor of their ClusterQueue matches their nodeSelector any more (Kueue "
+        "keeps only the flavor's own label keys and compares them: flavor ... doesn't match "
+        "node affinity), so jobs submitted from them, and workloads pending from them, are "
+        "never admitted; Volcano jobs from them match no node.\n"
+        "Fix: re-render the templates (`hetgitops jobs`) from the change, resubmit pending jobs "
+        "from the new ones, or keep the pool's name and card labels until the old templates "
+        "are out of use.",
         "mig-repartition": "A node's MIG layout changes on some GPUs (MIG mode stays on). "
         "mig-manager evicts no workload pod: it pauses the GPU Operator operands on the node "
         "(device plugin, gpu-feature-discovery, DCGM, DCGM exporter: their pods are deleted), "

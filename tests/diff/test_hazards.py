@@ -464,8 +464,10 @@ def test_real_compile_pool_split_names_the_moving_node(
         ),
     ]
     result = run_edits(tmp_path, monkeypatch, edits)
-    assert [h.rule for h in result.hazards] == ["node-moved"]
-    assert "(dev-4090-3) from rtx4090-dev" in result.hazards[0].message
+    # data-preprocessing's templates pin pool rtx4090-dev, which its queue no longer lists.
+    assert [h.rule for h in result.hazards] == ["jobs-unmatched", "node-moved"]
+    assert "data-filter/data-preprocessing/rtx4090-24gb.yaml" in result.hazards[0].message
+    assert "(dev-4090-3) from rtx4090-dev" in result.hazards[1].message
 
 
 def test_a_renamed_pool_renames_its_flavor_onto_the_same_nodes() -> None:

@@ -1,0 +1,303 @@
+"""Diff stage, day-2 hazard `jobs-unmatched`: job templates that `hetgitops jobs` rendered from
+the base policy and that no flavor (Kueue) or pool's nodes (Volcano) of the head render match.
+
+A pool renamed or split relabels its nodes and flavor (`<domain>/pool`, the card-type label), so
+the templates teams copied before select labels nothing offers any more: Kueue never admits what
+is submitted from them (and what is already pending from them stays pending), although nothing
+about their queue changed. The templates are rendered here from the base Policy (the default
+templates: a repository's own `--templates` render the same node selection, `jobs/context.py`).
+
+How Kueue v0.19.2 matches a pod set against a flavor (pkg/scheduler/flavorassigner/
+flavorassigner.go, checkFlavorForPodSets 1208-1256 and flavorSelector 1278-1315): a flavor's
+`nodeTaints` that the pod's tolerations plus the flavor's do not tolerate rule it out ("untolerated
+taint ... in flavor F"); then the pod's nodeSelector and required node affinity, keeping only the
+keys of *that flavor's own* nodeLabels (1224-1227), must match the flavor's nodeLabels as if they
+were a node's ("flavor F doesn't match node affinity"). A required-affinity term left with no
+expression matches any flavor.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hetgitops.diff.hazards import Hazard
+from hetgitops.output.manifests import Manifest
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+VOLCANO_GROUP = "batch.volcano.sh/"
+Obj = Mapping[str, Any]
+
+
+def pod_specs(obj: Any) -> list[Obj]:
+    """Every pod spec in a job manifest (a mapping with `containers`), whatever the kind."""
+    found: list[Obj] = []
+    if isinstance(obj, Mapping):
+        if isinstance(obj.get("containers"), list):
+            return [obj]
+        for value in obj.values():
+            found += pod_specs(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            found += pod_specs(value)
+    return found
+
+
+def _expression(expression: Obj, labels: Mapping[str, str]) -> bool:
+    key, operator = str(expression.get("key")), expression.get("operator")
+    values = [str(v) for v in expression.get("values") or []]
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    return True  # Gt / Lt: never on the labels hetgitops selects
+
+
+def selects(spec: Obj, labels: Mapping[str, str], keys: set[str]) -> bool:
+    """Kueue's flavorSelector(spec, keys).Match(node with `labels`)."""
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        if key in keys and labels.get(str(key)) != str(value):
+            return False
+    required = (
+        ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        or {}
+    ).get("nodeSelectorTerms") or []
+    terms = []
+    for term in required:
+        kept = [e for e in term.get("matchExpressions") or [] if str(e.get("key")) in keys]
+        if not kept:
+            return True  # an emptied term matches any flavor (flavorassigner.go:1303-1308)
+        terms.append(kept)
+    return not terms or any(all(_expression(e, labels) for e in term) for term in terms)
+
+
+def _tolerates(tolerations: Sequence[Obj], taint: Obj) -> bool:
+    for toleration in tolerations:
+        if toleration.get("effect") not in (None, "", taint.get("effect")):
+            continue
+        if toleration.get("operator") == "Exists":
+            if not toleration.get("key") or toleration.get("key") == taint.get("key"):
+                return True
+        elif toleration.get("key") == taint.get("key") and toleration.get("value", "") == (
+            taint.get("value") or ""
+        ):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Flavor:
+    name: str
+    labels: Mapping[str, str]
+    taints: tuple[Obj, ...]
+    tolerations: tuple[Obj, ...]
+
+    def admits(self, spec: Obj) -> bool:
+        """checkFlavorForPodSets for one pod set: taints first, then the selector."""
+        tolerations = [*(spec.get("tolerations") or []), *self.tolerations]
+        for taint in self.taints:
+            if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(
+                tolerations, taint
+            ):
+                return False
+        return selects(spec, self.labels, set(self.labels))
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "labels": dict(self.labels),
+            "taints": list(self.taints),
+            "tolerations": list(self.tolerations),
+        }
+
+    @staticmethod
+    def from_json(value: Mapping[str, Any]) -> Flavor:
+        return Flavor("", value["labels"], tuple(value["taints"]), tuple(value["tolerations"]))
+
+
+def _api(m: Manifest) -> str:
+    return str(m.obj.get("apiVersion", ""))
+
+
+def _spec(m: Manifest) -> Obj:
+    spec = m.obj.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+class Queues:
+    """LocalQueue -> its ClusterQueue's flavors, in one render."""
+
+    def __init__(self, manifests: Sequence[Manifest]) -> None:
+        self.local: dict[str, str] = {}
+        self.cluster: dict[str, list[str]] = {}
+        self.flavors: dict[str, Flavor] = {}
+        self.volcano: set[str] = set()
+        self.rules: list[Mapping[str, str]] = []
+        for m in manifests:
+            spec = _spec(m)
+            if m.kind == "LocalQueue":
+                self.local[f"{m.namespace}/{m.name}"] = str(spec.get("clusterQueue"))
+            elif m.kind == "ClusterQueue":
+                self.cluster[m.name] = [
+                    str(entry.get("name"))
+                    for group in spec.get("resourceGroups") or []
+                    for entry in group.get("flavors") or []
+                ]
+            elif m.kind == "ResourceFlavor":
+                self.flavors[m.name] = Flavor(
+                    m.name,
+                    {str(k): str(v) for k, v in (spec.get("nodeLabels") or {}).items()},
+                    tuple(spec.get("nodeTaints") or ()),
+                    tuple(spec.get("tolerations") or ()),
+                )
+            elif m.kind == "Queue" and _api(m).startswith("scheduling.volcano.sh/"):
+                self.volcano.add(m.name)
+            elif m.kind == "NodeFeatureRule":
+                self.rules += [
+                    {str(k): str(v) for k, v in (rule_.get("labels") or {}).items()}
+                    for rule_ in spec.get("rules") or []
+                ]
+
+    def of(self, local: str) -> list[Flavor] | None:
+        """The flavors a LocalQueue's ClusterQueue lists; None when the LocalQueue is gone."""
+        queue = self.local.get(local)
+        if queue is None:
+            return None
+        names = self.cluster.get(queue, [])
+        return [self.flavors[n] for n in names if n in self.flavors]
+
+
+def selection_changed(before: Sequence[Manifest], after: Sequence[Manifest]) -> bool:
+    """Whether node selection differs at all (flavors' labels and taints, queues, the labels
+    NodeFeatureRules give nodes): if not, no template can stop matching, and the templates
+    need not be rendered."""
+
+    def key(queues: Queues) -> Any:
+        return json.dumps(
+            [
+                sorted(json.dumps(f.as_json(), sort_keys=True) for f in queues.flavors.values()),
+                sorted(json.dumps(r, sort_keys=True) for r in queues.rules),
+                sorted(queues.local.items()),
+                sorted(queues.volcano),
+            ]
+        )
+
+    return bool(key(Queues(before)) != key(Queues(after)))
+
+
+def _admitted_by(specs: Sequence[Obj], flavors: Sequence[Flavor]) -> Flavor | None:
+    """The first flavor every pod set fits (Kueue gives a pod set one flavor; the templates'
+    pod sets all select alike)."""
+    return next((f for f in flavors if all(f.admits(s) for s in specs)), None)
+
+
+def _pool(flavor: Flavor) -> str:
+    for key, value in flavor.labels.items():
+        if key.endswith("/pool"):
+            return value
+    return flavor.name
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+
+
+@dataclass
+class _Group:
+    templates: list[str]
+    queues: dict[str, list[dict[str, Any]]]
+    was: dict[str, dict[str, Any]]
+    span: Any
+    volcano: bool = False
+
+
+def jobs_unmatched(
+    templates: Sequence[Manifest], before: Sequence[Manifest], after: Sequence[Manifest]
+) -> Iterator[Hazard]:
+    """Templates whose pods some flavor of their queue admitted before and none admits after
+    (Kueue), or whose pool's nodes no NodeFeatureRule labels any more (Volcano)."""
+    old, new = Queues(before), Queues(after)
+    managed = {key for labels in old.rules for key in labels}
+    groups: dict[str, _Group] = {}
+    for template in templates:
+        specs = pod_specs(template.obj.get("spec"))
+        if not specs:
+            continue
+        name = template.filename or template.name
+        labels = template.obj.get("metadata", {}).get("labels") or {}
+        if _api(template).startswith(VOLCANO_GROUP):
+            queue = str(_spec(template).get("queue") or "")
+            was = [r for r in old.rules if all(selects(s, r, managed) for s in specs)]
+            now = [r for r in new.rules if all(selects(s, r, managed) for s in specs)]
+            if not was or now:
+                continue  # a Volcano queue gone alone is its team's or pool's removal
+            pool = next((v for k, v in was[0].items() if k.endswith("/pool")), queue)
+            group = groups.setdefault(pool, _Group([], {}, {}, template.origin, volcano=True))
+            group.templates.append(name)
+            continue
+        local = f"{template.namespace}/{labels.get(QUEUE_LABEL, '')}"
+        before_flavors, after_flavors = old.of(local), new.of(local)
+        if before_flavors is None or after_flavors is None:
+            continue  # no queue before, or its LocalQueue is pruned: localqueue-removed's case
+        previous = _admitted_by(specs, before_flavors)
+        if previous is None or _admitted_by(specs, after_flavors) is not None:
+            continue
+        group = groups.setdefault(_pool(previous), _Group([], {}, {}, template.origin))
+        group.templates.append(name)
+        group.queues[local] = [f.as_json() for f in after_flavors]
+        group.was[previous.name] = previous.as_json()
+    for pool, group in sorted(groups.items()):
+        count = len(group.templates)
+        if group.volcano:
+            why = (
+                "no NodeFeatureRule labels nodes with what they select any more, so the "
+                "Volcano jobs submitted from them never start"
+            )
+        else:
+            why = (
+                "no flavor of their ClusterQueue matches their nodeSelector any more (Kueue: "
+                '"flavor ... doesn\'t match node affinity"), so jobs submitted from them, and '
+                "the workloads already pending from them, are never admitted"
+            )
+        scope: tuple[tuple[str, str], ...] = ()
+        if group.queues:
+            value = json.dumps({"queues": group.queues, "was": group.was}, sort_keys=True)
+            scope = (("unmatched", value),)
+        yield Hazard(
+            "jobs-unmatched",
+            f"Job templates for pool {pool}",
+            f"{count} job template(s) that `hetgitops jobs` rendered before this change "
+            f"({_listed(sorted(group.templates))}) select pool {pool}'s old node labels: {why}",
+            "re-render the job templates from this change (`hetgitops jobs`) and give teams "
+            "the new ones; delete the pending jobs made from the old ones and resubmit them "
+            "from the new; or keep the pool's name and card labels until the old templates "
+            "are out of use",
+            group.span,
+            scope=scope,
+        )
+
+
+def unmatched_workload(workload: Obj, value: str) -> bool:
+    """A live Workload (diff --kubeconfig) in one of the scope's LocalQueues whose pod sets
+    some old flavor admitted and no flavor of its queue admits after the change."""
+    scope = json.loads(value)
+    namespace = str(workload.get("metadata", {}).get("namespace", ""))
+    local = f"{namespace}/{(workload.get('spec') or {}).get('queueName') or ''}"
+    if local not in scope["queues"]:
+        return False
+    specs = [
+        (podset.get("template") or {}).get("spec") or {}
+        for podset in (workload.get("spec") or {}).get("podSets") or []
+    ]
+    if not specs:
+        return False
+    was = [Flavor.from_json(v) for v in scope["was"].values()]
+    now = [Flavor.from_json(v) for v in scope["queues"][local]]
+    return _admitted_by(specs, was) is not None and _admitted_by(specs, now) is None
