@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from simcluster import busy, cluster, gitops, policyfleet
 
 from . import test_sim_day2 as day2
@@ -172,12 +173,76 @@ def add_noexecute_taint(root: Path) -> None:
     _edit(root, "pools/dev.yaml", change)
 
 
-def drop_topology_level(root: Path) -> None:
+def drop_topology_level_in_one_step(root: Path) -> None:
+    """The rack level goes: every topology-bound flavor and the Topology are renamed (the unsafe
+    way: measured 36 nvidia.com/gpu admitted on l40s's 32 before the transition existed)."""
+
     def change(docs: Docs) -> Docs:
         _named(docs, "Fleet", "ai-centre")["spec"]["topology"]["levels"] = ["zone", "hostname"]
         return docs
 
     _edit(root, "fleet.yaml", change)
+
+
+def paste_snippets(root: Path, hazards: list[dict[str, Any]]) -> None:
+    """What a user does with `diff`'s hints: each kueue-flavor-renamed snippet goes into its
+    pool's spec.kueue, the kueue-topology-renamed one into the Fleet's spec.topology."""
+    for path in sorted(root.rglob("*.yaml")):
+
+        def paste(docs: Docs) -> Docs:
+            for hazard in hazards:
+                snippet = yaml.safe_load(hazard.get("snippet") or "null")
+                for doc in docs if snippet else []:
+                    if hazard["rule"] == "kueue-flavor-renamed" and doc["kind"] == "Pool":
+                        name = snippet["kueue"]["retiringFlavor"]["name"]
+                        if doc["metadata"]["name"] == name.rsplit("-", 1)[0]:
+                            doc["spec"].setdefault("kueue", {}).update(snippet["kueue"])
+                    if hazard["rule"] == "kueue-topology-renamed" and doc["kind"] == "Fleet":
+                        doc["spec"]["topology"].update(snippet["topology"])
+            return docs
+
+        _edit(root, str(path.relative_to(root)), paste)
+
+
+def _offline_diff(before: Path, after: Path) -> list[dict[str, Any]]:
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "hetgitops"),
+            *("diff", "--base-dir", str(before), "--head-dir", str(after)),
+            *("--format", "json", "--now", NOW.isoformat()),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return list(json.loads(result.stdout)["hazards"])
+
+
+def drop_topology_level(root: Path) -> None:
+    """Step 1 of the Topology change as diff's hints give it: the level goes, the old Topology
+    (Fleet spec.topology.retiring) and every pool's old flavor (spec.kueue.retiringFlavor) stay
+    and keep their work counted; the new flavors get the quotas less what the old ones hold."""
+    drop_topology_level_in_one_step(root)
+    paste_snippets(root, _offline_diff(POLICIES, root))
+
+
+def end_topology_transition(root: Path) -> None:
+    """Step 2: the retiring Topology and flavors go."""
+
+    def fleet(docs: Docs) -> Docs:
+        del _named(docs, "Fleet", "ai-centre")["spec"]["topology"]["retiring"]
+        return docs
+
+    def pools(docs: Docs) -> Docs:
+        for doc in docs:
+            if doc["kind"] == "Pool":
+                doc["spec"].get("kueue", {}).pop("retiringFlavor", None)
+        return docs
+
+    _edit(root, "fleet.yaml", fleet)
+    for relative in ("pools/training.yaml", "pools/inference.yaml", "pools/dev.yaml"):
+        _edit(root, relative, pools)
 
 
 def add_topology_level(root: Path) -> None:
@@ -232,9 +297,14 @@ def remove_node(root: Path) -> None:
     _edit(root, "teams/training.yaml", requota)
 
 
-def _time_slicing(root: Path, replicas: int, research: int, dataproc: int) -> None:
+def _time_slicing(
+    root: Path, replicas: int, research: int, dataproc: int, retiring: int | None = None
+) -> None:
     def change(docs: Docs) -> Docs:
-        _named(docs, "Pool", "rtx4090-dev")["spec"]["timeSlicing"]["replicas"] = replicas
+        sharing = _named(docs, "Pool", "rtx4090-dev")["spec"]["timeSlicing"]
+        sharing["replicas"] = replicas
+        if retiring is not None:
+            sharing["retiringReplicas"] = retiring
         return docs
 
     def requota(docs: Docs) -> Docs:
@@ -256,9 +326,27 @@ def time_slicing_up(root: Path) -> None:
     _time_slicing(root, 8, 64, 32)
 
 
-def time_slicing_down(root: Path) -> None:
-    """rtx4090 time-slicing 4 -> 2 replicas per GPU; quotas halve (44 replicas run)."""
+def time_slicing_down_in_one_step(root: Path) -> None:
+    """rtx4090 time-slicing 4 -> 2 replicas per GPU and quotas halved in one change (the
+    unsafe way: measured 44 replicas admitted on 24 before the staged reduction existed)."""
     _time_slicing(root, 2, 16, 8)
+
+
+def time_slicing_down(root: Path) -> None:
+    """Step 1 of the staged reduction as sharing-reduced's hint gives it: quotas halve and
+    replicas say 2, the device plugin keeps 4 (retiringReplicas), so the 44 replicas that run
+    stay on nodes that hold 48."""
+    _time_slicing(root, 2, 16, 8, retiring=4)
+
+
+def end_time_slicing_reduction(root: Path) -> None:
+    """Step 2: retiringReplicas goes, the device plugin drops to 2 per GPU."""
+
+    def change(docs: Docs) -> Docs:
+        del _named(docs, "Pool", "rtx4090-dev")["spec"]["timeSlicing"]["retiringReplicas"]
+        return docs
+
+    _edit(root, "pools/dev.yaml", change)
 
 
 # The changes issue 19 names first (never measured before), then today's idle matrix.
@@ -277,6 +365,20 @@ CHANGES: dict[str, Callable[[Path], None]] = {
     "time-slicing-up": time_slicing_up,
     "time-slicing-down": time_slicing_down,
     **day2.CHANGES,
+}
+
+# Staged changes: the step that ends the transition (the case syncs step 1 and asserts no
+# double booking; step 2 is only diffed, live, and must be refused while the work runs: the
+# busy fleet's work never finishes) and what that diff must say.
+STEP_2: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    "drop-topology-level": (end_topology_transition, "kueue-flavor-retired", "NOT safe yet"),
+    "time-slicing-down": (end_time_slicing_reduction, "sharing-retired", "NOT safe yet"),
+}
+# The same changes in one step: diffed live on the busy fleet, never synced; the hazard must
+# say that it overbooks the pool and give the staged way.
+ONE_STEP: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    "drop-topology-level": (drop_topology_level_in_one_step, "kueue-topology-renamed", ""),
+    "time-slicing-down": (time_slicing_down_in_one_step, "sharing-reduced", "NOT safe yet"),
 }
 
 # Which hazards announce each kind of disruption.
@@ -311,6 +413,8 @@ class Measured:
     stranded: list[str] = field(default_factory=list)
     namespaces_deleted: list[str] = field(default_factory=list)
     double_booked: dict[str, str] = field(default_factory=dict)  # pool|resource -> max "a/h"
+    step2: list[str] = field(default_factory=list)  # staged changes: what diff said of step 2
+    peak: dict[str, str] = field(default_factory=dict)  # pool|resource -> max "admitted/held"
     newly_admitted: int = 0
     samples: int = 0
     seconds: float = 0.0
@@ -335,6 +439,9 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.sim, self.pools, self.interval = sim, pools, interval
         self.worst: dict[tuple[str, str], tuple[Decimal, Decimal]] = {}
+        # The most Kueue admitted per pool and resource at any sample, with what the nodes
+        # held then: the no-double-booking figure of a case that has none.
+        self.peak: dict[tuple[str, str], tuple[Decimal, Decimal]] = {}
         self.samples = 0
         self.stopped = threading.Event()
 
@@ -345,6 +452,9 @@ class Sampler(threading.Thread):
 
     def take(self, load: busy.Load) -> None:
         self.samples += 1
+        for key, amount in load.kueue.items():
+            if key not in self.peak or amount > self.peak[key][0]:
+                self.peak[key] = (amount, load.capacity.get(key, Decimal(0)))
         for key, (amount, held) in load.over_capacity().items():
             worst = self.worst.get(key)
             if worst is None or amount - held > worst[0] - worst[1]:
@@ -418,8 +528,9 @@ TOOLS_DIFFER = {
 
 # What `.ci/run` runs by default: the cases measured on the 2-core development machine
 # (2026-12-02, docs/day2.md "Measured under load"), 120-200 s each there under a load average
-# of 15-23; the fill takes 2-3 min more. HETGITOPS_DAY2_ALL=1 runs every change (under
-# both tools with HETGITOPS_DAY2_ALL_TOOLS=1): about 90 min on that machine.
+# of 15-23 (the two staged ones 87-132 s at load 7-12); the fill takes 2-5 min more.
+# HETGITOPS_DAY2_ALL=1 runs every change (under both tools with HETGITOPS_DAY2_ALL_TOOLS=1):
+# about 90 min on that machine.
 DEFAULT = {
     ("move-namespace", "argocd"),
     ("remove-namespace", "flux"),
@@ -429,7 +540,8 @@ DEFAULT = {
     ("remove-team", "flux"),
     ("change-taint", "argocd"),
     ("add-noexecute-taint", "flux"),
-    ("drop-topology-level", "argocd"),  # double-books l40s: 36 GPUs admitted on 32
+    ("drop-topology-level", "argocd"),  # staged: double-booked l40s (36 on 32) in one step
+    ("time-slicing-down", "argocd"),  # staged: double-booked rtx4090 (44 on 24) in one step
 }
 
 
@@ -487,6 +599,8 @@ def test_day2_change_under_load(
         sampler.take(load)
         _measure(measured, sampler, baseline, load)
         failures = _unannounced(measured, hazards)
+        if change in STEP_2:
+            failures += _staged(measured, change, after_dir, tmp_path / "step2", sim)
     except Exception as error:
         measured.error = f"{type(error).__name__}: {error}"[:400]
         raise
@@ -514,6 +628,10 @@ def _measure(measured: Measured, sampler: Sampler, baseline: busy.Load, load: bu
     )
     measured.stranded = sorted(set(load.stranded()) - set(baseline.stranded()))
     measured.namespaces_deleted = sorted(baseline.namespaces - load.namespaces)
+    measured.peak = {
+        f"{pool}|{resource}": f"{amount}/{held}"
+        for (pool, resource), (amount, held) in sorted(sampler.peak.items())
+    }
     measured.double_booked = {
         f"{pool}|{resource}": f"{amount}/{held}"
         for (pool, resource), (amount, held) in sorted(sampler.worst.items())
@@ -556,3 +674,52 @@ def _revert(sim: cluster.SimCluster, fleet: busy.BusyFleet, after_tree: Path, to
         gitops.prune(sim, gitops.documents(after_tree) + gitops.documents(fleet.tree))
         gitops.sync_argocd(sim, fleet.tree)
     return busy.restore(sim, fleet)
+
+
+def _staged(
+    measured: Measured, change: str, after_dir: Path, step2_dir: Path, sim: cluster.SimCluster
+) -> list[str]:
+    """A staged change's step 1 never double-books, and diff refuses its step 2 while the
+    work admitted under step 1's old accounting still runs."""
+    failures = []
+    if measured.double_booked:
+        failures.append(f"step 1 double-booked: {measured.double_booked}")
+    end, rule, says = STEP_2[change]
+    shutil.copytree(after_dir, step2_dir)
+    end(step2_dir)
+    hazards = [h for h in _diff(after_dir, step2_dir, sim) if h["rule"] == rule]
+    measured.step2 = [h["live"] for h in hazards]
+    if not any(says in h.get("live", "") for h in hazards):
+        failures.append(f"step 2 while the work runs: no {rule} saying {says!r}: {hazards}")
+    return failures
+
+
+@pytest.mark.parametrize("change", sorted(ONE_STEP))
+def test_one_step_change_is_flagged_live(
+    sim: cluster.SimCluster, busy_fleet: busy.BusyFleet, tmp_path: Path, change: str
+) -> None:
+    """The unsafe one-step form of a staged change, diffed against the busy fleet (never
+    synced): the hazard says it overbooks and gives the first step."""
+    after_dir = tmp_path / "policy"
+    shutil.copytree(POLICIES, after_dir)
+    ONE_STEP[change][0](after_dir)
+    _, rule, says = ONE_STEP[change]
+    hazards = {h["rule"]: h for h in _diff(POLICIES, after_dir, sim)}
+    _report(
+        Measured(
+            f"{change}-in-one-step",
+            "diff",
+            sorted(hazards),
+            0,
+            0,
+            step2=[hazards[rule].get("live", "") if rule in hazards else ""],
+        )
+    )
+    assert rule in hazards, sorted(hazards)
+    assert says in hazards[rule].get("live", ""), hazards[rule]
+    assert "retiring" in hazards[rule]["action"] or "two steps" in hazards[rule]["action"]
+    if change == "drop-topology-level":  # the flavors' usage it would stop counting, live
+        renamed = [
+            h for h in _diff(POLICIES, after_dir, sim) if h["rule"] == "kueue-flavor-renamed"
+        ]
+        assert any("admitted usage (holds:" in h.get("live", "") for h in renamed), renamed
