@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import sys
 from pathlib import Path
 
@@ -102,13 +103,27 @@ def diff(
     PATHS are the policy files or folders (default: policies/), read at each Git ref straight
     from Git objects (no checkout; the working tree is left alone)."""
     from hetgitops import api
-    from hetgitops.diff import blast, compare, gitsource
+    from hetgitops.diff import compare, gitsource
     from hetgitops.diff.formats import FORMATTERS
 
     if (base_dir or head_dir) and paths:
         raise click.UsageError("PATHS do not go with --base-dir/--head-dir")
 
     def run() -> int:
+        # Diff holds both sides' graphs (documents, policies, renders) until it prints and
+        # frees almost nothing before exit, so the cyclic collector only rescans them: 4 full
+        # collections freed 0 objects and the young ones ~530 in a 5,000-node diff, for ~20 %
+        # of its CPU. Reference counting still frees everything else; the caller's collector
+        # comes back afterwards (tests run the command in process).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return compared()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def compared() -> int:
         try:
             sides = gitsource.select_sides(
                 policy_paths(paths) if not base_dir else [],
@@ -126,6 +141,8 @@ def diff(
         options = api.Options(now=now, crd_dirs=crd_dirs)
         result = compare.compare(*sides, options, ignore=ignore)
         if (kubeconfig or context) and result.hazards:
+            from hetgitops.diff import blast
+
             try:
                 compare.read_live_radius(result, kubeconfig=kubeconfig, context=context)
             except blast.LiveUnavailable as exc:

@@ -11,7 +11,6 @@ from typing import Any
 from hetgitops import api, compilers
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.diff import drains as drain_plans
-from hetgitops.diff.blast import with_live_radius
 from hetgitops.diff.changed import changed_values
 from hetgitops.diff.gitsource import Side
 from hetgitops.diff.hazards import Hazard, hazards
@@ -237,6 +236,10 @@ def read_live_radius(result: DiffResult, *, kubeconfig: Any, context: str | None
             "--kubeconfig reads one cluster; the live blast radius of a multi-cluster policy is "
             "not supported yet: leave --kubeconfig and --context out"
         )
+    # Only here: blast pulls in the Kubernetes client (logging, signal), which a diff that
+    # does not read the cluster never needs.
+    from hetgitops.diff.blast import with_live_radius
+
     teams = {ns: team.name for team in base.teams.values() for ns in team.namespaces}
     result.hazards, result.live_requests = with_live_radius(
         result.hazards,
