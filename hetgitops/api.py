@@ -7,6 +7,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hetgitops import checks, compilers
 from hetgitops.diagnostics import (
@@ -24,6 +25,9 @@ from hetgitops.model import schema
 from hetgitops.model.building import build_policy
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
+
+if TYPE_CHECKING:
+    from hetgitops.conformance.output_checks import Memo
 
 
 @dataclass
@@ -74,10 +78,15 @@ def _downgrade(diagnostics: Iterable[Diagnostic], rules: frozenset[str]) -> list
 
 
 def analyse(
-    loaded: LoadResult, options: Options, *, downgrade: frozenset[str] = frozenset()
+    loaded: LoadResult,
+    options: Options,
+    *,
+    downgrade: frozenset[str] = frozenset(),
+    memo: Memo | None = None,
 ) -> Result:
     """Schema, model, semantic checks and (when those pass) compile + output validation.
-    Errors of the `downgrade` rules become warnings (render and jobs)."""
+    Errors of the `downgrade` rules become warnings (render and jobs). `memo` shares output
+    findings of equal objects with another analysis (diff's two sides)."""
     result = Result(list(loaded.diagnostics), loaded.files, len(loaded.documents))
     valid: list[Document] = []
     invalid: list[Document] = []
@@ -106,7 +115,8 @@ def analyse(
             result.diagnostics = _focused(result.diagnostics, options)
             return result
         if options.check_output:
-            result.diagnostics.extend(_check_output(result.manifests, policy, options))
+            output = _check_output(result.manifests, policy, options, memo=memo)
+            result.diagnostics.extend(output)
     result.diagnostics = _focused(result.diagnostics, options)
     return result
 
@@ -119,7 +129,12 @@ def _focused(diagnostics: Iterable[Diagnostic], options: Options) -> list[Diagno
 
 
 def _check_output(
-    manifests: list[Manifest], policy: Policy, options: Options, *, unchecked: bool = True
+    manifests: list[Manifest],
+    policy: Policy,
+    options: Options,
+    *,
+    unchecked: bool = True,
+    memo: Memo | None = None,
 ) -> Iterable[Diagnostic]:
     from hetgitops.conformance import (
         output_checks,  # the k8s schema stack is heavy; load it only here
@@ -127,7 +142,7 @@ def _check_output(
 
     if not policy.clusters:
         return output_checks.check(
-            manifests, policy, crd_dirs=options.crd_dirs, unchecked=unchecked
+            manifests, policy, crd_dirs=options.crd_dirs, unchecked=unchecked, memo=memo
         )
     # Each cluster's tree against that cluster's Kubernetes minor and Kueue version.
     from hetgitops.plan.clusters import cluster_policy
@@ -137,7 +152,9 @@ def _check_output(
         own = [m for m in manifests if m.cluster == name]
         narrowed = cluster_policy(policy, name)
         found.extend(
-            output_checks.check(own, narrowed, crd_dirs=options.crd_dirs, unchecked=unchecked)
+            output_checks.check(
+                own, narrowed, crd_dirs=options.crd_dirs, unchecked=unchecked, memo=memo
+            )
         )
     return found
 

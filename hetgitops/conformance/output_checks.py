@@ -215,20 +215,57 @@ def _fingerprint(obj: Mapping[str, Any]) -> str:
     return json.dumps({**obj, "metadata": meta}, sort_keys=True, default=str)
 
 
-def _check_manifest(manifest: Manifest, context: _Context, clean: bool) -> Iterator[Diagnostic]:
-    obj, span = manifest.obj, manifest.origin
-    ref = _ref(obj)
-    schema: list[tuple[str, str, str]] | None = []
+Finding = tuple[str, str, str]  # (rule, path, message)
+_Checked = tuple[tuple[Finding, ...], bool]  # an object's findings; whether no schema knew it
+
+
+@dataclass
+class Memo:
+    """Findings of objects already checked, for a caller that checks two renders of nearly
+    the same policy (diff's base and head: all but a few objects equal). An object equal to
+    one checked before against the same Kubernetes minor, Kueue generation and CRDs has the
+    same findings (they depend on nothing else); only the policy line it is reported at is
+    its own."""
+
+    entries: dict[tuple[Any, ...], tuple[Mapping[str, Any], _Checked]] = field(default_factory=dict)
+
+
+def _memo_key(
+    obj: Mapping[str, Any], context: _Context, crd_dirs: tuple[Path, ...]
+) -> tuple[Any, ...]:
+    meta = obj.get("metadata") or {}
+    return (
+        context.minor,
+        context.legacy_kueue,
+        crd_dirs,
+        str(obj.get("apiVersion")),
+        str(obj.get("kind")),
+        str(meta.get("namespace", "")),
+        str(meta.get("name", "")),
+    )
+
+
+def _object_findings(obj: Mapping[str, Any], context: _Context, clean: bool) -> _Checked:
+    """What the schemas, metadata rules and Kueue's rules say about one object: a function
+    of the object and the context alone (`clean`, its kind passed as a batch, saves work)."""
+    schema: list[Finding] | None = []
     if not clean:
         fingerprint = _fingerprint(obj)
         if fingerprint not in context.seen:
             context.seen[fingerprint] = _schema_findings(obj, context)
         schema = context.seen[fingerprint]
-    if schema is None:
-        context.unchecked.setdefault((str(obj.get("apiVersion")), manifest.kind), span)
     findings = [(K8S, p, m) for p, m in _metadata(obj)] + (schema or [])
     if str(obj.get("apiVersion")).startswith(KUEUE_GROUP):
         findings += kueue_rules.check_object(obj, legacy=context.legacy_kueue)
+    return tuple(findings), schema is None
+
+
+def _reported(manifest: Manifest, checked: _Checked, context: _Context) -> Iterator[Diagnostic]:
+    obj, span = manifest.obj, manifest.origin
+    findings, unknown = checked
+    if unknown:
+        context.unchecked.setdefault((str(obj.get("apiVersion")), manifest.kind), span)
+    ref = _ref(obj)
     for rule, path, message in findings:
         yield Diagnostic(rule, Severity.ERROR, f"{ref}: {path}: {message}", span, path)
 
@@ -258,15 +295,31 @@ def check(
     *,
     crd_dirs: Iterable[Path] = (),
     unchecked: bool = True,
+    memo: Memo | None = None,
 ) -> list[Diagnostic]:
     """Findings for every rendered object that has an apiVersion and kind; with `unchecked`,
-    an info for each kind no schema is known for."""
+    an info for each kind no schema is known for. With a `memo`, objects equal to ones it
+    holds take their findings from it, and the others are added to it."""
+    crd_dirs = tuple(crd_dirs)
     context = _context(policy, crd_dirs)
     found = [*context.notes, *_old_cohort_api(policy, manifests)]
     checked = [m for m in manifests if m.obj.get("apiVersion") and m.obj.get("kind")]
-    clean = _clean_kinds([m.obj for m in checked], context)
-    for manifest in checked:
-        found.extend(_check_manifest(manifest, context, _key(manifest.obj) in clean))
+    keys = [_memo_key(m.obj, context, crd_dirs) for m in checked] if memo is not None else []
+    known: dict[int, _Checked] = {}
+    if memo is not None:
+        for index, (manifest, key) in enumerate(zip(checked, keys, strict=True)):
+            entry = memo.entries.get(key)
+            if entry is not None and entry[0] == manifest.obj:
+                known[index] = entry[1]
+    fresh = [m.obj for index, m in enumerate(checked) if index not in known]
+    clean = _clean_kinds(fresh, context)
+    for index, manifest in enumerate(checked):
+        result = known.get(index)
+        if result is None:
+            result = _object_findings(manifest.obj, context, _key(manifest.obj) in clean)
+            if memo is not None:
+                memo.entries[keys[index]] = (manifest.obj, result)
+        found.extend(_reported(manifest, result, context))
     found.extend(
         Diagnostic(
             CRD,

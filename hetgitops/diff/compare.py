@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hetgitops import api, compilers
+from hetgitops.conformance import output_checks
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.diff import drains as drain_plans
 from hetgitops.diff.changed import changed_values
@@ -112,9 +113,9 @@ def findings_delta(
     return introduced, resolved
 
 
-def _run(side: Side, options: api.Options) -> SideResult:
+def _run(side: Side, options: api.Options, memo: output_checks.Memo | None = None) -> SideResult:
     """The render pipeline: render's warnings downgrade; an invalid side gets no manifests."""
-    result = api.analyse(side.loaded, options, downgrade=options.render_warnings)
+    result = api.analyse(side.loaded, options, downgrade=options.render_warnings, memo=memo)
     if result.failed():
         result.manifests = []
     return SideResult(side.label, result)
@@ -203,8 +204,12 @@ def compare(
     changed = options.changed
     if changed is None:
         changed = changed_values(base.loaded.documents, head.loaded.documents)
-    old = _run(base, replace(options, changed=None))
-    new = _run(head, replace(options, changed=changed))
+    # Most rendered objects are equal on both sides: head takes their output findings from
+    # base's (tests/diff/test_shared_checks.py compares this with two separate analyses).
+    memo = output_checks.Memo()
+    old = _run(base, replace(options, changed=None), memo)
+    new = _run(head, replace(options, changed=changed), memo)
+    del memo
     both = old.model is not None and new.model is not None
     empty = Impact((), (), (), ())
     result = DiffResult(old, new, impact(old.model, new.model) if both else empty)

@@ -1,0 +1,116 @@
+"""diff checks head's rendered objects with the findings of base's equal objects
+(output_checks.Memo): the result must be what two separate analyses give, so a reused
+finding can never hide one the change introduced, nor keep one it resolved."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from hetgitops import api
+from hetgitops.conformance import output_checks
+from hetgitops.diagnostics import Diagnostic
+from hetgitops.diff.changed import changed_values
+from hetgitops.diff.compare import compare
+from hetgitops.diff.gitsource import read_folder
+from hetgitops.model.policy import Policy
+from hetgitops.output.manifests import Manifest
+from tests.diff.scenarios import SCENARIOS, build
+from tests.diff.test_golden import NOW
+
+POLICIES = Path(__file__).resolve().parents[2] / "policies"
+
+
+@pytest.fixture(scope="module")
+def rendered() -> tuple[Policy, list[Manifest]]:
+    result = api.validate([POLICIES], api.Options(now=NOW, check_output=False))
+    assert result.policy is not None and result.manifests
+    return result.policy, result.manifests
+
+
+def _key(d: Diagnostic) -> tuple[object, ...]:
+    return (d.rule, int(d.severity), d.message, d.span, d.path)
+
+
+def _bad_label(manifests: list[Manifest], index: int) -> list[Manifest]:
+    """The render with one object's labels broken (same kind and name: the memo's key)."""
+    obj = copy.deepcopy(dict(manifests[index].obj))
+    obj["metadata"]["labels"] = {**obj["metadata"].get("labels", {}), "bad key!": "x"}
+    edited = dataclasses.replace(manifests[index], obj=obj)
+    return [*manifests[:index], edited, *manifests[index + 1 :]]
+
+
+def test_a_changed_object_is_checked_again(rendered: tuple[Policy, list[Manifest]]) -> None:
+    policy, manifests = rendered
+    index = next(i for i, m in enumerate(manifests) if m.kind == "ClusterQueue")
+    broken = _bad_label(manifests, index)
+    memo = output_checks.Memo()
+    assert output_checks.check(manifests, policy, memo=memo) == output_checks.check(
+        manifests, policy
+    )
+    shared = output_checks.check(broken, policy, memo=memo)
+    assert sorted(map(_key, shared)) == sorted(map(_key, output_checks.check(broken, policy)))
+    assert any("'bad key!' is not a valid label key" in d.message for d in shared)
+    # ...and the finding goes away again when the object is mended.
+    mended = output_checks.check(manifests, policy, memo=memo)
+    assert not any("bad key!" in d.message for d in mended)
+
+
+def test_findings_are_reused_only_under_the_same_versions(
+    rendered: tuple[Policy, list[Manifest]],
+) -> None:
+    """A ClusterQueue with 20 flavors in a group is fine for Kueue 0.14+ (64) and too many
+    for older ones (16): the equal object under the other Kueue generation is checked anew."""
+    policy, manifests = rendered
+    assert policy.fleet is not None
+    index = next(i for i, m in enumerate(manifests) if m.kind == "ClusterQueue")
+    obj = copy.deepcopy(dict(manifests[index].obj))
+    group = obj["spec"]["resourceGroups"][0]
+    group["flavors"] = [{**group["flavors"][0], "name": f"flavor-{i}"} for i in range(20)]
+    wide = [*manifests[:index], dataclasses.replace(manifests[index], obj=obj)]
+    legacy = dataclasses.replace(policy, fleet=dataclasses.replace(policy.fleet, kueue=(0, 13)))
+    memo = output_checks.Memo()
+    assert not any("20 flavors" in d.message for d in output_checks.check(wide, policy, memo=memo))
+    shared = output_checks.check(wide, legacy, memo=memo)
+    assert sorted(map(_key, shared)) == sorted(map(_key, output_checks.check(wide, legacy)))
+    assert any("at most 16" in d.message for d in shared)
+
+
+def test_a_reused_object_is_reported_at_its_own_policy_line(
+    rendered: tuple[Policy, list[Manifest]],
+) -> None:
+    policy, manifests = rendered
+    index = next(i for i, m in enumerate(manifests) if m.kind == "ClusterQueue")
+    broken = _bad_label(manifests, index)
+    memo = output_checks.Memo()
+    output_checks.check(broken, policy, memo=memo)
+    moved = dataclasses.replace(
+        broken[index], origin=dataclasses.replace(broken[index].origin, line=999)
+    )
+    again = output_checks.check([*broken[:index], moved, *broken[index + 1 :]], policy, memo=memo)
+    assert {d.span.line for d in again if "bad key!" in d.message} == {999}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_diff_findings_equal_two_separate_analyses(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build(tmp_path, SCENARIOS[name])
+    monkeypatch.chdir(tmp_path)
+    options = api.Options(now=NOW)
+    base, head = read_folder([Path("base")], "base"), read_folder([Path("head")], "head")
+    result = compare(base, head, options)
+    changed = changed_values(base.loaded.documents, head.loaded.documents)
+    alone = [
+        api.analyse(base.loaded, options, downgrade=options.render_warnings),
+        api.analyse(
+            head.loaded,
+            dataclasses.replace(options, changed=changed),
+            downgrade=options.render_warnings,
+        ),
+    ]
+    for side, separate in zip((result.base, result.head), alone, strict=True):
+        assert list(map(_key, side.result.diagnostics)) == list(map(_key, separate.diagnostics))
