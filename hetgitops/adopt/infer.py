@@ -17,8 +17,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from hetgitops.adopt import multikueue, nvidia
 from hetgitops.adopt import nodes as nodeinfo
-from hetgitops.adopt import nvidia
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.kueue_config import adopt_configuration
 from hetgitops.adopt.sources import KUEUE, Imported
@@ -113,11 +113,15 @@ def infer(
         by_kind.setdefault(item.kind, []).append(item)
     inferred = Inferred(_fleet(by_kind, cluster, versions))
     for kind in sorted(by_kind):
+        if kind in multikueue.KINDS:
+            continue  # reported with the Cluster documents they would be (adopt.multikueue)
         if kind in NOT_TRANSLATED or (kind not in TRANSLATED and _is_queueing(by_kind[kind])):
             inferred.diagnostics.extend(
                 finding("import-kind-not-imported", _not_imported(kind, item.name), item.span)
                 for item in by_kind[kind]
+                if not multikueue.is_multikueue_check(item)
             )
+    inferred.diagnostics.extend(multikueue.report(by_kind))
     gpu = nvidia.read(by_kind)
     pools = _pools(by_kind, catalogue, inferred, gpu)
     _gpu_operator(gpu, pools, inferred)

@@ -37,6 +37,10 @@ RESOURCES = (
     Resource(KUEUE, "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass", False),
     Resource(KUEUE, "v1beta2", "topologies", "Topology", False),
     Resource(KUEUE, "v1beta2", "admissionchecks", "AdmissionCheck", False),
+    # A MultiKueue manager's (reported, with the Cluster documents they would be). Secrets,
+    # which hold the workers' kubeconfigs, are never listed.
+    Resource(KUEUE, "v1beta2", "multikueueconfigs", "MultiKueueConfig", False),
+    Resource(KUEUE, "v1beta2", "multikueueclusters", "MultiKueueCluster", False),
     Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False),
     Resource("", "v1", "resourcequotas", "ResourceQuota", True),
     Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", False),

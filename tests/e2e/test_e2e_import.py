@@ -284,3 +284,36 @@ def test_drift_right_after_import_finds_no_field_difference(
         if d.rule != "drift-unmanaged" or "no field of its spec changes" not in d.message
     ]
     assert changed == []
+
+
+@pytest.mark.parametrize("hand_written", ["cluster_multikueue.yaml"], indirect=True)
+def test_a_multikueue_manager_is_reported_live_and_its_secret_never_read(
+    control_plane: ControlPlane, hand_written: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """The manager's MultiKueue objects on the real API server (Kueue's own CRDs): each one a
+    finding naming the Cluster document it would be, the worker's kubeconfig Secret by name;
+    its contents appear nowhere (import lists no Secrets); nothing imported changes."""
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "worker1-secret", "namespace": "kueue-system"},
+        "stringData": {"kubeconfig": "apiVersion: v1\nkind: Config\n# SENTINEL-f25a-credential\n"},
+    }
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kueue-system"}}
+    body = {"apiVersion": "v1", "kind": "List", "items": [namespace, secret]}
+    control_plane.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(body))
+    try:
+        read = sources.from_cluster(control_plane.admin_kubeconfig, None)
+        assert read.requests <= len(sources.RESOURCES) + 5
+        result = import_objects(read, tmp_path / "policy", cluster="manager")
+    finally:
+        control_plane.kubectl("delete", "secret", "worker1-secret", "-n", "kueue-system")
+    messages = [f"{d.rule}: {d.message}" for d in result.diagnostics]
+    reported = [m for m in messages if m.startswith("import-kind-not-imported: MultiKueue")]
+    assert len(reported) == 3, messages  # the config and both clusters
+    assert any("credentials {secret: worker1-secret}" in m for m in reported)
+    assert any("AdmissionCheck sample-multikueue is MultiKueue's" in m for m in messages)
+    assert not [m for m in messages if m.startswith("import-field-changes")]
+    everything = "\n".join(messages) + "\n".join(result.files.values())
+    assert "SENTINEL-f25a-credential" not in everything
+    assert "Secret" not in {i.kind for i in read.objects}
