@@ -4,15 +4,26 @@ load returns, the unusual nodes included, whether the line reader or libyaml rea
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Callable
 from typing import Any
 
+import jinja2
+import jinja2.filters
+import jinja2.sandbox
 import pytest
 import yaml
+from jinja2.nodes import EvalContext
 
 from hetgitops.compilers.jobs import parse
-from hetgitops.compilers.jobs.render import _yaml_unsafe, compile_jobs, yaml_json
+from hetgitops.compilers.jobs.render import (
+    TEMPLATES,
+    _yaml_unsafe,
+    compile_jobs,
+    environment,
+    yaml_json,
+)
 from hetgitops.model.policy import Policy
 
 Load = Callable[[str], Policy]
@@ -213,3 +224,37 @@ def test_tojson_makes_no_encoder_per_value(
     monkeypatch.setattr(json.JSONEncoder, "__init__", counting)
     manifests, _ = compile_jobs(policy)
     assert manifests and made == []
+
+
+@pytest.mark.parametrize("value", [*TOJSON_VALUES, {"html": "<b> & 'q'"}, ["<", ">"]])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_the_tojson_filter_is_jinjas_over_yaml_json(value: Any, indent: int | None) -> None:
+    env = environment(None)
+    jinja = jinja2.filters.do_tojson(EvalContext(env), value, indent)
+    ours = env.filters["tojson"](EvalContext(env), value, indent)
+    assert type(ours) is type(jinja) and ours == jinja
+    stock = jinja2.sandbox.SandboxedEnvironment(autoescape=False)
+    stock.policies.update(env.policies)
+    source = "{{ v | tojson }}|{{ v | tojson(2) }}|{{ (v | tojson) + '<' }}"  # Markup escapes
+    assert env.from_string(source).render(v=value) == stock.from_string(source).render(v=value)
+
+
+def test_a_run_reads_each_template_file_once(
+    scenario_policy: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    policy = scenario_policy("bundled")
+    environment.cache_clear()
+    looked: list[str] = []
+    original = os.path.getmtime
+
+    def counting(path: Any) -> float:
+        looked.append(str(path))
+        return original(path)
+
+    monkeypatch.setattr(os.path, "getmtime", counting)
+    try:
+        manifests, _ = compile_jobs(policy)
+    finally:
+        environment.cache_clear()
+    assert len(manifests) > 10
+    assert len(looked) <= len(set(looked)) and len(set(looked)) <= len(TEMPLATES) + 2

@@ -26,7 +26,9 @@ from typing import Any
 
 import jinja2
 import yaml
+from jinja2.nodes import EvalContext
 from jinja2.sandbox import SandboxedEnvironment
+from markupsafe import Markup
 
 from hetgitops.compilers.jobs import parse
 from hetgitops.compilers.jobs import rules as _rules  # noqa: F401  (registers the rule)
@@ -170,11 +172,33 @@ def environment(templates: Path | None = None) -> SandboxedEnvironment:
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
+        # One run renders each template hundreds of times: stat its file once, not per render
+        # (2,688 stats at the 5,000-node fleet); the environment lives for one process.
+        auto_reload=False,
     )
     # Keep the context's key order (requests before limits, tcpSocket first) in the output.
     env.policies["json.dumps_kwargs"] = {"sort_keys": False}
     env.policies["json.dumps_function"] = yaml_json
+    env.filters["tojson"] = _tojson
     return env
+
+
+@jinja2.pass_eval_context
+def _tojson(eval_ctx: EvalContext, value: Any, indent: int | None = None) -> Markup:
+    """Jinja's own `tojson` (filters.do_tojson over utils.htmlsafe_json_dumps: the same <, >, &
+    and ' escapes, a Markup result) with this environment's fixed policies, in one call instead
+    of three per value (17,000 values at the 5,000-node fleet)."""
+    text = (
+        yaml_json(value, **_PLAIN_KWARGS)
+        if indent is None
+        else yaml_json(value, **_PLAIN_KWARGS, indent=indent)
+    )
+    return Markup(
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("'", "\\u0027")
+    )
 
 
 @functools.cache
