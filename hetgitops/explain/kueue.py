@@ -8,8 +8,13 @@ Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.1
   (:1069-1072), no flavor tried, reason NoMatchingFlavor (:952-956);
 - flavors in the ClusterQueue's order (:1086-1093); a flavor whose nodeLabels the pod's node
   selector contradicts: "flavor F doesn't match node affinity" (:1236-1252, only the flavor's
-  own label keys count), NoMatchingFlavor (:1100-1108); Kueue's flavors carry tolerations, no
-  nodeTaints, so "untolerated taint" cannot arise from hetgitops' flavors (:1236-1243);
+  own label keys count), NoMatchingFlavor (:1100-1108); before it, a flavor nodeTaint
+  (NoSchedule / NoExecute) that neither the pod's nor the flavor's tolerations tolerate:
+  "untolerated taint {KEY VALUE EFFECT <nil>} in flavor F" (:1236-1243, Go's %v of a
+  corev1.Taint). hetgitops renders one such flavor: a pool's `spec.kueue.retiringFlavor`,
+  listed after the pool's new flavor with the retiring taint (compilers/kueue_queues.py
+  transition_quotas), while the new flavor's quota is the team's less what the retiring one
+  holds (all of it unless `holds` says less);
 - per resource, usage + request > PotentialAvailable: "insufficient quota for R in flavor F,
   previously considered podsets requests (a) + current podset request (b) > maximum capacity
   (c)", ExceedsMaxQuota (:1343-1358); above Available: "insufficient unused quota for R in
@@ -33,12 +38,18 @@ v0.19.2: the condition's reason is then `Pending`, the message the same)."""
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hetgitops.compilers.kueue_flavors import resource_flavor, topology_levels, topology_name
+from hetgitops.compilers.kueue_flavors import (
+    resource_flavor,
+    retiring_taint,
+    topology_levels,
+    topology_name,
+)
 from hetgitops.explain.nodes import NodeView, limiting, pool_nodes, selects, slots, untolerated
 from hetgitops.explain.workload import PodSet
 from hetgitops.model.policy import Policy, Team
@@ -48,6 +59,7 @@ from hetgitops.plan.quota_plan import (
     Reach,
     accelerator_resources,
     cohort_root,
+    kueue_amount,
     reach,
     team_plan,
 )
@@ -77,9 +89,13 @@ class Flavor:
     node_labels: Mapping[str, str]
     tolerations: tuple[Mapping[str, Any], ...]
     topology: str | None
+    # Kueue-side taints (only a retiring flavor has one: it admits nothing new).
+    node_taints: tuple[Mapping[str, Any], ...] = ()
 
 
 def flavors(policy: Policy, team: Team) -> list[Flavor]:
+    """The ClusterQueue's flavors in its order: per pool the pool's flavor, then its retiring
+    flavor when it has one (kueue_queues.transition_quotas)."""
     fleet = policy.fleet
     found = []
     for plan in team_plan(policy, team):
@@ -96,7 +112,75 @@ def flavors(policy: Policy, team: Team) -> list[Flavor]:
                 spec.get("topologyName"),
             )
         )
+        retiring = plan.pool.retiring_flavor
+        if retiring is not None:
+            found.append(
+                Flavor(
+                    retiring.name,
+                    plan,
+                    retiring.spec.get("nodeLabels") or {},
+                    tuple(retiring.spec.get("tolerations") or ()),
+                    retiring.spec.get("topologyName"),
+                    (retiring_taint(policy),),
+                )
+            )
     return found
+
+
+def _go_taint(taint: Mapping[str, Any]) -> str:
+    """A corev1.Taint as Kueue's "%s" prints it: {Key Value Effect TimeAdded}."""
+    return f"{{{taint.get('key', '')} {taint.get('value', '')} {taint.get('effect', '')} <nil>}}"
+
+
+def _tolerated(taint: Mapping[str, Any], tolerations: list[Mapping[str, Any]]) -> bool:
+    """corev1 Toleration.ToleratesTaint: effect empty or equal; Exists with no key tolerates
+    all; else the key and (for Equal) the value match."""
+    for toleration in tolerations:
+        if toleration.get("effect") not in (None, "", taint.get("effect")):
+            continue
+        if toleration.get("operator") == "Exists":
+            if not toleration.get("key") or toleration.get("key") == taint.get("key"):
+                return True
+        elif toleration.get("key") == taint.get("key") and str(toleration.get("value", "")) == str(
+            taint.get("value", "")
+        ):
+            return True
+    return False
+
+
+def transition_reach(policy: Policy) -> Reach:
+    """`reach(policy)` with each pool in a flavor transition cut as the ClusterQueues are:
+    the new flavor's nominal less what the retiring flavor holds per team and resource (all
+    of it unless `holds` says less), lendingLimit clamped to it (kueue_queues._reduced), and
+    what the cohort lends recomputed from that."""
+    base = reach(policy)
+    pools = {p.name: p for p in policy.pools.values() if p.retiring_flavor is not None}
+    if not pools:
+        return base
+    cut = copy.copy(base)
+    cut.limits = dict(base.limits)
+    for (team_name, pool_name), limits in base.limits.items():
+        pool = pools.get(pool_name)
+        if pool is None or pool.retiring_flavor is None:
+            continue
+        holds = pool.retiring_flavor.holds.get(team_name, {})
+        reduced = {}
+        for resource, (nominal, borrowing, lending) in limits.items():
+            held = holds.get(resource)
+            left = 0 if held is None else max(0, nominal - kueue_amount(resource, held))
+            reduced[resource] = (left, borrowing, None if lending is None else min(lending, left))
+        cut.limits[team_name, pool_name] = reduced
+    cut.lent = Counter()
+    for name, team in policy.teams.items():
+        if team.cohort is None:
+            continue
+        root = cohort_root(policy, team.cohort)
+        for plan in base.plans[name]:
+            for resource, (nominal, _, lending) in cut.limits[name, plan.pool.name].items():
+                cut.lent[root, plan.pool.name, resource] += (
+                    nominal if lending is None else min(lending, nominal)
+                )
+    return cut
 
 
 def covered(policy: Policy, team: Team) -> list[str]:
@@ -110,7 +194,7 @@ class Quotas:
 
     def __init__(self, policy: Policy, usage: Usage | None = None) -> None:
         self.policy = policy
-        self.reach: Reach = reach(policy)
+        self.reach: Reach = transition_reach(policy)
         self.usage: Usage = usage or {}
         self.borrowed: Counter[tuple[str, str, str]] = Counter()
         for (team_name, pool, resource), used in self.usage.items():
@@ -274,8 +358,8 @@ class Assigner:
 
     def _mismatch(self, flavor: Flavor, pod_set: PodSet) -> str | None:
         """checkFlavorForPodSets (flavorassigner.go:1208-1257): the TAS match first
-        (tas_flavorassigner.go:166-204), then the flavor's nodeTaints (hetgitops' flavors carry
-        none), then the pod's node selector on the flavor's own label keys."""
+        (tas_flavorassigner.go:166-204), then the flavor's nodeTaints (a retiring flavor's),
+        then the pod's node selector on the flavor's own label keys."""
         explicit = pod_set.required_topology or pod_set.preferred_topology
         if explicit and not self.tas_only:
             if flavor.topology is None:
@@ -285,6 +369,12 @@ class Assigner:
                 return f'Flavor "{flavor.name}" does not contain the requested level'
         elif not explicit and not self.tas_only and flavor.topology is not None:
             return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling'
+        tolerations = [*pod_set.tolerations, *flavor.tolerations]
+        for taint in flavor.node_taints:
+            if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(
+                taint, tolerations
+            ):
+                return f"untolerated taint {_go_taint(taint)} in flavor {flavor.name}"
         if not self._selector_fits(flavor, pod_set):
             return f"flavor {flavor.name} doesn't match node affinity"
         return None

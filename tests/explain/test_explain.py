@@ -402,3 +402,54 @@ def test_live_mode_needs_a_reachable_cluster(tmp_path: Path) -> None:
     assert "secret-token" not in result.output
     usage = CliRunner().invoke(cli.main, [*base, "workload", "pretrain/job"])
     assert usage.exit_code == 2 and "--kubeconfig" in usage.output
+
+
+def _transition(tmp_path: Path, holds: dict[str, Any] | None = None) -> Any:
+    """The bundled fleet with l40s-infer's flavor renamed by a taint and kept as retiring (the
+    entry `diff` prints), as tests/checks/test_retiring.py builds it."""
+    from tests.checks.test_retiring import LIVE, _policy
+
+    entry = dict(LIVE, holds=holds) if holds else LIVE
+    return run.load_policy([_policy(tmp_path, entry)], NOW)
+
+
+def test_a_retiring_flavor_is_tried_after_the_new_one_and_refused_by_its_taint(
+    tmp_path: Path,
+) -> None:
+    """Kueue v0.19.2 flavorassigner.go:1236-1243: the retiring flavor's nodeTaint is
+    untolerated ("%s" of a corev1.Taint); the new flavor's quota is the team's less what the
+    retiring one holds (all of it without `holds`), so nothing fits during the transition."""
+    policy = _transition(tmp_path)
+    found = ask(policy, team="online-inference", card="l40s-48gb", gpus=8, per_node=8)
+    assert (found.verdict, found.reason) == ("pending", "ExceedsMaxQuota")
+    attempts = found.kueue.pod_sets[0].attempts
+    assert [a.flavor for a in attempts][-1] == "l40s-infer-f397d926"
+    assert attempts[-1].messages == (
+        "untolerated taint {hetgitops.io/retiring-flavor  NoSchedule <nil>} in flavor "
+        "l40s-infer-f397d926",
+    )
+    new = attempts[-2]
+    assert new.flavor.startswith("l40s-infer-") and new.flavor != "l40s-infer-f397d926"
+    assert (
+        f"insufficient quota for nvidia.com/gpu in flavor {new.flavor}, previously considered "
+        "podsets requests (0) + current podset request (8) > maximum capacity (0)"
+    ) in found.message
+    assert found.message.endswith(
+        "untolerated taint {hetgitops.io/retiring-flavor  NoSchedule <nil>} in flavor "
+        "l40s-infer-f397d926"
+    )
+
+
+def test_holds_give_the_new_flavor_back_what_the_retiring_one_no_longer_holds(
+    tmp_path: Path,
+) -> None:
+    holds = {
+        "online-inference": {"nvidia.com/gpu": "8", "cpu": "12", "memory": "96Gi"},
+        "finetune-vision": {"nvidia.com/gpu": "8", "cpu": "12", "memory": "96Gi"},
+    }
+    policy = _transition(tmp_path, holds)
+    found = ask(policy, team="online-inference", card="l40s-48gb", gpus=8, per_node=8)
+    assert found.verdict == "admitted", found.message
+    assert found.pool == "l40s-infer"
+    too_many = ask(policy, team="online-inference", card="l40s-48gb", gpus=24, per_node=8)
+    assert "current podset request (24) > maximum capacity (16)" in too_many.message
