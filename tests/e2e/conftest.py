@@ -118,3 +118,82 @@ def _unavailable(reason: str) -> None:
     if os.environ.get(REQUIRE_E2E) == "1":
         pytest.fail(f"e2e control plane required ({REQUIRE_E2E}=1) but: {reason}", pytrace=False)
     pytest.skip(f"e2e control plane unavailable: {reason}")
+
+
+WORKLOAD_MANAGER = "e2e-live"
+ADMITTED_AT = "2026-12-01T00:00:00Z"
+
+
+class KueueWorkload:
+    """`kueue_workload(name, namespace, queue, gpus, admitted=(CQ, FLAVOR), priority=P)`: a
+    Kueue v1beta2 Workload of one pod set requesting `gpus` nvidia.com/gpu, applied to the
+    real API server (its real CRD); with `admitted`, its status says Kueue admitted it there
+    (admission + QuotaReserved/Admitted), as a running workload's would."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        self.plane = plane
+
+    def __call__(
+        self,
+        name: str,
+        namespace: str,
+        queue: str,
+        gpus: int,
+        *,
+        admitted: tuple[str, str] | None = None,
+        priority: int | None = None,
+    ) -> None:
+        requests = {"nvidia.com/gpu": str(gpus)}
+        container = {"name": "c", "image": "x", "resources": {"requests": requests}}
+        podset = {"name": "main", "count": 1, "template": {"spec": {"containers": [container]}}}
+        spec: dict[str, Any] = {"queueName": queue, "podSets": [podset]}
+        if priority is not None:
+            spec["priority"] = priority
+        workload = {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": spec,
+        }
+        self.plane.kubectl(
+            "apply",
+            "--server-side",
+            f"--field-manager={WORKLOAD_MANAGER}",
+            "-f",
+            "-",
+            input=json.dumps(workload),
+        )
+        if admitted is None:
+            return
+        cluster_queue, flavor = admitted
+        condition = {"lastTransitionTime": ADMITTED_AT, "reason": "Admitted", "message": "x"}
+        assignment = {
+            "name": "main",
+            "count": 1,
+            "flavors": {"nvidia.com/gpu": flavor},
+            "resourceUsage": dict(requests),
+        }
+        status = {
+            "admission": {"clusterQueue": cluster_queue, "podSetAssignments": [assignment]},
+            "conditions": [
+                {"type": "QuotaReserved", "status": "True", **condition},
+                {"type": "Admitted", "status": "True", **condition},
+            ],
+        }
+        self.plane.kubectl(
+            "patch",
+            "workload",
+            name,
+            "-n",
+            namespace,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            json.dumps({"status": status}),
+        )
+
+
+@pytest.fixture(scope="session")
+def kueue_workload(control_plane: ControlPlane) -> KueueWorkload:
+    """The one way the live e2e tests (diff, explain) put Workloads on the cluster."""
+    return KueueWorkload(control_plane)

@@ -20,7 +20,6 @@ pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 NOW = "2026-12-01"
 OLD_FLAVOR = "a800-train-6db26c16"  # the bundled render's digest-named flavor of a800-train
-CONDITION = {"lastTransitionTime": "2026-12-01T00:00:00Z", "reason": "Admitted", "message": "x"}
 
 
 def _apply(plane: ControlPlane, obj: dict[str, Any]) -> None:
@@ -29,65 +28,13 @@ def _apply(plane: ControlPlane, obj: dict[str, Any]) -> None:
     )
 
 
-def _workload(plane: ControlPlane, name: str, *, admitted: bool) -> None:
-    podset = {
-        "name": "main",
-        "count": 1,
-        "template": {
-            "spec": {
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "8"}}}
-                ]
-            }
-        },
-    }
-    _apply(
-        plane,
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "Workload",
-            "metadata": {"name": name, "namespace": "pretrain"},
-            "spec": {"queueName": "pretraining", "podSets": [podset]},
-        },
-    )
-    if not admitted:
-        return
-    status = {
-        "admission": {
-            "clusterQueue": "pretraining",
-            "podSetAssignments": [
-                {
-                    "name": "main",
-                    "count": 1,
-                    "flavors": {"nvidia.com/gpu": OLD_FLAVOR},
-                    "resourceUsage": {"nvidia.com/gpu": "8"},
-                }
-            ],
-        },
-        "conditions": [
-            {"type": "QuotaReserved", "status": "True", **CONDITION},
-            {"type": "Admitted", "status": "True", **CONDITION},
-        ],
-    }
-    plane.kubectl(
-        "patch",
-        "workload",
-        name,
-        "-n",
-        "pretrain",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        json.dumps({"status": status}),
-    )
-
-
 @pytest.fixture()
-def busy(control_plane: ControlPlane) -> Iterator[ControlPlane]:
+def busy(control_plane: ControlPlane, kueue_workload: Any) -> Iterator[ControlPlane]:
     plane = control_plane
     _apply(plane, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "pretrain"}})
     for index in range(3):
-        _workload(plane, f"train-{index}", admitted=index < 2)
+        admitted = ("pretraining", OLD_FLAVOR) if index < 2 else None
+        kueue_workload(f"train-{index}", "pretrain", "pretraining", 8, admitted=admitted)
     pod = {
         "apiVersion": "v1",
         "kind": "Pod",

@@ -58,51 +58,8 @@ def _status(plane: ControlPlane, kind: str, name: str, namespace: str, status: A
     assert done.returncode == 0, done.stderr
 
 
-def _admitted(plane: ControlPlane, name: str, priority: int) -> None:
-    """An admitted Workload of finetune-nlp holding 4 H100s."""
-    podset = {
-        "name": "main",
-        "count": 1,
-        "template": {
-            "spec": {
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "4"}}}
-                ]
-            }
-        },
-    }
-    _apply(
-        plane,
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "Workload",
-            "metadata": {"name": name, "namespace": "ft-nlp"},
-            "spec": {"queueName": "ft-nlp", "priority": priority, "podSets": [podset]},
-        },
-    )
-    condition = {"lastTransitionTime": WHEN, "reason": "Admitted", "message": "admitted"}
-    status = {
-        "admission": {
-            "clusterQueue": "finetune-nlp",
-            "podSetAssignments": [
-                {
-                    "name": "main",
-                    "count": 1,
-                    "flavors": {"nvidia.com/gpu": H100},
-                    "resourceUsage": {"nvidia.com/gpu": "4"},
-                }
-            ],
-        },
-        "conditions": [
-            {"type": "QuotaReserved", "status": "True", **condition},
-            {"type": "Admitted", "status": "True", **condition},
-        ],
-    }
-    _status(plane, "workload", name, "ft-nlp", status)
-
-
 @pytest.fixture(scope="module")
-def fleet(control_plane: ControlPlane) -> Iterator[ControlPlane]:
+def fleet(control_plane: ControlPlane, kueue_workload: Any) -> Iterator[ControlPlane]:
     plane = control_plane
     reset(plane)
     policy = run.load_policy([REPO / "policies"], dt.date(2026, 12, 1))
@@ -111,7 +68,8 @@ def fleet(control_plane: ControlPlane) -> Iterator[ControlPlane]:
     create_nodes(plane, policy)
     # finetune-nlp holds 12 H100s: two dev (priority 100) and one training Workload.
     for name, priority in (("dev-a", 100), ("dev-b", 100), ("train-a", 10000)):
-        _admitted(plane, name, priority)
+        admitted = ("finetune-nlp", H100)
+        kueue_workload(name, "ft-nlp", "ft-nlp", 4, admitted=admitted, priority=priority)
     usage = [{"name": "nvidia.com/gpu", "total": "12", "borrowed": "4"}]
     _status(
         plane,
