@@ -227,22 +227,19 @@ class Memo:
     same findings (they depend on nothing else); only the policy line it is reported at is
     its own."""
 
-    entries: dict[tuple[Any, ...], tuple[Mapping[str, Any], _Checked]] = field(default_factory=dict)
+    # By (Kubernetes minor, Kueue generation, CRD dirs), then (kind, namespace, name): the
+    # object as checked and its findings (`_CLEAN`, shared, for the thousands without any).
+    entries: dict[
+        tuple[Any, ...], dict[tuple[str, str, str], tuple[Mapping[str, Any], _Checked]]
+    ] = field(default_factory=dict)
 
 
-def _memo_key(
-    obj: Mapping[str, Any], context: _Context, crd_dirs: tuple[Path, ...]
-) -> tuple[Any, ...]:
+_CLEAN: _Checked = ((), False)
+
+
+def _memo_key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
     meta = obj.get("metadata") or {}
-    return (
-        context.minor,
-        context.legacy_kueue,
-        crd_dirs,
-        str(obj.get("apiVersion")),
-        str(obj.get("kind")),
-        str(meta.get("namespace", "")),
-        str(meta.get("name", "")),
-    )
+    return str(obj.get("kind")), str(meta.get("namespace", "")), str(meta.get("name", ""))
 
 
 def _object_findings(obj: Mapping[str, Any], context: _Context, clean: bool) -> _Checked:
@@ -257,7 +254,7 @@ def _object_findings(obj: Mapping[str, Any], context: _Context, clean: bool) -> 
     findings = [(K8S, p, m) for p, m in _metadata(obj)] + (schema or [])
     if str(obj.get("apiVersion")).startswith(KUEUE_GROUP):
         findings += kueue_rules.check_object(obj, legacy=context.legacy_kueue)
-    return tuple(findings), schema is None
+    return (tuple(findings), schema is None) if findings or schema is None else _CLEAN
 
 
 def _reported(manifest: Manifest, checked: _Checked, context: _Context) -> Iterator[Diagnostic]:
@@ -304,21 +301,22 @@ def check(
     context = _context(policy, crd_dirs)
     found = [*context.notes, *_old_cohort_api(policy, manifests)]
     checked = [m for m in manifests if m.obj.get("apiVersion") and m.obj.get("kind")]
-    keys = [_memo_key(m.obj, context, crd_dirs) for m in checked] if memo is not None else []
-    known: dict[int, _Checked] = {}
+    seen = None
     if memo is not None:
-        for index, (manifest, key) in enumerate(zip(checked, keys, strict=True)):
-            entry = memo.entries.get(key)
-            if entry is not None and entry[0] == manifest.obj:
-                known[index] = entry[1]
+        seen = memo.entries.setdefault((context.minor, context.legacy_kueue, crd_dirs), {})
+    known: dict[int, _Checked] = {}
+    for index, manifest in enumerate(checked if seen else ()):
+        entry = seen.get(_memo_key(manifest.obj)) if seen is not None else None
+        if entry is not None and entry[0] == manifest.obj:  # apiVersion and all
+            known[index] = entry[1]
     fresh = [m.obj for index, m in enumerate(checked) if index not in known]
     clean = _clean_kinds(fresh, context)
     for index, manifest in enumerate(checked):
         result = known.get(index)
         if result is None:
             result = _object_findings(manifest.obj, context, _key(manifest.obj) in clean)
-            if memo is not None:
-                memo.entries[keys[index]] = (manifest.obj, result)
+            if seen is not None:
+                seen[_memo_key(manifest.obj)] = (manifest.obj, result)
         found.extend(_reported(manifest, result, context))
     found.extend(
         Diagnostic(
