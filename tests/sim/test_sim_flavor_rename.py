@@ -272,6 +272,55 @@ def _change(
     return policy, tree
 
 
+def _kueue_messages(sim: cluster.SimCluster, jobs: list[tuple[str, str]]) -> dict[str, str]:
+    """Job name -> the QuotaReserved=False message of its Workload (what Kueue says)."""
+    names = {name for _, name in jobs}
+    found: dict[str, str] = {}
+    for wl in get(sim, "workloads.kueue.x-k8s.io", "-A")["items"]:
+        owner = next(
+            (o["name"] for o in wl["metadata"].get("ownerReferences", []) if o["name"] in names),
+            None,
+        )
+        for cond in wl.get("status", {}).get("conditions", []):
+            if owner and cond["type"] == "QuotaReserved" and cond["status"] == "False":
+                found[owner] = cond.get("message", "")
+    return found
+
+
+def _explain_agrees(
+    sim: cluster.SimCluster, policy: Policy, before: Policy, jobs: list[tuple[str, str]]
+) -> tuple[int, dict[str, tuple[str, str]]]:
+    """explain's message for each waiting job Kueue has judged (the transition policy, offline)
+    against the real Kueue's; returns the number compared and the disagreements, as (explain,
+    Kueue)."""
+    from hetgitops.explain.explanation import explain
+    from hetgitops.explain.workload import from_manifest
+
+    last: list[dict[str, str]] = [{}]
+
+    def judged() -> dict[str, str] | None:
+        # Kueue judges one head per ClusterQueue at a time (the jobs behind an inadmissible
+        # head carry no QuotaReserved condition yet): one verdict per team is what there is.
+        last[0] = _kueue_messages(sim, jobs)
+        teams = {next(t for t, _ in FILL if f"-{t}-" in name) for name in last[0]}
+        return last[0] if len(teams) == len(FILL) else None
+
+    try:
+        seen = eventually(judged, timeout=90, what="Kueue's verdict on every waiting job")
+    except AssertionError:
+        items = get(sim, "workloads.kueue.x-k8s.io", "-A")["items"]
+        states = {w["metadata"]["name"]: (w.get("status") or {}).get("conditions") for w in items}
+        raise AssertionError(f"seen {last[0]}; workloads: {json.dumps(states)[:3000]}") from None
+    wrong = {}
+    for name in sorted(seen):
+        team = next(t for t, _ in FILL if f"-{t}-" in name)
+        manifest = _job(before, team, name)
+        predicted = explain(policy, from_manifest(manifest)).message
+        if predicted != seen[name]:
+            wrong[name] = (predicted, seen[name])
+    return len(seen), wrong
+
+
 def _flavors(policy: Policy) -> str:
     assert policy.fleet is not None
     return flavor_name(policy, policy.fleet, policy.pools[POOL])
@@ -315,6 +364,15 @@ def test_a_rename_with_transition_keeps_the_old_usage_counted_until_it_drains(
     after, _ = _change(sim, synced, tmp_path, "transition", entry)
     new = _flavors(after)
     waiting = _submit(sim, before, "new")
+    # explain models the transition as Kueue does: the new flavor's quota less all the retiring
+    # one holds ("maximum capacity (0)"), the retiring flavor's taint untolerated.
+    compared, disagreements = _explain_agrees(sim, after, before, waiting)
+    FIGURES["explain during the transition"] = {
+        "agree": compared - len(disagreements),
+        "of": compared,
+    }
+    print(f"\nexplain during the transition: {FIGURES['explain during the transition']}")
+    assert not disagreements, disagreements
     samples = list(_samples(sim, SAMPLES))
     for sample in samples:
         assert not sample.evicted, sample
