@@ -63,7 +63,7 @@ def install(plane: ControlPlane) -> None:
     plane.kubectl(*apply, "-f", "-", input=json.dumps(readonly_rbac()))
     files = [arg for path in crd_files() for arg in ("-f", str(path))]
     names = plane.kubectl(*apply, "-o", "name", *files).stdout.split()
-    plane.kubectl("wait", "--for=condition=Established", "--timeout=120s", *names)
+    plane.wait_established(names, timeout=120)
 
 
 def readonly_rbac() -> dict[str, object]:

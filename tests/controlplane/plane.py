@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -55,6 +57,29 @@ class ControlPlane:
                 result.returncode, result.args, result.stdout, result.stderr
             )
         return result
+
+    def wait_established(self, names: list[str], *, timeout: float = 120) -> None:
+        """Wait until every CRD in `names` (`crd/NAME` or kubectl's `-o name`) is Established.
+        Not `kubectl wait --for=condition=Established`: on a CRD created a moment earlier,
+        whose status has no conditions yet, kubectl exits 1 at once (".status.conditions
+        accessor error: <nil> is of the type <nil>") instead of waiting, which failed the
+        Argo CD start on a fresh sim cluster."""
+        deadline = time.monotonic() + timeout
+        while True:
+            listed = json.loads(self.kubectl("get", *names, "-o", "json").stdout)
+            items = listed.get("items", [listed]) if listed.get("kind") == "List" else [listed]
+            ready = {
+                item["metadata"]["name"]
+                for item in items
+                for condition in (item.get("status") or {}).get("conditions") or []
+                if condition.get("type") == "Established" and condition.get("status") == "True"
+            }
+            waiting = [name for name in names if name.partition("/")[2] not in ready]
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"not Established after {timeout:.0f} s: {', '.join(waiting)}")
+            time.sleep(0.5)
 
 
 class ApplyTree(Protocol):

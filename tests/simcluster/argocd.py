@@ -136,7 +136,7 @@ def start(sim: SimCluster) -> None:
         crds = [yaml.safe_load(p.read_text()) for p in sorted(folder.glob("crd-*.yaml"))]
         apply_objects(sim, crds, manager=MANAGER)
         names = [f"crd/{crd['metadata']['name']}" for crd in crds]
-        sim.kubectl("wait", "--for=condition=Established", "--timeout=60s", *names)
+        sim.plane.wait_established(names, timeout=60)
         _namespaces(sim, NAMESPACE)
         apply_objects(sim, _settings(), manager=MANAGER)
         state = _dir(sim)

@@ -548,7 +548,7 @@ def _start_volcano_webhooks(cluster: SimCluster, folder: Path, pki: Path, kubeco
     crds = [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("crd-*.yaml"))]
     apply_objects(cluster, crds, manager="hetgitops-simcluster")
     names = [f"crd/{crd['metadata']['name']}" for crd in crds]
-    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", *names)
+    cluster.plane.wait_established(names, timeout=60)
     port, health_port = procs.free_ports(2)
     documents = volcano.webhook_configurations(
         (folder / "volcano-webhooks.yaml").read_text(),

@@ -139,7 +139,7 @@ def start(sim: SimCluster) -> None:
         ]
         apply_objects(sim, crds, manager=MANAGER)
         names = [f"crd/{crd['metadata']['name']}" for crd in crds]
-        sim.kubectl("wait", "--for=condition=Established", "--timeout=60s", *names)
+        sim.plane.wait_established(names, timeout=60)
         _namespaces(sim, NAMESPACE)
         state = _dir(sim)
         shutil.rmtree(state, ignore_errors=True)
