@@ -13,6 +13,7 @@ the taints on (and takes them off) the pool's nodes, like the labels.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hetgitops.compilers.kueue_flavors import toleration
@@ -57,8 +58,11 @@ def with_defaults(
     return [*defaults, *(t for t in extra if t not in defaults)]
 
 
-def tolerates(tolerations: list[dict[str, Any]], key: str, value: str | None, effect: str) -> bool:
-    """Kubernetes' rule (core/v1 Toleration.ToleratesTaint)."""
+def tolerates(
+    tolerations: Iterable[Mapping[str, Any]], key: str, value: str | None, effect: str
+) -> bool:
+    """Kubernetes' rule (core/v1 Toleration.ToleratesTaint); the one copy every stage uses
+    (diff's stranded jobs and explain's flavor check call it with a taint's fields)."""
     for t in tolerations:
         if t.get("effect") and t["effect"] != effect:
             continue
@@ -66,6 +70,6 @@ def tolerates(tolerations: list[dict[str, Any]], key: str, value: str | None, ef
             continue
         if t.get("operator", "Equal") == "Exists":
             return True
-        if t.get("value", "") == (value or ""):
+        if (t.get("value") or "") == (value or ""):
             return True
     return False

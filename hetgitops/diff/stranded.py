@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hetgitops.compilers.agents import tolerates
 from hetgitops.diff.hazards import Hazard
 from hetgitops.output.manifests import Manifest
 
@@ -79,20 +80,6 @@ def selects(spec: Obj, labels: Mapping[str, str], keys: set[str]) -> bool:
     return not terms or any(all(_expression(e, labels) for e in term) for term in terms)
 
 
-def _tolerates(tolerations: Sequence[Obj], taint: Obj) -> bool:
-    for toleration in tolerations:
-        if toleration.get("effect") not in (None, "", taint.get("effect")):
-            continue
-        if toleration.get("operator") == "Exists":
-            if not toleration.get("key") or toleration.get("key") == taint.get("key"):
-                return True
-        elif toleration.get("key") == taint.get("key") and toleration.get("value", "") == (
-            taint.get("value") or ""
-        ):
-            return True
-    return False
-
-
 @dataclass(frozen=True)
 class Flavor:
     name: str
@@ -104,8 +91,9 @@ class Flavor:
         """checkFlavorForPodSets for one pod set: taints first, then the selector."""
         tolerations = [*(spec.get("tolerations") or []), *self.tolerations]
         for taint in self.taints:
-            if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(
-                tolerations, taint
+            effect = taint.get("effect", "")
+            if effect in ("NoSchedule", "NoExecute") and not tolerates(
+                tolerations, taint.get("key", ""), taint.get("value"), effect
             ):
                 return False
         return selects(spec, self.labels, set(self.labels))

@@ -44,6 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hetgitops.compilers.agents import tolerates
 from hetgitops.compilers.kueue_flavors import (
     resource_flavor,
     retiring_taint,
@@ -130,22 +131,6 @@ def flavors(policy: Policy, team: Team) -> list[Flavor]:
 def _go_taint(taint: Mapping[str, Any]) -> str:
     """A corev1.Taint as Kueue's "%s" prints it: {Key Value Effect TimeAdded}."""
     return f"{{{taint.get('key', '')} {taint.get('value', '')} {taint.get('effect', '')} <nil>}}"
-
-
-def _tolerated(taint: Mapping[str, Any], tolerations: list[Mapping[str, Any]]) -> bool:
-    """corev1 Toleration.ToleratesTaint: effect empty or equal; Exists with no key tolerates
-    all; else the key and (for Equal) the value match."""
-    for toleration in tolerations:
-        if toleration.get("effect") not in (None, "", taint.get("effect")):
-            continue
-        if toleration.get("operator") == "Exists":
-            if not toleration.get("key") or toleration.get("key") == taint.get("key"):
-                return True
-        elif toleration.get("key") == taint.get("key") and str(toleration.get("value", "")) == str(
-            taint.get("value", "")
-        ):
-            return True
-    return False
 
 
 def transition_reach(policy: Policy) -> Reach:
@@ -371,8 +356,9 @@ class Assigner:
             return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling'
         tolerations = [*pod_set.tolerations, *flavor.tolerations]
         for taint in flavor.node_taints:
-            if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(
-                taint, tolerations
+            effect = taint.get("effect", "")
+            if effect in ("NoSchedule", "NoExecute") and not tolerates(
+                tolerations, taint.get("key", ""), taint.get("value"), effect
             ):
                 return f"untolerated taint {_go_taint(taint)} in flavor {flavor.name}"
         if not self._selector_fits(flavor, pod_set):

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hetgitops.compilers.agents import tolerates
 from hetgitops.compilers.kueue_flavors import HOSTNAME
 from hetgitops.compilers.labels import node_labels
 from hetgitops.model.policy import Policy, Pool, Taint, derived
@@ -93,17 +94,7 @@ def limiting(node: NodeView, requests: Mapping[str, int], free: Mapping[str, int
 
 def tolerated(taint: Taint, tolerations: Iterable[Mapping[str, Any]]) -> bool:
     """kube-scheduler's TaintToleration rule for one NoSchedule/NoExecute taint."""
-    for toleration in tolerations:
-        effect = toleration.get("effect")
-        if effect and effect != taint.effect:
-            continue
-        key = toleration.get("key")
-        if toleration.get("operator", "Equal") == "Exists":
-            if not key or key == taint.key:
-                return True
-        elif key == taint.key and (toleration.get("value") or "") == (taint.value or ""):
-            return True
-    return False
+    return tolerates(tolerations, taint.key, taint.value, taint.effect)
 
 
 def untolerated(node: NodeView, tolerations: Iterable[Mapping[str, Any]]) -> Taint | None:
