@@ -92,6 +92,19 @@ def observed(sim: cluster.SimCluster, names: set[str]) -> dict[str, tuple[str, s
     return found
 
 
+def queue_gpus(sim: cluster.SimCluster, queue: str, pool: str) -> int:
+    """The GPUs a ClusterQueue's own status says it holds in one pool's flavor (named
+    `<pool>-<hash of its node selection>`)."""
+    cq = get(sim, "clusterqueues.kueue.x-k8s.io", queue)
+    for entry in cq.get("status", {}).get("flavorsUsage") or []:
+        if entry["name"].rpartition("-")[0] != pool:
+            continue
+        for resource in entry.get("resources") or []:
+            if resource["name"] == "nvidia.com/gpu":
+                return kueue_amount("nvidia.com/gpu", str(resource.get("total", "0")))
+    return 0
+
+
 def predicted(e: Explanation) -> tuple[str, str, str]:
     if e.verdict == "admitted":
         return ("admitted", e.flavor or "", "")
@@ -442,8 +455,20 @@ def test_live_mode_reads_the_clusters_usage_and_a_pending_workload(
     names = {j["metadata"]["name"] for j in [*mine, big]}
     try:
         settle(lambda: sorted(names - set(observed(sim, names))), timeout=120, what="verdicts")
-        base = ["explain", "--policy", str(POLICIES), "--kubeconfig", kubeconfig]
         held = sum(8 for _ in mine)
+        # Kueue writes a ClusterQueue's status.flavorsUsage in its own reconcile, after the
+        # Workloads are admitted (a fresh-clone CI run read it one reconcile early): wait for
+        # the queue itself to show the load before asking explain what it holds.
+
+        def usage() -> list[str]:
+            shown = queue_gpus(sim, "pretraining", "a800-train")
+            if shown == held:
+                return []
+            verdicts = observed(sim, names)
+            return [f"it shows {shown}", *(f"{n}: {verdicts.get(n)}" for n in sorted(names))]
+
+        settle(usage, timeout=60, what=f"ClusterQueue pretraining to show {held} GPUs in a800-train")
+        base = ["explain", "--policy", str(POLICIES), "--kubeconfig", kubeconfig]
         live = CliRunner().invoke(
             cli_main.main, [*base, "--team", "pretraining", "--card", "a800-80gb", "--gpus", "8"]
         )
