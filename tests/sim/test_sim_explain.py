@@ -467,14 +467,15 @@ def test_live_mode_reads_the_clusters_usage_and_a_pending_workload(
             verdicts = observed(sim, names)
             return [f"it shows {shown}", *(f"{n}: {verdicts.get(n)}" for n in sorted(names))]
 
-        settle(usage, timeout=60, what=f"ClusterQueue pretraining to show {held} GPUs in a800-train")
+        settle(
+            usage, timeout=60, what=f"ClusterQueue pretraining to show {held} GPUs in a800-train"
+        )
         base = ["explain", "--policy", str(POLICIES), "--kubeconfig", kubeconfig]
         live = CliRunner().invoke(
             cli_main.main, [*base, "--team", "pretraining", "--card", "a800-80gb", "--gpus", "8"]
         )
-        assert (
-            f"ClusterQueue pretraining holds {held} nvidia.com/gpu in a800-train now" in live.output
-        )
+        said = f"ClusterQueue pretraining holds {held} nvidia.com/gpu in a800-train now"
+        assert said in live.output, live.output
         report = CliRunner().invoke(
             cli_main.main, [*base, "workload", f"pretrain/{big['metadata']['name']}"]
         )
