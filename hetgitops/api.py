@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hetgitops import checks, compilers
+from hetgitops.checks.reuse import NODE_RULES, NODE_TARGETS, NodeReuse, Taken
 from hetgitops.diagnostics import (
     NOWHERE,
     Diagnostic,
@@ -83,16 +84,19 @@ def analyse(
     *,
     downgrade: frozenset[str] = frozenset(),
     memo: Memo | None = None,
+    clean: schema.CleanMemo | None = None,
+    nodes: NodeReuse | None = None,
 ) -> Result:
     """Schema, model, semantic checks and (when those pass) compile + output validation.
-    Errors of the `downgrade` rules become warnings (render and jobs). `memo` shares output
-    findings of equal objects with another analysis (diff's two sides)."""
+    Errors of the `downgrade` rules become warnings (render and jobs). Diff's two sides share
+    work: `memo` the output findings of equal objects, `clean` the data both hold that the
+    schema passed, `nodes` the node-level rules and targets (`checks.reuse`)."""
     result = Result(list(loaded.diagnostics), loaded.files, len(loaded.documents))
     valid: list[Document] = []
     invalid: list[Document] = []
     lost: list[Loss] = list(loaded.losses)
     for doc, problems in zip(
-        loaded.documents, schema.check_documents(loaded.documents), strict=True
+        loaded.documents, schema.check_documents(loaded.documents, clean), strict=True
     ):
         result.diagnostics.extend(problems)
         (invalid if problems else valid).append(doc)
@@ -104,11 +108,30 @@ def analyse(
     result.policy = policy
     result.diagnostics.extend(problems)
     result.model_complete = not invalid and not has_errors([*loaded.diagnostics, *problems])
-    found = checks.run_checks(policy, checks.CheckContext(options.now))
+    # Only a whole single-cluster model shares: a lost document changes what rules assume.
+    shares = nodes is not None and not lost and not invalid and not policy.clusters
+    taken = nodes.taken(valid, loaded.files, options.now) if nodes and shares else Taken()
+    record = taken.record
+    found = checks.run_checks(
+        policy,
+        checks.CheckContext(options.now),
+        given=taken.rules,
+        kept=None if record is None else record.rules,
+        keep=NODE_RULES,
+    )
     result.diagnostics.extend(_downgrade(found, downgrade))
     if not result.failed() and not invalid and options.compile_targets:
         try:
-            result.manifests = compilers.compile_policy(policy, options.targets)
+            if shares:
+                result.manifests = compilers.compile_single(
+                    policy,
+                    options.targets,
+                    given=taken.targets,
+                    kept=None if record is None else record.targets,
+                    keep=NODE_TARGETS,
+                )
+            else:
+                result.manifests = compilers.compile_policy(policy, options.targets)
         except compilers.CompileError as exc:
             span = policy.fleet.origin.span if policy.fleet else NOWHERE
             result.diagnostics.append(error(exc.rule, str(exc), span))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from hetgitops.checks import (
@@ -91,11 +92,26 @@ PER_CLUSTER: frozenset[str] = frozenset(
 __all__ = ["FAMILIES", "PER_CLUSTER", "RULES", "CheckContext", "Rule", "run_checks"]
 
 
-def run_checks(policy: Policy, context: CheckContext) -> list[Diagnostic]:
+def run_checks(
+    policy: Policy,
+    context: CheckContext,
+    *,
+    given: Mapping[str, list[Diagnostic]] | None = None,
+    kept: dict[str, list[Diagnostic]] | None = None,
+    keep: frozenset[str] = frozenset(),
+) -> list[Diagnostic]:
+    """Every rule's findings, in registry order. `given` holds rules' findings known already
+    (diff's head takes some from its base: `checks.reuse`); the findings of the `keep` rules are
+    put into `kept`."""
     found: list[Diagnostic] = []
     for registered in RULES.values():
-        if policy.clusters and registered.id in PER_CLUSTER:
+        if given is not None and registered.id in given:
+            found.extend(given[registered.id])
+        elif policy.clusters and registered.id in PER_CLUSTER:
             found.extend(_per_cluster(registered, policy, context))
+        elif kept is not None and registered.id in keep:
+            kept[registered.id] = list(registered.function(policy, context))
+            found.extend(kept[registered.id])
         else:
             found.extend(registered.function(policy, context))
     return found

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from hetgitops.diagnostics import register_rules
 from hetgitops.model.policy import Policy
@@ -48,13 +48,30 @@ def compile_policy(policy: Policy, targets: tuple[str, ...] | None = None) -> li
     return compile_single(policy, targets)
 
 
-def compile_single(policy: Policy, targets: tuple[str, ...] | None = None) -> list[Manifest]:
+def compile_single(
+    policy: Policy,
+    targets: tuple[str, ...] | None = None,
+    *,
+    given: Mapping[str, list[Manifest]] | None = None,
+    kept: dict[str, list[Manifest]] | None = None,
+    keep: frozenset[str] = frozenset(),
+) -> list[Manifest]:
+    """The chosen targets' manifests, in target order. `given` holds targets' manifests known
+    already (diff's head takes some from its base: `checks.reuse`); the `keep` targets' manifests
+    are put into `kept`."""
     chosen = targets or (policy.fleet.targets if policy.fleet else tuple(COMPILERS))
     manifests: list[Manifest] = []
     for target in chosen:
         compiler = COMPILERS.get(target)
-        if compiler is not None:
-            manifests.extend(compiler(policy))
+        if compiler is None:
+            continue
+        if given is not None and target in given:
+            manifests.extend(given[target])
+            continue
+        compiled = compiler(policy)
+        if kept is not None and target in keep:
+            kept[target] = compiled
+        manifests.extend(compiled)
     return manifests
 
 

@@ -262,6 +262,8 @@ def _reported(manifest: Manifest, checked: _Checked, context: _Context) -> Itera
     findings, unknown = checked
     if unknown:
         context.unchecked.setdefault((str(obj.get("apiVersion")), manifest.kind), span)
+    if not findings:  # nearly every object: no reference to spell out
+        return
     ref = _ref(obj)
     for rule, path, message in findings:
         yield Diagnostic(rule, Severity.ERROR, f"{ref}: {path}: {message}", span, path)

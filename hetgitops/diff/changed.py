@@ -79,6 +79,8 @@ def changed_values(base: Iterable[Document], head: Iterable[Document]) -> dict[s
     changed: dict[str, set[int]] = {}
     for doc in head:
         old = before.get((doc.kind, doc.name), _ABSENT)
+        if old is doc.data:  # one parse of a file both sides hold byte for byte (ParseMemo)
+            continue
         for path, span in doc.source.values.items():
             if _differs(_at(old, path), _at(doc.data, path)):
                 changed.setdefault(span.file, set()).add(span.line)

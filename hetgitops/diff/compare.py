@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hetgitops import api, compilers
+from hetgitops.checks.reuse import NodeReuse
 from hetgitops.conformance import output_checks
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.diff import drains as drain_plans
@@ -19,6 +20,7 @@ from hetgitops.diff.impact import Impact, cluster_sides, impact
 from hetgitops.diff.objects import ObjectChange, ignored, object_changes
 from hetgitops.diff.sharing import staged
 from hetgitops.diff.stranded import jobs_unmatched, selection_changed
+from hetgitops.model import schema
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 
@@ -113,9 +115,22 @@ def findings_delta(
     return introduced, resolved
 
 
-def _run(side: Side, options: api.Options, memo: output_checks.Memo | None = None) -> SideResult:
+def _run(
+    side: Side,
+    options: api.Options,
+    memo: output_checks.Memo | None = None,
+    clean: schema.CleanMemo | None = None,
+    nodes: NodeReuse | None = None,
+) -> SideResult:
     """The render pipeline: render's warnings downgrade; an invalid side gets no manifests."""
-    result = api.analyse(side.loaded, options, downgrade=options.render_warnings, memo=memo)
+    result = api.analyse(
+        side.loaded,
+        options,
+        downgrade=options.render_warnings,
+        memo=memo,
+        clean=clean,
+        nodes=nodes,
+    )
     if result.failed():
         result.manifests = []
     return SideResult(side.label, result)
@@ -206,10 +221,10 @@ def compare(
         changed = changed_values(base.loaded.documents, head.loaded.documents)
     # Most rendered objects are equal on both sides: head takes their output findings from
     # base's (tests/diff/test_shared_checks.py compares this with two separate analyses).
-    memo = output_checks.Memo()
-    old = _run(base, replace(options, changed=None), memo)
-    new = _run(head, replace(options, changed=changed), memo)
-    del memo
+    memo, clean, nodes = output_checks.Memo(), schema.CleanMemo(), NodeReuse()
+    old = _run(base, replace(options, changed=None), memo, clean, nodes)
+    new = _run(head, replace(options, changed=changed), memo, clean, nodes)
+    del memo, clean, nodes
     both = old.model is not None and new.model is not None
     empty = Impact((), (), (), ())
     result = DiffResult(old, new, impact(old.model, new.model) if both else empty)

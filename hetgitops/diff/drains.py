@@ -17,6 +17,9 @@ import yaml
 from hetgitops.diagnostics import NOWHERE, Span
 from hetgitops.output.manifests import Manifest
 
+# libyaml's safe loader when PyYAML has it: the mig-parted files of a large fleet are long.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 ALL = -1  # a mig-parted entry with `devices: all`
 
@@ -46,7 +49,7 @@ def _configs(manifests: Sequence[Manifest]) -> dict[str, list[Any]]:
         for text in (m.obj.get("data") or {}).values():
             if "mig-configs" not in text:
                 continue
-            document = yaml.safe_load(text)
+            document = yaml.load(text, Loader=_LOADER)
             if isinstance(document, dict) and isinstance(document.get("mig-configs"), dict):
                 found.update(document["mig-configs"])
     return found

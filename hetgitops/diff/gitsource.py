@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hetgitops.diagnostics import Diagnostic, Span, error
 from hetgitops.diff import gittree
-from hetgitops.load.documents import LoadResult, load_sources, policy_files
+from hetgitops.load.documents import LoadResult, ParseMemo, load_sources, policy_files
 from hetgitops.load.policyfiles import read_files
 
 WORKTREE = "WORKTREE"  # the --head default: the files as they are on disk
@@ -121,7 +121,7 @@ def _repo_relative(repo: Path, path: Path) -> str:
     raise SourceError(f"{path} is outside the Git repository {repo}")
 
 
-def read_ref(repo: Path, ref: str, paths: Iterable[Path]) -> Side:
+def read_ref(repo: Path, ref: str, paths: Iterable[Path], memo: ParseMemo | None = None) -> Side:
     """The policy files under `paths` as they are at `ref`, named as on disk (relative to the
     working directory), so a finding's location matches the head-side file a reviewer opens."""
     commit = resolve(repo, ref)
@@ -143,7 +143,7 @@ def read_ref(repo: Path, ref: str, paths: Iterable[Path]) -> Side:
             f"{exc} (reading {ref}: the object store may be damaged)"
         ) from None
     names = [_display(repo / name) for name, _, _ in files]
-    loaded = load_sources(zip(names, blobs, strict=True))
+    loaded = load_sources(zip(names, blobs, strict=True), memo)
     loaded.diagnostics[:0] = walk.problems
     if not files:
         loaded.diagnostics.append(_nothing_at(ref, prefixes))
@@ -176,10 +176,10 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def read_folder(paths: Iterable[Path], label: str) -> Side:
+def read_folder(paths: Iterable[Path], label: str, memo: ParseMemo | None = None) -> Side:
     """Policy files on disk (the working tree, or a --base-dir/--head-dir folder)."""
     files, problems = policy_files(paths)
-    loaded = load_sources(read_files(files, problems))
+    loaded = load_sources(read_files(files, problems), memo)
     loaded.diagnostics[:0] = problems
     return Side(label, loaded)
 
@@ -194,16 +194,21 @@ def select_sides(
     cwd: Path,
 ) -> tuple[Side, Side]:
     """The two sides the CLI asked for: two folders, or two Git refs (base: the merge-base
-    with the upstream default branch, else HEAD; head: the working tree)."""
+    with the upstream default branch, else HEAD; head: the working tree). A file whose bytes
+    are the same on both sides is parsed once."""
+    memo = ParseMemo()
     if base_dir is not None or head_dir is not None:
         if base_dir is None or head_dir is None:
             raise SourceError("--base-dir and --head-dir go together")
         if base is not None or head is not None:
             raise SourceError("use either --base/--head (Git refs) or --base-dir/--head-dir")
-        return read_folder([base_dir], str(base_dir)), read_folder([head_dir], str(head_dir))
+        return (
+            read_folder([base_dir], str(base_dir), memo),
+            read_folder([head_dir], str(head_dir), memo),
+        )
     folders = "; to compare two folders use --base-dir DIR --head-dir DIR"
     repo = repo_of(paths, cwd, folders)
-    base_side = read_ref(repo, base or default_base(repo), paths)
+    base_side = read_ref(repo, base or default_base(repo), paths, memo)
     if head is None:
-        return base_side, read_folder(paths, "working tree")
-    return base_side, read_ref(repo, head, paths)
+        return base_side, read_folder(paths, "working tree", memo)
+    return base_side, read_ref(repo, head, paths, memo)

@@ -97,13 +97,17 @@ def _amount(policy: Policy, team: Team, plan: FlavorPlan) -> Amount:
     coefficient = card.performance.coefficient if card and card.performance else None
     normalized = cards * Fraction(str(coefficient)) if coefficient else None
     most = reach(policy)
-    reached = sum(
-        (
-            Fraction(most.most(team, plan.pool, r) or 0) * plan.weights.get(r, Fraction(1))
-            for r in plan.nominal
-        ),
-        start=Fraction(0),
-    )
+    # Whole cards add as ints (diff asks this of every quota on both sides); only MIG
+    # instances and replicas need a Fraction.
+    whole, parts = 0, Fraction(0)
+    for r in plan.nominal:
+        units = most.most(team, plan.pool, r) or 0
+        weight = plan.weights.get(r)
+        if weight is None or weight.denominator == 1:
+            whole += units * (1 if weight is None else weight.numerator)
+        else:
+            parts += units * weight
+    reached = parts + whole
     resources = tuple(
         ResourceAmount(e.resource, e.label, e.nominal, e.reach)
         for e in plan_entitlements(policy, team, plan)

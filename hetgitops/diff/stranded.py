@@ -119,6 +119,11 @@ def _spec(m: Manifest) -> Obj:
     return spec if isinstance(spec, Mapping) else {}
 
 
+_QUEUE_KINDS = frozenset(
+    {"LocalQueue", "ClusterQueue", "ResourceFlavor", "Queue", "NodeFeatureRule"}
+)
+
+
 class Queues:
     """LocalQueue -> its ClusterQueue's flavors, in one render."""
 
@@ -129,25 +134,28 @@ class Queues:
         self.volcano: set[str] = set()
         self.rules: list[Mapping[str, str]] = []
         for m in manifests:
+            kind = m.kind
+            if kind not in _QUEUE_KINDS:  # most of a large fleet's objects are Node plans
+                continue
             spec = _spec(m)
-            if m.kind == "LocalQueue":
+            if kind == "LocalQueue":
                 self.local[f"{m.namespace}/{m.name}"] = str(spec.get("clusterQueue"))
-            elif m.kind == "ClusterQueue":
+            elif kind == "ClusterQueue":
                 self.cluster[m.name] = [
                     str(entry.get("name"))
                     for group in spec.get("resourceGroups") or []
                     for entry in group.get("flavors") or []
                 ]
-            elif m.kind == "ResourceFlavor":
+            elif kind == "ResourceFlavor":
                 self.flavors[m.name] = Flavor(
                     m.name,
                     {str(k): str(v) for k, v in (spec.get("nodeLabels") or {}).items()},
                     tuple(spec.get("nodeTaints") or ()),
                     tuple(spec.get("tolerations") or ()),
                 )
-            elif m.kind == "Queue" and _api(m).startswith("scheduling.volcano.sh/"):
+            elif kind == "Queue" and _api(m).startswith("scheduling.volcano.sh/"):
                 self.volcano.add(m.name)
-            elif m.kind == "NodeFeatureRule":
+            elif kind == "NodeFeatureRule":
                 self.rules += [
                     {str(k): str(v) for k, v in (rule_.get("labels") or {}).items()}
                     for rule_ in spec.get("rules") or []

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import codecs
+import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ __all__ = [
     "Document",
     "LoadResult",
     "Loss",
+    "ParseMemo",
     "PathKey",
     "SourceMap",
     "display_name",
@@ -119,18 +121,67 @@ class LoadResult:
     losses: list[Loss] = field(default_factory=list)
 
 
-def load_sources(sources: Iterable[tuple[str, bytes]]) -> LoadResult:
-    """Load already-read files (the working tree or a Git tree); `name` is the display path."""
+class ParseMemo:
+    """Files one process has parsed, by content. `diff` reads two sides whose files are mostly
+    byte-identical: a file seen before yields the documents it gave then, under its own name
+    (every Span moved to that name; the data, which no later stage changes, is shared). Only
+    files that loaded without a finding are kept, so every finding is a parse of its own."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[tuple[int, bytes], tuple[Document, ...]] = {}
+
+    @staticmethod
+    def _key(raw: bytes) -> tuple[int, bytes]:
+        return len(raw), hashlib.blake2b(raw, digest_size=20).digest()
+
+    def get(self, name: str, raw: bytes) -> list[Document] | None:
+        documents = self._parsed.get(self._key(raw))
+        if documents is None:
+            return None
+        return [_renamed(d, name) for d in documents]
+
+    def put(self, raw: bytes, documents: list[Document]) -> None:
+        self._parsed[self._key(raw)] = tuple(documents)
+
+
+def _renamed(document: Document, file: str) -> Document:
+    """`document` as read from `file`: the same data and positions in another file's name."""
+    old = document.file
+    if old == file:
+        return document
+
+    def moved(spans: dict[PathKey, Span]) -> dict[PathKey, Span]:
+        return {
+            key: Span(file, span.line, span.column) if span.file == old else span
+            for key, span in spans.items()
+        }
+
+    source = document.source
+    renamed = SourceMap(file, moved(source.values), moved(source.keys), source.written)
+    return replace(document, file=file, source=renamed)
+
+
+def load_sources(sources: Iterable[tuple[str, bytes]], memo: ParseMemo | None = None) -> LoadResult:
+    """Load already-read files (the working tree or a Git tree); `name` is the display path.
+    With a `memo`, a file whose bytes were parsed before is not parsed again (diff's sides)."""
     result = LoadResult()
     for name, raw in sources:
         result.files.append(name)
-        before = len(result.diagnostics)
+        known = memo.get(name, raw) if memo is not None else None
+        if known is not None:
+            result.documents.extend(known)
+            continue
+        before = len(result.diagnostics), len(result.documents)
         for item in _file_documents(name, raw):
             if isinstance(item, Document):
                 result.documents.append(item)
             else:
                 result.diagnostics.append(item)
-        first = next((d for d in result.diagnostics[before:] if d.severity is Severity.ERROR), None)
+        if memo is not None and len(result.diagnostics) == before[0]:
+            memo.put(raw, result.documents[before[1] :])
+        first = next(
+            (d for d in result.diagnostics[before[0] :] if d.severity is Severity.ERROR), None
+        )
         if first is not None:  # some document may be lost: remember what the text defines
             result.losses.append(losses.of_file(first.cause, raw, KINDS))
     result.diagnostics.extend(_duplicate_names(result.documents))

@@ -274,17 +274,14 @@ def _nodes(spec: dict[str, Any], origin: Origin, problems: list[Diagnostic]) -> 
                     )
                 )
                 continue
-            nodes.extend(
-                Node(
-                    name,
-                    group.get("cardsPerNode", spec["cardsPerNode"]),
-                    group.get("zone"),
-                    group.get("rack"),
-                    group.get("nvlinkDomain"),
-                    where.child(*path),
-                )
-                for name in names
+            # One group's values and origin for all its nodes (thousands in a large pool).
+            cards, zone, rack = (
+                group.get("cardsPerNode", spec["cardsPerNode"]),
+                group.get("zone"),
+                group.get("rack"),
             )
+            domain, at = group.get("nvlinkDomain"), where.child(*path)
+            nodes.extend(Node(name, cards, zone, rack, domain, at) for name in names)
     return tuple(nodes)
 
 

@@ -136,16 +136,45 @@ def _follows_from_a_typo(err: ValidationError, misspelt: set[tuple[tuple[Any, ..
     return missing is not None and bool(difflib.get_close_matches(missing, keys, n=1, cutoff=0.6))
 
 
-def check_documents(docs: Iterable[Document]) -> list[list[Diagnostic]]:
+class CleanMemo:
+    """Documents' data already found schema-valid, by identity: diff's head shares the data of
+    every file both sides hold byte for byte (`load.ParseMemo`), and the same kind's schema
+    gives the same answer for the same data. The data is held here, so no id is reused."""
+
+    def __init__(self) -> None:
+        self._clean: dict[int, tuple[str, Any]] = {}
+
+    def known(self, doc: Document) -> bool:
+        seen = self._clean.get(id(doc.data))
+        return seen is not None and seen[0] == doc.kind and seen[1] is doc.data
+
+    def add(self, doc: Document) -> None:
+        self._clean[id(doc.data)] = (doc.kind, doc.data)
+
+
+def check_documents(
+    docs: Iterable[Document], memo: CleanMemo | None = None
+) -> list[list[Diagnostic]]:
     """check_document() for each document, in order; the documents of a kind are checked by
-    one compiled call first, and only a kind with a failure goes document by document."""
+    one compiled call first, and only a kind with a failure goes document by document. With a
+    `memo`, data found valid before is not checked again."""
     docs = list(docs)
+    todo = [d for d in docs if not memo.known(d)] if memo is not None else docs
     clean: set[str] = set()
-    for kind in {doc.kind for doc in docs}:
-        mine = [d.data for d in docs if d.kind == kind]
+    for kind in {doc.kind for doc in todo}:
+        mine = [d.data for d in todo if d.kind == kind]
         if not any(map(_odd_numbers, mine)) and validators()[kind].valid_all(mine):
             clean.add(kind)
-    return [[] if doc.kind in clean else list(check_document(doc)) for doc in docs]
+    found = [
+        [] if doc.kind in clean or (memo is not None and memo.known(doc)) else
+        list(check_document(doc))
+        for doc in docs
+    ]  # fmt: skip
+    if memo is not None:
+        for doc, problems in zip(docs, found, strict=True):
+            if not problems:
+                memo.add(doc)
+    return found
 
 
 def _deepest(err: ValidationError) -> ValidationError:

@@ -63,6 +63,7 @@ KIND_ORDER = (
 
 
 _KIND_RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
+_NO_METADATA: Mapping[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -94,17 +95,21 @@ class Manifest:
                 found, length = span, len(prefix)
         return found
 
+    # Read hundreds of thousands of times in a large fleet's diff: no str() for what is a str.
     @property
     def kind(self) -> str:
-        return str(self.obj.get("kind", ""))
+        kind = self.obj.get("kind", "")
+        return kind if type(kind) is str else str(kind)
 
     @property
     def name(self) -> str:
-        return str(self.obj.get("metadata", {}).get("name", ""))
+        name = self.obj.get("metadata", _NO_METADATA).get("name", "")
+        return name if type(name) is str else str(name)
 
     @property
     def namespace(self) -> str:
-        return str(self.obj.get("metadata", {}).get("namespace", ""))
+        namespace = self.obj.get("metadata", _NO_METADATA).get("namespace", "")
+        return namespace if type(namespace) is str else str(namespace)
 
     def relative_path(self) -> str:
         """`<target>/<kind>-<name>.yaml`, under `<cluster>/` in a multi-cluster render."""

@@ -269,6 +269,7 @@ class Reach:
             for plan in plans:
                 self.plan_in.setdefault((name, plan.pool.name), plan)
                 self.limits[name, plan.pool.name] = _limits(policy, policy.teams[name], plan)
+        self._most: dict[tuple[str, str | None, str, str], int | None] = {}
         self.lent: Counter[tuple[str, str, str]] = Counter()
         for name, team in policy.teams.items():
             if team.cohort is None:
@@ -281,6 +282,15 @@ class Reach:
     def most(self, team: Team, pool: Pool, resource: str) -> int | None:
         """None when the team has no quota entry for the pool (its queue cannot use it).
         Accelerators count in units, cpu in milli-units, memory in bytes (`kueue_amount`)."""
+        # Asked tens of thousands of times at a large fleet (per profile x team x route, and
+        # per quota by explain and diff), mostly for the same few keys; the plan never changes.
+        key = (team.name, team.cohort, pool.name, resource)
+        if key in self._most:
+            return self._most[key]
+        found = self._most[key] = self._compute_most(team, pool, resource)
+        return found
+
+    def _compute_most(self, team: Team, pool: Pool, resource: str) -> int | None:
         limits = self.limits.get((team.name, pool.name))
         if limits is None:
             return None

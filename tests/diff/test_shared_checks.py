@@ -1,6 +1,8 @@
-"""diff checks head's rendered objects with the findings of base's equal objects
-(output_checks.Memo): the result must be what two separate analyses give, so a reused
-finding can never hide one the change introduced, nor keep one it resolved."""
+"""diff shares work between its two sides: a file both hold byte for byte is parsed once
+(load.ParseMemo), data the schema passed is not checked again (schema.CleanMemo), and head's
+rendered objects take the findings of base's equal objects (output_checks.Memo). The result
+must be what two separate analyses give, so a reused finding can never hide one the change
+introduced, nor keep one it resolved, and every location names the side's own file."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from hetgitops.conformance import output_checks
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.diff.changed import changed_values
 from hetgitops.diff.compare import compare
-from hetgitops.diff.gitsource import read_folder
+from hetgitops.diff.gitsource import read_folder, select_sides
+from hetgitops.load.documents import ParseMemo, load_sources
+from hetgitops.model import schema
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 from tests.diff.scenarios import SCENARIOS, build
@@ -101,8 +105,14 @@ def test_diff_findings_equal_two_separate_analyses(
     build(tmp_path, SCENARIOS[name])
     monkeypatch.chdir(tmp_path)
     options = api.Options(now=NOW)
+    shared = select_sides(
+        [], base=None, head=None, base_dir=Path("base"), head_dir=Path("head"), cwd=tmp_path
+    )
+    result = compare(*shared, options)
+    # The sides read alone, without the parse shared: what every reused document must equal.
     base, head = read_folder([Path("base")], "base"), read_folder([Path("head")], "head")
-    result = compare(base, head, options)
+    assert shared[1].loaded.documents == head.loaded.documents
+    assert shared[1].loaded.diagnostics == head.loaded.diagnostics
     changed = changed_values(base.loaded.documents, head.loaded.documents)
     alone = [
         api.analyse(base.loaded, options, downgrade=options.render_warnings),
@@ -114,3 +124,61 @@ def test_diff_findings_equal_two_separate_analyses(
     ]
     for side, separate in zip((result.base, result.head), alone, strict=True):
         assert list(map(_key, side.result.diagnostics)) == list(map(_key, separate.diagnostics))
+
+
+def _files(root: Path) -> list[tuple[str, bytes]]:
+    return [
+        (f"{root.name}/{p.relative_to(root)}", p.read_bytes()) for p in sorted(root.rglob("*.yaml"))
+    ]
+
+
+def test_a_file_both_sides_hold_is_parsed_once_under_each_name() -> None:
+    memo = ParseMemo()
+    base = load_sources(
+        [(name.replace("policies/", "base/"), raw) for name, raw in _files(POLICIES)], memo
+    )
+    head = load_sources(
+        [(name.replace("policies/", "head/"), raw) for name, raw in _files(POLICIES)], memo
+    )
+    alone = load_sources(
+        [(name.replace("policies/", "head/"), raw) for name, raw in _files(POLICIES)]
+    )
+    assert head.documents == alone.documents
+    for old, new in zip(base.documents, head.documents, strict=True):
+        assert new.data is old.data  # one parse (the memo was used)
+        assert new.file.startswith("head/")
+        assert all(span.file == new.file for span in new.source.values.values())
+        assert all(span.file == new.file for span in new.source.keys.values())
+
+
+def test_a_file_with_a_finding_is_parsed_again() -> None:
+    text = b"apiVersion: hetgitops.io/v1alpha1\nkind: Team\nkind: Team\nmetadata: {name: a}\n"
+    memo = ParseMemo()
+    first = load_sources([("base/team.yaml", text)], memo)
+    second = load_sources([("head/team.yaml", text)], memo)
+    assert [d.rule for d in first.diagnostics] == ["duplicate-key"]
+    assert [(d.rule, d.span.file) for d in second.diagnostics] == [
+        ("duplicate-key", "head/team.yaml")
+    ]
+    assert second.losses and second.losses[0].cause.span.file == "head/team.yaml"
+
+
+def test_shared_data_skips_the_schema_only_while_it_passed() -> None:
+    memo = ParseMemo()
+    files = _files(POLICIES)
+    base = load_sources(files, memo)
+    clean = schema.CleanMemo()
+    assert not any(schema.check_documents(base.documents, clean))
+    assert all(clean.known(d) for d in base.documents)
+    # Head: the same files but one Team made invalid; that document alone is checked again.
+    team = next(name for name, raw in files if b"kind: Team" in raw)
+    head_files = [
+        (name, raw.replace(b"quotas:", b"quotaz:", 1) if name == team else raw)
+        for name, raw in files
+    ]
+    head = load_sources(head_files, memo)
+    found = schema.check_documents(head.documents, clean)
+    alone = schema.check_documents(head.documents)
+    assert found == alone
+    flagged = {d.file for d, problems in zip(head.documents, found, strict=True) if problems}
+    assert flagged == {team}
