@@ -14,8 +14,9 @@ and Argo CD's repo server pay; hetgitops' modules are byte-compiled first, as an
 wheel's are), N times, the commands interleaved round by round so that a machine whose load
 changes slows them alike: wall seconds, CPU seconds (user + system of the child) and peak RSS,
 as median and min. The cases: `validate`; `render` to stdout;
-`render-new`, `render --output` into a folder that does not exist (removed before each run,
-untimed); `render-rerun`, `render --output` into the tree the previous run wrote (what a
+`render-new`, `render --output` into a folder that does not exist (the previous run's tree
+moved aside before each run, untimed, and removed after all rounds: see `_absent`);
+`render-rerun`, `render --output` into the tree the previous run wrote (what a
 pre-commit hook or a local loop pays); `jobs --output`; `diff --base-dir --head-dir` of two
 folders differing by one team's quota; `explain` (a team's first card type, 8 GPUs) and
 `capacity`; `drift` with --kubeconfig.
@@ -213,7 +214,24 @@ def fleet_folder(name: str, root: Path) -> Path:
 
 
 def _absent(folder: Path) -> Callable[[], None]:
-    return lambda: shutil.rmtree(folder, ignore_errors=True)
+    """Make `folder` absent by moving the previous run's tree aside (emptied after all rounds):
+    deleting its ~2,000 files here would slow the next run's file creation for minutes on a
+    file system without a journal, where ext4 does not reuse an inode deleted in the last 60 s
+    (300 s while its table block is dirty) and scans past each one (linux fs/ext4/ialloc.c,
+    `recently_deleted`, RECENTCY_MIN / RECENTCY_DIRTY): the bench's own clean-up, not hetgitops,
+    would be timed. The CI machine's /dev/vda is such a file system."""
+    trash = folder.parent / ".trash"
+
+    def prepare() -> None:
+        if folder.exists():
+            trash.mkdir(exist_ok=True)
+            folder.rename(trash / f"{folder.name}-{len(list(trash.iterdir()))}")
+
+    return prepare
+
+
+def empty_trash(base: Path) -> None:
+    shutil.rmtree(base / ".trash", ignore_errors=True)
 
 
 def _present(case: list[str], folder: Path) -> Callable[[], None]:
@@ -283,6 +301,7 @@ def bench_fleet(name: str, args: argparse.Namespace, root: Path) -> dict[str, An
     cases["reference"] = Case([sys.executable, "-c", REFERENCE, str(stream_file)])
     _log(f"{name}: {', '.join(cases)} x{args.repeat}, interleaved")
     measured = measure(cases, args.repeat, REPO)
+    empty_trash(base)
     reference = measured.pop("reference")
     for figures in measured.values():
         figures["ratio"] = round(figures["cpu"]["median"] / reference["cpu"]["median"], 2)
