@@ -18,12 +18,12 @@ import pytest
 from hetgitops import api, checks, compilers
 from hetgitops.checks.reuse import NODE_KINDS, NODE_RULES, NODE_TARGETS, NodeReuse
 from hetgitops.diagnostics import Diagnostic, Severity, Span
-from hetgitops.diff.changed import changed_values
 from hetgitops.diff.compare import compare
-from hetgitops.diff.gitsource import read_folder, select_sides
+from hetgitops.diff.gitsource import select_sides
 from hetgitops.load.documents import ParseMemo, load_paths, load_sources
 from hetgitops.model import schema
 from hetgitops.model.building import build_policy
+from tests.diff.test_shared_checks import separate_analyses, shared_diff
 
 REPO = Path(__file__).resolve().parents[1]
 NOW = dt.date(2026, 9, 1)
@@ -93,21 +93,9 @@ def test_a_reusing_diff_reports_what_two_analyses_report(
 
         monkeypatch.setitem(checks.RULES, rule, dataclasses.replace(registered, function=counted))
     options = api.Options(now=NOW)
-    shared = select_sides(
-        [], base=None, head=None, base_dir=Path("base"), head_dir=Path("head"), cwd=tmp_path
-    )
-    result = compare(*shared, options)
+    _, result = shared_diff(tmp_path, options)
     assert sorted(calls) == sorted(NODE_RULES)  # once each, for base only: head took them
-    base, head = read_folder([Path("base")], "base"), read_folder([Path("head")], "head")
-    changed = changed_values(base.loaded.documents, head.loaded.documents)
-    alone = [
-        api.analyse(base.loaded, options, downgrade=options.render_warnings),
-        api.analyse(
-            head.loaded,
-            dataclasses.replace(options, changed=changed),
-            downgrade=options.render_warnings,
-        ),
-    ]
+    _, alone = separate_analyses(options)
     for side, separate in zip((result.base, result.head), alone, strict=True):
         assert list(map(_key, side.result.diagnostics)) == list(map(_key, separate.diagnostics))
         assert side.result.manifests == separate.manifests

@@ -1,19 +1,19 @@
 """Check stage (and compile stage), reuse: node-level results one analysis takes from an
 earlier one of nearly the same policy, diff's head from its base.
 
-The `nodes` and `gpu-operator` targets and the rules about node labels, node inventory and node
-agents read only the Fleet, LabelTaxonomy, CardType and Pool documents (tests/test_reuse.py
-checks that on every policy the tests hold: they give the same results from those documents
-alone). A large fleet's thousands of Node plans come from them. When every such document of the
-head is the very data the base read (`load.ParseMemo` parses a byte-identical file once), the
-head takes base's results with each location moved to its own file name. Anything that names
-another base file is computed again instead."""
+The `nodes` and `gpu-operator` targets and the rules about node labels and node agents read
+only the Fleet, LabelTaxonomy, CardType and Pool documents (tests/test_reuse.py checks that on
+every policy the tests hold: they give the same results from those documents alone). A large
+fleet's thousands of Node plans come from them. When every such document of the head is the
+very data the base read (`load.ParseMemo` parses a byte-identical file once), the head takes
+base's results with each location moved to its own file name. Anything that names another
+base file is computed again instead."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from hetgitops.diagnostics import Diagnostic, Span
 from hetgitops.load.documents import Document
@@ -22,6 +22,8 @@ from hetgitops.output.manifests import Manifest
 NODE_KINDS = frozenset({"Fleet", "LabelTaxonomy", "CardType", "Pool"})
 NODE_RULES = frozenset({"label-missing", "label-value-invalid", "agent-untolerated-taint"})
 NODE_TARGETS = frozenset({"nodes", "gpu-operator"})
+
+T = TypeVar("T")
 
 # (kind, name, id of the document's data) of every node-level document, in load order.
 Key = tuple[tuple[str, str, int], ...]
@@ -39,7 +41,7 @@ class NodeReuse:
     context: Any = None  # what else the results depend on (the date the rules judge by)
     files: tuple[str, ...] = ()  # the node-level documents' files, in key order
     every_file: frozenset[str] = frozenset()  # every file the first analysis read
-    kept: tuple[Any, ...] = ()  # the documents' data: no id in `key` is reused while kept
+    held: tuple[Any, ...] = ()  # the documents' data: no id in `key` is reused while held
     rules: dict[str, list[Diagnostic]] = field(default_factory=dict)
     targets: dict[str, list[Manifest]] = field(default_factory=dict)
 
@@ -51,34 +53,28 @@ class NodeReuse:
         key = tuple((d.kind, d.name, id(d.data)) for d in mine)
         if self.key is None:
             self.key, self.context = key, context
-            self.files, self.kept = tuple(d.file for d in mine), tuple(d.data for d in mine)
+            self.files, self.held = tuple(d.file for d in mine), tuple(d.data for d in mine)
             self.every_file = frozenset(files)
             return Taken(record=self)
         if key != self.key or context != self.context:
             return Taken()
-        moved = dict(zip(self.files, (d.file for d in mine), strict=True))
-        return Taken(rules=self._moved_rules(moved), targets=self._moved_targets(moved))
+        move = _Mover(dict(zip(self.files, (d.file for d in mine), strict=True)), self.every_file)
+        return Taken(
+            rules=_moved(self.rules, lambda d: _diagnostic(d, move)),
+            targets=_moved(self.targets, lambda m: _manifest(m, move)),
+        )
 
-    def _moved_rules(self, moved: Mapping[str, str]) -> dict[str, list[Diagnostic]]:
-        found: dict[str, list[Diagnostic]] = {}
-        for rule, diagnostics in self.rules.items():
-            try:
-                found[rule] = [_diagnostic(d, self._span_mover(moved)) for d in diagnostics]
-            except _Foreign:
-                continue  # computed again
-        return found
 
-    def _moved_targets(self, moved: Mapping[str, str]) -> dict[str, list[Manifest]]:
-        found: dict[str, list[Manifest]] = {}
-        for target, manifests in self.targets.items():
-            try:
-                found[target] = [_manifest(m, self._span_mover(moved)) for m in manifests]
-            except _Foreign:
-                continue
-        return found
-
-    def _span_mover(self, moved: Mapping[str, str]) -> _Mover:
-        return _Mover(moved, self.every_file)
+def _moved(results: Mapping[str, list[T]], move: Callable[[T], T]) -> dict[str, list[T]]:
+    """Each rule's or target's results moved to the other side's files; one that names a base
+    file another way is left out (computed again)."""
+    found: dict[str, list[T]] = {}
+    for name, items in results.items():
+        try:
+            found[name] = [move(item) for item in items]
+        except _Foreign:
+            continue
+    return found
 
 
 @dataclass

@@ -159,17 +159,17 @@ def check_documents(
     one compiled call first, and only a kind with a failure goes document by document. With a
     `memo`, data found valid before is not checked again."""
     docs = list(docs)
-    todo = [d for d in docs if not memo.known(d)] if memo is not None else docs
+    known = [memo is not None and memo.known(d) for d in docs]
+    todo = [d for d, seen in zip(docs, known, strict=True) if not seen]
     clean: set[str] = set()
     for kind in {doc.kind for doc in todo}:
         mine = [d.data for d in todo if d.kind == kind]
         if not any(map(_odd_numbers, mine)) and validators()[kind].valid_all(mine):
             clean.add(kind)
     found = [
-        [] if doc.kind in clean or (memo is not None and memo.known(doc)) else
-        list(check_document(doc))
-        for doc in docs
-    ]  # fmt: skip
+        [] if seen or doc.kind in clean else list(check_document(doc))
+        for doc, seen in zip(docs, known, strict=True)
+    ]
     if memo is not None:
         for doc, problems in zip(docs, found, strict=True):
             if not problems:

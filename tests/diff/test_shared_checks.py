@@ -16,8 +16,8 @@ from hetgitops import api
 from hetgitops.conformance import output_checks
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.diff.changed import changed_values
-from hetgitops.diff.compare import compare
-from hetgitops.diff.gitsource import read_folder, select_sides
+from hetgitops.diff.compare import DiffResult, compare
+from hetgitops.diff.gitsource import Side, read_folder, select_sides
 from hetgitops.load.documents import ParseMemo, load_sources
 from hetgitops.model import schema
 from hetgitops.model.policy import Policy
@@ -98,23 +98,20 @@ def test_a_reused_object_is_reported_at_its_own_policy_line(
     assert {d.span.line for d in again if "bad key!" in d.message} == {999}
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_diff_findings_equal_two_separate_analyses(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    build(tmp_path, SCENARIOS[name])
-    monkeypatch.chdir(tmp_path)
-    options = api.Options(now=NOW)
-    shared = select_sides(
-        [], base=None, head=None, base_dir=Path("base"), head_dir=Path("head"), cwd=tmp_path
+def shared_diff(root: Path, options: api.Options) -> tuple[tuple[Side, Side], DiffResult]:
+    """`diff --base-dir base --head-dir head` in `root`, sharing all it shares."""
+    sides = select_sides(
+        [], base=None, head=None, base_dir=Path("base"), head_dir=Path("head"), cwd=root
     )
-    result = compare(*shared, options)
-    # The sides read alone, without the parse shared: what every reused document must equal.
+    return sides, compare(*sides, options)
+
+
+def separate_analyses(options: api.Options) -> tuple[Side, list[api.Result]]:
+    """./base and ./head each read and analysed alone, as diff would without sharing (head
+    with the changed lines diff gives it); and head's side as read."""
     base, head = read_folder([Path("base")], "base"), read_folder([Path("head")], "head")
-    assert shared[1].loaded.documents == head.loaded.documents
-    assert shared[1].loaded.diagnostics == head.loaded.diagnostics
     changed = changed_values(base.loaded.documents, head.loaded.documents)
-    alone = [
+    return head, [
         api.analyse(base.loaded, options, downgrade=options.render_warnings),
         api.analyse(
             head.loaded,
@@ -122,6 +119,20 @@ def test_diff_findings_equal_two_separate_analyses(
             downgrade=options.render_warnings,
         ),
     ]
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_diff_findings_equal_two_separate_analyses(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build(tmp_path, SCENARIOS[name])
+    monkeypatch.chdir(tmp_path)
+    options = api.Options(now=NOW)
+    shared, result = shared_diff(tmp_path, options)
+    head, alone = separate_analyses(options)
+    # The sides read alone, without the parse shared: what every reused document must equal.
+    assert shared[1].loaded.documents == head.loaded.documents
+    assert shared[1].loaded.diagnostics == head.loaded.diagnostics
     for side, separate in zip((result.base, result.head), alone, strict=True):
         assert list(map(_key, side.result.diagnostics)) == list(map(_key, separate.diagnostics))
 
