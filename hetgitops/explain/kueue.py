@@ -38,7 +38,6 @@ v0.19.2: the condition's reason is then `Pending`, the message the same)."""
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -57,6 +56,7 @@ from hetgitops.model.policy import Policy, Team
 from hetgitops.plan.quota_plan import (
     HOST_RESOURCES,
     FlavorPlan,
+    Limits,
     Reach,
     accelerator_resources,
     cohort_root,
@@ -142,8 +142,7 @@ def transition_reach(policy: Policy) -> Reach:
     pools = {p.name: p for p in policy.pools.values() if p.retiring_flavor is not None}
     if not pools:
         return base
-    cut = copy.copy(base)
-    cut.limits = dict(base.limits)
+    cut: dict[tuple[str, str], dict[str, Limits]] = {}
     for (team_name, pool_name), limits in base.limits.items():
         pool = pools.get(pool_name)
         if pool is None or pool.retiring_flavor is None:
@@ -154,18 +153,8 @@ def transition_reach(policy: Policy) -> Reach:
             held = holds.get(resource)
             left = 0 if held is None else max(0, nominal - kueue_amount(resource, held))
             reduced[resource] = (left, borrowing, None if lending is None else min(lending, left))
-        cut.limits[team_name, pool_name] = reduced
-    cut.lent = Counter()
-    for name, team in policy.teams.items():
-        if team.cohort is None:
-            continue
-        root = cohort_root(policy, team.cohort)
-        for plan in base.plans[name]:
-            for resource, (nominal, _, lending) in cut.limits[name, plan.pool.name].items():
-                cut.lent[root, plan.pool.name, resource] += (
-                    nominal if lending is None else min(lending, nominal)
-                )
-    return cut
+        cut[team_name, pool_name] = reduced
+    return base.with_limits(cut)
 
 
 def covered(policy: Policy, team: Team) -> list[str]:

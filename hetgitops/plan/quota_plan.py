@@ -6,6 +6,7 @@ computing it once keeps the namespace cap equal to what the queue can really adm
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from collections import Counter
@@ -270,14 +271,28 @@ class Reach:
                 self.plan_in.setdefault((name, plan.pool.name), plan)
                 self.limits[name, plan.pool.name] = _limits(policy, policy.teams[name], plan)
         self._most: dict[tuple[str, str | None, str, str], int | None] = {}
-        self.lent: Counter[tuple[str, str, str]] = Counter()
-        for name, team in policy.teams.items():
+        self.lent = self._lent()
+
+    def _lent(self) -> Counter[tuple[str, str, str]]:
+        """(cohort root, pool, resource) -> what the queues under the root lend of it."""
+        lent: Counter[tuple[str, str, str]] = Counter()
+        for name, team in self.policy.teams.items():
             if team.cohort is None:
                 continue
-            root = cohort_root(policy, team.cohort)
+            root = cohort_root(self.policy, team.cohort)
             for plan in self.plans[name]:
                 for resource, limits in self.limits[name, plan.pool.name].items():
-                    self.lent[root, plan.pool.name, resource] += _lendable(limits)
+                    lent[root, plan.pool.name, resource] += _lendable(limits)
+        return lent
+
+    def with_limits(self, limits: Mapping[tuple[str, str], dict[str, Limits]]) -> Reach:
+        """This Reach with some queues' limits replaced (explain's flavor transition): what the
+        cohorts lend recomputed, and nothing `most` remembered carried over."""
+        cut = copy.copy(self)
+        cut.limits = {**self.limits, **limits}
+        cut._most = {}
+        cut.lent = cut._lent()
+        return cut
 
     def most(self, team: Team, pool: Pool, resource: str) -> int | None:
         """None when the team has no quota entry for the pool (its queue cannot use it).

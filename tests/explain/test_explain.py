@@ -440,6 +440,23 @@ def test_a_retiring_flavor_is_tried_after_the_new_one_and_refused_by_its_taint(
     )
 
 
+def test_the_transition_reach_and_the_policy_reach_remember_apart(tmp_path: Path) -> None:
+    """Reach remembers what `most` answered; the transition's cut (explain.kueue) must not see
+    the policy's answers, nor give its own back (the checks ask the policy's first: a shared
+    memo made explain disagree with the real Kueue in tests/sim/test_sim_flavor_rename.py)."""
+    from hetgitops.explain.kueue import transition_reach
+    from hetgitops.plan.quota_plan import reach
+
+    policy = _transition(tmp_path)
+    team, pool = policy.teams["online-inference"], policy.pools["l40s-infer"]
+    whole = reach(policy).most(team, pool, "nvidia.com/gpu")
+    assert whole is not None and whole > 0
+    assert transition_reach(policy).most(team, pool, "nvidia.com/gpu") == 0
+    assert reach(policy).most(team, pool, "nvidia.com/gpu") == whole
+    found = ask(policy, team="online-inference", card="l40s-48gb", gpus=8, per_node=8)
+    assert "> maximum capacity (0)" in found.message
+
+
 def test_holds_give_the_new_flavor_back_what_the_retiring_one_no_longer_holds(
     tmp_path: Path,
 ) -> None:
