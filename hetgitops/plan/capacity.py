@@ -84,7 +84,7 @@ def quota_resources(
     return dict(sorted(claimed.items()))
 
 
-def _mig_profiles(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> list[str]:
+def mig_profiles(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> list[str]:
     """The MIG profiles one unit of `resource` may be; empty for whole cards and replicas."""
     strategy = mig_strategy(fleet)
     if strategy == "single" and resource == card.resource_name:
@@ -99,7 +99,7 @@ def _mig_profiles(pool: Pool, card: CardType, resource: str, fleet: Fleet | None
 def is_mig(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> bool:
     """Whether one unit of `resource` in `pool` is a MIG instance (under migStrategy single
     the card resource of a MIG pool is one)."""
-    return bool(_mig_profiles(pool, card, resource, fleet))
+    return bool(mig_profiles(pool, card, resource, fleet))
 
 
 def unit_weight(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> Fraction:
@@ -110,7 +110,7 @@ def unit_weight(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) 
     budget's cost both use it, so they never disagree. Under migStrategy single a mixed layout
     (reported by `mig-strategy-single-mixed`) weighs its largest profile, never under-counting.
     """
-    profiles = _mig_profiles(pool, card, resource, fleet)
+    profiles = mig_profiles(pool, card, resource, fleet)
     if not profiles:
         return Fraction(1, pool.shared_replicas)
     table = mig.TABLES.get(card.mig_table or "")

@@ -39,9 +39,14 @@ class Entitlement:
 
     @property
     def label(self) -> str:
-        """The resource as a reader names it: `whole`, `mig 1g.10gb`, `replica 1/4`."""
+        """The resource as a reader names it: `whole`, `mig 1g.10gb`, `replica 1/4`, and under
+        migStrategy single `mig 1g.10gb as nvidia.com/gpu`."""
         if self.kind == MIG:
-            return f"mig {self.profile}"
+            if self.resource.startswith(mig.resource_name("")):
+                return f"mig {self.profile}"
+            # migStrategy single: the slices are advertised as the card's own resource, which
+            # a reader must tell apart from the same profile's mixed-strategy resource.
+            return f"mig {self.profile} as {self.resource}"
         if self.kind == REPLICA:
             return f"replica 1/{self.weight.denominator}"
         return WHOLE
@@ -57,8 +62,9 @@ def kind_of(pool: Pool, resource: str, policy: Policy) -> tuple[str, str | None]
     if resource.startswith(mig.resource_name("")):
         return MIG, resource.removeprefix(mig.resource_name(""))
     card = policy.card_type_of(pool)
-    if card is not None and capacity.is_mig(pool, card, resource, policy.fleet):
-        return MIG, None  # migStrategy single: slices advertised as the card resource
+    profiles = capacity.mig_profiles(pool, card, resource, policy.fleet) if card else []
+    if profiles:  # migStrategy single: slices advertised as the card resource
+        return MIG, "/".join(sorted(set(profiles)))
     if pool.shared_replicas > 1:
         return REPLICA, None
     return WHOLE, None

@@ -142,3 +142,21 @@ def test_reach_is_per_resource_never_whole_gpus_plus_mig_slices(
         "42 → 42, mig 3g.40gb 12 → 12 | 8 → 8 (0, 0.0%) |"
     ) in markdown
     assert "Card-equivalents (Δ, Δ%)" in markdown
+
+
+def test_a_migstrategy_flip_alone_is_refused_where_a_node_mixes_profiles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19: flipping migStrategy alone had no flag. On the bundled fleet (1g and 3g
+    slices beside whole GPUs on each H100 node) single cannot express the layout, so the head
+    fails validation where the layout is written and nothing reaches a sync; the quota rows
+    name the slices single would sell as nvidia.com/gpu."""
+    edit = ("fleet.yaml", "migStrategy: mixed", "migStrategy: single")
+    result = run_edits(tmp_path, monkeypatch, [edit])
+    assert result.invalid and result.objects == []
+    spans = {(d.rule, d.span.file, d.span.line) for d in result.introduced}
+    assert ("mig-strategy-single-mixed", "head/pools/inference.yaml", 14) in spans
+    row = next(r for r in result.impact.quotas if (r.team, r.pool) == ("research", "h100-infer"))
+    assert row.after
+    after = {r.label: r.nominal for r in row.after.resources}
+    assert after == {"mig 1g.10gb/3g.40gb as nvidia.com/gpu": 28}

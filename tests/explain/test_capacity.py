@@ -7,6 +7,7 @@ import csv
 import datetime as dt
 import io
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +93,19 @@ def test_cli_formats_are_deterministic(output_format: str) -> None:
         )
     if output_format == "text":
         assert "replica 1/4" in first.output and "mig 3g.40gb" in first.output
+
+
+def test_slices_under_migstrategy_single_are_named_with_the_resource_they_are_sold_as(
+    tmp_path: Path,
+) -> None:
+    # Under migStrategy single the device plugin advertises a MIG pool's slices as
+    # nvidia.com/gpu; the row must say which slices, and that they are not the mixed-strategy
+    # resource of the same profile (it read "mig None").
+    policy_dir = tmp_path / "policies"
+    shutil.copytree(REPO / "policies", policy_dir)
+    fleet = policy_dir / "fleet.yaml"
+    fleet.write_text(fleet.read_text().replace("migStrategy: mixed", "migStrategy: single"))
+    flipped = capacity_report(run.load_policy([policy_dir], NOW))
+    slices = row(flipped, "research", "h100-infer", "nvidia.com/gpu")
+    assert (slices.kind, slices.profile) == ("mig", "1g.10gb/3g.40gb")
+    assert slices.label == "mig 1g.10gb/3g.40gb as nvidia.com/gpu"
