@@ -211,3 +211,16 @@ def test_a_warnings_fails_example_is_an_example_not_prose() -> None:
     info = next(info for info in all_rules() if info.id == "targets-incomplete")
     assert info.section("Fails:").startswith("`targets: [kueue]`")
     assert "Fails" not in info.why
+
+
+def test_every_rule_summary_is_a_whole_sentence() -> None:
+    """`rules`, SARIF's short descriptions and the troubleshooting page print a rule's summary
+    alone. A docstring whose first sentence wraps printed 19 summaries cut mid-sentence (`...
+    says evictsRunningPods: true: the sync that`), which read as the opposite of the rule."""
+    cut = [info.id for info in all_rules() if not info.summary.endswith(".")]
+    assert cut == []
+    info = next(info for info in all_rules() if info.id == "taint-evicts-running-pods")
+    assert info.summary.endswith("evicts every pod on the pool's nodes that does not tolerate it.")
+    roles = next(info for info in all_rules() if info.id == "cluster-roles")
+    assert roles.summary.endswith("a manager needs a worker.")
+    assert roles.why.startswith("Only a manager carries `admissionChecks`")

@@ -70,13 +70,37 @@ def describe(rule_id: str) -> RuleInfo:
     """The documentation of `rule_id` from the rule registry."""
     registered = RULES.get(rule_id)
     if registered is not None:
-        summary, _, details = inspect.cleandoc(registered.doc).partition("\n")
-        return RuleInfo(rule_id, summary.strip() or rule_id, details.strip(), registered.severity)
+        summary, details = _summary_and_details(inspect.cleandoc(registered.doc))
+        return RuleInfo(rule_id, summary or rule_id, details, registered.severity)
     entry = RULE_REGISTRY.get(rule_id)
     if entry is None:
         return RuleInfo(rule_id, f"hetgitops rule {rule_id}", "", Severity.ERROR, "")
-    summary, _, details = entry.doc.partition("\n")
-    return RuleInfo(rule_id, summary.strip(), details.strip(), entry.severity, entry.stage)
+    summary, details = _summary_and_details(entry.doc)
+    return RuleInfo(rule_id, summary, details, entry.severity, entry.stage)
+
+
+# A sentence's end: a full stop before a blank or the end, not the one of "e.g." or "i.e.".
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?=\s|$)")
+
+
+def _summary_and_details(doc: str) -> tuple[str, str]:
+    """The summary is the doc's first line when that is a whole sentence; when the sentence
+    runs on (a docstring wraps at the line length) it is the whole first sentence, joined, and
+    the details start after it. The first line alone printed "... says `evictsRunningPods:
+    true`: the sync that" for a rule that fires when the field is missing."""
+    first, _, rest = doc.partition("\n")
+    first = first.strip()
+    if not first or first.endswith(".") or not rest.strip():
+        return first, rest.strip()
+    lines = doc.splitlines()
+    taken = 0
+    while taken < len(lines) and lines[taken].strip() and not _HEAD.match(lines[taken].strip()):
+        taken += 1
+    text = " ".join(line.strip() for line in lines[:taken])
+    end = _SENTENCE_END.search(text)
+    cut = end.end() if end is not None else len(text)
+    remainder = "\n".join([text[cut:].strip(), *lines[taken:]])
+    return text[:cut], remainder.strip()
 
 
 def known_rules(used: set[str]) -> list[RuleInfo]:
