@@ -32,6 +32,10 @@ RULES: dict[str, str] = {
     "it does to the queues the policy renders.",
     "import-forbidden": "The credentials may not list a kind import reads: its objects are not "
     "in the written policy.",
+    "import-no-nodes": "The input holds ClusterQueues with accelerator quota but no Node: "
+    "import reads each pool's cards, MIG layout and time-slicing or MPS replicas from the "
+    "nodes, so without them the pools are guessed from the quotas, and the round trip's "
+    "differences are consequences of that guess (reports show them under this finding).",
 }
 WARNINGS = {
     "import-object-not-adopted",
@@ -39,6 +43,7 @@ WARNINGS = {
     "import-kind-not-imported",
     "import-unknown-card",
     "import-team-without-namespace",
+    "import-no-nodes",
 }
 _FIXES = {
     "import-field-changes": "accept the change (review it in the pull request), or change the "
@@ -56,6 +61,8 @@ _FIXES = {
     "import-setting-not-managed": "keep the setting in Kueue's installer values, and review "
     "what it does to the policy's queues (the finding says).",
     "import-forbidden": "grant list on the kind, or import from manifests with -f.",
+    "import-no-nodes": "add the Nodes to the input (`kubectl get nodes -o yaml`), or import "
+    "from the cluster itself with --kubeconfig.",
 }
 register_rules(
     "import",

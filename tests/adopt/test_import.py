@@ -226,3 +226,32 @@ def test_a_json_dump_imports_like_the_yaml_one(tmp_path: Path) -> None:
     from_json, found = _import(text, tmp_path / "j")
     from_yaml, _ = _import(CLUSTER.read_text(), tmp_path / "y")
     assert from_json == from_yaml and found == []
+
+
+def test_a_dump_without_nodes_says_so_once_and_folds_what_follows(tmp_path: Path) -> None:
+    """A `kubectl get` dump of the queues without `nodes`: pools, their cards, MIG layouts and
+    sharing replicas are read from the nodes, so the round trip differs in 82 fields of the
+    bundled fleet. They were 82 independent errors; now one warning names the cause and
+    each difference is shown as its consequence (the exit code still says the first sync
+    changes something)."""
+    first = api.render([REPO / "policies"])
+    text = "---\n".join(yaml.safe_dump(m.obj) for m in first.manifests if m.applied)
+    read = sources.Read()
+    sources.from_text("queues.yaml", text, read)
+    result = import_objects(read, tmp_path / "policy", cluster="lab")
+    (blind,) = [d for d in result.diagnostics if d.rule == "import-no-nodes"]
+    assert blind.span.file == "queues.yaml" and "ClusterQueue" in blind.message
+    changes = [d for d in result.diagnostics if d.rule == "import-field-changes"]
+    assert changes and all(d.consequence_of == blind.cause for d in changes)
+    assert [
+        d.rule
+        for d in result.diagnostics
+        if d.consequence_of is None and d.severity.label == "error"
+    ] == []
+    # With the nodes (the property test's cluster) there is nothing to warn about.
+    with_nodes = sources.Read()
+    sources.from_text(
+        "cluster.yaml", "---\n".join(yaml.safe_dump(o) for o in _as_cluster(first)), with_nodes
+    )
+    again = import_objects(with_nodes, tmp_path / "again", cluster="lab")
+    assert not [d for d in again.diagnostics if d.rule == "import-no-nodes"]
