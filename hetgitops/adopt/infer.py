@@ -11,6 +11,7 @@ language cannot say is not guessed: the round trip (`roundtrip`) reports it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -391,6 +392,9 @@ def _api_versions(by_kind: Mapping[str, list[Imported]]) -> set[str]:
     }
 
 
+_KUBELET = re.compile(r"v?(\d+)\.(\d+)(?:[.+-]|$)")
+
+
 def _fleet(
     by_kind: Mapping[str, list[Imported]], cluster: str, versions: Mapping[str, str]
 ) -> dict[str, Any]:
@@ -401,9 +405,12 @@ def _fleet(
         str(((n.obj.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", ""))
         for n in by_kind.get("Node", [])
     ]
-    kubelet = nodeinfo.most_common(k for k in kubelets if k)
+    # A kubelet that is not Kubernetes' own (kwok's fake nodes say `kwok-v0.8.0`, a node
+    # agent may say anything) tells nothing: the bundled minor stays, for the reader to review.
+    minors = (_KUBELET.match(k) for k in kubelets)
+    kubelet = nodeinfo.most_common(f"{m[1]}.{m[2]}" for m in minors if m)
     if kubelet:
-        found["kubernetes"] = ".".join(kubelet.lstrip("v").split(".")[:2])
+        found["kubernetes"] = kubelet
     queues = [q.obj.get("spec") or {} for q in by_kind.get("ClusterQueue", [])]
     spec: dict[str, Any] = {"cluster": cluster, "versions": found, "targets": ["core", "kueue"]}
     kueue: dict[str, Any] = {"queueingStrategy": "BestEffortFIFO"}
@@ -599,16 +606,16 @@ def _pool_document(
 ) -> dict[str, Any]:
     shared = nvidia.sharing(gpu, pool.node_objs)
     replicas = pool.replicas = int(shared[1]["replicas"]) if shared else 1
-    counts = [nvidia.cards_per_node(n, replicas) for n in pool.node_objs]
+    card_spec = (catalogue.get(pool.card.name) or {}).get("spec") or {}
+    pool.mig_table = str((card_spec.get("mig") or {}).get("profileTable") or "")
+    layout = nvidia.mig_layout(gpu, pool.node_objs, card_spec.get("pciDeviceIds") or [])
+    counts = [nvidia.cards_per_node(n, replicas, layout) for n in pool.node_objs]
     pool.cards_per_node = nodeinfo.most_common(counts) or 8
     spec: dict[str, Any] = {
         "cardType": pool.card.name,
         "purpose": "training",
         "cardsPerNode": pool.cards_per_node,
     }
-    card_spec = (catalogue.get(pool.card.name) or {}).get("spec") or {}
-    pool.mig_table = str((card_spec.get("mig") or {}).get("profileTable") or "")
-    layout = nvidia.mig_layout(gpu, pool.node_objs, card_spec.get("pciDeviceIds") or [])
     if layout is not None:
         spec["mig"] = layout
         pool.mig_profiles = tuple(sorted({p for d in layout["devices"] for p in d["profiles"]}))

@@ -94,15 +94,37 @@ def read(by_kind: Mapping[str, Sequence[Imported]]) -> GpuConfigs:
     return found
 
 
-def cards_per_node(node: Imported, replicas: int) -> int:
-    """Physical GPUs of a node: GFD's count label, else what it advertises over replicas."""
+def cards_per_node(node: Imported, replicas: int, layout: Mapping[str, Any] | None = None) -> int:
+    """Physical GPUs of a node: GFD's count label, else what it advertises over replicas plus
+    the GPUs its MIG `layout` partitions. Under the mixed strategy a GPU in MIG mode shows only
+    as its slices' resources, never in `nvidia.com/gpu`: without GFD, counting the whole ones
+    alone made a pool with GPUs 0-3 in MIG mode and 4-7 whole a 4-GPU pool whose quota of
+    whole cards nothing could hold."""
     count = node.labels.get(GPU_COUNT_LABEL, "")
     if count.isdigit() and int(count):
         return int(count)
-    whole = sum(
-        v for k, v in nodeinfo.accelerators(node.obj).items() if not k.startswith("nvidia.com/mig-")
-    )
-    return max(1, whole // max(1, replicas))
+    advertised = nodeinfo.accelerators(node.obj)
+    whole = sum(v for k, v in advertised.items() if not k.startswith("nvidia.com/mig-"))
+    return max(1, whole // max(1, replicas) + _mig_gpus(advertised, layout))
+
+
+def _mig_gpus(advertised: Mapping[str, int], layout: Mapping[str, Any] | None) -> int:
+    """How many of a node's GPUs its MIG layout partitions: the GPUs an entry lists, or for
+    an `all` entry as many as the node's slices of one of its profiles fill."""
+    if layout is None:
+        return 0
+    found = 0
+    for device in layout.get("devices") or []:
+        gpus = device.get("gpus")
+        if isinstance(gpus, list):
+            found += len(gpus)
+            continue
+        per_gpu = {str(p): int(n) for p, n in (device.get("profiles") or {}).items() if int(n)}
+        found += max(
+            (advertised.get(f"nvidia.com/mig-{p}", 0) // n for p, n in per_gpu.items()),
+            default=0,
+        )
+    return found
 
 
 def mig_layout(

@@ -9,7 +9,7 @@ import yaml
 from click.testing import CliRunner
 
 from hetgitops import api
-from hetgitops.adopt import sources
+from hetgitops.adopt import engine, sources
 from hetgitops.adopt.engine import import_objects
 from hetgitops.adopt.nodes import PRODUCT_LABELS, compact
 from hetgitops.cli.main import main
@@ -255,3 +255,22 @@ def test_a_dump_without_nodes_says_so_once_and_folds_what_follows(tmp_path: Path
     )
     again = import_objects(with_nodes, tmp_path / "again", cluster="lab")
     assert not [d for d in again.diagnostics if d.rule == "import-no-nodes"]
+
+
+@pytest.mark.parametrize(
+    ("kubelet", "minor"), [("v1.33.2", "1.33"), ("v1.34.0-eks-1a2b", "1.34"), ("kwok-v0.8.0", None)]
+)
+def test_the_kubernetes_minor_comes_from_kubelets_that_are_kubernetes(
+    tmp_path: Path, kubelet: str, minor: str | None
+) -> None:
+    """kwok's fake nodes report kubeletVersion `kwok-v0.8.0`: import wrote `kubernetes:
+    'kwok-0.8'`, a Fleet the schema refuses (seen on the simulated cluster). A version that is
+    not Kubernetes' leaves the bundled minor in place."""
+    text = CLUSTER.read_text().replace("kubeletVersion: v1.33.2", f"kubeletVersion: {kubelet}")
+    read = sources.Read()
+    sources.from_text("cluster.yaml", text, read)
+    result = import_objects(read, tmp_path / "policy", cluster="lab")
+    fleet = yaml.safe_load(result.files["fleet.yaml"])
+    bundled = engine.bundled_versions()["kubernetes"]
+    assert fleet["spec"]["versions"]["kubernetes"] == (minor or bundled)
+    assert not [d for d in result.diagnostics if d.rule in ("schema", "missing-fleet")]

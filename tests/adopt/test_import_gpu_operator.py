@@ -119,3 +119,22 @@ def test_the_operators_own_mig_configs_import_per_card_by_device_filter(tmp_path
         ),
     }
     assert "gpu-operator" not in yaml.safe_load(result.files["fleet.yaml"])["spec"]["targets"]
+
+
+def test_without_gpu_feature_discovery_a_node_counts_its_mig_gpus_too(tmp_path: Path) -> None:
+    """No GFD `nvidia.com/gpu.count` label (the simulated fleet has none): a mixed-strategy
+    node advertises only its whole GPUs as nvidia.com/gpu, so the MIG layout's GPUs (listed,
+    or an `all` entry's, from its slices) are added. Counting the whole ones alone made the
+    a100 pool 4 cards a node and the h100 pool 1, whose quotas no node could hold."""
+    text = CLUSTER.read_text()
+    for count in ('"8"', '"4"'):
+        text = text.replace(f"nvidia.com/gpu.count: {count}, ", "")
+    assert "gpu.count" not in text
+    got = import_text(text, tmp_path / "p")
+    assert got.found == []
+    pools = {p["metadata"]["name"]: p["spec"] for p in yaml.safe_load_all(got.files["pools.yaml"])}
+    assert {name: pool["cardsPerNode"] for name, pool in pools.items()} == {
+        "a100": 8,  # 4 whole + GPUs 0-3 in MIG mode
+        "h100": 8,  # all in MIG mode: 56 slices of 1g.10gb at 7 a GPU
+        "l40s": 4,  # 16 replicas at 4 a GPU
+    }
