@@ -221,7 +221,11 @@ def _volcano(
         return
     spec = inferred.fleet["spec"]
     kueue = any(_is_queueing(items) for items in by_kind.values())
-    spec["targets"] = [*(["core", "kueue"] if kueue else ["core"]), "volcano"]
+    # The targets found so far stay (gpu-operator, for a cluster with the operator's configs:
+    # overwritten here, a Volcano cluster's MIG and device-plugin ConfigMaps were left out of
+    # the policy and reported by drift as orphans once labelled).
+    others = [t for t in spec["targets"] if t not in ("core", "kueue", "volcano")]
+    spec["targets"] = [*(["core", "kueue"] if kueue else ["core"]), "volcano", *others]
     if not kueue:
         spec.pop("kueue", None)
     scheduler: dict[str, Any] = {}

@@ -50,13 +50,18 @@ def agent_untolerated_taint(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
     under: without NFD's worker a node gets none of its labels, without the GPU Operator's
     DaemonSets no `nvidia.com/gpu`.
 
-    Fails: `targets: [kueue, gpu-operator]` (no `nodes`) and a tainted pool: the GPU
-    Operator's bundled NFD worker keeps its chart tolerations.
-    Passes: the same with the `nodes` target, whose values make both NFD workers tolerate it.
-    Fix: add `nodes` to Fleet spec.targets: its rendered NFD and GPU Operator Helm values tolerate
-    every pool taint. If you install those agents from your own values, add a toleration with the
-    taint's key and effect to them and upgrade the releases before the taint lands; or drop the
-    taint from the pool.
+    The rule judges the agents' Helm values as the compilers write them (the same functions),
+    which give every agent a toleration for each pool taint it must run under: it fails only
+    when those values would leave a tainted pool without an agent.
+
+    Fails: rendered GPU Operator values whose `daemonsets.tolerations` lack a pool's
+    `hetgitops.io/pool` taint while the pool has NVIDIA cards.
+    Passes: the values as rendered: the NFD worker (nodes target), the GPU Operator's operands
+    and its bundled NFD worker (gpu-operator target, with or without nodes) tolerate every
+    pool taint.
+    Fix: install the agents from the rendered Helm values (upgrade the releases before the
+    taint lands); if you install them from your own values, add a toleration with the taint's
+    key and effect to them; or drop the taint from the pool.
     """
     for name, tolerations, runs_on in _agents(policy):
         for pool in policy.pools.values():
@@ -73,6 +78,6 @@ def agent_untolerated_taint(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
                     "spec",
                     "taints",
                     index,
-                    hint="add the `nodes` target (its Helm values carry the tolerations), or "
-                    "add the toleration to the agent's Helm values yourself",
+                    hint="install the agent from the rendered Helm values, which tolerate "
+                    "every pool taint, or add the toleration to your own values",
                 )

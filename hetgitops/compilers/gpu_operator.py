@@ -102,15 +102,20 @@ def helm_values(policy: Policy, fleet: Fleet) -> dict[str, Any]:
         values["daemonsets"] = {
             "tolerations": agents.with_defaults(agents.GPU_OPERATOR_DEFAULT, operands)
         }
+    bundled: dict[str, Any] = {}
     if "nodes" in fleet.targets:
         # The operator bundles NFD with `extraLabelNs: [nvidia.com]`; values replace lists.
         config = nodes.nfd_master_config(policy)
         config["extraLabelNs"] = sorted({*config["extraLabelNs"], "nvidia.com"})
-        bundled: dict[str, Any] = {"master": {"config": config}}
-        workers = agents.pool_tolerations(policy)
-        if workers:
-            tolerations = agents.with_defaults(agents.BUNDLED_NFD_DEFAULT, workers)
-            bundled["worker"] = {"tolerations": tolerations}
+        bundled["master"] = {"config": config}
+    # The bundled NFD worker labels the GPU nodes GFD and the operands are scheduled by, so it
+    # must run on every tainted pool whoever writes the node labels (with the nodes target or
+    # without it, as on an imported cluster whose taints are already there).
+    workers = agents.pool_tolerations(policy)
+    if workers:
+        tolerations = agents.with_defaults(agents.BUNDLED_NFD_DEFAULT, workers)
+        bundled["worker"] = {"tolerations": tolerations}
+    if bundled:
         values["node-feature-discovery"] = bundled
     return values
 
