@@ -20,10 +20,12 @@ from hetgitops.output.manifests import MANAGED_BY, Manifest
 # Kinds listed whole, so that an unlabelled object of a rendered name is seen: the queueing
 # kinds (few objects in any cluster), ConfigMaps and ResourceQuotas (what `hetgitops import`
 # adopts: the GPU Operator's and Volcano's configs, team namespaces' quotas; one LIST either
-# way, of every namespace's). Namespaces stay listed by label selector.
+# way, of every namespace's), and Namespaces: a team namespace made by hand is adopted too,
+# and listed by label selector it was reported "not in the cluster" (seen on the busy
+# simulated fleet after import).
 ADOPTABLE = frozenset({"ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "Topology",
                        "WorkloadPriorityClass", "PriorityClass", "Queue", "ConfigMap",
-                       "ResourceQuota"})  # fmt: skip
+                       "ResourceQuota", "Namespace"})  # fmt: skip
 MAX_FIELDS_SHOWN = 6
 
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hetgitops.compilers import nvidia
-from hetgitops.compilers.kueue_flavors import flavor_name
-from hetgitops.compilers.nodes import desired_node_labels
+from hetgitops.compilers.kueue_flavors import flavor_name, topology_levels
+from hetgitops.compilers.labels import flavor_node_labels
+from hetgitops.compilers.nodes import NODEGROUP_LABEL, desired_node_labels
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ownership import Ownership
@@ -63,7 +64,9 @@ def check(
         if layouts:  # a finding of its own: the MIG manager acts on that label
             found.append(_mig_config(pool, layouts))
         if len(layouts) < len(labels):
-            found.append(_labels_finding(pool, [off for off in labels if off not in layouts]))
+            found.append(
+                _labels_finding(policy, pool, [off for off in labels if off not in layouts])
+            )
         if taints:
             found.append(_taints_finding(pool, taints))
         if short:
@@ -179,7 +182,7 @@ def _run(prefix: str, width: int, first: int, last: int) -> str:
 def _labels(policy: Policy, pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[_Off]:
     """The node's labels that are not as its pool says."""
     labels = (obj.get("metadata") or {}).get("labels") or {}
-    desired = desired_node_labels(policy, pool, node)
+    desired = promised_labels(policy, pool, node)
     for key, value in desired.items():
         have = labels.get(key)
         if have == value:
@@ -188,6 +191,32 @@ def _labels(policy: Policy, pool: Pool, node: Node, obj: Mapping[str, Any]) -> I
         state = "lacks" if have is None else f"has {key}={have!r} instead of"
         by = f"; set by {writers[0]}" if writers and have is not None else ""
         yield _Off(node, f"{key}={value!r}", have is None, state, by, have, key)
+
+
+def promised_labels(policy: Policy, pool: Pool, node: Node) -> dict[str, str]:
+    """The labels the policy promises on `node`. With the nodes target it applies them all
+    (taxonomy, topology, the agents' config selectors). Without it (an imported cluster, a
+    fleet whose nodes another tool labels) nothing hetgitops renders writes a taxonomy label,
+    so only what its rendered objects select on is promised: the pool's flavor labels and
+    topology levels (kueue), the MIG and sharing config labels (gpu-operator), the node group
+    (volcano). An imported cluster whose nodes carry other taxonomy values was reported as
+    label drift that no sync would ever correct."""
+    desired = desired_node_labels(policy, pool, node)
+    targets = policy.fleet.targets if policy.fleet else ()
+    if policy.fleet is None or "nodes" in targets:
+        return desired
+    selected: set[str] = set()
+    promised: dict[str, str] = {}
+    if "kueue" in targets:
+        flavor = pool.flavor_node_labels
+        promised.update(flavor if flavor is not None else flavor_node_labels(policy, pool))
+        selected.update(topology_levels(policy, policy.fleet))
+    if "gpu-operator" in targets:
+        selected.update((nvidia.MIG_CONFIG_LABEL, nvidia.DEVICE_PLUGIN_LABEL))
+    if "volcano" in targets:
+        selected.add(NODEGROUP_LABEL)
+    promised.update({k: v for k, v in desired.items() if k in selected})
+    return dict(sorted(promised.items()))
 
 
 def _mig_config(pool: Pool, offs: Sequence[_Off]) -> Diagnostic:
@@ -213,16 +242,20 @@ def _mig_config(pool: Pool, offs: Sequence[_Off]) -> Diagnostic:
     )
 
 
-def _labels_finding(pool: Pool, offs: Sequence[_Off]) -> Diagnostic:
+def _labels_finding(policy: Policy, pool: Pool, offs: Sequence[_Off]) -> Diagnostic:
     nodes = _nodes_of(offs)
     message = _pool_message(pool, offs, "labels")
+    own = policy.fleet is None or "nodes" in policy.fleet.targets
     return finding(
         "drift-node-labels",
         message,
         nodes[0].origin.span,
         path=f"Node {nodes[0].name}: metadata.labels",
         hint="NFD (the nodes target's NodeFeatureRule) or `kubectl apply --server-side "
-        "-f nodes/plan/` restores them",
+        "-f nodes/plan/` restores them"
+        if own
+        else "the policy renders no nodes target: label the nodes as the flavors select "
+        "them, or add the nodes target",
         details=[off.line for off in offs] if len(offs) > 1 else (),
     )
 

@@ -54,3 +54,20 @@ def test_an_unmanaged_queue_on_a_managed_flavor_competes_with_its_quota() -> Non
     other = copy.deepcopy(rogue)
     other["spec"]["resourceGroups"][0]["flavors"][0]["name"] = "someone-elses"
     assert list(competing(result.manifests, {"ClusterQueue": [other]}, result.policy.fleet)) == []
+
+
+def test_a_team_namespace_made_by_hand_is_adopted_not_missing() -> None:
+    """Namespaces were listed by label selector only, so an unlabelled team namespace (every
+    brownfield cluster's) was 'not in the cluster' right after import (the busy simulated
+    fleet, tests/sim/test_sim_import.py). They are listed whole now, as the queueing kinds."""
+    from hetgitops.drift.adoption import ADOPTABLE
+
+    assert "Namespace" in ADOPTABLE
+    result = _render()
+    namespace = next(m for m in result.manifests if m.kind == "Namespace")
+    live = _unlabelled(namespace.obj)
+    live["spec"] = {"finalizers": ["kubernetes"]}  # the API server's default
+    live["status"] = {"phase": "Active"}
+    adopted = adopts(namespace, live, None)
+    assert adopted.rule == "drift-unmanaged"
+    assert adopted.message.endswith("no field of its spec changes"), adopted.message

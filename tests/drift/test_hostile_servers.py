@@ -228,7 +228,12 @@ def test_an_object_being_deleted_is_a_finding(tmp_path: Path) -> None:
             "name": "dataproc",
             "deletionTimestamp": "2026-12-01T10:00:00Z",
             "finalizers": ["example.com/hold"],
-            "labels": {"app.kubernetes.io/managed-by": "hetgitops"},
+            # Namespaces are listed whole now (an unlabelled one of a rendered name is
+            # adopted): the fake server's object must carry both of the selector's labels.
+            "labels": {
+                "app.kubernetes.io/managed-by": "hetgitops",
+                "hetgitops.io/fleet": "ai-centre-prod",
+            },
         }
     }
 
