@@ -2,8 +2,9 @@
 
 One Node per policy node with what its device plugin would advertise (counted by hetgitops'
 own plan/capacity.py, so the fleet holds exactly what the policy says), the pool's taints, and
-only the labels a kubelet sets itself. Every other label must come from nfd-master, which reads
-the NodeFeature object published here the way nfd-worker would.
+only the labels a kubelet sets itself, and on NVIDIA nodes GPU feature discovery's product and
+count (`gfd_labels`). Every other label must come from nfd-master, which reads the NodeFeature
+object published here the way nfd-worker would.
 
 Node agents are DaemonSets: they run only where they tolerate the node's taints. nfd-worker's
 tolerations are the rendered NFD values' `worker.tolerations` (chart default: none); the NVIDIA
@@ -130,7 +131,8 @@ def kwok_node(
     plugin_runs: bool | None = None,
     per_card: tuple[Decimal, Decimal] | None = None,
 ) -> dict[str, Any]:
-    resources = node_resources(policy, pool, node, plugin_runs=plugin_runs, per_card=per_card)
+    runs = nvidia_plugin_runs(policy, pool) if plugin_runs is None else plugin_runs
+    resources = node_resources(policy, pool, node, plugin_runs=runs, per_card=per_card)
     taints = [
         {"key": t.key, "effect": t.effect, **({"value": t.value} if t.value else {})}
         for t in pool.taints
@@ -148,11 +150,26 @@ def kwok_node(
                 "kubernetes.io/hostname": node.name,
                 "kubernetes.io/os": "linux",
                 "type": "kwok",
+                **gfd_labels(policy, pool, node, plugin_runs=runs),
             },
         },
         "spec": {"taints": taints} if taints else {},
         "status": {"capacity": resources, "allocatable": resources},
     }
+
+
+def gfd_labels(policy: Policy, pool: Pool, node: Node, *, plugin_runs: bool) -> dict[str, str]:
+    """What the GPU Operator's GPU feature discovery writes on an NVIDIA node (product name and
+    GPU count; a GPU Operator operand, so only where the operands run, like the device
+    plugin's capacity). Nothing in hetgitops' render reads them; `hetgitops import` matches a
+    node's card by them, as on a real GPU Operator cluster."""
+    card = policy.card_types[pool.card_type]
+    if card.vendor != "nvidia" or not plugin_runs or not node.cards:
+        return {}
+    labels = {"nvidia.com/gpu.count": str(node.cards)}
+    if card.product_names:
+        labels["nvidia.com/gpu.product"] = card.product_names[0]
+    return labels
 
 
 def node_feature(policy: Policy, pool: Pool, node: Node) -> dict[str, Any]:
