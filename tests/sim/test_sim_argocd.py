@@ -4,9 +4,10 @@ model the rest of the sim suite (and `.ci/run`) syncs with.
 
 The differential: for each change, what the model decides (`gitops.argocd_plan`: pruned,
 prune skipped for Prune=false, replaced for Force/Replace) equals what the real Argo CD's sync
-result says it did, and the cluster ends in the same state. The `argocd` component is opt-in
-(its cold build does not fit `.ci/run`'s budget, docs/simcluster.md): these tests skip, saying
-so, where it is not built, and fail instead under HETGITOPS_REQUIRE_ARGOCD=1.
+result says it did, and the cluster ends in the same state. The `argocd` component is built on
+first use like the others (about 9 CPU-minutes cold, docs/simcluster.md "Argo CD"), and
+`.ci/run` builds it with them; these tests skip, saying why, only where it cannot be built or
+redis-server is missing, and fail instead under HETGITOPS_REQUIRE_ARGOCD=1 (set by `.ci/run`).
 """
 
 from __future__ import annotations

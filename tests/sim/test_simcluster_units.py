@@ -126,7 +126,8 @@ def test_argocd_model_plan_prunes_keeps_and_replaces_as_argo_cd(tmp_path: Path) 
 
 def test_every_component_has_a_module_and_a_stable_cache_key() -> None:
     assert build.available() == list(build.COMPONENTS)
-    # The opt-in Argo CD is built only when named (.ci/run does not).
+    # Argo CD is built when named or on first use: a sim cluster runs without it (.ci/run
+    # names it for tests/sim/test_sim_argocd.py).
     assert build.default() == [n for n in build.COMPONENTS if n != "argocd"]
     for component in build.COMPONENTS.values():
         assert component.version().startswith("v")

@@ -2,8 +2,9 @@
 
 Argo CD: `sync_argocd` is the model below unless HETGITOPS_ARGOCD=real, when it is the real
 Argo CD (tests/simcluster/argocd.py: application-controller, repo-server and the hetgitops CMP,
-the opt-in `argocd` component); `sync_argocd_real` always is. `argocd_plan` is what the model
-prunes, keeps and replaces, which tests/sim/test_sim_argocd.py holds against the real tool.
+the `argocd` component, built on first use); `sync_argocd_real` always is. `argocd_plan` is
+what the model prunes, keeps and replaces, which tests/sim/test_sim_argocd.py holds against
+the real tool.
 
 Flux is the real one: `sync_flux` commits the tree to a Git repository served on loopback and
 lets the real source-controller and kustomize-controller reconcile the Kustomizations of
