@@ -59,7 +59,8 @@ def import_objects(read: Read, output: Path, *, cluster: str) -> ImportResult:
         result.diagnostics.extend(
             d.because(cause) for d in roundtrip.check(read.objects, rendered.manifests)
         )
-        result.diagnostics.extend([] if blind is None else [blind])
+        if blind is not None:
+            result.diagnostics.append(blind)
     return result
 
 

@@ -254,3 +254,39 @@ def test_usage_above_a_cut_quota_points_at_the_quota_entry() -> None:
     assert found.rule == "drift-usage-above-quota"
     rtx_quota = next(q for q in team.quotas if q.pool == "rtx4090-dev")
     assert found.span == rtx_quota.origin.span
+
+
+def test_without_the_nodes_target_only_the_labels_rendered_objects_select_on_are_promised() -> None:
+    """An imported cluster renders no nodes target: nothing hetgitops applies writes the
+    taxonomy labels, so nodes whose taxonomy values differ (or lack them) are not drift; the
+    labels its flavors select on still are. It reported every pool's taxonomy as drift that no
+    sync would ever correct (the busy simulated fleet, right after import)."""
+    policy, queues = _policy_and_queues()
+    assert policy.fleet is not None
+    without = replace(
+        policy,
+        fleet=replace(policy.fleet, targets=tuple(t for t in policy.fleet.targets if t != "nodes")),
+    )
+    pool = policy.pools["l40s-infer"]
+    node = pool.nodes[0]
+    promised = fleet.promised_labels(without, pool, node)
+    flavor = next(
+        m.obj
+        for m in api.render([BUNDLED]).manifests
+        if m.kind == "ResourceFlavor"
+        and m.obj["spec"]["nodeLabels"].get("hetgitops.io/pool") == "l40s-infer"
+    )
+    assert set(flavor["spec"]["nodeLabels"].items()) <= set(promised.items())
+    everything = desired_node_labels(policy, pool, node)
+    assert set(promised) < set(everything)  # taxonomy labels such as purpose are not promised
+    assert fleet.promised_labels(policy, pool, node) == everything
+    live = _live_nodes(policy)
+    for obj in live:  # nodes that carry only what the flavors select on
+        name = obj["metadata"]["name"]
+        owner = next(p for p in policy.pools.values() if any(n.name == name for n in p.nodes))
+        node_of = next(n for n in owner.nodes if n.name == name)
+        obj["metadata"]["labels"] = fleet.promised_labels(without, owner, node_of)
+    found = fleet.check(without, live, queues, now=NOW, mig_pending_timeout=dt.timedelta(hours=1))
+    assert not [d for d in found if d.rule == "drift-node-labels"]
+    found = fleet.check(policy, live, queues, now=NOW, mig_pending_timeout=dt.timedelta(hours=1))
+    assert [d for d in found if d.rule == "drift-node-labels"]  # with the nodes target they are
