@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -9,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,7 +63,41 @@ def cached() -> Binaries | None:
 
 def ensure() -> Binaries:
     """Return cached binaries or build them; only a source change triggers a rebuild."""
-    return cached() or _build(output_dir())
+    found = cached()
+    if found is not None:
+        return found
+    with build_lock("controlplane"):
+        # Whoever held the lock may have built them: .ci/run builds in the background while
+        # the tests that need them start and wait here instead of building a second copy.
+        return cached() or _build(output_dir())
+
+
+@contextlib.contextmanager
+def build_lock(name: str) -> Iterator[None]:
+    """One build of `name` at a time across processes; a second caller waits for the first."""
+    lock_file = cache_root() / ".locks" / f"{name}.lock"
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with lock_file.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"{name}: another process is building it; waiting", file=sys.stderr, flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def download() -> None:
+    """Fetch every module the build needs into the module cache (network, no compiling), so a
+    caller can overlap the downloads of several builds with the compiling of others."""
+    go_download(MODULE_DIR, _build_env())
+
+
+def go_download(directory: Path, env: dict[str, str]) -> None:
+    result = subprocess.run(
+        ["go", "mod", "download"], cwd=directory, env=env, capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        raise BuildError(f"`go mod download` in {directory} failed: {result.stderr.strip()}")
 
 
 def go_available() -> bool:

@@ -30,6 +30,16 @@ def unavailable(reason: str) -> None:
     pytest.skip(f"simulated cluster unavailable: {reason}")
 
 
+# .ci/run starts this slice while the last Go build (Argo CD, scripts/gobuilds) may still run:
+# the one module that needs it goes last, and waits there for the build if it must
+# (tests/controlplane/build.py build_lock). Whole modules move, so module fixtures stay shared.
+BUILT_LAST = ("test_sim_argocd.py",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.path.name in BUILT_LAST)  # stable: the rest keep their order
+
+
 @pytest.fixture(scope="session")
 def sim() -> Iterator[cluster.SimCluster]:
     """A running simulated cluster; started once per session and stopped at the end unless a

@@ -5,7 +5,8 @@
    exactly where the two releases' validate_queue.go differ.
 2. Migration from the tree hetgitops rendered before the flat-queue change (a team queue at
    wave 0 holding its `<team>-<pool>` leaves at wave 1) to the current flat tree, and back,
-   synced once the Argo CD way and once the Flux way: each in one pass, no retry.
+   synced once the Argo CD way and once the Flux way: the migration converges on the tools'
+   own retries (see the test's docstring for why one pass is not promised).
 
 The day-2 policy matrix itself (quota, team, pool, taint, labels, MIG, tier) runs in
 test_sim_day2.py, whose trees include the Volcano Queues: with the webhook-manager running every
@@ -277,17 +278,24 @@ def _team_names(old: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("tool", sorted(SYNCS))
-def test_migration_from_team_tree_to_flat_tree_syncs_in_one_pass(
+def test_migration_from_team_tree_to_flat_tree_converges(
     sim: cluster.SimCluster, synced: Path, tmp_path: Path, tool: str
 ) -> None:
-    """Old tree installed, then the flat tree synced over it without retry: the leaves move
-    to root in the apply, the emptied team queues are pruned after it."""
+    """Old tree installed, then the flat tree synced over it: the leaves move to root in the
+    apply, the emptied team queues are pruned after it.
+
+    Not always in one pass: Volcano's webhook counts a queue's children from its informer
+    cache (validate_queue.go, the delete check), so a prune that reaches it before the cache
+    has seen the leaves move is refused ("queue research can not be deleted because it has 1
+    child queues", seen from the real Flux on a loaded CI machine). Both tools retry a failed
+    sync (Flux at the Kustomization's retryInterval, Argo CD with its sync retry), and the next
+    attempt succeeds: convergence is what is asserted, as docs/targets/volcano.md says."""
     flat = synced / "volcano"
     old = old_tree(flat, tmp_path / "old")
     try:
         gitops.sync_argocd(sim, old, flat, attempts=3)  # the old tree as it was installed
         settle(lambda: closed_volcano_queues(sim, old), timeout=60, what="old tree installed")
-        SYNCS[tool](sim, flat, old, attempts=1)
+        SYNCS[tool](sim, flat, old, attempts=3)
         settle(lambda: closed_volcano_queues(sim, flat), timeout=60, what=f"{tool} migrated")
     finally:
         _restore_flat(sim, flat, old)

@@ -3,9 +3,12 @@ counts, node agents run only where tolerated, and the GitOps orders are the tool
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import os
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -14,7 +17,7 @@ from simcluster import build, cluster, fleet, flux, gitops, policyfleet, volcano
 from hetgitops.model.policy import Taint
 from hetgitops.plan.capacity import pool_resources
 
-from .conftest import NOW, POLICIES
+from .conftest import NOW, POLICIES, REPO
 
 
 def test_fleet_capacity_sums_to_the_policy_capacity() -> None:
@@ -257,3 +260,23 @@ def test_git_server_serves_a_commit_over_smart_http(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def _gobuilds() -> Any:
+    """scripts/gobuilds, which has no .py suffix, as a module."""
+    loader = importlib.machinery.SourceFileLoader("gobuilds", str(REPO / "scripts" / "gobuilds"))
+    spec = importlib.util.spec_from_loader("gobuilds", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_gobuilds_builds_every_component_once_and_the_sim_core_first() -> None:
+    """.ci/run builds through scripts/gobuilds: a component missing from its lanes would be
+    built on first use inside a test instead, and one listed twice would wait on itself."""
+    gobuilds = _gobuilds()
+    names = [name for lane in gobuilds.LANES for name in lane]
+    assert sorted(names) == sorted(["controlplane", *build.COMPONENTS])
+    assert len(names) == len(set(names))
+    assert set(gobuilds.SIM_CORE) == {component for component, _ in cluster.DAEMONS}

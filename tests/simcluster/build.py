@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controlplane.build import BuildError, cache_root, go_available
+from controlplane.build import BuildError, build_lock, cache_root, go_available, go_download
 
 GO_DIR = Path(__file__).resolve().parent / "go"
 
@@ -210,8 +210,19 @@ def cached(name: str) -> Path | None:
 
 
 def ensure(name: str) -> Path:
-    """Cached binaries of `name`, built first if needed."""
-    return cached(name) or _build(COMPONENTS[name])
+    """Cached binaries of `name`, built first if needed (or waited for, while another process
+    builds them: see controlplane.build.build_lock)."""
+    found = cached(name)
+    if found is not None:
+        return found
+    with build_lock(name):
+        return cached(name) or _build(COMPONENTS[name])
+
+
+def download(name: str) -> None:
+    """Fetch `name`'s modules (and its Go toolchain, if it names one) without compiling."""
+    component = COMPONENTS[name]
+    go_download(component.directory, _build_env(component))
 
 
 def _build(component: Component) -> Path:
