@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 from hetgitops import api
 from hetgitops.cli.main import main
 from hetgitops.compilers import COMPILERS
-from hetgitops.scaffold.catalogue import card_types
+from hetgitops.model.catalogue import card_types
 from hetgitops.scaffold.fleet import DEFAULT_TARGETS
 
 

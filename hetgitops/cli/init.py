@@ -97,7 +97,7 @@ def init(
 ) -> None:
     """Create a policy repository in DIR (default: the current directory)."""
     from hetgitops import scaffold
-    from hetgitops.scaffold.catalogue import card_types, describe
+    from hetgitops.model.catalogue import card_types, describe
 
     if list_cards:
         for name in card_types():
@@ -129,15 +129,13 @@ def init(
 
 def _read_card_files(paths: tuple[Path, ...]) -> dict[str, Any]:
     """CardType documents of each --card-file; a file without one is a usage error."""
-    import yaml
-
-    from hetgitops.scaffold.catalogue import read_card_types
+    from hetgitops.model.catalogue import CatalogueError, read_card_file
 
     found: dict[str, Any] = {}
     for path in paths:
         try:
-            cards = read_card_types(path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            cards = read_card_file(path)
+        except CatalogueError as exc:
             raise click.UsageError(f"--card-file {path}: cannot read it: {exc}") from None
         if not cards:
             raise click.UsageError(f"--card-file {path}: no `kind: CardType` document in it")
@@ -181,7 +179,7 @@ def _default_cluster(directory: Path) -> str:
 def _ask(
     directory: Path, cluster: str | None, cards: tuple[str, ...], teams: tuple[str, ...]
 ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    from hetgitops.scaffold.catalogue import card_types, describe
+    from hetgitops.model.catalogue import card_types, describe
 
     if cluster is None:
         cluster = click.prompt("Cluster name", default=_default_cluster(directory))

@@ -1,6 +1,6 @@
 """Scaffold stage: answers (cluster, card types, pools, teams) -> the files of a new policy repo.
 
-Takes `Answers` and the card-type catalogue bundled with hetgitops (`policies/cards/`). Gives
+Takes `Answers` and the card-type catalogue (`hetgitops.model.catalogue`). Gives
 relative path -> text for a minimal fleet that validates and renders clean, plus the repository
 glue a first day needs: pre-commit config, CI workflow, `.editorconfig`, the JSON Schemas for
 editors. Pure: nothing is written here; `hetgitops init` writes the files.

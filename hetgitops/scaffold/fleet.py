@@ -10,9 +10,9 @@ from typing import Any
 import yaml
 
 from hetgitops.load.resources import data_dir
+from hetgitops.model.catalogue import card_types
 from hetgitops.model.ranges import RangeError, expand
 from hetgitops.output.manifests import to_yaml
-from hetgitops.scaffold.catalogue import card_types
 
 API_VERSION = "hetgitops.io/v1alpha1"
 SCHEMA_DIR = ".hetgitops/schemas"
