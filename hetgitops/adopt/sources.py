@@ -18,6 +18,7 @@ import yaml
 
 from hetgitops.adopt.findings import finding
 from hetgitops.diagnostics import Diagnostic, Span
+from hetgitops.live import resources
 from hetgitops.live.client import Cluster, Forbidden, NotServed, Resource
 
 KUEUE = "kueue.x-k8s.io"
@@ -27,7 +28,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # What import reads, in the order it reads it. Kinds import does not translate are read too,
 # so that they are reported (import-kind-not-imported) instead of silently left out.
 RESOURCES = (
-    Resource("", "v1", "nodes", "Node", False),
+    resources.NODES,
     Resource("", "v1", "namespaces", "Namespace", False),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False),
     Resource(KUEUE, "v1beta2", "resourceflavors", "ResourceFlavor", False),
@@ -41,7 +42,7 @@ RESOURCES = (
     # which hold the workers' kubeconfigs, are never listed.
     Resource(KUEUE, "v1beta2", "multikueueconfigs", "MultiKueueConfig", False),
     Resource(KUEUE, "v1beta2", "multikueueclusters", "MultiKueueCluster", False),
-    Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False),
+    resources.VOLCANO_QUEUES,
     Resource("", "v1", "resourcequotas", "ResourceQuota", True),
     Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", False),
     # Every ConfigMap, in one LIST: only the GPU Operator's and Volcano's are kept (`_relevant`).

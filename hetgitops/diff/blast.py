@@ -7,8 +7,10 @@ flavor, nodes, namespace, queue or class it is about, set by `diff/hazards.py`);
 counts what the live objects hold in that scope, per team, and writes one line into
 `Hazard.live`. Nothing is written to the cluster.
 
-What counts, per scope (Kueue v0.19 Workload status; Kubernetes Pod spec):
-- flavor: workloads whose `status.admission` assigns that flavor to some pod set;
+Admitted and pending are `hetgitops.live.workloads`' `holds_quota` and `waiting` (Kueue v0.19.2's
+HasActiveQuotaReservation and IsAdmissible), the answer `explain` gives too. What counts, per
+scope (Kueue v0.19 Workload status; Kubernetes Pod spec):
+- flavor: admitted workloads whose `status.admission` assigns that flavor to some pod set;
 - nodes (+ taint): pods bound to those nodes (`spec.nodeName`), not finished, that do not
   tolerate the taint key (DaemonSet pods are counted apart: their controller recreates them);
 - namespace: workloads and unfinished pods in it;
@@ -29,18 +31,23 @@ from typing import Any
 
 from hetgitops.diff.hazards import Hazard
 from hetgitops.diff.stranded import unmatched_workload
-from hetgitops.live.client import Cluster, NotServed, Resource
+from hetgitops.live import resources
+from hetgitops.live.client import Cluster, NotServed
+from hetgitops.live.workloads import (
+    admission,
+    assigned_flavors,
+    cluster_queue,
+    finished,
+    holds_quota,
+    pod_finished,
+    pod_node,
+    pod_requests,
+    requested,
+    waiting,
+)
 from hetgitops.model import quantities
 
 Obj = Mapping[str, Any]
-PODS = Resource("", "v1", "pods", "Pod", True)
-PODGROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", True)
-FINISHED_PHASES = ("Succeeded", "Failed")
-
-
-def workloads_resource(api_version: str) -> Resource:
-    group, _, version = api_version.partition("/")
-    return Resource(group, version, "workloads", "Workload", True)
 
 
 @dataclass(frozen=True)
@@ -63,54 +70,13 @@ def read(
 ) -> LiveWork:
     """One LIST per kind; a cluster without Volcano simply has no PodGroups."""
     before = cluster.requests
-    workloads = cluster.list(workloads_resource(kueue_api_version))
-    pods = cluster.list(PODS)
+    workloads = cluster.list(resources.workloads(kueue_api_version))
+    pods = cluster.list(resources.PODS)
     try:
-        podgroups = cluster.list(PODGROUPS)
+        podgroups = cluster.list(resources.PODGROUPS)
     except NotServed:
         podgroups = []
     return LiveWork(workloads, pods, podgroups, team_of_namespace, cluster.requests - before)
-
-
-def _condition(obj: Obj, kind: str) -> bool:
-    for condition in (obj.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == kind:
-            return bool(condition.get("status") == "True")
-    return False
-
-
-def admitted(workload: Obj) -> bool:
-    return _condition(workload, "QuotaReserved") or _condition(workload, "Admitted")
-
-
-def finished(workload: Obj) -> bool:
-    return _condition(workload, "Finished")
-
-
-def _admission(workload: Obj) -> Mapping[str, Any]:
-    return (workload.get("status") or {}).get("admission") or {}
-
-
-def _flavors(workload: Obj) -> set[str]:
-    return {
-        str(flavor)
-        for assignment in _admission(workload).get("podSetAssignments") or []
-        for flavor in (assignment.get("flavors") or {}).values()
-    }
-
-
-def _requested(workload: Obj) -> set[str]:
-    found: set[str] = set()
-    for podset in (workload.get("spec") or {}).get("podSets") or []:
-        spec = (podset.get("template") or {}).get("spec") or {}
-        for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
-            resources = container.get("resources") or {}
-            found |= set(resources.get("requests") or {}) | set(resources.get("limits") or {})
-    return found
-
-
-def _pod_done(pod: Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") in FINISHED_PHASES
 
 
 def _tolerates(pod: Obj, key: str) -> bool:
@@ -159,10 +125,10 @@ def _teams(counts: Counter[str]) -> str:
 
 def _count_workloads(radius: Radius, work: LiveWork, chosen: Iterable[Obj]) -> None:
     for workload in chosen:
-        if finished(workload):
-            continue
-        counter = radius.running if admitted(workload) else radius.pending
-        counter[work.team(workload)] += 1
+        if holds_quota(workload):
+            radius.running[work.team(workload)] += 1
+        elif waiting(workload):
+            radius.pending[work.team(workload)] += 1
 
 
 def radius(hazard: Hazard, work: LiveWork) -> Radius:
@@ -172,13 +138,15 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
     if "flavor" in scope:
         flavor = scope["flavor"]
         _count_workloads(
-            found, work, (w for w in live_workloads if admitted(w) and flavor in _flavors(w))
+            found,
+            work,
+            (w for w in live_workloads if holds_quota(w) and flavor in assigned_flavors(w)),
         )
     if "nodes" in scope:
         nodes = set(scope["nodes"].split(","))
         key = scope.get("taint")
         for pod in work.pods:
-            if _pod_done(pod) or (pod.get("spec") or {}).get("nodeName") not in nodes:
+            if pod_finished(pod) or pod_node(pod) not in nodes:
                 continue
             if key is not None and _tolerates(pod, key):
                 continue
@@ -190,7 +158,7 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
         namespace = scope["namespace"]
         _count_workloads(found, work, (w for w in live_workloads if _in(w, namespace)))
         for pod in work.pods:
-            if _in(pod, namespace) and not _pod_done(pod):
+            if _in(pod, namespace) and not pod_finished(pod):
                 found.pods[work.team(pod)] += 1
     if "localqueue" in scope:
         namespace, name = scope["localqueue"].split("/", 1)
@@ -204,17 +172,13 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
         _count_workloads(
             found,
             work,
-            (
-                w
-                for w in live_workloads
-                if admitted(w) and _admission(w).get("clusterQueue") == queue
-            ),
+            (w for w in live_workloads if holds_quota(w) and cluster_queue(w) == queue),
         )
     if "priorityclass" in scope:
         name = scope["priorityclass"]
         for pod in work.pods:
             spec = pod.get("spec") or {}
-            if spec.get("priorityClassName") == name and _owned(pod) and not _pod_done(pod):
+            if spec.get("priorityClassName") == name and _owned(pod) and not pod_finished(pod):
                 found.pods[work.team(pod)] += 1
     if "unmatched" in scope:
         value = scope["unmatched"]
@@ -229,8 +193,7 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
             (
                 w
                 for w in live_workloads
-                if resource in _requested(w)
-                and (_admission(w).get("clusterQueue") == queue or not admitted(w))
+                if resource in requested(w) and (cluster_queue(w) == queue or not holds_quota(w))
             ),
         )
     return found
@@ -277,10 +240,10 @@ def flavor_usage(work: LiveWork, flavor: str) -> dict[str, dict[str, Decimal]]:
     accounting, workload.Info.FlavorResourceUsage)."""
     found: dict[str, dict[str, Decimal]] = {}
     for workload in work.workloads:
-        if finished(workload) or not admitted(workload):
+        if not holds_quota(workload):
             continue
-        queue = str(_admission(workload).get("clusterQueue") or "-")
-        for assignment in _admission(workload).get("podSetAssignments") or []:
+        queue = cluster_queue(workload) or "-"
+        for assignment in admission(workload).get("podSetAssignments") or []:
             usage = assignment.get("resourceUsage") or {}
             for resource, assigned in (assignment.get("flavors") or {}).items():
                 if assigned != flavor:
@@ -321,21 +284,24 @@ def _usage_text(hazard: Hazard, work: LiveWork) -> str:
 
 
 def in_use(work: LiveWork, nodes: set[str], resource: str) -> Decimal:
-    """What the unfinished pods bound to `nodes` request of `resource` (for a time-sliced GPU:
-    the replicas in use, which is what the device plugin's devices must cover)."""
+    """What the unfinished pods bound to `nodes` request of `resource`, each pod's request as
+    Kueue reads it (`live.workloads.pod_requests`: containers summed, at least any init
+    container's). For a time-sliced GPU: the replicas in use, what the device plugin's devices
+    must cover."""
     total = Decimal(0)
     for pod in work.pods:
-        spec = pod.get("spec") or {}
-        if _pod_done(pod) or spec.get("nodeName") not in nodes:
+        if pod_finished(pod) or pod_node(pod) not in nodes:
             continue
-        for container in spec.get("containers") or []:
-            requests = (container.get("resources") or {}).get("requests") or {}
-            limits = (container.get("resources") or {}).get("limits") or {}
-            try:
-                total += quantities.value_of(requests.get(resource, limits.get(resource, 0)))
-            except quantities.QuantityError:
-                continue
+        total += pod_requests(pod.get("spec") or {}, _value).get(resource, Decimal(0))
     return total
+
+
+def _value(_: str, quantity: Any) -> Decimal:
+    """A quantity as a number; one that does not parse counts as nothing."""
+    try:
+        return quantities.value_of(quantity)
+    except quantities.QuantityError:
+        return Decimal(0)
 
 
 def _capacity_text(hazard: Hazard, work: LiveWork) -> str:

@@ -16,8 +16,9 @@ from hetgitops.drift import adoption
 from hetgitops.drift import fleet as fleet_checks
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ignore import Ignores
-from hetgitops.drift.kinds import CRD_RESOURCE, NODE_RESOURCE, Catalogue, KindKey
+from hetgitops.drift.kinds import CRD_RESOURCE, Catalogue, KindKey
 from hetgitops.drift.objects import compare_object, ident, missing, orphan, terminating
+from hetgitops.live import resources
 from hetgitops.live.client import (
     DEADLINE,
     Cluster,
@@ -251,7 +252,7 @@ def _drift(
         )
         found += problems
     found += adoption.competing(desired, unmanaged, fleet)
-    nodes = _list_global(cluster, NODE_RESOURCE)
+    nodes = _list_global(cluster, resources.NODES)
     queues = live.get("ClusterQueue", [])
     found += fleet_checks.check(
         policy,

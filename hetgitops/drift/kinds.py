@@ -12,7 +12,6 @@ from hetgitops.live.client import Resource
 CRD_RESOURCE = Resource(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
 )
-NODE_RESOURCE = Resource("", "v1", "nodes", "Node", False)
 # Built-in kinds that compilers emit (or may): group, plural, namespaced. Their schemas are not
 # CRDs; their server-side defaults are in `defaults.BUILTIN_DEFAULTS`.
 BUILTIN: dict[tuple[str, str], tuple[str, bool]] = {

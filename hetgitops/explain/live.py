@@ -3,7 +3,8 @@ Workload's conditions translated into policy terms.
 
 Reads, through `hetgitops.live` (LISTs only, nothing is written): ClusterQueues'
 `status.flavorsUsage` (what every queue holds per flavor and resource, Kueue's Usage that
-Available subtracts) and Workloads (who is admitted, who waits in which ClusterQueue)."""
+Available subtracts) and Workloads (who is admitted, who waits in which ClusterQueue: the
+`live.workloads` reader the diff blast radius uses too, Kueue v0.19.2's own definitions)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetgitops.explain import kueue
-from hetgitops.live.client import Cluster, Forbidden, NotServed, Resource
+from hetgitops.live import resources, workloads
+from hetgitops.live.client import Cluster, Forbidden, NotServed
 from hetgitops.model.policy import Policy
 from hetgitops.plan.quota_plan import kueue_amount, team_plan
 
 
-def _kueue_resource(policy: Policy, plural: str, kind: str, namespaced: bool) -> Resource:
-    version = policy.fleet.kueue_api_version if policy.fleet else "kueue.x-k8s.io/v1beta2"
-    group, _, api = version.partition("/")
-    return Resource(group, api, plural, kind, namespaced)
+def _kueue_api(policy: Policy) -> str:
+    return policy.fleet.kueue_api_version if policy.fleet else resources.KUEUE_API
 
 
 def flavor_pools(policy: Policy) -> dict[str, str]:
@@ -90,7 +90,7 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
     pools = flavor_pools(policy)
     usage: dict[tuple[str, str, str], int] = {}
     notes: list[str] = []
-    for cq in cluster.list(_kueue_resource(policy, "clusterqueues", "ClusterQueue", False)):
+    for cq in cluster.list(resources.cluster_queues(_kueue_api(policy))):
         name = cq["metadata"]["name"]
         for flavor in (cq.get("status") or {}).get("flavorsUsage") or []:
             pool = _pool_of(policy, flavor["name"], pools)
@@ -105,20 +105,18 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
     admitted: dict[str, list[str]] = {}
     waiting: list[Waiting] = []
     holders: list[Holder] = []
-    for wl in cluster.list(_kueue_resource(policy, "workloads", "Workload", True)):
-        meta, status = wl["metadata"], wl.get("status") or {}
+    for wl in cluster.list(resources.workloads(_kueue_api(policy))):
+        meta = wl["metadata"]
         ref = f"{meta.get('namespace', '')}/{meta['name']}"
-        admission = status.get("admission")
-        if admission:
-            queue = admission.get("clusterQueue", "")
+        if workloads.holds_quota(wl):
+            queue = workloads.cluster_queue(wl)
             admitted.setdefault(queue, []).append(ref)
-            finished = _condition(wl, "Finished")
-            if finished is None or finished.get("status") != "True":
-                priority = int((wl.get("spec") or {}).get("priority") or 0)
-                holders.append(Holder(ref, queue, priority, _held(policy, admission, pools)))
+            priority = int((wl.get("spec") or {}).get("priority") or 0)
+            held = _held(policy, workloads.admission(wl), pools)
+            holders.append(Holder(ref, queue, priority, held))
             continue
-        reserved = _condition(wl, "QuotaReserved")
-        if reserved is not None and reserved.get("status") == "False":
+        reserved = workloads.condition(wl, "QuotaReserved")
+        if workloads.waiting(wl) and reserved is not None and reserved.get("status") == "False":
             waiting.append(
                 Waiting(
                     ref,
@@ -157,18 +155,13 @@ def _held(
     return held
 
 
-VOLCANO_QUEUES = Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False)
-NODES = Resource("", "v1", "nodes", "Node", False)
-PODS = Resource("", "v1", "pods", "Pod", True)
-
-
 def _volcano_queues(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[str, QueueStatus]:
     """The Volcano Queues' status (when the fleet renders Volcano): state, allocated, PodGroups
     per phase."""
     if policy.fleet is None or "volcano" not in policy.fleet.targets:
         return {}
     try:
-        items = cluster.list(VOLCANO_QUEUES)
+        items = cluster.list(resources.VOLCANO_QUEUES)
     except (NotServed, Forbidden) as exc:
         notes.append(f"Volcano Queues not read: {exc}")
         return {}
@@ -199,15 +192,16 @@ def _node_free(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[str, 
 
     wanted = {n.name: n for pool in policy.pools.values() for n in pool_nodes(policy, pool)}
     live = {
-        n["metadata"]["name"]: n for n in cluster.list(NODES) if n["metadata"]["name"] in wanted
+        n["metadata"]["name"]: n
+        for n in cluster.list(resources.NODES)
+        if n["metadata"]["name"] in wanted
     }
     used: dict[str, dict[str, int]] = {}
-    for pod in cluster.list(PODS):
-        spec, phase = pod.get("spec") or {}, (pod.get("status") or {}).get("phase")
-        node = str(spec.get("nodeName") or "")
-        if node not in live or phase in ("Succeeded", "Failed"):
+    for pod in cluster.list(resources.PODS):
+        node = workloads.pod_node(pod)
+        if node not in live or workloads.pod_finished(pod):
             continue
-        for resource, amount in pod_requests(spec).items():
+        for resource, amount in pod_requests(pod.get("spec") or {}).items():
             used.setdefault(node, {})[resource] = used.get(node, {}).get(resource, 0) + amount
     free: dict[str, dict[str, int]] = {}
     for name, view in sorted(wanted.items()):
@@ -223,13 +217,6 @@ def _node_free(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[str, 
     if missing:
         notes.append(f"{missing} node(s) of the policy are not in the cluster (counted as full)")
     return free
-
-
-def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == kind:
-            return dict(cond)
-    return None
 
 
 def _cluster_queue_of(policy: Policy, wl: Mapping[str, Any]) -> str | None:
@@ -287,7 +274,9 @@ TOPOLOGY = re.compile(r"topology \"(?P<topology>[^\"]+)\" (doesn't allow to fit|
 class WorkloadReport:
     name: str
     cluster_queue: str | None
-    state: str  # admitted | pending | finished | unknown; a PodGroup or Pod: running, ...
+    # A Workload: admitted | pending | finished | inactive (live.workloads.status) or unknown;
+    # a PodGroup or Pod: running, pending, ...
+    state: str
     conditions: tuple[str, ...]
     policy: tuple[str, ...]
     events: tuple[str, ...] = ()
@@ -358,7 +347,7 @@ def _named_or_owned_by(
 def explain_workload(policy: Policy, cluster: Cluster, namespace: str, name: str) -> WorkloadReport:
     """An existing Workload (by its name or its job's) and the FailedScheduling events of its
     pods, in policy terms."""
-    items = cluster.list(_kueue_resource(policy, "workloads", "Workload", True))
+    items = cluster.list(resources.workloads(_kueue_api(policy)))
     found = _named_or_owned_by(items, namespace, name)
     if not found:
         other = _podgroup_report(policy, cluster, namespace, name) or _pod_report(
@@ -374,25 +363,13 @@ def explain_workload(policy: Policy, cluster: Cluster, namespace: str, name: str
             (),
         )
     wl = found[0]
-    status = wl.get("status") or {}
-    cq = (status.get("admission") or {}).get("clusterQueue") or _cluster_queue_of(policy, wl)
-    conditions = tuple(
-        f"{c.get('type')}={c.get('status')} {c.get('reason', '')}: {c.get('message', '')}".rstrip(
-            ": "
-        )
-        for c in status.get("conditions") or []
-    )
-    finished = _condition(wl, "Finished")
-    if finished is not None and finished.get("status") == "True":
-        state = "finished"
-    elif status.get("admission"):
-        state = "admitted"
-    else:
-        state = "pending"
-    reserved = _condition(wl, "QuotaReserved")
+    cq = workloads.cluster_queue(wl) or _cluster_queue_of(policy, wl)
+    conditions = _conditions(wl)
+    state = workloads.status(wl)
+    reserved = workloads.condition(wl, "QuotaReserved")
     policy_lines = (
-        translate(policy, cq, str((reserved or {}).get("message", "")), _requested(wl))
-        if state == "pending"
+        translate(policy, cq, str((reserved or {}).get("message", "")), workloads.requested(wl))
+        if state == workloads.PENDING
         else []
     )
     events = _events(cluster, namespace, name)
@@ -401,22 +378,10 @@ def explain_workload(policy: Policy, cluster: Cluster, namespace: str, name: str
     )
 
 
-def _requested(wl: Mapping[str, Any]) -> list[str]:
-    """Resource names the Workload's pod sets request (containers and init containers)."""
-    found: set[str] = set()
-    for pod_set in (wl.get("spec") or {}).get("podSets") or []:
-        spec = (pod_set.get("template") or {}).get("spec") or {}
-        for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
-            resources = container.get("resources") or {}
-            found |= set(resources.get("requests") or {}) | set(resources.get("limits") or {})
-    return sorted(found)
-
-
 def _events(cluster: Cluster, namespace: str, name: str) -> tuple[str, ...]:
     """kube-scheduler's FailedScheduling events of the job's pods (pods are named after it)."""
-    resource = Resource("", "v1", "events", "Event", True)
     found = []
-    for event in cluster.list(resource):
+    for event in cluster.list(resources.EVENTS):
         involved = event.get("involvedObject") or {}
         if (
             involved.get("namespace") == namespace
@@ -540,7 +505,6 @@ def _eligible(rule: str, mine: int) -> Callable[[int], bool]:
     return lambda _: False
 
 
-PODGROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", True)
 # Volcano v1.15's PodGroup condition messages (pkg/scheduler/framework/job_updater.go, the
 # gang and capacity/proportion plugins) and kube-scheduler's FailedScheduling parts.
 VOLCANO_QUOTA = re.compile(
@@ -569,7 +533,7 @@ def _podgroup_report(
     if policy.fleet is None or "volcano" not in policy.fleet.targets:
         return None
     try:
-        items = cluster.list(PODGROUPS)
+        items = cluster.list(resources.PODGROUPS)
     except (NotServed, Forbidden):
         return None
     found = _named_or_owned_by(items, namespace, name)
@@ -617,7 +581,7 @@ def _podgroup_events(cluster: Cluster, namespace: str, name: str) -> list[str]:
     """The Volcano scheduler's events on the PodGroup (Unschedulable: the capacity or
     proportion plugin's "queue resource quota insufficient: insufficient R, ...")."""
     found = []
-    for event in cluster.list(Resource("", "v1", "events", "Event", True)):
+    for event in cluster.list(resources.EVENTS):
         involved = event.get("involvedObject") or {}
         if (
             involved.get("kind") == "PodGroup"
@@ -641,7 +605,7 @@ def _pod_report(
     reasons in policy terms (which pools' nodes, which taint, which resource)."""
     found = [
         p
-        for p in cluster.list(PODS)
+        for p in cluster.list(resources.PODS)
         if p["metadata"].get("namespace") == namespace and p["metadata"]["name"] == name
     ]
     if not found:

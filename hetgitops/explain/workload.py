@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hetgitops.live import workloads
 from hetgitops.plan.quota_plan import kueue_amount
 
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
@@ -58,24 +59,14 @@ class Workload:
         return sum(ps.count for ps in self.pod_sets)
 
 
-def requests_of(resources: Mapping[str, Any]) -> dict[str, int]:
-    """A container's effective requests (limits stand in where requests are absent, as the API
-    server defaults them) in Kueue's integers."""
-    limits = resources.get("limits") or {}
-    requests = {**limits, **(resources.get("requests") or {})}
-    return {str(k): kueue_amount(str(k), str(v)) for k, v in requests.items()}
+def _kueue_integer(resource: str, quantity: Any) -> int:
+    return kueue_amount(resource, str(quantity))
 
 
 def pod_requests(spec: Mapping[str, Any]) -> dict[str, int]:
-    """Kueue's pod request: Σ containers, max with each init container (pkg/resources)."""
-    total: dict[str, int] = {}
-    for container in spec.get("containers") or []:
-        for name, value in requests_of(container.get("resources") or {}).items():
-            total[name] = total.get(name, 0) + value
-    for container in spec.get("initContainers") or []:
-        for name, value in requests_of(container.get("resources") or {}).items():
-            total[name] = max(total.get(name, 0), value)
-    return dict(sorted(total.items()))
+    """Kueue's pod request (Σ containers, at least each init container's, limits standing in
+    for absent requests) in Kueue's integers: the one reader, `live.workloads.pod_requests`."""
+    return workloads.pod_requests(spec, _kueue_integer)
 
 
 def pod_set(name: str, count: int, template: Mapping[str, Any]) -> PodSet:

@@ -1,0 +1,149 @@
+"""Live stage: what a live Kueue Workload, Pod or PodGroup says, read once for every command
+(habit 11): whether a Workload holds quota, waits or is finished, what it and a pod request.
+
+The diff blast radius (`diff --kubeconfig`) and `explain`'s live mode used to answer "admitted"
+differently (QuotaReserved-or-Admitted against `status.admission` present) and so counted an
+evicted-and-requeued or hand-patched Workload on opposite sides. Kueue itself answers through
+one package, `pkg/workload`, which every controller and its cache call; this module follows it
+(Kueue v0.19.2, the lines cited on each function). Plain JSON in, no hetgitops imports beyond
+`live`, so every stage may read through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any, TypeVar
+
+Obj = Mapping[str, Any]
+N = TypeVar("N", int, Decimal)
+
+# kubelet's terminal pod phases: the pod's containers are gone and its requests free again.
+FINISHED_PHASES = ("Succeeded", "Failed")
+# `status()` values: Kueue's workload.Status with QuotaReserved and Admitted as one, and a
+# deactivated Workload apart (it is neither counted nor queued).
+FINISHED, INACTIVE, ADMITTED, PENDING = "finished", "inactive", "admitted", "pending"
+
+
+def condition(obj: Obj, kind: str) -> Mapping[str, Any] | None:
+    """The status condition of type `kind`, or None (apimeta.FindStatusCondition)."""
+    for found in (obj.get("status") or {}).get("conditions") or []:
+        if found.get("type") == kind:
+            return dict(found)
+    return None
+
+
+def _true(obj: Obj, kind: str) -> bool:
+    """apimeta.IsStatusConditionTrue: the condition is there and its status is "True"."""
+    found = condition(obj, kind)
+    return found is not None and found.get("status") == "True"
+
+
+def finished(workload: Obj) -> bool:
+    """Finished=True (pkg/workload/finish/finish.go:58-60, IsFinished). Kueue leaves
+    `status.admission` on a finished Workload; only this condition says it is done."""
+    return _true(workload, "Finished")
+
+
+def active(workload: Obj) -> bool:
+    """`spec.active` absent or true (workload.go:1243-1246, IsActive)."""
+    return (workload.get("spec") or {}).get("active") is not False
+
+
+def holds_quota(workload: Obj) -> bool:
+    """The Workload's quota counts in its ClusterQueue's usage now ("admitted" in hetgitops).
+
+    Kueue v0.19.2 pkg/workload/workload.go:1267-1272, HasActiveQuotaReservation:
+    QuotaReserved=True (:1169-1172, HasQuotaReservation), not Finished, and active; its cache
+    adds and removes a Workload on exactly this (pkg/cache/scheduler/cache.go:793-800).
+    - Not `status.admission` present: UnsetQuotaReservationWithCondition (workload.go:791-814)
+      clears it in the same write as QuotaReserved=False, so an admission without the
+      condition is stale or hand-patched and holds nothing. An evicted Workload keeps both
+      (and its quota) until its job has stopped (jobframework/reconciler.go:586-612): it
+      still holds quota, as Kueue counts it.
+    - Not Admitted=True: that also waits for the admission checks (IsAdmitted, :1238-1241);
+      QuotaReserved=True with the checks pending already counts in the usage.
+    - Not a deactivated one: Kueue drops it from the cache at once (cache.go:793-800,
+      workload_controller.go:1403, `!active`), its pods still stopping.
+    """
+    return _true(workload, "QuotaReserved") and not finished(workload) and active(workload)
+
+
+def waiting(workload: Obj) -> bool:
+    """Queued for quota: active, not finished, no quota reserved (IsAdmissible,
+    workload.go:1248-1252, less its feature-gated admission gate, on-hold and
+    replacement-pods conditions)."""
+    return active(workload) and not finished(workload) and not _true(workload, "QuotaReserved")
+
+
+def status(workload: Obj) -> str:
+    """finished | inactive | admitted | pending, in Kueue's order (workload.go:97-108, Status:
+    Finished first, then Admitted / QuotaReserved, here one `admitted`: `holds_quota`)."""
+    if finished(workload):
+        return FINISHED
+    if not active(workload):
+        return INACTIVE
+    return ADMITTED if holds_quota(workload) else PENDING
+
+
+def admission(workload: Obj) -> Mapping[str, Any]:
+    """`status.admission` (clusterQueue, podSetAssignments), {} when absent; read it only of a
+    Workload that `holds_quota`: a stale one may be left on any other."""
+    return (workload.get("status") or {}).get("admission") or {}
+
+
+def cluster_queue(workload: Obj) -> str:
+    """The ClusterQueue that admitted it (`status.admission.clusterQueue`), "" when none."""
+    return str(admission(workload).get("clusterQueue") or "")
+
+
+def assigned_flavors(workload: Obj) -> set[str]:
+    """The ResourceFlavors its admission assigns to some pod set's resources."""
+    return {
+        str(flavor)
+        for assignment in admission(workload).get("podSetAssignments") or []
+        for flavor in (assignment.get("flavors") or {}).values()
+    }
+
+
+def requested(workload: Obj) -> set[str]:
+    """The resource names its pod sets ask for, in containers or init containers, as requests
+    or as limits (the API server defaults a missing request to its limit)."""
+    found: set[str] = set()
+    for podset in (workload.get("spec") or {}).get("podSets") or []:
+        spec = (podset.get("template") or {}).get("spec") or {}
+        for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+            found |= set(container_requests(container.get("resources") or {}))
+    return found
+
+
+def container_requests(resources: Obj) -> dict[str, Any]:
+    """A container's effective requests, quantities as written: limits stand in where requests
+    are absent, as the API server defaults them."""
+    return {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+
+
+def pod_requests(spec: Obj, amount: Callable[[str, Any], N]) -> dict[str, N]:
+    """A pod's request per resource, each quantity read by `amount(resource, quantity)`: the sum
+    of its containers, at least each init container's (Kueue's pod request, pkg/resources
+    requests.go:55-57 through the kubelet's resourcehelpers.PodRequests)."""
+    total: dict[str, N] = {}
+    for container in spec.get("containers") or []:
+        for name, value in container_requests(container.get("resources") or {}).items():
+            read = amount(str(name), value)
+            total[str(name)] = total[str(name)] + read if str(name) in total else read
+    for container in spec.get("initContainers") or []:
+        for name, value in container_requests(container.get("resources") or {}).items():
+            read = amount(str(name), value)
+            total[str(name)] = max(total[str(name)], read) if str(name) in total else read
+    return dict(sorted(total.items()))
+
+
+def pod_finished(pod: Obj) -> bool:
+    """The pod's phase is Succeeded or Failed: its requests are free again."""
+    return (pod.get("status") or {}).get("phase") in FINISHED_PHASES
+
+
+def pod_node(pod: Obj) -> str:
+    """The node the pod is bound to (`spec.nodeName`), "" while unscheduled."""
+    return str((pod.get("spec") or {}).get("nodeName") or "")
