@@ -43,6 +43,20 @@ def test_troubleshooting_has_a_section_per_rule() -> None:
         assert f"\n## {rule.id}\n" in text, rule.id
 
 
+def test_diff_md_hazard_table_has_a_row_per_hazard_rule() -> None:
+    """The table between docs/diff.md's markers is made from the @hazard_rule registry
+    (test_generated_pages_are_current fails when it is out of date)."""
+    from hetgitops.diff.hazards import HAZARDS
+
+    gen = _generator()
+    begin, end = gen.HAZARD_TABLE
+    table = (REPO / "docs/diff.md").read_text().split(begin)[1].split(end)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == sorted(HAZARDS)
+    for row, rule in zip(rows, sorted(HAZARDS.values(), key=lambda r: r.id), strict=True):
+        assert row == f"| `{rule.id}` | {gen._cell(rule.when)} | {gen._cell(rule.fix)} |"
+
+
 # The user guides (other docs pages belong to their stages' authors).
 GUIDES = [
     "README.md",

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import hetgitops.adopt.findings
+import hetgitops.diagnostics
 import hetgitops.diff.gittree
 import hetgitops.diff.hazards
 import hetgitops.drift.findings
@@ -22,7 +23,7 @@ from hetgitops import compilers
 from hetgitops.diagnostics import RULE_REGISTRY, Diagnostic, Severity, UnregisteredRule, error
 from hetgitops.reporting.catalog import all_rules
 
-PACKAGE = Path(hetgitops.diff.hazards.__file__).resolve().parents[1]
+PACKAGE = Path(hetgitops.diagnostics.__file__).resolve().parent
 # Callables that make a finding, and the position of their rule-id argument.
 BASE_EMITTERS = {"Diagnostic": 0, "error": 0, "finding_at": 1, "error_at": 0, "warning_at": 0}
 

@@ -3,7 +3,7 @@ day-2 hazard reaches in the cluster as it is now.
 
 Read-only, through the one live client (`hetgitops.live.client`): one LIST each of Kueue
 Workloads, Pods and (when Volcano is served) PodGroups. Each hazard carries its `scope` (the
-flavor, nodes, namespace, queue or class it is about, set by `diff/hazards.py`); this module
+flavor, nodes, namespace, queue or class it is about, set by `diff/hazards/`); this module
 counts what the live objects hold in that scope, per team, and writes one line into
 `Hazard.live`. Nothing is written to the cluster.
 
@@ -30,7 +30,7 @@ from decimal import Decimal
 from typing import Any
 
 from hetgitops.diff.hazards import Hazard
-from hetgitops.diff.stranded import unmatched_workload
+from hetgitops.diff.hazards.jobs import unmatched_workload
 from hetgitops.live import resources
 from hetgitops.live.client import Cluster, NotServed
 from hetgitops.live.workloads import (

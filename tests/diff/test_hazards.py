@@ -150,6 +150,31 @@ def test_hazard_ids_are_documented_and_in_the_json_schema() -> None:
     assert all(f"`{rule}`" in docs for rule in HAZARD_RULES)
 
 
+def test_every_hazard_id_yielded_is_registered_with_hazard_rule() -> None:
+    """Each `Hazard(...)` (or `replace(hazard, rule=...)`) in hetgitops/diff/hazards/ names a
+    literal id, and the ids yielded are exactly the ones registered with their user text."""
+    import ast
+
+    import hetgitops.diff.hazards as package
+    from hetgitops.diff.hazards import HAZARD_RULES
+
+    yielded: set[str] = set()
+    passed_on: set[str] = set()  # an id a helper takes as its `rule` argument
+    for path in Path(package.__file__).parent.glob("*.py"):
+        for call in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+                continue
+            args = call.args[:1] if call.func.id == "Hazard" else []
+            args += [k.value for k in call.keywords if k.arg == "rule"]
+            for arg in args:
+                if isinstance(arg, ast.Constant):
+                    yielded.add(str(arg.value))
+                else:
+                    passed_on.add(f"{path.name}: {ast.unparse(arg)}")
+    assert yielded == set(HAZARD_RULES)
+    assert passed_on == {"reading.py: rule"}  # immutable_field, called with literal ids
+
+
 def test_github_format_annotates_hazards_with_what_to_do(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hetgitops.diff.blast import LiveWork, radius
-from hetgitops.diff.stranded import Flavor, selects
+from hetgitops.diff.hazards.jobs import Flavor, selects
 from tests.diff.test_golden import run_edits
 
 RENAME = [

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetgitops.compilers.agents import tolerates
-from hetgitops.diff.hazards import Hazard
+from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.output.manifests import Manifest
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -214,6 +214,22 @@ class _Group:
     volcano: bool = False
 
 
+@hazard_rule(
+    "jobs-unmatched",
+    when=(
+        "Job templates `hetgitops jobs` rendered from the base policy select node labels the "
+        "change takes away (a pool renamed or split, a card label changed): no flavor of their "
+        "ClusterQueue matches their nodeSelector any more (Kueue keeps only the flavor's own "
+        "label keys and compares them: flavor ... doesn't match node affinity), so jobs "
+        "submitted from them, and workloads pending from them, are never admitted; Volcano jobs "
+        "from them match no node."
+    ),
+    fix=(
+        "re-render the templates (`hetgitops jobs`) from the change, resubmit pending jobs from "
+        "the new ones, or keep the pool's name and card labels until the old templates are out "
+        "of use."
+    ),
+)
 def jobs_unmatched(
     templates: Sequence[Manifest], before: Sequence[Manifest], after: Sequence[Manifest]
 ) -> Iterator[Hazard]:

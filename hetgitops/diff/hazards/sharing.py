@@ -1,4 +1,4 @@
-"""Diff stage, staged sharing reduction: where a change lowers a pool's time-slicing or MPS
+"""Diff stage, day-2 hazards of GPU sharing: where a change lowers a pool's time-slicing or MPS
 replicas, which step of the two-step reduction it is (docs/day2.md "Time-slicing down").
 
 The NVIDIA device plugin advertises `replicas` annotated devices per GPU
@@ -11,8 +11,8 @@ until they finish. Lowering the replicas and the quotas in one change therefore 
 nodes; step 1 (`retiringReplicas`: the plugin keeps the old count, the quotas count the new)
 does not, and step 2 (removing it) is safe once the replicas in use fit the new count.
 
-The manifest-level `sharing-reduced` (hazards.py) sees a device-plugin label going to fewer
-replicas; the policies say which step that is. Each hazard carries a ("capacity",
+The manifest-level `sharing-reduced` sees a device-plugin label going to fewer replicas; the
+policies say which step that is (`staged`). Each hazard carries a ("capacity",
 "<resource>|<units>") scope: what the pool's nodes hold after the change, which the live
 radius (blast.py) compares with the replicas in use on them.
 """
@@ -22,9 +22,73 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from hetgitops.diff.hazards import Hazard
+import yaml
+
+from hetgitops.diff.hazards.nodes import nfd_rules, rule_nodes
+from hetgitops.diff.hazards.reading import listed_nodes, of_kind
+from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.model.policy import Policy, Pool
+from hetgitops.output.manifests import Manifest
 from hetgitops.plan import capacity
+
+DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
+
+
+def _replicas(manifests: Sequence[Manifest]) -> dict[str, int]:
+    """Replicas per GPU of each device-plugin config (the ConfigMap's keys)."""
+    found: dict[str, int] = {}
+    for m in of_kind(manifests, "ConfigMap"):
+        if "device-plugin" not in m.name:
+            continue
+        for key, text in (m.obj.get("data") or {}).items():
+            try:
+                config = yaml.safe_load(str(text)) or {}
+            except yaml.YAMLError:
+                continue
+            sharing = config.get("sharing") if isinstance(config, dict) else None
+            replicas = 1
+            for mode in ("timeSlicing", "mps"):
+                for resource in ((sharing or {}).get(mode) or {}).get("resources") or []:
+                    replicas = max(replicas, int(resource.get("replicas", 1)))
+            found[str(key)] = replicas
+    return found
+
+
+@hazard_rule(
+    "sharing-reduced",
+    when=(
+        "A pool's time-slicing or MPS replicas per GPU go down: the device plugin advertises "
+        "fewer replicas while the pods already sharing each GPU keep running, so the nodes are "
+        "over-allocated until they finish and new pods wait."
+    ),
+    fix=(
+        "reduce in two steps: first `retiringReplicas` (the old count) next to the new "
+        "`replicas` and lowered quotas, then remove it once `diff --kubeconfig` says 'safe now'; "
+        "or drain the nodes before the sync."
+    ),
+)
+def sharing_reduced(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """A node's device-plugin config label points at a config with fewer replicas per GPU."""
+    old_replicas, new_replicas = _replicas(before), _replicas(after)
+    old_rules, new_rules = nfd_rules(before), nfd_rules(after)
+    for name in sorted(set(old_rules) & set(new_rules)):
+        was = str((old_rules[name][0].get("labels") or {}).get(DEVICE_PLUGIN_LABEL, "default"))
+        now = str((new_rules[name][0].get("labels") or {}).get(DEVICE_PLUGIN_LABEL, "default"))
+        a, b = old_replicas.get(was, 1), new_replicas.get(now, 1)
+        if b >= a:
+            continue
+        nodes = rule_nodes(new_rules[name][0])
+        yield Hazard(
+            "sharing-reduced",
+            f"NodeFeatureRule rule {name}",
+            f"lowers GPU sharing from {a} to {b} replicas per GPU on {len(nodes)} node(s) "
+            f"({listed_nodes(nodes)}): the device plugin then advertises {b} per GPU while the "
+            "pods already sharing each GPU keep running, so those nodes stay over-allocated until "
+            "they finish and new pods wait",
+            "drain those nodes, or wait for their shared pods to finish, before the sync",
+            new_rules[name][1].origin,
+            scope=(("nodes", ",".join(nodes)),),
+        )
 
 
 def _pool_of(policy: Policy | None, node: str) -> Pool | None:
@@ -51,6 +115,17 @@ def _field(pool: Pool) -> str:
     return "timeSlicing" if pool.time_slicing_replicas else "mps"
 
 
+@hazard_rule(
+    "sharing-retired",
+    when=(
+        "Step 2 of a staged sharing reduction (`retiringReplicas` removed): the device plugin "
+        "drops to the new replicas per GPU; replicas still in use above what the nodes then hold "
+        "overbook them until they finish."
+    ),
+    fix=(
+        "merge only when `diff --kubeconfig` says 'safe now'; until then keep `retiringReplicas`."
+    ),
+)
 def _reduced(old: Policy | None, new: Policy | None, hazard: Hazard) -> Hazard:
     """Step 2, or the whole reduction in one step (the unsafe way)."""
     nodes = set(dict(hazard.scope).get("nodes", "").split(",")) - {""}
@@ -90,6 +165,18 @@ def _reduced(old: Policy | None, new: Policy | None, hazard: Hazard) -> Hazard:
     )
 
 
+@hazard_rule(
+    "sharing-staged",
+    when=(
+        "Step 1 of a staged sharing reduction (`retiringReplicas`): the device plugin keeps the "
+        "old replicas per GPU while Kueue's quotas fit the new count; nothing is evicted and new "
+        "work waits until what runs fits."
+    ),
+    fix=(
+        "none needed; remove `retiringReplicas` in its own change once `diff --kubeconfig` on "
+        "that change says 'safe now'."
+    ),
+)
 def _started(old: Policy | None, new: Policy) -> Iterator[Hazard]:
     """Step 1: a pool that starts (or changes) a staged reduction."""
     for pool in new.pools.values():

@@ -1,0 +1,67 @@
+"""Diff stage, day-2 hazards: the base and head manifests (and the MIG drain plan) -> the
+updates the target systems refuse or handle badly, each with what to do.
+
+Judged from the two sides' manifests alone, so they stay right when the compilers change.
+Sources: Kueue v0.19 CRD transition rules (ResourceFlavor, LocalQueue, Topology), Volcano's
+queue webhook (child <= parent on every update), Kueue's resource-in-use finalizer, the
+Prune=false Namespace hetgitops writes and the immutable PriorityClass value. One module per
+kind of object; each rule's user text is registered with `@hazard_rule` (`registry`), and
+docs/diff.md's table is generated from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hetgitops.diff.drains import Drain
+from hetgitops.diff.hazards import (
+    flavor_transitions,
+    flavors,
+    mig,
+    nodes,
+    priorities,
+    queues,
+    sharing,
+    topology,
+)
+from hetgitops.diff.hazards import jobs as _jobs  # noqa: F401 (registers jobs-unmatched)
+from hetgitops.diff.hazards.reading import Indexed
+from hetgitops.diff.hazards.registry import HAZARDS, Hazard, HazardRule, hazard_rule
+from hetgitops.output.manifests import Manifest
+
+__all__ = ["HAZARDS", "HAZARD_RULES", "Hazard", "HazardRule", "hazard_rule", "hazards"]
+
+# Every hazard id (public API, like rule ids): schemas/diff.schema.json lists them.
+HAZARD_RULES = tuple(HAZARDS)
+
+
+def hazards(
+    before: Sequence[Manifest], after: Sequence[Manifest], drains: Sequence[Drain]
+) -> list[Hazard]:
+    """The hazards of the manifests and drain plan of one cluster (`jobs-unmatched` and the
+    sharing steps, which read the policies, are added by diff/compare.py)."""
+    before, after = Indexed(before), Indexed(after)
+    found = [
+        *nodes.node_removed(before, after),
+        *nodes.node_moved(before, after),
+        *sharing.sharing_reduced(before, after),
+        *flavor_transitions.flavor_renamed(before, after),
+        *flavor_transitions.flavor_transition(before, after),
+        *flavor_transitions.flavor_retired(before, after),
+        *topology.topology_steps(before, after),
+        *nodes.taint_evicts(before, after),
+        *queues.localqueue_removed(before, after),
+        *queues.clusterqueue_removed(before, after),
+        *priorities.priority_class_removed(before, after),
+        *queues.resource_uncovered(before, after),
+        *flavors.flavor_immutable(before, after),
+        *queues.localqueue_immutable(before, after),
+        *topology.topology_immutable(before, after),
+        *queues.volcano_shrink_order(before, after),
+        *flavors.flavor_removed(before, after),
+        *queues.namespace_removed(before, after),
+        *mig.mig_mode_flips(drains),
+        *mig.mig_repartitions(drains),
+        *priorities.priority_class_recreated(before, after),
+    ]
+    return sorted(found, key=lambda h: (h.rule, h.subject))

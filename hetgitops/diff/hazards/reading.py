@@ -1,0 +1,57 @@
+"""Diff stage, day-2 hazards: reading one side's rendered manifests (by kind, by name, spec)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from hetgitops.diff.hazards.registry import Hazard
+from hetgitops.output.manifests import Manifest
+
+
+class Indexed(list[Manifest]):
+    """One side's manifests and their index by kind: the hazards ask for a kind ~30 times per
+    side, and a walk of ~8,300 objects each time was a third of diff's day-2 stage."""
+
+    def __init__(self, manifests: Sequence[Manifest]) -> None:
+        super().__init__(manifests)
+        self.kinds: dict[str, list[Manifest]] = {}
+        for m in self:
+            self.kinds.setdefault(m.kind, []).append(m)
+
+
+def of_kind(manifests: Sequence[Manifest], kind: str) -> Sequence[Manifest]:
+    if isinstance(manifests, Indexed):
+        return manifests.kinds.get(kind, [])
+    return [m for m in manifests if m.kind == kind]
+
+
+def by_kind(manifests: Sequence[Manifest], kind: str) -> dict[str, Manifest]:
+    return {
+        f"{m.namespace}/{m.name}" if m.namespace else m.name: m for m in of_kind(manifests, kind)
+    }
+
+
+def spec_of(m: Manifest) -> Mapping[str, Any]:
+    spec = m.obj.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def listed_nodes(nodes: Sequence[str]) -> str:
+    return ", ".join(nodes[:6]) + (", ..." if len(nodes) > 6 else "")
+
+
+def immutable_field(
+    before: Sequence[Manifest], after: Sequence[Manifest], *, kind: str, field: str, rule: str
+) -> Iterator[Hazard]:
+    """Objects of `kind` on both sides whose `spec.<field>` (immutable in the CRD) changes."""
+    old, new = by_kind(before, kind), by_kind(after, kind)
+    for name in sorted(set(old) & set(new)):
+        if spec_of(old[name]).get(field) != spec_of(new[name]).get(field):
+            yield Hazard(
+                rule,
+                f"{kind} {name}",
+                f"changes spec.{field}, which Kueue's CRD makes immutable",
+                f"delete the {kind} and let the sync recreate it (Replace=true)",
+                new[name].origin,
+            )
