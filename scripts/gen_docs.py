@@ -13,10 +13,6 @@ from pathlib import Path
 from typing import Any
 
 # import (adopt), diff and drift register their rule ids when imported.
-import hetgitops.adopt.findings
-import hetgitops.diff.gittree
-import hetgitops.diff.hazards
-import hetgitops.drift.findings  # noqa: F401
 from hetgitops.diff.hazards import HAZARDS
 from hetgitops.load.documents import KINDS
 from hetgitops.model.schema import raw_schemas, schema_file

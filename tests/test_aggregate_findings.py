@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hetgitops import api
 from hetgitops.cli import main as cli
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.diff.changed import changed_values, parse_unified
+from hetgitops.load.changed import changed_values, parse_unified
 from hetgitops.load.documents import load_sources
 
 REPO = Path(__file__).resolve().parents[1]

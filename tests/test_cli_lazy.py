@@ -106,5 +106,5 @@ def test_an_unknown_command_is_a_usage_error() -> None:
 def test_diff_of_two_folders_loads_no_kubernetes_client() -> None:
     """The live blast radius (diff/blast.py, the Kubernetes client) loads with --kubeconfig."""
     loaded = _loaded("diff", "--base-dir", "policies", "--head-dir", "policies")
-    assert "hetgitops.diff.compare" in loaded
+    assert "hetgitops.diff.run" in loaded
     assert "hetgitops.diff.blast" not in loaded

@@ -18,9 +18,9 @@ import pytest
 from hetgitops import api, checks, compilers
 from hetgitops.checks.reuse import NODE_KINDS, NODE_RULES, NODE_TARGETS, NodeReuse
 from hetgitops.diagnostics import Diagnostic, Severity, Span
-from hetgitops.diff.compare import compare
-from hetgitops.diff.gitsource import select_sides
+from hetgitops.diff.run import compare
 from hetgitops.load.documents import ParseMemo, load_paths, load_sources
+from hetgitops.load.git_source import select_sides
 from hetgitops.model import schema
 from hetgitops.model.building import build_policy
 from tests.diff.test_shared_checks import separate_analyses, shared_diff

@@ -16,9 +16,9 @@ import pytest
 
 import hetgitops.adopt.findings
 import hetgitops.diagnostics
-import hetgitops.diff.gittree
 import hetgitops.diff.hazards
 import hetgitops.drift.findings
+import hetgitops.load.git_tree
 from hetgitops import compilers
 from hetgitops.diagnostics import RULE_REGISTRY, Diagnostic, Severity, UnregisteredRule, error
 from hetgitops.reporting.catalog import all_rules

@@ -103,8 +103,9 @@ def diff(
     PATHS are the policy files or folders (default: policies/), read at each Git ref straight
     from Git objects (no checkout; the working tree is left alone)."""
     from hetgitops import api
-    from hetgitops.diff import compare, gitsource
+    from hetgitops.diff import run as diff_run
     from hetgitops.diff.formats import FORMATTERS
+    from hetgitops.load import git_source
 
     if (base_dir or head_dir) and paths:
         raise click.UsageError("PATHS do not go with --base-dir/--head-dir")
@@ -125,7 +126,7 @@ def diff(
 
     def compared() -> int:
         try:
-            sides = gitsource.select_sides(
+            sides = git_source.select_sides(
                 policy_paths(paths) if not base_dir else [],
                 base=base,
                 head=head,
@@ -133,22 +134,22 @@ def diff(
                 head_dir=head_dir,
                 cwd=Path.cwd(),
             )
-        except gitsource.GitEnvironmentError as exc:
+        except git_source.GitEnvironmentError as exc:
             click.echo(f"hetgitops: {exc}", err=True)
             return EXIT_ENVIRONMENT
-        except gitsource.SourceError as exc:
+        except git_source.SourceError as exc:
             raise click.UsageError(str(exc)) from None
         options = api.Options(now=now, crd_dirs=crd_dirs)
-        result = compare.compare(*sides, options, ignore=ignore)
+        result = diff_run.compare(*sides, options, ignore=ignore)
         if (kubeconfig or context) and result.hazards:
             from hetgitops.diff import blast
 
             try:
-                compare.read_live_radius(result, kubeconfig=kubeconfig, context=context)
+                diff_run.read_live_radius(result, kubeconfig=kubeconfig, context=context)
             except blast.LiveUnavailable as exc:
                 click.echo(f"hetgitops: live blast radius: {exc}", err=True)
                 return EXIT_ENVIRONMENT
-            except compare.LiveNotSupported as exc:
+            except diff_run.LiveNotSupported as exc:
                 raise click.UsageError(str(exc)) from None
         echo_report(FORMATTERS[output_format](result))
         failing = bool(result.risks) if exit_code_on == "risk" else result.changed

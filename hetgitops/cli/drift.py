@@ -164,14 +164,14 @@ def drift(
     policy is read cluster by cluster (--context CLUSTER=CONTEXT each) and every finding
     names its cluster."""
     from hetgitops.drift.dryrun import DryRunForbidden
-    from hetgitops.drift.engine import (
+    from hetgitops.drift.report import render
+    from hetgitops.drift.run import (
         DEFAULT_MANAGERS,
         DriftOptions,
         EnvironmentFault,
         UsageProblem,
     )
-    from hetgitops.drift.engine import drift as run_drift
-    from hetgitops.drift.report import render
+    from hetgitops.drift.run import drift as run_drift
     from hetgitops.live.client import insecure_warning
 
     context, by_cluster = _contexts(contexts)

@@ -77,13 +77,13 @@ def validate(
 
 
 def _changed_lines(ref: str, policy: list[Path]) -> dict[str, frozenset[int]]:
-    from hetgitops.diff import changed, gitsource
+    from hetgitops.load import changed, git_source
 
     try:
         return changed.changed_lines(ref, policy)
-    except gitsource.GitEnvironmentError as exc:
+    except git_source.GitEnvironmentError as exc:
         raise OSError(errno.ENOENT, str(exc)) from None  # guarded(): exit 4
-    except gitsource.SourceError as exc:
+    except git_source.SourceError as exc:
         raise click.UsageError(f"--changed-since: {exc}") from None
 
 
@@ -119,10 +119,6 @@ def rules(rule: str | None, output_format: str) -> None:
     """List every rule id with its default severity and summary; with RULE, print that rule's
     full documentation (severity, stage, why, example, how to fix)."""
     # diff and drift sit above reporting: importing them registers their ids too.
-    import hetgitops.adopt.findings
-    import hetgitops.diff.gittree
-    import hetgitops.diff.hazards
-    import hetgitops.drift.findings  # noqa: F401
     from hetgitops.reporting.catalog import all_rules, as_json, full_text
 
     found = {info.id: info for info in all_rules()}

@@ -3,7 +3,7 @@ drift, with what the run read from each cluster (objects, kinds, requests) in th
 
 from __future__ import annotations
 
-from hetgitops.drift.engine import DriftResult
+from hetgitops.drift.run import DriftResult
 from hetgitops.reporting import FORMATTERS, markdown, sarif
 from hetgitops.reporting import text as plain
 

@@ -16,9 +16,9 @@ import jsonschema
 import pytest
 
 from hetgitops import api
-from hetgitops.diff.compare import DiffResult, compare
 from hetgitops.diff.formats import FORMATTERS
-from hetgitops.diff.gitsource import read_folder
+from hetgitops.diff.run import DiffResult, compare
+from hetgitops.load.git_source import read_folder
 from tests.diff.scenarios import REPO, SCENARIOS, Edit, build
 
 CASES = REPO / "tests" / "cases" / "diff"

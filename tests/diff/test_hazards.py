@@ -317,8 +317,8 @@ def _compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: list[Any], h
     import shutil
 
     from hetgitops import api
-    from hetgitops.diff.compare import compare
-    from hetgitops.diff.gitsource import read_folder
+    from hetgitops.diff.run import compare
+    from hetgitops.load.git_source import read_folder
     from tests.diff.scenarios import BUNDLED, apply_edits
     from tests.diff.test_golden import NOW
 
@@ -399,8 +399,8 @@ def test_a_topology_change_offers_the_transition_in_two_steps(
     import shutil
 
     from hetgitops import api
-    from hetgitops.diff.compare import compare
-    from hetgitops.diff.gitsource import read_folder
+    from hetgitops.diff.run import compare
+    from hetgitops.load.git_source import read_folder
     from tests.diff.scenarios import BUNDLED, apply_edits
     from tests.diff.test_golden import NOW
 

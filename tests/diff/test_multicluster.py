@@ -11,11 +11,11 @@ import jsonschema
 import pytest
 
 from hetgitops import api
-from hetgitops.diff.compare import DiffResult, compare
 from hetgitops.diff.formats import FORMATTERS
-from hetgitops.diff.gitsource import read_folder
 from hetgitops.diff.objects import object_changes, replay
+from hetgitops.diff.run import DiffResult, compare
 from hetgitops.diff.structure import same
+from hetgitops.load.git_source import read_folder
 from hetgitops.output.manifests import Manifest
 from tests.checks.conftest import PolicyText
 from tests.checks.multi_policy import multi_policy

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from hetgitops import api
-from hetgitops.diff.compare import compare
-from hetgitops.diff.gitsource import read_folder
 from hetgitops.diff.objects import ignored, object_changes, object_key, replay
+from hetgitops.diff.run import compare
 from hetgitops.diff.structure import same
+from hetgitops.load.git_source import read_folder
 from hetgitops.output.manifests import Manifest
 from tests.diff.scenarios import SCENARIOS, build
 

@@ -15,10 +15,10 @@ import pytest
 from hetgitops import api
 from hetgitops.conformance import output_checks
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.diff.changed import changed_values
-from hetgitops.diff.compare import DiffResult, compare
-from hetgitops.diff.gitsource import Side, read_folder, select_sides
+from hetgitops.diff.run import DiffResult, compare
+from hetgitops.load.changed import changed_values
 from hetgitops.load.documents import ParseMemo, load_sources
+from hetgitops.load.git_source import Side, read_folder, select_sides
 from hetgitops.model import schema
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest

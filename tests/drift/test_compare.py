@@ -172,8 +172,8 @@ def test_a_kind_without_a_served_crd_version_is_a_finding_not_a_crash() -> None:
     import yaml
 
     from hetgitops.diagnostics import NOWHERE
-    from hetgitops.drift.engine import DriftOptions, _kind
     from hetgitops.drift.kinds import Catalogue, KindKey
+    from hetgitops.drift.run import DriftOptions, _kind
     from hetgitops.output.manifests import Manifest
 
     crd = upstream.for_test() / "kueue" / "crds" / "kueue.x-k8s.io_clusterqueues.yaml"

@@ -30,7 +30,7 @@ from drift_fleet import (
 
 from hetgitops.cli.main import main
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.drift.engine import DriftOptions, DriftResult, drift
+from hetgitops.drift.run import DriftOptions, DriftResult, drift
 
 pytestmark = pytest.mark.e2e
 

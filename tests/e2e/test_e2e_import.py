@@ -263,7 +263,7 @@ def test_drift_right_after_import_finds_no_field_difference(
     object is unmanaged (the first sync adopts it) with no field of its spec changing, the GPU
     Operator's ConfigMaps too: the render writes each config document in its own layout, and
     drift compares what the documents say (`drift.compare.DOCUMENT_VALUES`)."""
-    from hetgitops.drift.engine import DriftOptions, drift
+    from hetgitops.drift.run import DriftOptions, drift
 
     read = sources.from_cluster(control_plane.admin_kubeconfig, None)
     result = import_objects(read, tmp_path / "policy", cluster="lab")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
-from hetgitops.diff.compare import DiffResult
 from hetgitops.diff.formats import github, json_format, markdown, text
+from hetgitops.diff.run import DiffResult
 
 _MODULES: dict[str, ModuleType] = {
     "text": text,

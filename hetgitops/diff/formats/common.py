@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
-from hetgitops.diff.compare import DiffResult
 from hetgitops.diff.impact import Amount, CostRow, QuotaRow
 from hetgitops.diff.objects import ObjectChange
+from hetgitops.diff.run import DiffResult
 from hetgitops.diff.structure import FieldChange, dotted
 
 MAX_VALUE_CHARS = 160

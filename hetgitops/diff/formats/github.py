@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.diff.compare import DiffResult
 from hetgitops.diff.formats import text
+from hetgitops.diff.run import DiffResult
 from hetgitops.reporting.github import annotation
 
 

@@ -7,10 +7,10 @@ from fractions import Fraction
 from typing import Any
 
 from hetgitops.diagnostics import Diagnostic, Span
-from hetgitops.diff.compare import SCHEMA_VERSION, DiffResult, SideResult
 from hetgitops.diff.formats import common as c
 from hetgitops.diff.impact import Amount, QuotaRow
 from hetgitops.diff.objects import ObjectChange
+from hetgitops.diff.run import SCHEMA_VERSION, DiffResult, SideResult
 from hetgitops.diff.structure import FieldChange, Key
 
 

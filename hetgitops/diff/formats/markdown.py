@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.diff.compare import DiffResult
 from hetgitops.diff.formats import common as c
 from hetgitops.diff.formats.sections import Section, impact_sections, joined
 from hetgitops.diff.formats.text import finding, headline
 from hetgitops.diff.objects import ObjectChange
+from hetgitops.diff.run import DiffResult
 from hetgitops.reporting.markdown import code_cell, text_cell
 
 MARKER = "<!-- hetgitops-diff -->"

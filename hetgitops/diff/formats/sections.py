@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetgitops.diff.compare import DiffResult
 from hetgitops.diff.formats import common as c
+from hetgitops.diff.run import DiffResult
 
 # A cell is a value, or a (before, after) pair each format joins with its own arrow.
 Cell = str | tuple[str, str]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.diff.compare import DiffResult
 from hetgitops.diff.formats import common as c
 from hetgitops.diff.formats.sections import Section, impact_sections, joined
+from hetgitops.diff.run import DiffResult
 from hetgitops.reporting.text import visible
 
 

@@ -39,7 +39,7 @@ def hazards(
     before: Sequence[Manifest], after: Sequence[Manifest], drains: Sequence[Drain]
 ) -> list[Hazard]:
     """The hazards of the manifests and drain plan of one cluster (`jobs-unmatched` and the
-    sharing steps, which read the policies, are added by diff/compare.py)."""
+    sharing steps, which read the policies, are added by diff/run.py)."""
     before, after = Indexed(before), Indexed(after)
     found = [
         *nodes.node_removed(before, after),

@@ -1,4 +1,4 @@
-"""Diff stage, Git trees: the policy files under some paths at one commit, found the way
+"""Load stage, Git trees: the policy files under some paths at one commit, found the way
 `load.policy_files` finds them on disk — symlinks followed inside the repository, submodules
 read from their own clone — and every entry that cannot be read said aloud, never dropped.
 
@@ -18,6 +18,7 @@ from hetgitops.load.policyfiles import is_policy_name, skipped_as_policy, skippe
 LINK, GITLINK = "120000", "160000"
 MAX_LINK_HOPS = 40  # what Linux allows (ELOOP) before calling a chain of links a loop
 
+# Still diff's rule (`hetgitops rules` shows stage diff): only diff reads a ref's tree.
 register_rules(
     "diff",
     {
@@ -48,7 +49,7 @@ class Found:
     name: str
 
 
-Git = Callable[..., bytes]  # gitsource._git: (repo, *args, data=...) -> stdout
+Git = Callable[..., bytes]  # git_source._git: (repo, *args, data=...) -> stdout
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Diff stage, changed lines: which lines of the working tree differ from a Git ref.
+"""Load stage, changed lines: which lines of the working tree differ from a Git ref.
 
 `validate --changed-since REF` passes them to `api.Options.changed`, so an aggregate finding
 (a pool's total, a team's budget) is reported at a contributor the change touched: a pull
@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hetgitops.diff.gitsource import _git, repo_of, resolve
 from hetgitops.load.documents import Document
+from hetgitops.load.git_source import _git, repo_of, resolve
 
 _FILE = re.compile(r"^\+\+\+ (?:b/)?(.*)$")
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -29,7 +29,7 @@ def changed_lines(
     in the repository that holds the first of `paths` (the policy), wherever `cwd` is.
 
     A pure deletion marks the lines on both sides of the gap: removing a node group is a change
-    of the pool next to it. Raises gitsource.SourceError (unknown ref, not a repository) and
+    of the pool next to it. Raises git_source.SourceError (unknown ref, not a repository) and
     GitMissing."""
     where = cwd or Path.cwd()
     repo = repo_of(paths, where, " (--changed-since reads the policy's Git history)")

@@ -1,5 +1,7 @@
-"""Diff stage, sources: policy files at a Git ref (read from Git objects, no checkout) or in a
-folder, as the (display name, bytes) pairs `load.load_sources` takes."""
+"""Load stage, Git sources: policy files at a Git ref (read from Git objects, no checkout) or in
+a folder, as the (display name, bytes) pairs `load.load_sources` takes. Read by `hetgitops
+diff` (both sides) and by `validate --changed-since` (through `changed`), so it sits in load,
+below both."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetgitops.diagnostics import Diagnostic, Span, error
-from hetgitops.diff import gittree
+from hetgitops.load import git_tree
 from hetgitops.load.documents import LoadResult, ParseMemo, load_sources, policy_files
 from hetgitops.load.policyfiles import read_files
 
@@ -126,14 +128,14 @@ def read_ref(repo: Path, ref: str, paths: Iterable[Path], memo: ParseMemo | None
     working directory), so a finding's location matches the head-side file a reviewer opens."""
     commit = resolve(repo, ref)
     prefixes = [_repo_relative(repo, p) for p in paths]
-    walk = gittree.Walk(_git, repo, ref, _display)
+    walk = git_tree.Walk(_git, repo, ref, _display)
     try:
-        tree = gittree.Tree.read(_git, repo, commit)
+        tree = git_tree.Tree.read(_git, repo, commit)
         for prefix in prefixes or [""]:
             walk.path(tree, prefix)
         files = sorted({(f.name, f.repo, f.oid) for f in walk.found})
         blobs = _blobs(files)
-    except gittree.MissingObject as exc:
+    except git_tree.MissingObject as exc:
         raise GitEnvironmentError(
             f"the Git object {exc.oid} (a file at {ref}) is missing from {exc.repo}/.git: the "
             "clone is partial or damaged; fetch it again (git fetch --refetch) or re-clone"
@@ -155,7 +157,7 @@ def _blobs(files: list[tuple[str, Path, str]]) -> list[bytes]:
     by_repo: dict[Path, list[str]] = {}
     for _, where, oid in files:
         by_repo.setdefault(where, []).append(oid)
-    read = {where: iter(gittree.read_blobs(_git, where, oids)) for where, oids in by_repo.items()}
+    read = {where: iter(git_tree.read_blobs(_git, where, oids)) for where, oids in by_repo.items()}
     return [next(read[where]) for _, where, _ in files]
 
 

@@ -13,13 +13,13 @@ from hetgitops.checks.reuse import NodeReuse
 from hetgitops.conformance import output_checks
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.diff import drains as drain_plans
-from hetgitops.diff.changed import changed_values
-from hetgitops.diff.gitsource import Side
 from hetgitops.diff.hazards import Hazard, hazards
 from hetgitops.diff.hazards.jobs import jobs_unmatched, selection_changed
 from hetgitops.diff.hazards.sharing import staged
 from hetgitops.diff.impact import Impact, cluster_sides, impact
 from hetgitops.diff.objects import ObjectChange, ignored, object_changes
+from hetgitops.load.changed import changed_values
+from hetgitops.load.git_source import Side
 from hetgitops.model import schema
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
