@@ -12,7 +12,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-# import (adopt), diff and drift register their rule ids when imported.
+# import (adopt), diff (its Git tree reading in load.git_tree) and drift register their rule ids
+# when imported.
+import hetgitops.adopt.findings
+import hetgitops.diff.hazards
+import hetgitops.drift.findings
+import hetgitops.load.git_tree  # noqa: F401
 from hetgitops.diff.hazards import HAZARDS
 from hetgitops.load.documents import KINDS
 from hetgitops.model.schema import raw_schemas, schema_file

@@ -32,6 +32,10 @@ def test_policy_reference_lists_every_schema_field_of_every_kind() -> None:
 
 
 def test_troubleshooting_has_a_section_per_rule() -> None:
+    import hetgitops.adopt.findings
+    import hetgitops.diff.hazards
+    import hetgitops.drift.findings
+    import hetgitops.load.git_tree  # noqa: F401
     from hetgitops.reporting.catalog import all_rules
 
     text = (REPO / "docs/troubleshooting.md").read_text()
