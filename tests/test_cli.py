@@ -15,8 +15,9 @@ from click.testing import CliRunner, Result
 from hetgitops import api
 from hetgitops.checks import RULES
 from hetgitops.cli import diff as diff_cli
+from hetgitops.cli import jobs as jobs_cli
 from hetgitops.cli import main as cli
-from hetgitops.cli import output as output_cli
+from hetgitops.cli import render as render_cli
 from hetgitops.cli import validate as validate_cli
 from hetgitops.cli.common import format_option, output_dir_option
 from hetgitops.diagnostics import Diagnostic, Severity, Span
@@ -255,7 +256,7 @@ def test_report_and_tree_commands_share_one_option_definition() -> None:
     built = click.command()(reference)
     for command in (validate_cli.validate, diff_cli.diff):
         assert _option(command, "output_format") == _option(built, "output_format")
-    for command in (output_cli.render, output_cli.jobs):
+    for command in (render_cli.render, jobs_cli.jobs):
         assert _option(command, "output") == _option(built, "output")
 
 

@@ -1,4 +1,6 @@
-"""`hetgitops argocd-cm`: Argo CD resource customizations for the kinds a policy renders."""
+"""`hetgitops argocd-cm`: Argo CD resource customizations for the kinds a policy renders.
+
+Named `argocd_cm` because a hyphen cannot be in a module's name."""
 
 from __future__ import annotations
 

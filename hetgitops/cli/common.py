@@ -258,3 +258,20 @@ def note(message: str) -> None:
 def echo_report(report: str) -> None:
     """Print a report on stdout, checked (see emit)."""
     emit(report)
+
+
+def refuse_unsafe_output(output: Path, inputs: list[Path]) -> None:
+    """Usage error (exit 2) before any work when --output DIR must not be replaced (render,
+    jobs)."""
+    from hetgitops.output.writer import UnsafeOutput, check_output_dir
+
+    try:
+        check_output_dir(output, inputs)
+    except UnsafeOutput as exc:
+        raise click.UsageError(f"refusing --output: {exc}") from None
+
+
+def printed(text: str) -> int:
+    """Print `text` on stdout (checked, see emit): exit 0 (schema, rules)."""
+    emit(text)
+    return EXIT_OK

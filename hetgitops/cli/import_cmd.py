@@ -1,4 +1,7 @@
-"""CLI command `import`: manifests or a live cluster -> hetgitops.adopt -> policy files."""
+"""`hetgitops import`: manifests or a live cluster -> hetgitops.adopt -> policy files.
+
+Named `import_cmd` (and its function `import_`) because `import` is a Python keyword: a module
+called `import` could not be imported by name."""
 
 from __future__ import annotations
 

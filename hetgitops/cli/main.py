@@ -16,17 +16,17 @@ from hetgitops.cli.common import EXIT_CODES_HELP, hold_standard_streams, tune_co
 
 # name -> "module:attribute" of its click command. A new command is one line here.
 COMMANDS = {
-    "argocd-cm": "hetgitops.cli.argocd:argocd_cm",
+    "argocd-cm": "hetgitops.cli.argocd_cm:argocd_cm",
     "capacity": "hetgitops.cli.explain:capacity",
     "diff": "hetgitops.cli.diff:diff",
     "drift": "hetgitops.cli.drift:drift",
     "explain": "hetgitops.cli.explain:explain",
-    "import": "hetgitops.cli.adopt:import_",
+    "import": "hetgitops.cli.import_cmd:import_",
     "init": "hetgitops.cli.init:init",
-    "jobs": "hetgitops.cli.output:jobs",
-    "render": "hetgitops.cli.output:render",
-    "rules": "hetgitops.cli.validate:rules",
-    "schema": "hetgitops.cli.validate:schema",
+    "jobs": "hetgitops.cli.jobs:jobs",
+    "render": "hetgitops.cli.render:render",
+    "rules": "hetgitops.cli.rules:rules",
+    "schema": "hetgitops.cli.schema:schema",
     "validate": "hetgitops.cli.validate:validate",
 }
 

@@ -1,13 +1,12 @@
-"""`hetgitops validate`, `schema` and `rules`: the policy checks and their documentation."""
+"""`hetgitops validate`: the policy checks and the checks of what it compiles to, reported in
+one of the reporting formats."""
 
 from __future__ import annotations
 
 import datetime as dt
 import errno
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -20,12 +19,10 @@ from hetgitops.cli.common import (
     NOW_OPTION,
     crd_dir_option,
     echo_report,
-    emit,
     format_option,
     guarded,
     policy_paths,
 )
-from hetgitops.load.documents import KINDS
 
 
 def _formats() -> list[str]:
@@ -85,58 +82,3 @@ def _changed_lines(ref: str, policy: list[Path]) -> dict[str, frozenset[int]]:
         raise OSError(errno.ENOENT, str(exc)) from None  # guarded(): exit 4
     except git_source.SourceError as exc:
         raise click.UsageError(f"--changed-since: {exc}") from None
-
-
-@click.command()
-@click.argument("kind", required=False, type=click.Choice([*KINDS, "all"], case_sensitive=False))
-def schema(kind: str | None) -> None:
-    """Print the JSON Schema of a policy KIND (default: the dispatching policy schema)."""
-    from hetgitops.model import schema as schemas
-
-    raw = schemas.raw_schemas()
-    body: Any
-    if kind is None:
-        body = raw["policy.schema.json"]
-    elif kind.lower() == "all":
-        body = raw
-    else:
-        body = schemas.kind_schema(next(k for k in KINDS if k.lower() == kind.lower()))
-    sys.exit(guarded(lambda: _printed(json.dumps(body, indent=2) + "\n")))
-
-
-@click.command()
-@click.argument("rule", required=False)
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json: a list of rules (one object with RULE), each with id, severity, stage, "
-    "summary, why, fails, passes and fix, for tooling.",
-)
-def rules(rule: str | None, output_format: str) -> None:
-    """List every rule id with its default severity and summary; with RULE, print that rule's
-    full documentation (severity, stage, why, example, how to fix)."""
-    # diff and drift sit above reporting: importing them registers their ids too.
-    from hetgitops.reporting.catalog import all_rules, as_json, full_text
-
-    found = {info.id: info for info in all_rules()}
-    if output_format == "json" and (rule is None or rule in found):
-        body: Any = as_json(found[rule]) if rule else [as_json(i) for i in found.values()]
-        sys.exit(guarded(lambda: _printed(json.dumps(body, indent=2) + "\n")))
-    if rule is None:
-        text = "".join(f"{i.id:32} {i.severity.label:8} {i.summary}\n" for i in found.values())
-        sys.exit(guarded(lambda: _printed(text)))
-    if rule not in found:
-        import difflib
-
-        close = difflib.get_close_matches(rule, list(found), n=5, cutoff=0.6)
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        raise click.BadParameter(f"no rule {rule!r}.{hint} (`hetgitops rules` lists them)")
-    sys.exit(guarded(lambda: _printed(full_text(found[rule]))))
-
-
-def _printed(text: str) -> int:
-    emit(text)
-    return EXIT_OK
