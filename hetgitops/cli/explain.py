@@ -84,7 +84,8 @@ def explain(
     """Where a job would land on an empty cluster, or why it would pend: the flavors Kueue
     tries in order, its reason and message, Volcano's and kube-scheduler's view, and the
     policy line to change. Exit 1 when the job would not be admitted."""
-    from hetgitops.explain import formats, live, request, run
+    from hetgitops.explain import existing, formats, request, run
+    from hetgitops.explain.state import read_state
     from hetgitops.explain.workload import WorkloadError
 
     workload_ref = _workload_ref(target)
@@ -111,14 +112,12 @@ def explain(
         if workload_ref is not None:
             assert kubeconfig is not None
             report = _live(
-                lambda c: live.explain_workload(policy, c, *workload_ref), kubeconfig, context
+                lambda c: existing.explain_workload(policy, c, *workload_ref), kubeconfig, context
             )
             echo_report(formats.render_workload(report, output_format))
             done = ("admitted", "finished", "running", "succeeded")
             return EXIT_OK if report.state in done else EXIT_FINDINGS
-        state = (
-            _live(lambda c: live.read_state(policy, c), kubeconfig, context) if kubeconfig else None
-        )
+        state = _live(lambda c: read_state(policy, c), kubeconfig, context) if kubeconfig else None
         try:
             if manifest is not None:
                 found = run.explain_all(
