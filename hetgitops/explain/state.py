@@ -1,9 +1,10 @@
 """The live cluster's state, read once for `explain` (live mode): what every ClusterQueue holds,
 who is admitted and who waits, Volcano's queues, what each node has free.
 
-Why a module of its own: this is the only part of explain that talks to the cluster (LISTs
-through `hetgitops.live`, nothing is written); the answer lines (`lines.py`) and the replay
-(`explanation.py`) then work on the frozen `LiveState`, so they are tested without a cluster.
+Why a module of its own: reading is kept apart from judging. One pass of LISTs (through
+`hetgitops.live`, nothing is written) gives a frozen `LiveState`; the answer lines (`lines.py`)
+and the replay (`explanation.py`) then work on it and can be tested without a cluster.
+(`existing.py` reads too, but only the one object `explain workload` names.)
 Reads ClusterQueues' `status.flavorsUsage` (what every queue holds per flavor and resource,
 Kueue's Usage that Available subtracts) and Workloads (who is admitted, who waits in which
 ClusterQueue: the `live.workloads` reader the diff blast radius uses too, Kueue v0.19.2's own
