@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hetgitops"
 TOP_MODULES = {"__init__.py", "api.py", "diagnostics.py"}
 STAGES = {
     "load", "model", "plan", "checks", "compilers", "output", "conformance", "reporting",
-    "scaffold", "diff", "cli", "drift", "live", "explain", "adopt",
+    "scaffold", "diff", "cli", "drift", "live", "explain", "capacity", "adopt",
 }  # fmt: skip
 
 

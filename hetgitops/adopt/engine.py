@@ -9,9 +9,8 @@ import yaml
 
 from hetgitops import api
 from hetgitops.adopt import roundtrip
-from hetgitops.adopt.findings import finding
 from hetgitops.adopt.infer import infer
-from hetgitops.adopt.sources import Imported, Read
+from hetgitops.adopt.sources import Read
 from hetgitops.adopt.write import policy_files
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.load.resources import data_dir
@@ -43,7 +42,7 @@ def import_objects(read: Read, output: Path, *, cluster: str) -> ImportResult:
     result.rendered = rendered
     result.diagnostics.extend(rendered.diagnostics)
     if not rendered.failed():
-        blind = _without_nodes(read.objects)
+        blind = roundtrip.without_nodes(read.objects)
         cause = None if blind is None else blind.cause
         result.diagnostics.extend(
             d.because(cause) for d in roundtrip.check(read.objects, rendered.manifests)
@@ -51,39 +50,3 @@ def import_objects(read: Read, output: Path, *, cluster: str) -> ImportResult:
         if blind is not None:
             result.diagnostics.append(blind)
     return result
-
-
-# Resources every node has: a queue with quota on nothing else claims no accelerators.
-_HOST_RESOURCES = {"cpu", "memory", "pods", "ephemeral-storage"}
-
-
-def _without_nodes(objects: list[Imported]) -> Diagnostic | None:
-    """A warning when the input claims accelerators in its ClusterQueues but holds no Node
-    (a `kubectl get` dump without `nodes`): pools, their cards, MIG layouts and sharing
-    replicas are read from the nodes, so the policy's pools are guessed from the quotas and
-    every difference the round trip then finds follows from that, not from the language."""
-    if any(o.kind == "Node" for o in objects):
-        return None
-    claiming = next((o for o in objects if o.kind == "ClusterQueue" and _claims_cards(o)), None)
-    if claiming is None:
-        return None
-    return finding(
-        "import-no-nodes",
-        f"the input holds no Node, but ClusterQueue {claiming.name} claims accelerators: import "
-        "reads each pool's cards, MIG layout and time-slicing replicas from the nodes, so the "
-        "pools written are guesses from the quotas alone, and every difference the round trip "
-        "reports below follows from that",
-        claiming.span,
-        hint="add the nodes to the input (kubectl get nodes -o yaml), or import from the "
-        "cluster itself (--kubeconfig)",
-    )
-
-
-def _claims_cards(queue: Imported) -> bool:
-    groups = (queue.obj.get("spec") or {}).get("resourceGroups") or []
-    return any(
-        str(resource) not in _HOST_RESOURCES
-        for group in groups
-        if isinstance(group, dict)
-        for resource in group.get("coveredResources") or []
-    )

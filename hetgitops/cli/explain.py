@@ -84,7 +84,8 @@ def explain(
     """Where a job would land on an empty cluster, or why it would pend: the flavors Kueue
     tries in order, its reason and message, Volcano's and kube-scheduler's view, and the
     policy line to change. Exit 1 when the job would not be admitted."""
-    from hetgitops.explain import formats, live, request, run
+    from hetgitops.explain import existing, formats, request, run
+    from hetgitops.explain.state import read_state
     from hetgitops.explain.workload import WorkloadError
 
     workload_ref = _workload_ref(target)
@@ -111,14 +112,12 @@ def explain(
         if workload_ref is not None:
             assert kubeconfig is not None
             report = _live(
-                lambda c: live.explain_workload(policy, c, *workload_ref), kubeconfig, context
+                lambda c: existing.explain_workload(policy, c, *workload_ref), kubeconfig, context
             )
             echo_report(formats.render_workload(report, output_format))
             done = ("admitted", "finished", "running", "succeeded")
             return EXIT_OK if report.state in done else EXIT_FINDINGS
-        state = (
-            _live(lambda c: live.read_state(policy, c), kubeconfig, context) if kubeconfig else None
-        )
+        state = _live(lambda c: read_state(policy, c), kubeconfig, context) if kubeconfig else None
         try:
             if manifest is not None:
                 found = run.explain_all(
@@ -165,45 +164,3 @@ def _live(read: Callable[[Any], T], kubeconfig: Path, context: str | None) -> T:
             cluster.close()
     except (ClusterError, Forbidden, NotServed) as exc:
         raise OSError(f"{exc} (explain reads ClusterQueues, Workloads and Events)") from None
-
-
-@click.command(epilog=EXIT_CODES_HELP)
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "csv", "markdown", "html"]),
-    default="text",
-    show_default=True,
-    help="Report format.",
-)
-@NOW_OPTION
-def capacity(paths: tuple[Path, ...], output_format: str, now: dt.date) -> None:
-    """Who really gets what: per team, pool and resource the nominal quota, what it may
-    borrow, lends, keeps guaranteed and can reach (whole GPUs, MIG profiles and time-sliced
-    replicas apart, normalized units beside them); monthly cost against budget; per card
-    type commitment against capacity."""
-    from hetgitops.explain import capacity as report
-    from hetgitops.explain import capacity_formats, run
-
-    def go() -> int:
-        try:
-            policy = run.load_policy(policy_paths(paths), now)
-        except run.PolicyError as failed:
-            from hetgitops.reporting import FORMATTERS
-
-            echo_report(FORMATTERS["text"](failed.result))
-            return EXIT_FINDINGS
-        built = report.capacity_report(policy)
-        if output_format == "html":
-            from hetgitops.explain import capacity_html
-
-            try:
-                echo_report(capacity_html.render_html(built))
-            except capacity_html.ChartLibraryMissing as exc:
-                raise click.ClickException(str(exc)) from None
-        else:
-            echo_report(capacity_formats.FORMATS[output_format](built))
-        return EXIT_OK
-
-    sys.exit(guarded(go))

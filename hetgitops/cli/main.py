@@ -17,7 +17,7 @@ from hetgitops.cli.common import EXIT_CODES_HELP, hold_standard_streams, tune_co
 # name -> "module:attribute" of its click command. A new command is one line here.
 COMMANDS = {
     "argocd-cm": "hetgitops.cli.argocd_cm:argocd_cm",
-    "capacity": "hetgitops.cli.explain:capacity",
+    "capacity": "hetgitops.cli.capacity:capacity",
     "diff": "hetgitops.cli.diff:diff",
     "drift": "hetgitops.cli.drift:drift",
     "explain": "hetgitops.cli.explain:explain",

@@ -1,5 +1,5 @@
 """Explain stage: where a job lands and why it pends, in Kueue's, Volcano's, kube-scheduler's
-and the policy's terms; and what each team really gets (`capacity`).
+and the policy's terms (`hetgitops explain`; what each team gets overall is `capacity/`'s).
 
 Takes a `Policy` and a workload (a request from options, a WorkloadProfile's job templates, or a
 manifest a user submits: Job, JobSet, PyTorchJob, Volcano Job, LeaderWorkerSet, Deployment,

@@ -10,7 +10,14 @@ from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.compilers.volcano import QueuePlan, queue_plans
 from hetgitops.diagnostics import Span
 from hetgitops.explain import kueue
+from hetgitops.explain.kueue_messages import (
+    EXCEEDS_MAX_QUOTA,
+    TOPOLOGY_PLACEMENT_FAILED,
+    WAITING_FOR_QUOTA,
+    fmt,
+)
 from hetgitops.explain.nodes import pool_nodes, selects, slots, taint_text, untolerated
+from hetgitops.explain.quotas import Flavor, Quotas, Usage, flavors
 from hetgitops.explain.workload import DEFAULT, VOLCANO, PodSet, Workload
 from hetgitops.model.policy import Policy, Pool, Team, derived
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
@@ -71,7 +78,7 @@ def explain(
     policy: Policy,
     workload: Workload,
     *,
-    usage: kueue.Usage | None = None,
+    usage: Usage | None = None,
     node_free: Mapping[str, Mapping[str, int]] | None = None,
 ) -> Explanation:
     team = team_of(policy, workload)
@@ -131,7 +138,7 @@ def explain(
                 f"({', '.join(team.tiers)}): Kueue does not check this, hetgitops' policy does"
             )
             fixes.append(Fix(team.origin.at("spec", "tiers"), f"add {workload.tier}"))
-    quotas = kueue.Quotas(policy, usage)
+    quotas = Quotas(policy, usage)
     verdict = kueue.Assigner(policy, team, quotas, node_free).assign(workload.pod_sets)
     policy_lines.extend(_policy_terms(policy, team, verdict, quotas, fixes))
     # A placement failure that sent Kueue round again is the cause; the Workload's condition
@@ -156,7 +163,7 @@ def _policy_terms(
     policy: Policy,
     team: Team,
     verdict: kueue.KueueVerdict,
-    quotas: kueue.Quotas,
+    quotas: Quotas,
     fixes: list[Fix],
 ) -> list[str]:
     """For each flavor the workload's selector allows but quota refused: the quota line to
@@ -169,7 +176,7 @@ def _policy_terms(
         r
         for cycle in verdict.cycles
         for r in cycle.pod_sets
-        if r.reason == kueue.TOPOLOGY_PLACEMENT_FAILED
+        if r.reason == TOPOLOGY_PLACEMENT_FAILED
     ]
     for result in [*placements, *verdict.pod_sets]:
         if result.flavor is not None:
@@ -182,7 +189,7 @@ def _policy_terms(
                     f"{team.cohort} (quota at {plans[result.flavor.pool].origin})"
                 )
             continue
-        if result.reason == kueue.TOPOLOGY_PLACEMENT_FAILED:
+        if result.reason == TOPOLOGY_PLACEMENT_FAILED:
             lines.append(
                 "the quota fits but the nodes do not: a larger topology domain (more nodes in "
                 "the pool or a broader topology level in the profile) is needed"
@@ -195,7 +202,7 @@ def _policy_terms(
             )
             fixes.append(Fix(team.origin.at("spec", "quotas"), f"add {resource}", resource))
         for attempt in result.attempts:
-            if attempt.reason not in (kueue.EXCEEDS_MAX_QUOTA, kueue.WAITING_FOR_QUOTA):
+            if attempt.reason not in (EXCEEDS_MAX_QUOTA, WAITING_FOR_QUOTA):
                 continue
             plan = plans[attempt.pool]
             for resource in sorted(result.pod_set.requests):
@@ -206,8 +213,8 @@ def _policy_terms(
                 short = need - most
                 if resource in HOST_RESOURCES:
                     lines.append(
-                        f"pool {attempt.pool}: the pod set needs {kueue.fmt(resource, need)} "
-                        f"{resource}, the queue reaches {kueue.fmt(resource, most)}: the "
+                        f"pool {attempt.pool}: the pod set needs {fmt(resource, need)} "
+                        f"{resource}, the queue reaches {fmt(resource, most)}: the "
                         f"{resource} that come with the team's cards (cpuPerCard / "
                         f"memoryPerCard at {team.origin.span}) or more cards"
                     )
@@ -320,16 +327,14 @@ def _kube_scheduler(
             team = policy.teams.get(verdict.cluster_queue) if verdict else None
             if team is not None:
                 flavor = next(
-                    (f for f in kueue.flavors(policy, team) if f.name == result.flavor.flavor),
+                    (f for f in flavors(policy, team) if f.name == result.flavor.flavor),
                     None,
                 )
         lines.append(_pod_line(policy, pod_set, pools, flavor))
     return tuple(lines)
 
 
-def _pod_line(
-    policy: Policy, pod_set: PodSet, pools: list[Pool], flavor: kueue.Flavor | None
-) -> str:
+def _pod_line(policy: Policy, pod_set: PodSet, pools: list[Pool], flavor: Flavor | None) -> str:
     selector = {**pod_set.node_selector, **(flavor.node_labels if flavor else {})}
     tolerations = (*pod_set.tolerations, *(flavor.tolerations if flavor else ()))
     nodes = [n for pool in pools for n in pool_nodes(policy, pool)]

@@ -6,9 +6,10 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from hetgitops.explain.existing import WorkloadReport
 from hetgitops.explain.explanation import Explanation
-from hetgitops.explain.kueue import Attempt, KueueVerdict, fmt
-from hetgitops.explain.live import WorkloadReport
+from hetgitops.explain.kueue import Attempt, KueueVerdict
+from hetgitops.explain.kueue_messages import fmt
 from hetgitops.plan.quota_plan import HOST_RESOURCES as HOST
 
 SCHEMA_VERSION = 1

@@ -33,183 +33,31 @@ Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.1
   (tas_flavor_snapshot.go:961): a pod set that fits no
   domain is "topology "T" doesn't allow to fit any of N pod(s)" or "allows to fit only k out of
   N pod(s)" (:1997-2016), TopologyPlacementFailed.
-The reason tokens are those of Kueue's UnadmittedWorkloadsObservability gate (off by default in
-v0.19.2: the condition's reason is then `Pending`, the message the same)."""
+This module is the order; what the ClusterQueue offers is `quotas.py`, the placement on nodes
+`topology.py`, and every reason token and message string `kueue_messages.py`."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from hetgitops.compilers.agents import tolerates
-from hetgitops.compilers.kueue_flavors import (
-    resource_flavor,
-    retiring_taint,
-    topology_levels,
-    topology_name,
+from hetgitops.compilers.kueue_flavors import topology_levels
+from hetgitops.explain import kueue_messages as say
+from hetgitops.explain.kueue_messages import (
+    EXCEEDS_MAX_QUOTA,
+    NO_MATCHING_FLAVOR,
+    SEVERITY,
+    TOPOLOGY_PLACEMENT_FAILED,
+    WAITING_FOR_QUOTA,
+    worse,
 )
-from hetgitops.explain.nodes import NodeView, limiting, pool_nodes, selects, slots, untolerated
+from hetgitops.explain.nodes import selects
+from hetgitops.explain.quotas import Flavor, Quotas, covered, flavors
+from hetgitops.explain.topology import Placement, place
 from hetgitops.explain.workload import PodSet
 from hetgitops.model.policy import Policy, Team
-from hetgitops.plan.quota_plan import (
-    HOST_RESOURCES,
-    FlavorPlan,
-    Limits,
-    Reach,
-    accelerator_resources,
-    cohort_root,
-    kueue_amount,
-    reach,
-    team_plan,
-)
-
-NO_MATCHING_FLAVOR = "NoMatchingFlavor"
-EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
-WAITING_FOR_QUOTA = "WaitingForQuota"
-TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"
-SEVERITY = {
-    "": 0,
-    TOPOLOGY_PLACEMENT_FAILED: 1,
-    WAITING_FOR_QUOTA: 2,
-    EXCEEDS_MAX_QUOTA: 3,
-    NO_MATCHING_FLAVOR: 4,
-}
-
-# (team, pool, resource) -> what the team's admitted workloads hold, Kueue's integers.
-Usage = Mapping[tuple[str, str, str], int]
-
-
-@dataclass(frozen=True)
-class Flavor:
-    """One flavor of the team's ClusterQueue, in its order."""
-
-    name: str
-    plan: FlavorPlan
-    node_labels: Mapping[str, str]
-    tolerations: tuple[Mapping[str, Any], ...]
-    topology: str | None
-    # Kueue-side taints (only a retiring flavor has one: it admits nothing new).
-    node_taints: tuple[Mapping[str, Any], ...] = ()
-
-
-def flavors(policy: Policy, team: Team) -> list[Flavor]:
-    """The ClusterQueue's flavors in its order: per pool the pool's flavor, then its retiring
-    flavor when it has one (kueue_queues.transition_quotas)."""
-    fleet = policy.fleet
-    found = []
-    for plan in team_plan(policy, team):
-        if fleet is None:
-            continue
-        obj = resource_flavor(policy, fleet, plan.pool)
-        spec = obj["spec"]
-        found.append(
-            Flavor(
-                obj["metadata"]["name"],
-                plan,
-                spec.get("nodeLabels") or {},
-                tuple(spec.get("tolerations") or ()),
-                spec.get("topologyName"),
-            )
-        )
-        retiring = plan.pool.retiring_flavor
-        if retiring is not None:
-            found.append(
-                Flavor(
-                    retiring.name,
-                    plan,
-                    retiring.spec.get("nodeLabels") or {},
-                    tuple(retiring.spec.get("tolerations") or ()),
-                    retiring.spec.get("topologyName"),
-                    (retiring_taint(policy),),
-                )
-            )
-    return found
-
-
-def _go_taint(taint: Mapping[str, Any]) -> str:
-    """A corev1.Taint as Kueue's "%s" prints it: {Key Value Effect TimeAdded}."""
-    return f"{{{taint.get('key', '')} {taint.get('value', '')} {taint.get('effect', '')} <nil>}}"
-
-
-def transition_reach(policy: Policy) -> Reach:
-    """`reach(policy)` with each pool in a flavor transition cut as the ClusterQueues are:
-    the new flavor's nominal less what the retiring flavor holds per team and resource (all
-    of it unless `holds` says less), lendingLimit clamped to it (kueue_queues._reduced), and
-    what the cohort lends recomputed from that."""
-    base = reach(policy)
-    pools = {p.name: p for p in policy.pools.values() if p.retiring_flavor is not None}
-    if not pools:
-        return base
-    cut: dict[tuple[str, str], dict[str, Limits]] = {}
-    for (team_name, pool_name), limits in base.limits.items():
-        pool = pools.get(pool_name)
-        if pool is None or pool.retiring_flavor is None:
-            continue
-        holds = pool.retiring_flavor.holds.get(team_name, {})
-        reduced = {}
-        for resource, (nominal, borrowing, lending) in limits.items():
-            held = holds.get(resource)
-            left = 0 if held is None else max(0, nominal - kueue_amount(resource, held))
-            reduced[resource] = (left, borrowing, None if lending is None else min(lending, left))
-        cut[team_name, pool_name] = reduced
-    return base.with_limits(cut)
-
-
-def covered(policy: Policy, team: Team) -> list[str]:
-    return [*HOST_RESOURCES, *accelerator_resources(team_plan(policy, team))]
-
-
-class Quotas:
-    """Kueue's Available and PotentialAvailable for a team's flavor and resource, from the
-    plan's limits (`Reach.limits`) and what every queue already uses. Cohorts below the root
-    carry no quota of their own, so the tree folds to its root (resource_node.go:74-122)."""
-
-    def __init__(self, policy: Policy, usage: Usage | None = None) -> None:
-        self.policy = policy
-        self.reach: Reach = transition_reach(policy)
-        self.usage: Usage = usage or {}
-        self.borrowed: Counter[tuple[str, str, str]] = Counter()
-        for (team_name, pool, resource), used in self.usage.items():
-            team = policy.teams.get(team_name)
-            if team is None or team.cohort is None:
-                continue
-            guaranteed = self._guaranteed(team_name, pool, resource)
-            root = cohort_root(policy, team.cohort)
-            self.borrowed[root, pool, resource] += max(0, used - guaranteed)
-
-    def _limits(self, team: str, pool: str, resource: str) -> tuple[int, int | None, int | None]:
-        return self.reach.limits.get((team, pool), {}).get(resource, (0, None, None))
-
-    def _guaranteed(self, team: str, pool: str, resource: str) -> int:
-        nominal, _, lending = self._limits(team, pool, resource)
-        return 0 if lending is None else max(0, nominal - lending)
-
-    def nominal(self, team: Team, pool: str, resource: str) -> int:
-        return self._limits(team.name, pool, resource)[0]
-
-    def potential(self, team: Team, plan: FlavorPlan, resource: str) -> int:
-        return self.reach.most(team, plan.pool, resource) or 0
-
-    def used(self, team: Team, pool: str, resource: str) -> int:
-        return self.usage.get((team.name, pool, resource), 0)
-
-    def available(self, team: Team, plan: FlavorPlan, resource: str) -> int:
-        pool = plan.pool.name
-        nominal, borrowing, _ = self._limits(team.name, pool, resource)
-        used = self.used(team, pool, resource)
-        if team.cohort is None:
-            return nominal - used
-        guaranteed = self._guaranteed(team.name, pool, resource)
-        local = max(0, guaranteed - used)
-        root = cohort_root(self.policy, team.cohort)
-        subtree = self.reach.lent[root, pool, resource]
-        parent = subtree - self.borrowed[root, pool, resource]
-        if borrowing is not None:
-            stored = nominal - guaranteed
-            parent = min(stored - max(0, used - guaranteed) + borrowing, parent)
-        return local + parent
 
 
 @dataclass(frozen=True)
@@ -223,15 +71,6 @@ class Attempt:
     messages: tuple[str, ...] = ()
     borrowing: Mapping[str, int] = field(default_factory=dict)
     index: int = 0  # the flavor's place in the ClusterQueue's order, from 0
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where the pod set's pods would go: the topology domain and nodes (TAS)."""
-
-    level: str | None
-    domain: tuple[str, ...]
-    nodes: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -260,17 +99,6 @@ class KueueVerdict:
     # Earlier scheduling cycles that ended in a topology placement failure, each resumed by
     # the next from the flavor after the one it tried (oldest first).
     cycles: tuple[KueueVerdict, ...] = ()
-
-
-def fmt(resource: str, amount: int) -> str:
-    """Kueue's resourceFormatter: cpu back from milli-units, others as plain integers."""
-    if resource == "cpu":
-        return f"{amount // 1000}" if amount % 1000 == 0 else f"{amount}m"
-    if resource == "memory":
-        for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-            if amount and amount % size == 0:
-                return f"{amount // size}{suffix}"
-    return str(amount)
 
 
 class Assigner:
@@ -306,21 +134,13 @@ class Assigner:
             value = before + request
             most = self.quotas.potential(self.team, flavor.plan, resource)
             if value > most:
-                messages.append(
-                    f"insufficient quota for {resource} in flavor {flavor.name}, previously "
-                    f"considered podsets requests ({fmt(resource, before)}) + current podset "
-                    f"request ({fmt(resource, request)}) > maximum capacity "
-                    f"({fmt(resource, most)})"
-                )
-                mode, reason = "nofit", _worse(reason, EXCEEDS_MAX_QUOTA)
+                messages.append(say.exceeds_max_quota(resource, flavor.name, before, request, most))
+                mode, reason = "nofit", worse(reason, EXCEEDS_MAX_QUOTA)
                 continue
             available = self.quotas.available(self.team, flavor.plan, resource)
             if value > available:
-                messages.append(
-                    f"insufficient unused quota for {resource} in flavor {flavor.name}, "
-                    f"{fmt(resource, value - available)} more needed"
-                )
-                mode, reason = "nofit", _worse(reason, WAITING_FOR_QUOTA)
+                messages.append(say.waiting_for_quota(resource, flavor.name, value - available))
+                mode, reason = "nofit", worse(reason, WAITING_FOR_QUOTA)
                 continue
             nominal = self.quotas.nominal(self.team, flavor.plan.pool.name, resource)
             held = self.quotas.used(self.team, flavor.plan.pool.name, resource)
@@ -337,21 +157,21 @@ class Assigner:
         explicit = pod_set.required_topology or pod_set.preferred_topology
         if explicit and not self.tas_only:
             if flavor.topology is None:
-                return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
+                return say.no_topology(flavor.name)
         elif explicit and flavor.topology is not None and self.policy.fleet is not None:
             if explicit not in topology_levels(self.policy, self.policy.fleet):
-                return f'Flavor "{flavor.name}" does not contain the requested level'
+                return say.no_topology_level(flavor.name)
         elif not explicit and not self.tas_only and flavor.topology is not None:
-            return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling'
+            return say.topology_only(flavor.name)
         tolerations = [*pod_set.tolerations, *flavor.tolerations]
         for taint in flavor.node_taints:
             effect = taint.get("effect", "")
             if effect in ("NoSchedule", "NoExecute") and not tolerates(
                 tolerations, taint.get("key", ""), taint.get("value"), effect
             ):
-                return f"untolerated taint {_go_taint(taint)} in flavor {flavor.name}"
+                return say.untolerated_taint(taint, flavor.name)
         if not self._selector_fits(flavor, pod_set):
-            return f"flavor {flavor.name} doesn't match node affinity"
+            return say.no_node_affinity(flavor.name)
         return None
 
     def _find_flavor(
@@ -413,7 +233,7 @@ class Assigner:
             if resource not in self.covered:
                 if pod_set.requests[resource] == 0:
                     continue
-                message = f"resource {resource} unavailable in ClusterQueue"
+                message = say.unavailable(resource)
                 return PodSetResult(
                     pod_set, tuple(attempts), None, (message,), NO_MATCHING_FLAVOR, None, missing
                 )
@@ -481,7 +301,9 @@ class Assigner:
             if flavor is None or flavor.topology is None or self.policy.fleet is None:
                 placed.append(result)
                 continue
-            placement, message = self._place_one(flavor, result.pod_set, free)
+            placement, message = place(
+                self.policy, flavor, result.pod_set, free=free, node_free=self.node_free
+            )
             if message:
                 # The pod set keeps its flavor scan's progress (LastTriedFlavorIdx), the
                 # others theirs (flavorassigner.go:866-878).
@@ -491,86 +313,6 @@ class Assigner:
                 return [*placed, failed, *results[index + 1 :]]
             placed.append(replace(result, placement=placement))
         return placed
-
-    def _place_one(
-        self, flavor: Flavor, pod_set: PodSet, free: dict[str, dict[str, int]]
-    ) -> tuple[Placement | None, str]:
-        fleet = self.policy.fleet
-        assert fleet is not None
-        levels = topology_levels(self.policy, fleet)
-        name = topology_name(self.policy, fleet)
-        selector = {**pod_set.node_selector, **flavor.node_labels}
-        tolerations = (*pod_set.tolerations, *flavor.tolerations)
-        nodes: list[NodeView] = []
-        excluded: Counter[str] = Counter()
-        all_nodes = pool_nodes(self.policy, flavor.plan.pool)
-        for node in all_nodes:
-            if not selects(selector, node.labels):
-                excluded["nodeSelector"] += 1
-                continue
-            taint = untolerated(node, tolerations)
-            if taint is not None:
-                excluded[f'taint "{taint.key}={taint.value or ""}:{taint.effect}"'] += 1
-                continue
-            nodes.append(node)
-        accel = {r: n for r, n in pod_set.requests.items() if r not in ("cpu", "memory", "pods")}
-        room: dict[str, int] = {}
-        for node in nodes:
-            left = free.setdefault(node.name, dict(self.node_free.get(node.name, node.units)))
-            room[node.name] = slots(node, pod_set.requests, left)
-            if room[node.name] == 0:
-                excluded[f'resource "{limiting(node, pod_set.requests, left)}"'] += 1
-        required = pod_set.required_topology
-        level = required or pod_set.preferred_topology
-        count = pod_set.count
-        domains = self._domains(nodes, level if level in levels else None)
-        best = _best_domain(domains, room, count)
-        if best is None and required is None:
-            best = () if sum(room.values()) >= count else None
-            domains = {(): nodes}
-        if best is None:
-            if required is not None:
-                fit = max((_room(d, room) for d in domains.values()), default=0)
-            else:
-                fit = sum(room.values())
-            head = (
-                f'topology "{name}" doesn\'t allow to fit any of {count} pod(s)'
-                if fit == 0
-                else f'topology "{name}" allows to fit only {fit} out of {count} pod(s)'
-            )
-            if excluded:
-                reasons = ", ".join(sorted(f"{k}: {v}" for k, v in excluded.items()))
-                head += f". Total nodes: {len(all_nodes)}; excluded: {reasons}"
-            return None, head
-        taken: list[str] = []
-        left_count = count
-        for node in sorted(domains[best], key=lambda n: (-room[n.name], n.name)):
-            take = min(room[node.name], left_count)
-            if take <= 0:
-                continue
-            left_count -= take
-            taken.append(node.name)
-            for resource, amount in pod_set.requests.items():
-                if resource in accel or resource in free[node.name]:
-                    free[node.name][resource] = free[node.name].get(resource, 0) - amount * take
-        return Placement(level if best else None, best, tuple(sorted(taken))), ""
-
-    def _domains(
-        self, nodes: list[NodeView], level: str | None
-    ) -> dict[tuple[str, ...], list[NodeView]]:
-        """Nodes grouped by their values of the topology levels down to `level`; one group of
-        every node without a level."""
-        fleet = self.policy.fleet
-        assert fleet is not None
-        if level is None:
-            return {(): nodes}
-        levels = topology_levels(self.policy, fleet)
-        depth = levels.index(level) + 1
-        groups: dict[tuple[str, ...], list[NodeView]] = {}
-        for node in nodes:
-            key = tuple(node.labels.get(label, "") for label in levels[:depth])
-            groups.setdefault(key, []).append(node)
-        return groups
 
 
 def fnv1a64(name: str) -> int:
@@ -582,29 +324,9 @@ def fnv1a64(name: str) -> int:
     return value
 
 
-def _room(nodes: list[NodeView], room: Mapping[str, int]) -> int:
-    return sum(room[n.name] for n in nodes)
-
-
-def _best_domain(
-    domains: Mapping[tuple[str, ...], list[NodeView]], room: Mapping[str, int], count: int
-) -> tuple[str, ...] | None:
-    """BestFit: the domain with the least room that still holds every pod, ties by name."""
-    fitting = [(_room(n, room), key) for key, n in domains.items() if _room(n, room) >= count]
-    return min(fitting)[1] if fitting else None
-
-
-def _worse(a: str, b: str) -> str:
-    return a if SEVERITY[a] >= SEVERITY[b] else b
-
-
 def _verdict(team: str, results: list[PodSetResult], pending: PodSetResult | None) -> KueueVerdict:
     if pending is None:
         return KueueVerdict(team, True, "", "", tuple(results))
-    parts = [
-        f"couldn't assign flavors to pod set {r.pod_set.name}: {', '.join(r.messages)}"
-        for r in results
-        if r.flavor is None
-    ]
+    message = say.pending_message((r.pod_set.name, r.messages) for r in results if r.flavor is None)
     reason = max((r.reason for r in results if r.flavor is None), key=SEVERITY.__getitem__)
-    return KueueVerdict(team, False, reason, "; ".join(parts), tuple(results))
+    return KueueVerdict(team, False, reason, message, tuple(results))

@@ -14,7 +14,8 @@ import yaml
 from hetgitops.diagnostics import has_errors
 from hetgitops.explain import request as requests
 from hetgitops.explain.explanation import Explanation, explain
-from hetgitops.explain.live import LiveState, live_lines, preemption_lines, volcano_lines
+from hetgitops.explain.lines import live_lines, preemption_lines, volcano_lines
+from hetgitops.explain.state import LiveState
 from hetgitops.explain.workload import Workload, WorkloadError, from_manifest
 from hetgitops.load.documents import LoadResult, load_paths
 from hetgitops.model import schema

@@ -364,7 +364,7 @@ def test_a_broken_policy_is_reported_not_explained(command: str, tmp_path: Path)
 
 def test_kueue_messages_translate_into_the_quota_line_to_change(policy: Any) -> None:
     """explain workload reads a live Workload's QuotaReserved message (Kueue v0.19.2 shapes)."""
-    from hetgitops.explain.live import translate
+    from hetgitops.explain.lines import translate
 
     pending = ask(policy, team="research", card="h100-80gb", gpus=32, per_node=4)
     lines = translate(policy, "research", pending.message)
@@ -441,10 +441,10 @@ def test_a_retiring_flavor_is_tried_after_the_new_one_and_refused_by_its_taint(
 
 
 def test_the_transition_reach_and_the_policy_reach_remember_apart(tmp_path: Path) -> None:
-    """Reach remembers what `most` answered; the transition's cut (explain.kueue) must not see
+    """Reach remembers what `most` answered; the transition's cut (explain.quotas) must not see
     the policy's answers, nor give its own back (the checks ask the policy's first: a shared
     memo made explain disagree with the real Kueue in tests/sim/test_sim_flavor_rename.py)."""
-    from hetgitops.explain.kueue import transition_reach
+    from hetgitops.explain.quotas import transition_reach
     from hetgitops.plan.quota_plan import reach
 
     policy = _transition(tmp_path)

@@ -14,7 +14,8 @@ import pytest
 from hetgitops.diff.blast import LiveWork, radius
 from hetgitops.diff.hazards import Hazard
 from hetgitops.explain import run
-from hetgitops.explain.live import explain_workload, read_state
+from hetgitops.explain.existing import explain_workload
+from hetgitops.explain.state import read_state
 from hetgitops.live.client import Resource
 
 REPO = Path(__file__).resolve().parents[2]

@@ -34,7 +34,7 @@ from simcluster.fleet import node_resources
 from simcluster.workloads import Generated, generate, job
 
 from hetgitops.compilers.kueue_flavors import HOSTNAME
-from hetgitops.explain import kueue
+from hetgitops.explain import kueue_messages, quotas
 from hetgitops.explain import request as requests
 from hetgitops.explain.explanation import Explanation, explain
 from hetgitops.explain.nodes import pool_nodes
@@ -64,12 +64,12 @@ def reason_of(message: str) -> str:
     """Kueue's reason token for a pending message, as its severity rules pick it: per pod
     set the least severe among the flavors tried (flavorassigner.go:943-990)."""
     if "topology" in message and "fit" in message:
-        return kueue.TOPOLOGY_PLACEMENT_FAILED
+        return kueue_messages.TOPOLOGY_PLACEMENT_FAILED
     if "insufficient unused quota" in message:
-        return kueue.WAITING_FOR_QUOTA
+        return kueue_messages.WAITING_FOR_QUOTA
     if "insufficient quota" in message:
-        return kueue.EXCEEDS_MAX_QUOTA
-    return kueue.NO_MATCHING_FLAVOR
+        return kueue_messages.EXCEEDS_MAX_QUOTA
+    return kueue_messages.NO_MATCHING_FLAVOR
 
 
 def observed(sim: cluster.SimCluster, names: set[str]) -> dict[str, tuple[str, str, str]]:
@@ -166,8 +166,8 @@ def _usage_free(e: Explanation) -> bool:
     if e.verdict != "pending" or e.kueue is None or e.kueue.cycles:
         return False
     attempts = [a for r in e.kueue.pod_sets for a in r.attempts]
-    return e.reason == kueue.NO_MATCHING_FLAVOR and all(
-        a.reason == kueue.NO_MATCHING_FLAVOR
+    return e.reason == kueue_messages.NO_MATCHING_FLAVOR and all(
+        a.reason == kueue_messages.NO_MATCHING_FLAVOR
         and a.mode == "nofit"
         and not a.borrowing
         and all(
@@ -182,7 +182,7 @@ def _holds(e: Explanation) -> bool:
     """Takes quota or nodes (admitted), or is decided by the nodes (topology placement)."""
     return e.verdict == "admitted" or (
         e.kueue is not None
-        and (bool(e.kueue.cycles) or e.reason == kueue.TOPOLOGY_PLACEMENT_FAILED)
+        and (bool(e.kueue.cycles) or e.reason == kueue_messages.TOPOLOGY_PLACEMENT_FAILED)
     )
 
 
@@ -324,7 +324,7 @@ def _run(
     policy: Policy,
     generated: list[Generated],
     *,
-    usage: kueue.Usage | None = None,
+    usage: quotas.Usage | None = None,
     node_free: dict[str, dict[str, int]] | None = None,
 ) -> Tally:
     tally = Tally()
@@ -358,7 +358,7 @@ def test_explain_agrees_with_kueue_on_the_empty_fleet(
     assert not tally.disagreements, json.dumps(tally.disagreements[:5], indent=1)
 
 
-def _load(policy: Policy) -> tuple[list[dict[str, Any]], kueue.Usage, dict[str, dict[str, int]]]:
+def _load(policy: Policy) -> tuple[list[dict[str, Any]], quotas.Usage, dict[str, dict[str, int]]]:
     """One Job per team holding whole nodes of its first pool (half its nominal, rounded down
     to whole nodes, no borrowing), pinned by hostname so the free units per node are known."""
     jobs: list[dict[str, Any]] = []

@@ -1,4 +1,4 @@
-"""`hetgitops capacity` as text, JSON, CSV and Markdown (HTML in `capacity_html`)."""
+"""`hetgitops capacity` as text, JSON, CSV and Markdown (HTML in `html`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from hetgitops.explain.capacity import CapacityReport
+from hetgitops.capacity.report import CapacityReport
 from hetgitops.plan.entitlement import Entitlement
 
 COLUMNS = (

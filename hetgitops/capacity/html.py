@@ -11,8 +11,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from hetgitops.explain.capacity import CapacityReport
-from hetgitops.explain.capacity_formats import number
+from hetgitops.capacity.formats import number
+from hetgitops.capacity.report import CapacityReport
 
 MISSING = "capacity --format html needs altair and vl-convert-python: pip install 'hetgitops[html]'"
 

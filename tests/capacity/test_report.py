@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from hetgitops.capacity.formats import FORMATS
+from hetgitops.capacity.report import capacity_report
 from hetgitops.cli import main as cli
 from hetgitops.explain import run
-from hetgitops.explain.capacity import capacity_report
-from hetgitops.explain.capacity_formats import FORMATS
 from hetgitops.plan.quota_plan import reach
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,0 +1,158 @@
+"""Adopt stage, third phase: pool-wide lending, from what every queue on a pool's flavor
+says. It comes after the cards (a pool's main resource and slices are settled) and before the
+teams, whose quotas leave out the limits the pool-wide setting already gives."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hetgitops.adopt.infer.cards import CardedPool, Cards
+from hetgitops.adopt.infer.documents import document, whole
+from hetgitops.adopt.infer.pools import Pool, pool_refs
+from hetgitops.adopt.sources import Imported
+from hetgitops.adopt.volcano import VOLCANO, leaf_pools
+
+HOST = ("cpu", "memory")
+QUANTITY_LIMITS = ("borrowingLimit", "lendingLimit")
+# A flavor's entry in one ClusterQueue: resource name -> its quota entry.
+Entry = Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class LentPool:
+    """A carded pool with the lending its queues agree on: `isolated` (every quota on it
+    borrows and lends 0) or `lend_percent` (Pool.spec.lending.maxPercent), or neither."""
+
+    pool: Pool
+    mig_table: str
+    strategy: str
+    isolated: bool
+    lend_percent: int | None
+
+
+@dataclass(frozen=True)
+class Lending:
+    """The third phase's result: the pools in order, lent, and what each Pool document's
+    spec gains (by pool name)."""
+
+    pools: tuple[LentPool, ...]
+    spec: Mapping[str, Mapping[str, Any]]
+
+    def documents(self) -> list[dict[str, Any]]:
+        """The Pool documents: the first phase's spec, then what this one adds (on the last
+        pool of a name, as a lookup by name finds it)."""
+        last = {p.pool.name: i for i, p in enumerate(self.pools)}
+        return [
+            document(
+                "Pool",
+                p.pool.name,
+                {
+                    **p.pool.spec,
+                    **(self.spec.get(p.pool.name, {}) if last[p.pool.name] == i else {}),
+                },
+            )
+            for i, p in enumerate(self.pools)
+        ]
+
+
+def pool_lending(by_kind: Mapping[str, list[Imported]], cards: Cards) -> Lending:
+    """`isolated` when every resource of every cohort member's entry (cpu, memory, the card
+    resources, the zero entries of resources the pool lacks) borrows and lends 0 and every
+    Volcano queue bound to the pool is not reclaimable; else `lending.maxPercent` when one
+    percentage gives every lendingLimit of the resources no quota limit bounds (a MIG pool's
+    other profiles and whole cards), as the render computes them: floor(nominal x p / 100)."""
+    flavor_pool = {p.pool.flavor.name: p for p in cards.pools if p.pool.flavor is not None}
+    entries = _entries(by_kind, flavor_pool)
+    reclaimable = _reclaimable_by_pool(by_kind, [p.pool for p in flavor_pool.values()])
+    isolated: set[str] = set()
+    percents: dict[str, int] = {}
+    spec: dict[str, dict[str, Any]] = {}
+    for flavor, found in sorted(entries.items()):
+        pool = flavor_pool[flavor].pool
+        limits = [r.get(k) for e in found for r in e.values() for k in QUANTITY_LIMITS]
+        if all(v is not None and whole(v) == 0 for v in limits) and True not in reclaimable.get(
+            pool.name, set()
+        ):
+            isolated.add(flavor)
+            spec.setdefault(pool.name, {})["isolated"] = True
+            continue
+        percent = _lend_percent(pool, found)
+        if percent is not None:
+            percents[flavor] = percent
+            spec.setdefault(pool.name, {})["lending"] = {"maxPercent": percent}
+    return Lending(tuple(_lent(p, isolated, percents) for p in cards.pools), spec)
+
+
+def _lent(carded: CardedPool, isolated: set[str], percents: Mapping[str, int]) -> LentPool:
+    flavor = carded.pool.flavor.name if carded.pool.flavor is not None else None
+    return LentPool(
+        carded.pool,
+        carded.mig_table,
+        carded.strategy,
+        flavor in isolated,
+        percents.get(flavor) if flavor is not None else None,
+    )
+
+
+def _entries(
+    by_kind: Mapping[str, list[Imported]], flavor_pool: Mapping[str, CardedPool]
+) -> dict[str, list[Entry]]:
+    """Each pool flavor's entries over the ClusterQueues in a cohort (Kueue allows no limit
+    without one: the others say nothing)."""
+    entries: dict[str, list[Entry]] = {}
+    for queue in by_kind.get("ClusterQueue", []):
+        spec = queue.obj.get("spec") or {}
+        if not (spec.get("cohortName") or spec.get("cohort")):
+            continue
+        for group in spec.get("resourceGroups") or []:
+            for flavor in group.get("flavors") or []:
+                if str(flavor.get("name")) in flavor_pool:
+                    resources = {str(r.get("name")): r for r in flavor.get("resources") or []}
+                    entries.setdefault(str(flavor.get("name")), []).append(resources)
+    return entries
+
+
+def _lend_percent(pool: Pool, entries: Sequence[Entry]) -> int | None:
+    """The one percentage (round ones first) that gives the lendingLimit of every claimed
+    accelerator resource a quota limit does not bound; None when one of them has none or
+    there is no such resource."""
+    seen: list[tuple[int, int]] = []
+    for resources in entries:
+        claimed = {
+            n: whole(r.get("nominalQuota"))
+            for n, r in resources.items()
+            if n not in HOST and whole(r.get("nominalQuota"))
+        }
+        bound = {pool.main_resource} if pool.main_resource in claimed else set(claimed)
+        for name, nominal in claimed.items():
+            if name in bound:
+                continue
+            limit = resources[name].get("lendingLimit")
+            if limit is None:
+                return None
+            seen.append((nominal, whole(limit)))
+    if not seen:
+        return None
+    fits = [p for p in range(101) if all(n * p // 100 == lent for n, lent in seen)]
+    for grain in (25, 10, 5, 1):
+        round_ones = [p for p in fits if p % grain == 0]
+        if round_ones:
+            return max(round_ones)
+    return None
+
+
+def _reclaimable_by_pool(
+    by_kind: Mapping[str, list[Imported]], pools: Sequence[Pool]
+) -> dict[str, set[bool]]:
+    """Per pool, whether the Volcano queues bound to it are reclaimable."""
+    queues = [
+        q for q in by_kind.get("Queue", []) if str(q.obj.get("apiVersion")).startswith(VOLCANO)
+    ]
+    found: dict[str, set[bool]] = {}
+    for queue, pool in leaf_pools(queues, pool_refs(pools)):
+        found.setdefault(pool.name, set()).add(
+            (queue.obj.get("spec") or {}).get("reclaimable") is not False
+        )
+    return found

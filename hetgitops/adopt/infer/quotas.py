@@ -1,0 +1,183 @@
+"""Adopt stage, teams phase: a ClusterQueue's quotas on the imported pools, in whole cards or
+MIG slices with their limits, and the cpu and memory per card that give its host quotas back
+as the render rounds them. Reads the lent pools (last phase's facts): an isolated pool's
+quotas carry no limits, and a pool-wide lending percentage leaves out the lendingLimits it
+gives."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from fractions import Fraction
+from functools import cache
+from typing import Any
+
+from hetgitops.adopt.infer.documents import whole
+from hetgitops.adopt.infer.lending import HOST, LentPool
+from hetgitops.model import mig, quantities
+
+# The render rounds a team's cpu up to whole CPUs and its memory to whole GiB (plan.quota_plan),
+# counted here in integer base units: milli-cpus and bytes.
+UNITS = {"cpu": 1000, "memory": 1}
+STEPS = {"cpu": 1000, "memory": 1024**3}
+# The grids a per-card amount is looked for on, coarsest first (base units).
+GRIDS = {"cpu": (1000, 100, 10, 1), "memory": (1024**3, 1024**2, 1024, 1)}
+# (amount, card-equivalents as numerator and denominator), in base units.
+Bound = tuple[int, int, int]
+
+
+def quotas(
+    spec: Mapping[str, Any], flavor_pool: Mapping[str, LentPool]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The team's `quotas` and its `cpuPerCard` / `memoryPerCard`."""
+    found: list[dict[str, Any]] = []
+    per_unit: dict[str, list[Fraction]] = {"cpu": [], "memory": []}
+    bounds: dict[str, list[Bound]] = {"cpu": [], "memory": []}
+    for group in spec.get("resourceGroups") or []:
+        for flavor in group.get("flavors") or []:
+            pool = flavor_pool.get(str(flavor.get("name")))
+            if pool is None:
+                continue
+            resources = {str(r.get("name")): r for r in flavor.get("resources") or []}
+            entry = _entry(pool, resources)
+            if entry is None:
+                continue
+            # cpu and memory go with card-equivalents: a replica is 1/replicas of a card, a
+            # MIG instance its compute share (plan.capacity.unit_weight), as the render counts.
+            equivalents = Fraction(entry.get("cards", 0), pool.pool.replicas) + sum(
+                (n * _share(pool.mig_table, p) for p, n in entry.get("mig", {}).items()),
+                start=Fraction(0),
+            )
+            if equivalents:
+                for name, into in per_unit.items():
+                    if name in resources:
+                        value = quantities.value_of(str(resources[name].get("nominalQuota")))
+                        into.append(Fraction(value) / equivalents)
+                        bounds[name].append(_bound(value, equivalents, name))
+                        bounds[name].extend(_limit_bounds(pool, resources, name))
+            found.append(entry)
+    per_card: dict[str, Any] = {}
+    for name, key in (("cpu", "cpuPerCard"), ("memory", "memoryPerCard")):
+        if per_unit[name]:
+            fitted = _per_card(bounds[name], name) if bounds[name] else None
+            chosen = fitted if fitted is not None else _decimal(per_unit[name][0])
+            per_card[key] = quantities.canonical(chosen, binary=name == "memory")
+    return found, per_card
+
+
+def _entry(lent: LentPool, resources: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """One flavor's quota (None when it claims nothing on the pool)."""
+    pool = lent.pool
+    card = resources.get(pool.main_resource)
+    slices = {
+        k.removeprefix("nvidia.com/mig-"): r
+        for k, r in resources.items()
+        if k.startswith("nvidia.com/mig-")
+    }
+    entry: dict[str, Any] = {"pool": pool.name}
+    cards = whole(card.get("nominalQuota")) if card else 0
+    # Covered resources the pool lacks are listed with 0 (Kueue's webhook wants every
+    # covered resource in every flavor): they are no quota.
+    if not pool.mig_profiles:
+        slices = {}
+    elif lent.strategy == "single" and len(pool.mig_profiles) == 1:
+        # Under migStrategy single the card resource counts the one profile's slices.
+        slices = {pool.mig_profiles[0]: card} if card is not None and cards else {}
+        card = None if slices else card
+        cards = 0 if slices else cards
+    else:
+        slices = {p: r for p, r in slices.items() if whole(r.get("nominalQuota"))}
+    if card is not None and (cards or not slices):
+        entry["cards"] = cards
+        entry.update(_limits(lent, [card]))
+    if slices:
+        entry["mig"] = {p: whole(r.get("nominalQuota")) for p, r in sorted(slices.items())}
+        if "cards" not in entry:  # a MIG-only quota's limits bound each profile it claims
+            entry.update(_limits(lent, list(slices.values())))
+    if card is None and not slices:
+        return None
+    return entry
+
+
+def _limits(pool: LentPool, resources: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """A quota's borrowingLimit / lendingLimit from the resources it bounds (its card
+    resource, or each MIG profile it claims), when they all say one value; none on an
+    isolated pool (it borrows and lends nothing), and no lendingLimit where the pool's
+    lending.maxPercent gives exactly the cluster's."""
+    found: dict[str, int] = {}
+    if pool.isolated:
+        return found
+    for key in ("borrowingLimit", "lendingLimit"):
+        values = [r.get(key) for r in resources]
+        if any(v is None for v in values):
+            continue
+        numbers = {whole(v) for v in values}
+        if key == "lendingLimit" and pool.lend_percent is not None:
+            floors = [whole(r.get("nominalQuota")) * pool.lend_percent // 100 for r in resources]
+            if [whole(v) for v in values] == floors:
+                continue
+        if len(numbers) == 1:
+            found[key] = numbers.pop()
+    return found
+
+
+def _bound(amount: Decimal, equivalents: Fraction, host: str) -> Bound:
+    return int(amount * UNITS[host]), equivalents.numerator, equivalents.denominator
+
+
+def _per_card(bounds: Sequence[Bound], host: str) -> Decimal | None:
+    """The per-card amount every flavor's quota of the team rounds up to exactly: each
+    (amount, card-equivalents p/q) says ceil(x * p/q / step) * step == amount, so x lies in
+    ((amount - step) * q/p, amount * q/p]. The largest value on the coarsest grid (whole
+    cpus or GiB, then finer) inside every interval, or None when they do not meet (the
+    round trip reports the difference). Integer arithmetic: 1,000 teams, a dozen bounds each."""
+    step = STEPS[host]
+    if any(amount % step for amount, _, _ in bounds):
+        return None  # not rounded as the render rounds: no per-card amount gives it
+    for grid in GRIDS[host]:
+        most = min(amount * q // (grid * p) for amount, p, q in bounds)
+        if most > 0 and all(most * grid * p > (amount - step) * q for amount, p, q in bounds):
+            return Decimal(most * grid) / UNITS[host]
+    return None
+
+
+def _limit_bounds(
+    pool: LentPool, resources: Mapping[str, Mapping[str, Any]], host: str
+) -> list[Bound]:
+    """cpu / memory limits go with the card-equivalents of the accelerator limits (every
+    accelerator resource of the flavor bounded, as the render counts them)."""
+    found = []
+    accelerators = [r for n, r in resources.items() if n not in HOST]
+    for key in ("borrowingLimit", "lendingLimit"):
+        limit = resources[host].get(key)
+        values = [r.get(key) for r in accelerators]
+        if limit is None or not values or any(v is None for v in values):
+            continue
+        cards, parts = 0, Fraction(0)  # whole cards add as ints (the common case, fast)
+        for value, resource in zip(values, accelerators, strict=True):
+            weight = _weight(pool.mig_table, pool.pool.replicas, str(resource.get("name")))
+            if weight == 1:
+                cards += whole(value)
+            else:
+                parts += whole(value) * weight
+        equivalents = parts + cards
+        if equivalents:
+            found.append(_bound(quantities.value_of(str(limit)), equivalents, host))
+    return found
+
+
+@cache  # pure, and asked once per accelerator limit of every team: 1,000 teams
+def _weight(mig_table: str, replicas: int, resource: str) -> Fraction:
+    """Card-equivalents of one unit of `resource` on a pool."""
+    if resource.startswith("nvidia.com/mig-"):
+        return _share(mig_table, resource.removeprefix("nvidia.com/mig-"))
+    return Fraction(1, replicas)
+
+
+def _share(mig_table: str, profile: str) -> Fraction:
+    table = mig.TABLES.get(mig_table)
+    return mig.gpu_share(table, profile) if table is not None else Fraction(1)
+
+
+def _decimal(value: Fraction) -> Decimal:
+    return Decimal(value.numerator) / Decimal(value.denominator)

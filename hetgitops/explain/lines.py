@@ -1,0 +1,200 @@
+"""The answer lines of live mode: what the team's queue holds and who it queues behind, its
+Volcano queues, whom Kueue may preempt for it, and a Kueue pending message in policy terms.
+
+Why apart from the state (`state.py`): these only format; they take the frozen `LiveState`
+(or a message) and the policy and return lines, so they are tested without a cluster. Kueue's
+messages are parsed with the patterns of `kueue_messages`, the module that also writes them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from hetgitops.explain import quotas
+from hetgitops.explain.kueue_messages import AFFINITY, EXCEEDS, TOPOLOGY, UNAVAILABLE, WAITING, fmt
+from hetgitops.explain.state import LiveState, flavor_pools, pool_of
+from hetgitops.model.policy import Policy
+from hetgitops.plan.quota_plan import kueue_amount, team_plan
+
+
+def live_lines(policy: Policy, team: str | None, state: LiveState) -> tuple[str, ...]:
+    """Who the request would queue behind and what the team's queue holds now."""
+    if team is None:
+        return ()
+    lines = []
+    held = sorted(
+        (k, v) for k, v in state.usage.items() if k[0] == team and k[2] not in ("cpu", "memory")
+    )
+    if held:
+        parts = ", ".join(f"{v} {r} in {p}" for (_, p, r), v in held)
+        lines.append(f"ClusterQueue {team} holds {parts} now")
+    else:
+        lines.append(f"ClusterQueue {team} holds no accelerator now")
+    ahead = [w for w in state.waiting if w.cluster_queue == team]
+    if ahead:
+        names = ", ".join(w.name for w in ahead[:10])
+        more = f" and {len(ahead) - 10} more" if len(ahead) > 10 else ""
+        count = len(ahead)
+        lines.append(
+            f"queued behind {count} pending workload(s) of ClusterQueue {team}: {names}{more}"
+        )
+    admitted = state.admitted.get(team, ())
+    if admitted:
+        lines.append(f"admitted in ClusterQueue {team}: {', '.join(admitted[:10])}")
+    return tuple(lines)
+
+
+def translate(
+    policy: Policy, team_name: str | None, message: str, requested: Iterable[str] = ()
+) -> list[str]:
+    """Kueue's pending message in policy terms: the quota line and by how much. `requested`:
+    the resources the Workload's pod sets ask; one the team's ClusterQueue does not cover is
+    named even when Kueue's message speaks only of flavors (its resource order decides which
+    it reports, kueue.Assigner._pod_set)."""
+    team = policy.teams.get(team_name or "")
+    pools = flavor_pools(policy)
+    plans = {p.pool.name: p for p in team_plan(policy, team)} if team else {}
+    lines: list[str] = []
+    for m in EXCEEDS.finditer(message):
+        resource, pool = m["resource"], pool_of(policy, m["flavor"], pools)
+        need = kueue_amount(resource, m["before"]) + kueue_amount(resource, m["request"])
+        short = need - kueue_amount(resource, m["most"])
+        where = plans[pool].origin if pool in plans else None
+        lines.append(
+            f"ExceedsMaxQuota in pool {pool}: {resource} needs {short} more than team "
+            f"{team_name} can ever reach there; raise the quota"
+            + (f" at {where}" if where else "")
+            + " or its borrowingLimit / the cohort's lending"
+        )
+    for m in WAITING.finditer(message):
+        pool = pool_of(policy, m["flavor"], pools)
+        lines.append(
+            f"WaitingForQuota in pool {pool}: {m['more']} {m['resource']} more are in use by "
+            "this queue or borrowed by others; it is admitted when they finish or are preempted"
+        )
+    for m in AFFINITY.finditer(message):
+        pool = pool_of(policy, m["flavor"], pools)
+        lines.append(f"NoMatchingFlavor: the job's node selector excludes pool {pool}")
+    missing = [m["resource"] for m in UNAVAILABLE.finditer(message)]
+    if team is not None:
+        covered = set(quotas.covered(policy, team))
+        missing += [r for r in sorted(set(requested)) if r not in covered and r not in missing]
+    for resource in missing:
+        lines.append(
+            f"team {team_name} holds no {resource} in any pool"
+            + (f" (quotas at {team.origin.at('spec', 'quotas')})" if team else "")
+        )
+    if TOPOLOGY.search(message):
+        lines.append("TopologyPlacementFailed: the quota fits but no topology domain has the room")
+    return lines
+
+
+def volcano_lines(policy: Policy, team: str | None, state: LiveState) -> tuple[str, ...]:
+    """The team's Volcano Queues now: state, what they hold, PodGroups waiting."""
+    if team is None or not state.volcano:
+        return ()
+    lines = []
+    for plan in team_plan(policy, policy.teams[team]) if team in policy.teams else []:
+        name = f"{team}-{plan.pool.name}"
+        queue = state.volcano.get(name)
+        if queue is None:
+            lines.append(f"Volcano queue {name} is not in the cluster")
+            continue
+        held = ", ".join(f"{fmt(r, v)} {r}" for r, v in sorted(queue.allocated.items()) if v)
+        lines.append(
+            f"Volcano queue {name}: {queue.state or 'state unknown'}, allocated "
+            f"{held or 'nothing'}; PodGroups running {queue.running}, inqueue {queue.inqueue}, "
+            f"pending {queue.pending}"
+        )
+    return tuple(lines)
+
+
+def _priority(policy: Policy, tier: str | None) -> int:
+    if tier is not None and tier in policy.tiers:
+        return policy.tiers[tier].value
+    default = next((t for t in policy.tiers.values() if t.global_default), None)
+    return default.value if default is not None else 0
+
+
+def preemption_lines(
+    policy: Policy, team_name: str | None, tier: str | None, message: str, state: LiveState
+) -> tuple[str, ...]:
+    """For each "insufficient unused quota ... N more needed" of a pending verdict: the admitted
+    Workloads Kueue's preemption rules let it take (withinClusterQueue among its own queue's,
+    reclaimWithinCohort among other queues' borrowed quota, as render writes them) and how much
+    of the N they hold. Candidates by rule, not the preemptor's exact choice (it also orders
+    by priority and admission time, and stops once enough is free)."""
+    from hetgitops.compilers.kueue_queues import preemption
+
+    team = policy.teams.get(team_name or "")
+    if team is None:
+        return ()
+    rules = preemption(policy, team)
+    mine = _priority(policy, tier)
+    pools = flavor_pools(policy)
+    nominal = {
+        (t.name, p.pool.name, r): v
+        for t in policy.teams.values()
+        for p in team_plan(policy, t)
+        for r, v in p.nominal.items()
+    }
+    lines = []
+    for m in WAITING.finditer(message):
+        pool, resource = pool_of(policy, m["flavor"], pools), m["resource"]
+        if pool is None:
+            continue
+        more = kueue_amount(resource, m["more"])
+        within = _eligible(rules["withinClusterQueue"], mine)
+        reclaim = _eligible(rules["reclaimWithinCohort"], mine)
+        own = [
+            h
+            for h in state.holders
+            if h.cluster_queue == team.name and within(h.priority) and h.usage.get((pool, resource))
+        ]
+        borrowed = {
+            cq: used - nominal.get((cq, p, r), 0)
+            for (cq, p, r), used in state.usage.items()
+            if p == pool
+            and r == resource
+            and cq != team.name
+            and cq in policy.teams
+            and policy.teams[cq].cohort is not None
+            and team.cohort is not None
+            and used > nominal.get((cq, p, r), 0)
+        }
+        others = [
+            h
+            for h in state.holders
+            if h.cluster_queue in borrowed and reclaim(h.priority) and h.usage.get((pool, resource))
+        ]
+        freed = sum(h.usage[pool, resource] for h in own) + min(
+            sum(h.usage[pool, resource] for h in others), sum(borrowed.values())
+        )
+        if not own and not others:
+            lines.append(
+                f"preemption in pool {pool}: nothing Kueue may preempt holds {resource} "
+                f"(withinClusterQueue {rules['withinClusterQueue']}, reclaimWithinCohort "
+                f"{rules['reclaimWithinCohort']}): it waits until {fmt(resource, more)} "
+                "are released"
+            )
+            continue
+        names = ", ".join(h.name for h in [*own, *others][:10])
+        enough = "enough" if freed >= more else "not enough: it also waits for releases"
+        lines.append(
+            f"preemption in pool {pool}: Kueue may preempt {len(own)} lower-priority workload(s) "
+            f"of ClusterQueue {team.name} and {len(others)} borrowing from the cohort ({names}); "
+            f"they would free {fmt(resource, freed)} of the {fmt(resource, more)} "
+            f"{resource} needed ({enough})"
+        )
+    return tuple(lines)
+
+
+def _eligible(rule: str, mine: int) -> Callable[[int], bool]:
+    """Kueue's preemption policies on the candidate's priority (LowerOrNewerEqualPriority
+    also takes equal priorities admitted later; counted here as equal)."""
+    if rule == "Any":
+        return lambda _: True
+    if rule == "LowerPriority":
+        return lambda p: p < mine
+    if rule == "LowerOrNewerEqualPriority":
+        return lambda p: p <= mine
+    return lambda _: False

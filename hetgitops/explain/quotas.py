@@ -1,0 +1,157 @@
+"""The team's ClusterQueue as Kueue's flavor assigner sees it: its flavors in order (as render
+writes them) and, per flavor and resource, Kueue's Available and PotentialAvailable.
+
+Why apart from the assignment (`kueue.py`): these are the quota facts the assigner asks about,
+read by the live translation (`state.py`, `lines.py`) and explanation's hints too; the
+arithmetic itself is plan/'s (`quota_plan.reach`), the flavors' names and labels the
+compiler's (`compilers.kueue_flavors`), so a ClusterQueue is read back only through them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hetgitops.compilers.kueue_flavors import resource_flavor, retiring_taint
+from hetgitops.model.policy import Policy, Team
+from hetgitops.plan.quota_plan import (
+    HOST_RESOURCES,
+    FlavorPlan,
+    Limits,
+    Reach,
+    accelerator_resources,
+    cohort_root,
+    kueue_amount,
+    reach,
+    team_plan,
+)
+
+# (team, pool, resource) -> what the team's admitted workloads hold, Kueue's integers.
+Usage = Mapping[tuple[str, str, str], int]
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """One flavor of the team's ClusterQueue, in its order."""
+
+    name: str
+    plan: FlavorPlan
+    node_labels: Mapping[str, str]
+    tolerations: tuple[Mapping[str, Any], ...]
+    topology: str | None
+    # Kueue-side taints (only a retiring flavor has one: it admits nothing new).
+    node_taints: tuple[Mapping[str, Any], ...] = ()
+
+
+def flavors(policy: Policy, team: Team) -> list[Flavor]:
+    """The ClusterQueue's flavors in its order: per pool the pool's flavor, then its retiring
+    flavor when it has one (kueue_queues.transition_quotas)."""
+    fleet = policy.fleet
+    found = []
+    for plan in team_plan(policy, team):
+        if fleet is None:
+            continue
+        obj = resource_flavor(policy, fleet, plan.pool)
+        spec = obj["spec"]
+        found.append(
+            Flavor(
+                obj["metadata"]["name"],
+                plan,
+                spec.get("nodeLabels") or {},
+                tuple(spec.get("tolerations") or ()),
+                spec.get("topologyName"),
+            )
+        )
+        retiring = plan.pool.retiring_flavor
+        if retiring is not None:
+            found.append(
+                Flavor(
+                    retiring.name,
+                    plan,
+                    retiring.spec.get("nodeLabels") or {},
+                    tuple(retiring.spec.get("tolerations") or ()),
+                    retiring.spec.get("topologyName"),
+                    (retiring_taint(policy),),
+                )
+            )
+    return found
+
+
+def transition_reach(policy: Policy) -> Reach:
+    """`reach(policy)` with each pool in a flavor transition cut as the ClusterQueues are:
+    the new flavor's nominal less what the retiring flavor holds per team and resource (all
+    of it unless `holds` says less), lendingLimit clamped to it (kueue_queues._reduced), and
+    what the cohort lends recomputed from that."""
+    base = reach(policy)
+    pools = {p.name: p for p in policy.pools.values() if p.retiring_flavor is not None}
+    if not pools:
+        return base
+    cut: dict[tuple[str, str], dict[str, Limits]] = {}
+    for (team_name, pool_name), limits in base.limits.items():
+        pool = pools.get(pool_name)
+        if pool is None or pool.retiring_flavor is None:
+            continue
+        holds = pool.retiring_flavor.holds.get(team_name, {})
+        reduced = {}
+        for resource, (nominal, borrowing, lending) in limits.items():
+            held = holds.get(resource)
+            left = 0 if held is None else max(0, nominal - kueue_amount(resource, held))
+            reduced[resource] = (left, borrowing, None if lending is None else min(lending, left))
+        cut[team_name, pool_name] = reduced
+    return base.with_limits(cut)
+
+
+def covered(policy: Policy, team: Team) -> list[str]:
+    return [*HOST_RESOURCES, *accelerator_resources(team_plan(policy, team))]
+
+
+class Quotas:
+    """Kueue's Available and PotentialAvailable for a team's flavor and resource, from the
+    plan's limits (`Reach.limits`) and what every queue already uses. Cohorts below the root
+    carry no quota of their own, so the tree folds to its root (resource_node.go:74-122)."""
+
+    def __init__(self, policy: Policy, usage: Usage | None = None) -> None:
+        self.policy = policy
+        self.reach: Reach = transition_reach(policy)
+        self.usage: Usage = usage or {}
+        self.borrowed: Counter[tuple[str, str, str]] = Counter()
+        for (team_name, pool, resource), used in self.usage.items():
+            team = policy.teams.get(team_name)
+            if team is None or team.cohort is None:
+                continue
+            guaranteed = self._guaranteed(team_name, pool, resource)
+            root = cohort_root(policy, team.cohort)
+            self.borrowed[root, pool, resource] += max(0, used - guaranteed)
+
+    def _limits(self, team: str, pool: str, resource: str) -> tuple[int, int | None, int | None]:
+        return self.reach.limits.get((team, pool), {}).get(resource, (0, None, None))
+
+    def _guaranteed(self, team: str, pool: str, resource: str) -> int:
+        nominal, _, lending = self._limits(team, pool, resource)
+        return 0 if lending is None else max(0, nominal - lending)
+
+    def nominal(self, team: Team, pool: str, resource: str) -> int:
+        return self._limits(team.name, pool, resource)[0]
+
+    def potential(self, team: Team, plan: FlavorPlan, resource: str) -> int:
+        return self.reach.most(team, plan.pool, resource) or 0
+
+    def used(self, team: Team, pool: str, resource: str) -> int:
+        return self.usage.get((team.name, pool, resource), 0)
+
+    def available(self, team: Team, plan: FlavorPlan, resource: str) -> int:
+        pool = plan.pool.name
+        nominal, borrowing, _ = self._limits(team.name, pool, resource)
+        used = self.used(team, pool, resource)
+        if team.cohort is None:
+            return nominal - used
+        guaranteed = self._guaranteed(team.name, pool, resource)
+        local = max(0, guaranteed - used)
+        root = cohort_root(self.policy, team.cohort)
+        subtree = self.reach.lent[root, pool, resource]
+        parent = subtree - self.borrowed[root, pool, resource]
+        if borrowing is not None:
+            stored = nominal - guaranteed
+            parent = min(stored - max(0, used - guaranteed) + borrowing, parent)
+        return local + parent

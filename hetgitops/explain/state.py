@@ -1,0 +1,233 @@
+"""The live cluster's state, read once for `explain` (live mode): what every ClusterQueue holds,
+who is admitted and who waits, Volcano's queues, what each node has free.
+
+Why a module of its own: reading is kept apart from judging. One pass of LISTs (through
+`hetgitops.live`, nothing is written) gives a frozen `LiveState`; the answer lines (`lines.py`)
+and the replay (`explanation.py`) then work on it and can be tested without a cluster.
+(`existing.py` reads too, but only the one object `explain workload` names.)
+Reads ClusterQueues' `status.flavorsUsage` (what every queue holds per flavor and resource,
+Kueue's Usage that Available subtracts) and Workloads (who is admitted, who waits in which
+ClusterQueue: the `live.workloads` reader the diff blast radius uses too, Kueue v0.19.2's own
+definitions); flavor names go back to pools through the flavors render writes (`quotas`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hetgitops.explain import quotas
+from hetgitops.live import resources, workloads
+from hetgitops.live.client import Cluster, Forbidden, NotServed
+from hetgitops.model.policy import Policy
+from hetgitops.plan.quota_plan import kueue_amount
+
+
+def kueue_api(policy: Policy) -> str:
+    """The Kueue API version the fleet renders (its Workloads and ClusterQueues live there)."""
+    return policy.fleet.kueue_api_version if policy.fleet else resources.KUEUE_API
+
+
+def flavor_pools(policy: Policy) -> dict[str, str]:
+    """ResourceFlavor name -> pool, as the teams' ClusterQueues name them."""
+    found: dict[str, str] = {}
+    for team in policy.teams.values():
+        for flavor in quotas.flavors(policy, team):
+            found[flavor.name] = flavor.plan.pool.name
+    return found
+
+
+def pool_of(policy: Policy, flavor: str, pools: Mapping[str, str]) -> str | None:
+    """The pool of a live flavor name."""
+    if flavor in pools:
+        return pools[flavor]
+    # A flavor renamed by an earlier render (`<pool>-<digest>`): the longest pool name prefix.
+    matches = [p for p in policy.pools if flavor == p or flavor.startswith(p + "-")]
+    return max(matches, key=len) if matches else None
+
+
+@dataclass(frozen=True)
+class Waiting:
+    name: str  # namespace/name
+    cluster_queue: str
+    priority: int
+    created: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Holder:
+    """An admitted Workload: what it holds per (pool, resource), Kueue's integers."""
+
+    name: str  # namespace/name
+    cluster_queue: str
+    priority: int
+    usage: Mapping[tuple[str, str], int]
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    """A Volcano Queue's status: its state, PodGroups per phase, what it has allocated."""
+
+    name: str
+    state: str
+    allocated: Mapping[str, int]
+    pending: int
+    running: int
+    inqueue: int
+
+
+@dataclass(frozen=True)
+class LiveState:
+    usage: quotas.Usage
+    admitted: Mapping[str, tuple[str, ...]]  # ClusterQueue -> admitted workloads
+    waiting: tuple[Waiting, ...]
+    server: str
+    notes: tuple[str, ...] = field(default=())
+    holders: tuple[Holder, ...] = ()
+    volcano: Mapping[str, QueueStatus] = field(default_factory=dict)
+    # Node -> accelerator units free now (allocatable minus the requests of the pods bound
+    # to it that have not finished): what topology-aware placement has left.
+    node_free: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+
+def read_state(policy: Policy, cluster: Cluster) -> LiveState:
+    pools = flavor_pools(policy)
+    usage: dict[tuple[str, str, str], int] = {}
+    notes: list[str] = []
+    for cq in cluster.list(resources.cluster_queues(kueue_api(policy))):
+        name = cq["metadata"]["name"]
+        for flavor in (cq.get("status") or {}).get("flavorsUsage") or []:
+            pool = pool_of(policy, flavor["name"], pools)
+            if pool is None:
+                notes.append(f"ClusterQueue {name} uses flavor {flavor['name']} of no pool")
+                continue
+            for resource in flavor.get("resources") or []:
+                total = kueue_amount(resource["name"], str(resource.get("total", "0")))
+                if total:
+                    key = (name, pool, resource["name"])
+                    usage[key] = usage.get(key, 0) + total
+    admitted: dict[str, list[str]] = {}
+    waiting: list[Waiting] = []
+    holders: list[Holder] = []
+    for wl in cluster.list(resources.workloads(kueue_api(policy))):
+        meta = wl["metadata"]
+        ref = f"{meta.get('namespace', '')}/{meta['name']}"
+        if workloads.holds_quota(wl):
+            queue = workloads.cluster_queue(wl)
+            admitted.setdefault(queue, []).append(ref)
+            priority = int((wl.get("spec") or {}).get("priority") or 0)
+            held = _held(policy, workloads.admission(wl), pools)
+            holders.append(Holder(ref, queue, priority, held))
+            continue
+        reserved = workloads.condition(wl, "QuotaReserved")
+        if workloads.waiting(wl) and reserved is not None and reserved.get("status") == "False":
+            waiting.append(
+                Waiting(
+                    ref,
+                    cluster_queue_of(policy, wl) or "",
+                    int((wl.get("spec") or {}).get("priority") or 0),
+                    str(meta.get("creationTimestamp", "")),
+                    str(reserved.get("message", "")),
+                )
+            )
+    volcano = _volcano_queues(policy, cluster, notes)
+    node_free = _node_free(policy, cluster, notes)
+    return LiveState(
+        usage,
+        {k: tuple(sorted(v)) for k, v in sorted(admitted.items())},
+        tuple(sorted(waiting, key=lambda w: (w.cluster_queue, -w.priority, w.created, w.name))),
+        cluster.server,
+        tuple(notes),
+        tuple(sorted(holders, key=lambda h: h.name)),
+        volcano,
+        node_free,
+    )
+
+
+def _held(
+    policy: Policy, admission: Mapping[str, Any], pools: Mapping[str, str]
+) -> dict[tuple[str, str], int]:
+    """An admission's resourceUsage per (pool, resource), through its flavors."""
+    held: dict[tuple[str, str], int] = {}
+    for assignment in admission.get("podSetAssignments") or []:
+        flavors = assignment.get("flavors") or {}
+        for resource, amount in (assignment.get("resourceUsage") or {}).items():
+            pool = pool_of(policy, str(flavors.get(resource, "")), pools)
+            if pool is not None:
+                key = (pool, str(resource))
+                held[key] = held.get(key, 0) + kueue_amount(str(resource), str(amount))
+    return held
+
+
+def _volcano_queues(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[str, QueueStatus]:
+    """The Volcano Queues' status (when the fleet renders Volcano): state, allocated, PodGroups
+    per phase."""
+    if policy.fleet is None or "volcano" not in policy.fleet.targets:
+        return {}
+    try:
+        items = cluster.list(resources.VOLCANO_QUEUES)
+    except (NotServed, Forbidden) as exc:
+        notes.append(f"Volcano Queues not read: {exc}")
+        return {}
+    found = {}
+    for queue in items:
+        status = queue.get("status") or {}
+        allocated = {
+            str(r): kueue_amount(str(r), str(v)) for r, v in (status.get("allocated") or {}).items()
+        }
+        name = queue["metadata"]["name"]
+        found[name] = QueueStatus(
+            name,
+            str(status.get("state", "")),
+            allocated,
+            int(status.get("pending") or 0),
+            int(status.get("running") or 0),
+            int(status.get("inqueue") or 0),
+        )
+    return found
+
+
+def _node_free(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[str, dict[str, int]]:
+    """Per policy node: allocatable accelerator units minus the requests of the pods bound to
+    it that have not finished (what Kueue's TAS cache subtracts); a policy node the cluster
+    lacks has nothing free."""
+    from hetgitops.explain.nodes import pool_nodes
+    from hetgitops.explain.workload import pod_requests
+
+    wanted = {n.name: n for pool in policy.pools.values() for n in pool_nodes(policy, pool)}
+    live = {
+        n["metadata"]["name"]: n
+        for n in cluster.list(resources.NODES)
+        if n["metadata"]["name"] in wanted
+    }
+    used: dict[str, dict[str, int]] = {}
+    for pod in cluster.list(resources.PODS):
+        node = workloads.pod_node(pod)
+        if node not in live or workloads.pod_finished(pod):
+            continue
+        for resource, amount in pod_requests(pod.get("spec") or {}).items():
+            used.setdefault(node, {})[resource] = used.get(node, {}).get(resource, 0) + amount
+    free: dict[str, dict[str, int]] = {}
+    for name, view in sorted(wanted.items()):
+        if name not in live:
+            free[name] = {r: 0 for r in view.units}
+            continue
+        allocatable = (live[name].get("status") or {}).get("allocatable") or {}
+        free[name] = {
+            r: kueue_amount(r, str(allocatable.get(r, "0"))) - used.get(name, {}).get(r, 0)
+            for r in [*view.units, *(h for h in ("cpu", "memory") if h in allocatable)]
+        }
+    missing = len(wanted) - len(live)
+    if missing:
+        notes.append(f"{missing} node(s) of the policy are not in the cluster (counted as full)")
+    return free
+
+
+def cluster_queue_of(policy: Policy, wl: Mapping[str, Any]) -> str | None:
+    """A waiting Workload's ClusterQueue: the team owning its namespace (its LocalQueue)."""
+    namespace = wl["metadata"].get("namespace")
+    for team in policy.teams.values():
+        if namespace in team.namespaces:
+            return team.name
+    return None
