@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from hetgitops.adopt import engine, nodes
+from hetgitops.adopt import nodes
+from hetgitops.adopt import run as engine
 from hetgitops.cli.main import main
 from hetgitops.model import catalogue
 from hetgitops.scaffold import fleet

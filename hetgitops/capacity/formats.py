@@ -9,7 +9,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from hetgitops.capacity.report import CapacityReport
+from hetgitops.capacity.run import CapacityReport
 from hetgitops.plan.entitlement import Entitlement
 
 COLUMNS = (

@@ -12,7 +12,7 @@ import html
 from typing import Any
 
 from hetgitops.capacity.formats import number
-from hetgitops.capacity.report import CapacityReport
+from hetgitops.capacity.run import CapacityReport
 
 MISSING = "capacity --format html needs altair and vl-convert-python: pip install 'hetgitops[html]'"
 

@@ -35,7 +35,8 @@ def capacity(paths: tuple[Path, ...], output_format: str, now: dt.date) -> None:
     borrow, lends, keeps guaranteed and can reach (whole GPUs, MIG profiles and time-sliced
     replicas apart, normalized units beside them); monthly cost against budget; per card
     type commitment against capacity."""
-    from hetgitops.capacity import formats, report
+    from hetgitops.capacity import formats
+    from hetgitops.capacity import run as report
     from hetgitops.explain import run
 
     def go() -> int:

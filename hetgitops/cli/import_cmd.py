@@ -97,7 +97,7 @@ def import_(
 
     def imported() -> int:
         from hetgitops.adopt import sources
-        from hetgitops.adopt.engine import import_objects
+        from hetgitops.adopt.run import import_objects
         from hetgitops.diagnostics import has_errors
         from hetgitops.live.client import ClusterError, insecure_warning
         from hetgitops.reporting import FORMATTERS

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hetgitops import api
 from hetgitops.adopt import sources
-from hetgitops.adopt.engine import ImportResult, import_objects
+from hetgitops.adopt.run import ImportResult, import_objects
 
 HERE = Path(__file__).parent
 

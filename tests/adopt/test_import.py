@@ -9,9 +9,10 @@ import yaml
 from click.testing import CliRunner
 
 from hetgitops import api
-from hetgitops.adopt import engine, sources
-from hetgitops.adopt.engine import import_objects
+from hetgitops.adopt import run as engine
+from hetgitops.adopt import sources
 from hetgitops.adopt.nodes import PRODUCT_LABELS, compact
+from hetgitops.adopt.run import import_objects
 from hetgitops.cli.main import main
 from hetgitops.model.ranges import expand
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from hetgitops.adopt import sources
-from hetgitops.adopt.engine import import_objects
+from hetgitops.adopt.run import import_objects
 from tests.adopt.importing import HERE, import_text
 
 CLUSTER = HERE / "cluster_gpu_operator.yaml"

@@ -16,7 +16,7 @@ import yaml
 
 from hetgitops import api
 from hetgitops.adopt import sources
-from hetgitops.adopt.engine import import_objects
+from hetgitops.adopt.run import import_objects
 
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]

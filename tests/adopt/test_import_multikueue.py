@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hetgitops.adopt import sources
-from hetgitops.adopt.engine import import_objects
+from hetgitops.adopt.run import import_objects
 
 CLUSTER = Path(__file__).parent / "cluster_multikueue.yaml"
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from hetgitops.adopt import sources
-from hetgitops.adopt.engine import import_objects
+from hetgitops.adopt.run import import_objects
 
 HERE = Path(__file__).parent
 CLUSTER = HERE / "cluster_volcano.yaml"

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from hetgitops.capacity.formats import FORMATS
-from hetgitops.capacity.report import capacity_report
+from hetgitops.capacity.run import capacity_report
 from hetgitops.cli import main as cli
 from hetgitops.explain import run
 from hetgitops.plan.quota_plan import reach

@@ -20,7 +20,7 @@ from controlplane.harness import ControlPlane
 from drift_fleet import reset, set_node_status
 
 from hetgitops.adopt import roundtrip, sources
-from hetgitops.adopt.engine import import_objects
+from hetgitops.adopt.run import import_objects
 from hetgitops.live.client import Cluster, Resource
 
 pytestmark = pytest.mark.e2e
