@@ -10,6 +10,7 @@ from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.compilers.volcano import QueuePlan, queue_plans
 from hetgitops.diagnostics import Span
 from hetgitops.explain import kueue
+from hetgitops.explain import kueue_messages as say
 from hetgitops.explain.kueue_messages import (
     EXCEEDS_MAX_QUOTA,
     TOPOLOGY_PLACEMENT_FAILED,
@@ -18,7 +19,13 @@ from hetgitops.explain.kueue_messages import (
 )
 from hetgitops.explain.nodes import pool_nodes, selects, slots, taint_text, untolerated
 from hetgitops.explain.quotas import Flavor, Quotas, Usage, flavors
-from hetgitops.explain.workload import DEFAULT, VOLCANO, PodSet, Workload
+from hetgitops.explain.workload import (
+    DEFAULT,
+    SYSTEM_PRIORITY_CLASSES,
+    VOLCANO,
+    PodSet,
+    Workload,
+)
 from hetgitops.model.policy import Policy, Pool, Team, derived
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
 
@@ -101,15 +108,14 @@ def explain(
         )
     fleet = policy.fleet
     if team is None or fleet is None:
-        where = f"{workload.namespace}/{workload.queue}"
-        message = f"LocalQueue {where} doesn't exist"
+        message = say.local_queue_missing(workload.queue)
         hint = (
             f"namespace {workload.namespace} belongs to no team: add it to a Team's spec.namespaces"
         )
         return Explanation(workload, None, "pending", MISCONFIGURED, message, policy=(hint,))
     expected = local_queue_name(fleet, team)
     if workload.queue is not None and workload.queue != expected:
-        message = f"LocalQueue {workload.namespace}/{workload.queue} doesn't exist"
+        message = say.local_queue_missing(workload.queue)
         hint = f"team {team.name}'s LocalQueue is {expected!r}; label the job with it"
         return Explanation(
             workload,
@@ -122,7 +128,14 @@ def explain(
         )
     policy_lines: list[str] = []
     fixes: list[Fix] = []
-    if workload.tier is not None:
+    if workload.tier_from_pod and workload.tier in SYSTEM_PRIORITY_CLASSES:
+        # A built-in PriorityClass: Kueue reads its value (priority.go:91-103) and admits.
+        value = SYSTEM_PRIORITY_CLASSES[workload.tier]
+        policy_lines.append(
+            f"priorityClassName {workload.tier} is Kubernetes' built-in PriorityClass (value "
+            f"{value}): Kueue admits with that priority, above every tier of the policy"
+        )
+    elif workload.tier is not None:
         if workload.tier not in policy.tiers:
             return Explanation(
                 workload,

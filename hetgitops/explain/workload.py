@@ -18,6 +18,13 @@ TAS_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 VOLCANO_MIN_MEMBER = "scheduling.k8s.io/group-min-member"
 KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"
+# Kubernetes' built-in PriorityClasses (every cluster has them, values from
+# k8s.io/api/scheduling/v1 SystemCriticalPriority): a pod's priorityClassName may name them
+# and Kueue reads their value like any PriorityClass's.
+SYSTEM_PRIORITY_CLASSES = {
+    "system-cluster-critical": 2000000000,
+    "system-node-critical": 2000001000,
+}
 
 
 class WorkloadError(ValueError):
@@ -53,6 +60,9 @@ class Workload:
     scheduler: str = KUEUE
     min_available: int | None = None  # Volcano gang size
     team: str | None = None  # named on the command line; else found from the namespace
+    # `tier` is the pod templates' priorityClassName (a PriorityClass), not the
+    # kueue.x-k8s.io/priority-class label (a WorkloadPriorityClass).
+    tier_from_pod: bool = False
 
     @property
     def pods(self) -> int:
@@ -120,15 +130,16 @@ def _pytorchjob(obj: Mapping[str, Any]) -> list[PodSet]:
 
 
 def _lws(obj: Mapping[str, Any]) -> list[PodSet]:
-    """One group (Kueue makes a Workload per group): a leader and size-1 workers."""
+    """One group (Kueue makes a Workload per group). With a leaderTemplate: `leader` (1 pod)
+    and `worker` (size - 1 pods, kept even at 0); without one, every pod of the group is the
+    worker template in one pod set `main` of `size` pods (Kueue's podSets for LWS)."""
     spec = (obj.get("spec") or {}).get("leaderWorkerTemplate") or {}
     size = _int(spec.get("size"), 1)
     worker = spec.get("workerTemplate") or {}
-    leader = spec.get("leaderTemplate") or worker
-    found = [pod_set("leader", 1, leader)]
-    if size > 1:
-        found.append(pod_set("worker", size - 1, worker))
-    return found
+    leader = spec.get("leaderTemplate")
+    if leader is None:
+        return [pod_set("main", size, worker)]
+    return [pod_set("leader", 1, leader), pod_set("worker", size - 1, worker)]
 
 
 def _deployment(obj: Mapping[str, Any]) -> list[PodSet]:
@@ -194,16 +205,18 @@ def from_manifest(obj: Mapping[str, Any]) -> Workload:
         min_available = _int(annotations.get(VOLCANO_MIN_MEMBER), sum(p.count for p in pod_sets))
     elif queue is None:
         scheduler = DEFAULT
-    tier = labels.get(KUEUE_PRIORITY) or _priority_class(obj)
+    tier = labels.get(KUEUE_PRIORITY)
+    pod_class = _priority_class(obj)
     return Workload(
         kind=kind,
         name=str(meta.get("name", "")),
         namespace=meta.get("namespace"),
         pod_sets=tuple(pod_sets),
         queue=queue,
-        tier=tier,
+        tier=tier or pod_class,
         scheduler=scheduler,
         min_available=min_available,
+        tier_from_pod=tier is None and pod_class is not None,
     )
 
 

