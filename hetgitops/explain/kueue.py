@@ -96,8 +96,8 @@ class KueueVerdict:
     reason: str  # "" when admitted
     message: str
     pod_sets: tuple[PodSetResult, ...]
-    # Earlier scheduling cycles that ended in a topology placement failure, each resumed by
-    # the next from the flavor after the one it tried (oldest first).
+    # Earlier scheduling cycles that did not admit while some pod set had flavors left to
+    # try, each resumed by the next from the flavor after the one it tried (oldest first).
     cycles: tuple[KueueVerdict, ...] = ()
 
 
@@ -256,22 +256,20 @@ class Assigner:
         return PodSetResult(pod_set, tuple(attempts), chosen, (), "", None, missing, tried)
 
     def assign(self, pod_sets: tuple[PodSet, ...]) -> KueueVerdict:
-        """Scheduling cycles as Kueue runs them for a new workload. A cycle whose topology
-        placement fails leaves LastTriedFlavorIdx behind; while some pod set's is not -1 the
-        workload goes straight back to the queue (cluster_queue.go:679, `PendingFlavors`)
-        and the next cycle resumes each pod set's scan at the flavor after it
-        (flavorassigner.go:1088-1090). What the user sees is the last cycle's verdict."""
+        """Scheduling cycles as Kueue runs them for a new workload. Every cycle that does not
+        admit records its assignment (scheduler.go:280-285, `recordAssignment`), so the pod
+        sets that got a flavor leave their LastTriedFlavorIdx behind (flavorassigner.go
+        :1013-1037) whatever failed after them: quota of a later pod set or the topology
+        placement. While some pod set's is not -1 the workload goes straight back to the
+        queue (cluster_queue.go:679, `PendingFlavors`) and the next cycle resumes each pod
+        set's scan at the flavor after it (flavorassigner.go:1088-1090, workload.go:226-238).
+        What the user sees is the last cycle's verdict."""
         starts = [0] * len(pod_sets)
         earlier: list[KueueVerdict] = []
         while True:
             verdict = self._cycle(pod_sets, starts)
-            placement_failed = verdict.reason == TOPOLOGY_PLACEMENT_FAILED
             tried = [r.last_tried for r in verdict.pod_sets]
-            if (
-                not placement_failed
-                or all(t == -1 for t in tried)
-                or len(earlier) > len(self.flavors)
-            ):
+            if verdict.admitted or all(t == -1 for t in tried) or len(earlier) > len(self.flavors):
                 return replace(verdict, cycles=tuple(earlier))
             earlier.append(verdict)
             starts = [t + 1 if t != -1 else 0 for t in tried] + [0] * (len(pod_sets) - len(tried))

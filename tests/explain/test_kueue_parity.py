@@ -87,3 +87,35 @@ def test_a_missing_local_queue_is_named_as_kueue_names_it(policy: Any) -> None:
     job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "nope"}
     found = explain(policy, from_manifest(job))
     assert (found.reason, found.message) == ("Misconfigured", "LocalQueue nope doesn't exist")
+
+
+def _jobset(*counts: int, **template_spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": _meta(),
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": f"p{i}",
+                    "replicas": 1,
+                    "template": {"spec": {"parallelism": n, "template": _pod(**template_spec)}},
+                }
+                for i, n in enumerate(counts)
+            ]
+        },
+    }
+
+
+def test_a_quota_failure_of_a_later_pod_set_resumes_the_earlier_ones_scan(policy: Any) -> None:
+    """scheduler.go:280-285 records every cycle's assignment: p0 took a800-train (the first of
+    three flavors), p1 then exceeds it (16 + 80 > 92); Kueue requeues at once and p0 resumes
+    at a100-transition while p1 scans from the first flavor again, and both fit."""
+    found = explain(policy, from_manifest(_jobset(2, 10)))
+    (first,) = found.kueue.cycles
+    assert first.reason == "ExceedsMaxQuota"
+    assert found.verdict == "admitted", found.message
+    assert [r.flavor.pool for r in found.kueue.pod_sets if r.flavor] == [
+        "a100-transition",
+        "a800-train",
+    ]
