@@ -17,7 +17,7 @@ from hetgitops.explain.kueue_messages import (
     WAITING_FOR_QUOTA,
     fmt,
 )
-from hetgitops.explain.nodes import pool_nodes, selects, slots, taint_text, untolerated
+from hetgitops.explain.nodes import admits, pool_nodes, slots, taint_text, untolerated
 from hetgitops.explain.quotas import Flavor, Quotas, Usage, flavors
 from hetgitops.explain.workload import (
     DEFAULT,
@@ -351,7 +351,7 @@ def _pod_line(policy: Policy, pod_set: PodSet, pools: list[Pool], flavor: Flavor
     selector = {**pod_set.node_selector, **(flavor.node_labels if flavor else {})}
     tolerations = (*pod_set.tolerations, *(flavor.tolerations if flavor else ()))
     nodes = [n for pool in pools for n in pool_nodes(policy, pool)]
-    matched = [n for n in nodes if selects(selector, n.labels)]
+    matched = [n for n in nodes if admits(selector, pod_set.node_affinity, n.labels)]
     tolerating = [n for n in matched if untolerated(n, tolerations) is None]
     fitting = [n for n in tolerating if slots(n, pod_set.requests, None) >= 1]
     accel = {r: v for r, v in pod_set.requests.items() if r not in ("cpu", "memory")}

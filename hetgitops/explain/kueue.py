@@ -7,8 +7,9 @@ Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.1
 - a requested resource no resource group covers: "resource R unavailable in ClusterQueue"
   (:1069-1072), no flavor tried, reason NoMatchingFlavor (:952-956);
 - flavors in the ClusterQueue's order (:1086-1093); a flavor whose nodeLabels the pod's node
-  selector contradicts: "flavor F doesn't match node affinity" (:1236-1252, only the flavor's
-  own label keys count), NoMatchingFlavor (:1100-1108); before it, a flavor nodeTaint
+  selector or required node affinity contradicts: "flavor F doesn't match node affinity"
+  (:1236-1252, only the flavor's own label keys count), NoMatchingFlavor (:1100-1108);
+  before it, a flavor nodeTaint
   (NoSchedule / NoExecute) that neither the pod's nor the flavor's tolerations tolerate:
   "untolerated taint {KEY VALUE EFFECT <nil>} in flavor F" (:1236-1243, Go's %v of a
   corev1.Taint). hetgitops renders one such flavor: a pool's `spec.kueue.retiringFlavor`,
@@ -53,7 +54,7 @@ from hetgitops.explain.kueue_messages import (
     WAITING_FOR_QUOTA,
     worse,
 )
-from hetgitops.explain.nodes import selects
+from hetgitops.explain.nodes import affinity_holds, selects
 from hetgitops.explain.quotas import Flavor, Quotas, covered, flavors
 from hetgitops.explain.topology import Placement, place
 from hetgitops.explain.workload import PodSet
@@ -120,9 +121,22 @@ class Assigner:
         self.tas_only = bool(self.flavors) and all(f.topology for f in self.flavors)
 
     def _selector_fits(self, flavor: Flavor, pod_set: PodSet) -> bool:
+        """flavorSelector (flavorassigner.go:1280-1321): the pod's nodeSelector and required
+        node affinity cut to the flavor's own label keys, matched against its nodeLabels; a
+        term left without expressions matches any flavor."""
         keys = set(flavor.node_labels)
         relevant = {k: v for k, v in pod_set.node_selector.items() if k in keys}
-        return selects(relevant, flavor.node_labels)
+        if not selects(relevant, flavor.node_labels):
+            return False
+        if pod_set.node_affinity is None:
+            return True
+        kept = []
+        for term in pod_set.node_affinity:
+            expressions = tuple(e for e in term if str(e.get("key", "")) in keys)
+            if not expressions:
+                return True
+            kept.append(expressions)
+        return affinity_holds(tuple(kept), flavor.node_labels)
 
     def _quota(self, flavor: Flavor, pod_set: PodSet, used: Counter[tuple[str, str]]) -> Attempt:
         mode, reason, messages, borrowing = "fit", "", [], {}

@@ -115,6 +115,51 @@ def selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
 
+Terms = tuple[tuple[Mapping[str, Any], ...], ...]
+
+
+def _integer(value: Any) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def requirement_holds(requirement: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """One NodeSelectorRequirement against a node's labels (k8s.io/component-helpers
+    nodeaffinity, as kube-scheduler and Kueue's flavorSelector match it): Gt / Lt compare
+    integers, and a label that is no integer matches neither."""
+    key, operator = str(requirement.get("key", "")), requirement.get("operator")
+    values = [str(v) for v in requirement.get("values") or ()]
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    if operator in ("Gt", "Lt") and key in labels and len(values) == 1:
+        have, bound = _integer(labels[key]), _integer(values[0])
+        if have is None or bound is None:
+            return False
+        return have > bound if operator == "Gt" else have < bound
+    return False
+
+
+def affinity_holds(terms: Terms | None, labels: Mapping[str, str]) -> bool:
+    """Required node affinity: any term whose expressions all hold (no terms: any node)."""
+    if terms is None:
+        return True
+    return any(term and all(requirement_holds(r, labels) for r in term) for term in terms)
+
+
+def admits(selector: Mapping[str, str], terms: Terms | None, labels: Mapping[str, str]) -> bool:
+    """A node kube-scheduler's NodeAffinity filter lets the pod onto: nodeSelector and the
+    required node affinity both hold."""
+    return selects(selector, labels) and affinity_holds(terms, labels)
+
+
 def slots(node: NodeView, requests: Mapping[str, int], free: Mapping[str, int] | None) -> int:
     """How many pods of `requests` fit the node's accelerators (free units when given); a pod
     that asks no accelerator is bounded only by the 110 pods a node runs."""

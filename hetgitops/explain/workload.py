@@ -42,6 +42,9 @@ class PodSet:
     tolerations: tuple[Mapping[str, Any], ...] = ()
     required_topology: str | None = None
     preferred_topology: str | None = None
+    # requiredDuringSchedulingIgnoredDuringExecution: terms (ORed) of matchExpressions
+    # (ANDed), each {key, operator, values}; None when the pod has none.
+    node_affinity: tuple[tuple[Mapping[str, Any], ...], ...] | None = None
 
     def total(self, resource: str) -> int:
         return self.requests.get(resource, 0) * self.count
@@ -91,7 +94,17 @@ def pod_set(name: str, count: int, template: Mapping[str, Any]) -> PodSet:
         tolerations=tuple(spec.get("tolerations") or ()),
         required_topology=annotations.get(TAS_REQUIRED),
         preferred_topology=annotations.get(TAS_PREFERRED),
+        node_affinity=_required_affinity(spec),
     )
+
+
+def _required_affinity(spec: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], ...], ...] | None:
+    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms") or []
+    if not terms:
+        return None
+    return tuple(tuple(dict(e) for e in t.get("matchExpressions") or ()) for t in terms)
 
 
 def _int(value: Any, default: int) -> int:

@@ -119,3 +119,54 @@ def test_a_quota_failure_of_a_later_pod_set_resumes_the_earlier_ones_scan(policy
         "a100-transition",
         "a800-train",
     ]
+
+
+def _affinity(*terms: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]
+            }
+        }
+    }
+
+
+def test_required_node_affinity_picks_the_flavor_and_the_nodes(policy: Any) -> None:
+    """flavorassigner.go:1280-1321: the required terms, cut to the flavor's label keys, are
+    matched against its nodeLabels; kube-scheduler then applies all of them to the nodes."""
+    pool = {"key": "hetgitops.io/pool", "operator": "NotIn", "values": ["a800-train"]}
+    found = explain(policy, from_manifest(_job(affinity=_affinity([pool]))))
+    assert found.verdict == "admitted", found.message
+    assert found.pool == "a100-transition"
+    assert found.kueue.pod_sets[0].attempts[0].messages[0].endswith("doesn't match node affinity")
+    # A key no flavor has: Kueue's flavor check ignores it, but the topology placement finds
+    # no 80 GiB a800 node under 60 GiB and the resumed scan lands on the 40 GiB A100s.
+    small = {"key": "hetgitops.io/gpu-memory-gib", "operator": "Lt", "values": ["60"]}
+    found = explain(policy, from_manifest(_job(affinity=_affinity([small]))))
+    (first,) = found.kueue.cycles
+    assert first.reason == "TopologyPlacementFailed"
+    assert "excluded: nodeSelector: 16" in first.message
+    assert found.pool == "a100-transition"
+    # Terms are ORed: a second term that holds lets the pod onto the nodes again.
+    big = {"key": "hetgitops.io/gpu-memory-gib", "operator": "Gt", "values": ["60"]}
+    found = explain(policy, from_manifest(_job(affinity=_affinity([small], [big]))))
+    assert found.pool == "a800-train"
+    assert "node(s) fit a pod" in found.scheduler[0]
+
+
+def test_node_selector_requirements_hold_as_kubernetes_matches_them() -> None:
+    from hetgitops.explain.nodes import requirement_holds
+
+    labels = {"a": "5", "b": "x"}
+    cases = [
+        ({"key": "b", "operator": "In", "values": ["x", "y"]}, True),
+        ({"key": "b", "operator": "NotIn", "values": ["x"]}, False),
+        ({"key": "c", "operator": "NotIn", "values": ["x"]}, True),
+        ({"key": "a", "operator": "Exists"}, True),
+        ({"key": "a", "operator": "DoesNotExist"}, False),
+        ({"key": "a", "operator": "Gt", "values": ["4"]}, True),
+        ({"key": "a", "operator": "Lt", "values": ["5"]}, False),
+        ({"key": "b", "operator": "Gt", "values": ["1"]}, False),
+        ({"key": "c", "operator": "Lt", "values": ["9"]}, False),
+    ]
+    assert [requirement_holds(r, labels) for r, _ in cases] == [want for _, want in cases]
