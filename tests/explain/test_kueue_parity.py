@@ -170,3 +170,19 @@ def test_node_selector_requirements_hold_as_kubernetes_matches_them() -> None:
         ({"key": "c", "operator": "Lt", "values": ["9"]}, False),
     ]
     assert [requirement_holds(r, labels) for r, _ in cases] == [want for _, want in cases]
+
+
+def test_a_job_selecting_gfds_product_label_lands_on_the_cards_nodes(policy: Any) -> None:
+    """GFD labels each NVIDIA node nvidia.com/gpu.product (CardType.productNames), gpu.count,
+    gpu.memory; explain's nodes carry them, so the standard product selector matches."""
+    from hetgitops.explain.nodes import pool_nodes
+
+    selector = {"nvidia.com/gpu.product": "NVIDIA-A800-SXM4-80GB", "nvidia.com/gpu.count": "8"}
+    found = explain(policy, from_manifest(_job(nodeSelector=selector)))
+    assert (found.verdict, found.pool) == ("admitted", "a800-train"), found.message
+    assert "16 node(s) fit a pod" in found.scheduler[0]
+    labels = pool_nodes(policy, policy.pools["h100-infer"])[0].labels
+    assert labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3"
+    assert labels["nvidia.com/mig.capable"] == "true"
+    assert labels["nvidia.com/mig-1g.10gb.count"].isdigit()
+    assert labels["feature.node.kubernetes.io/pci-10de.present"] == "true"
