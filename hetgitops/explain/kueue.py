@@ -21,7 +21,8 @@ Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.1
   (c)", ExceedsMaxQuota (:1343-1358); above Available: "insufficient unused quota for R in
   flavor F, N more needed", WaitingForQuota (:1366-1368);
 - flavorFungibility: whenCanBorrow MayStopSearch stops at the first flavor that fits, borrowing
-  or not; TryNextFlavor looks on for one that fits without borrowing (:1172-1186, :1257-1275);
+  or not; TryNextFlavor looks on for one that fits without borrowing and, failing that, keeps
+  the one borrowing from the nearest cohort (:1172-1186, :1257-1275);
 - reasons of all flavors tried are sorted and joined by ", " (Status.Message, :353-362), pod
   sets by "; " after "couldn't assign flavors to pod set P: " (:227-245);
 - the overall reason: per pod set the least severe of its flavors' reasons, across pod sets the
@@ -72,6 +73,9 @@ class Attempt:
     messages: tuple[str, ...] = ()
     borrowing: Mapping[str, int] = field(default_factory=dict)
     index: int = 0  # the flavor's place in the ClusterQueue's order, from 0
+    # How far the borrowed quota comes from (0: none borrowed; else the height of the
+    # lowest cohort whose subtree lends it): the worst over the resources.
+    level: int = 0
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,7 @@ class Assigner:
 
     def _quota(self, flavor: Flavor, pod_set: PodSet, used: Counter[tuple[str, str]]) -> Attempt:
         mode, reason, messages, borrowing = "fit", "", [], {}
+        level = 0
         for resource in sorted(r for r in pod_set.requests if r in self.covered):
             request = pod_set.total(resource)
             if request == 0:
@@ -160,9 +165,21 @@ class Assigner:
             held = self.quotas.used(self.team, flavor.plan.pool.name, resource)
             if held + value > nominal:
                 borrowing[resource] = held + value - nominal
+                level = max(
+                    level, self.quotas.borrow_level(self.team, flavor.plan, resource, value)
+                )
                 if mode == "fit":
                     mode = "borrow"
-        return Attempt(flavor.name, flavor.plan.pool.name, mode, reason, tuple(messages), borrowing)
+        pool = flavor.plan.pool.name
+        return Attempt(
+            flavor.name,
+            pool,
+            mode,
+            reason,
+            tuple(messages),
+            borrowing,
+            level=level if mode == "borrow" else 0,
+        )
 
     def _mismatch(self, flavor: Flavor, pod_set: PodSet) -> str | None:
         """checkFlavorForPodSets (flavorassigner.go:1208-1257): the TAS match first
@@ -219,7 +236,9 @@ class Assigner:
                 chosen = attempt
                 break
             if attempt.mode == "borrow":
-                if chosen is None:
+                # Among borrowing flavors the one borrowing from the nearer cohort wins, the
+                # first on a tie (isPreferred: borrowingLevel.betterThan).
+                if chosen is None or attempt.level < chosen.level:
                     chosen = attempt
                 if self.when_can_borrow != "TryNextFlavor":
                     break

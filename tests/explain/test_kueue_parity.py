@@ -17,7 +17,8 @@ from hetgitops.explain.workload import from_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = dt.date(2026, 12, 1)
-QUEUE = {"kueue.x-k8s.io/queue-name": "pretraining"}
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+QUEUE = {QUEUE_LABEL: "pretraining"}
 
 
 @pytest.fixture(scope="module")
@@ -186,3 +187,42 @@ def test_a_job_selecting_gfds_product_label_lands_on_the_cards_nodes(policy: Any
     assert labels["nvidia.com/mig.capable"] == "true"
     assert labels["nvidia.com/mig-1g.10gb.count"].isdigit()
     assert labels["feature.node.kubernetes.io/pci-10de.present"] == "true"
+
+
+def test_try_next_flavor_prefers_borrowing_from_the_nearer_cohort(tmp_path: Path) -> None:
+    """isPreferred / borrowingLevel.betterThan (flavorassigner.go:487-575): with
+    whenCanBorrow TryNextFlavor and no flavor fitting unborrowed, the flavor whose quota comes
+    from the lower cohort wins. research's h100-infer (listed first) borrows from the root
+    ai-centre (height 2), rtx4090-dev from its own cohort research (height 1)."""
+    import shutil
+
+    root = tmp_path / "policies"
+    shutil.copytree(REPO / "policies", root)
+    fleet = root / "fleet.yaml"
+    fleet.write_text(
+        fleet.read_text().replace(
+            "    queueingStrategy: BestEffortFIFO\n",
+            "    queueingStrategy: BestEffortFIFO\n"
+            "    flavorFungibility: {whenCanBorrow: TryNextFlavor}\n",
+        )
+    )
+    teams = root / "teams" / "others.yaml"
+    old = "    - {pool: rtx4090-dev, cards: 32}\n    - pool: h100-infer\n      mig: {1g.10gb: 28}\n"
+    new = "    - pool: h100-infer\n      mig: {1g.10gb: 28}\n    - {pool: rtx4090-dev, cards: 4}\n"
+    assert old in teams.read_text()
+    teams.write_text(teams.read_text().replace(old, new))
+    policy = run.load_policy([root], NOW)
+    job = _job()
+    job["metadata"] = {"name": "x", "namespace": "research", "labels": {QUEUE_LABEL: "research"}}
+    job["spec"]["parallelism"] = 8
+    job["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "1", "memory": "1Gi"},
+        "limits": {"nvidia.com/gpu": 1},
+    }
+    found = explain(policy, from_manifest(job))
+    attempts = found.kueue.pod_sets[0].attempts
+    assert [(a.pool, a.mode, a.level) for a in attempts[:2]] == [
+        ("h100-infer", "borrow", 2),
+        ("rtx4090-dev", "borrow", 1),
+    ]
+    assert (found.verdict, found.pool) == ("admitted", "rtx4090-dev")
