@@ -3,7 +3,9 @@ renders it (`compilers.kueue_flavors`, `plan.quota_plan`).
 
 Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.19.2:
 - pod sets are assigned one after another; the first that gets no flavor ends the attempt
-  (:793-862), and their requests add up per flavor (`assignmentUsage`);
+  (:793-862), and their requests add up per flavor (`assignmentUsage`); pod sets of one
+  `kueue.x-k8s.io/podset-group-name` (beside a required or preferred topology) are searched
+  as one, their requests summed, every one of them matching the flavor (:778-840);
 - a requested resource no resource group covers: "resource R unavailable in ClusterQueue"
   (:1069-1072), no flavor tried, reason NoMatchingFlavor (:952-956);
 - flavors in the ClusterQueue's order (:1086-1093); a flavor whose nodeLabels the pod's node
@@ -206,7 +208,11 @@ class Assigner:
         return None
 
     def _find_flavor(
-        self, pod_set: PodSet, used: Counter[tuple[str, str]], start: int
+        self,
+        pod_set: PodSet,
+        used: Counter[tuple[str, str]],
+        start: int,
+        members: tuple[PodSet, ...],
     ) -> tuple[list[Attempt], Attempt | None, int]:
         """findFlavorForPodSets (flavorassigner.go:1061-1206) over the one resource group
         hetgitops renders: the flavors from `start` in the ClusterQueue's order. Returns the
@@ -217,7 +223,10 @@ class Assigner:
         for index in range(start, len(self.flavors)):
             flavor = self.flavors[index]
             tried = index
-            mismatch = self._mismatch(flavor, pod_set)
+            # Every pod set of a group must match the flavor (checkFlavorForPodSets).
+            mismatch = next(
+                (m for m in (self._mismatch(flavor, each) for each in members) if m), None
+            )
             if mismatch is not None:
                 attempts.append(
                     Attempt(
@@ -247,7 +256,11 @@ class Assigner:
         return attempts, chosen, -1 if tried == len(self.flavors) - 1 else tried
 
     def _pod_set(
-        self, pod_set: PodSet, used: Counter[tuple[str, str]], start: int = 0
+        self,
+        pod_set: PodSet,
+        used: Counter[tuple[str, str]],
+        start: int = 0,
+        members: tuple[PodSet, ...] = (),
     ) -> PodSetResult:
         """One pod set's resources in Kueue's order (flavorassigner.go:806-837): its requests
         iterate sorted by the FNV-1a hash of the resource name (VectorizedResourceRequests,
@@ -273,7 +286,7 @@ class Assigner:
             if searched:
                 continue  # the group's flavor already covers it (flavorassigner.go:820-824)
             searched = True
-            attempts, chosen, tried = self._find_flavor(pod_set, used, start)
+            attempts, chosen, tried = self._find_flavor(pod_set, used, start, members or (pod_set,))
             if chosen is None:
                 messages = tuple(sorted(m for a in attempts for m in a.messages))
                 reason = min((a.reason for a in attempts), key=SEVERITY.__getitem__, default="")
@@ -310,13 +323,16 @@ class Assigner:
     def _cycle(self, pod_sets: tuple[PodSet, ...], starts: list[int]) -> KueueVerdict:
         used: Counter[tuple[str, str]] = Counter()
         results: list[PodSetResult] = []
-        for pod_set, start in zip(pod_sets, starts, strict=True):
-            result = self._pod_set(pod_set, used, start)
-            results.append(result)
+        for indexes in _groups(pod_sets):
+            members = tuple(pod_sets[i] for i in indexes)
+            search = members[0] if len(members) == 1 else _summed(members)
+            result = self._pod_set(search, used, starts[indexes[0]], members)
+            results.extend(replace(result, pod_set=each) for each in members)
             if result.flavor is None:
                 return _verdict(self.team.name, results, pending=result)
-            for resource in pod_set.requests:
-                used[result.flavor.flavor, resource] += pod_set.total(resource)
+            for each in members:
+                for resource in each.requests:
+                    used[result.flavor.flavor, resource] += each.total(resource)
         placed = self._place(results)
         failed = next((r for r in placed if r.reason), None)
         return _verdict(self.team.name, placed, pending=failed)
@@ -344,6 +360,25 @@ class Assigner:
                 return [*placed, failed, *results[index + 1 :]]
             placed.append(replace(result, placement=placement))
         return placed
+
+
+def _groups(pod_sets: tuple[PodSet, ...]) -> list[list[int]]:
+    """The pod sets' indexes by podset group, groups in the order of their first pod set; a
+    pod set of no group is a group of its own (flavorassigner.go:778-786)."""
+    groups: dict[str, list[int]] = {}
+    for index, pod_set in enumerate(pod_sets):
+        groups.setdefault(pod_set.group or f"#{index}", []).append(index)
+    return list(groups.values())
+
+
+def _summed(members: tuple[PodSet, ...]) -> PodSet:
+    """The group's requests added up (flavorassigner.go:787-792): one pod of them all, so
+    the quota check and its messages see the group's total."""
+    total: Counter[str] = Counter()
+    for each in members:
+        for resource in each.requests:
+            total[resource] += each.total(resource)
+    return replace(members[0], count=1, requests=dict(total))
 
 
 def fnv1a64(name: str) -> int:

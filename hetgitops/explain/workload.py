@@ -15,6 +15,7 @@ KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 TAS_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 TAS_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+TAS_GROUP = "kueue.x-k8s.io/podset-group-name"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 VOLCANO_MIN_MEMBER = "scheduling.k8s.io/group-min-member"
 KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"
@@ -45,6 +46,9 @@ class PodSet:
     # requiredDuringSchedulingIgnoredDuringExecution: terms (ORed) of matchExpressions
     # (ANDed), each {key, operator, values}; None when the pod has none.
     node_affinity: tuple[tuple[Mapping[str, Any], ...], ...] | None = None
+    # kueue.x-k8s.io/podset-group-name: pod sets of one group get one flavor for their
+    # summed requests; Kueue reads it only beside a required or preferred topology.
+    group: str | None = None
 
     def total(self, resource: str) -> int:
         return self.requests.get(resource, 0) * self.count
@@ -95,6 +99,9 @@ def pod_set(name: str, count: int, template: Mapping[str, Any]) -> PodSet:
         required_topology=annotations.get(TAS_REQUIRED),
         preferred_topology=annotations.get(TAS_PREFERRED),
         node_affinity=_required_affinity(spec),
+        group=annotations.get(TAS_GROUP)
+        if TAS_REQUIRED in annotations or TAS_PREFERRED in annotations
+        else None,
     )
 
 

@@ -226,3 +226,38 @@ def test_try_next_flavor_prefers_borrowing_from_the_nearer_cohort(tmp_path: Path
         ("rtx4090-dev", "borrow", 1),
     ]
     assert (found.verdict, found.pool) == ("admitted", "rtx4090-dev")
+
+
+def _pytorchjob(workers: int, *, grouped: bool) -> dict[str, Any]:
+    annotations = {"kueue.x-k8s.io/podset-preferred-topology": "hetgitops.io/rack"}
+    if grouped:
+        annotations["kueue.x-k8s.io/podset-group-name"] = "g"
+
+    def replica(n: int) -> dict[str, Any]:
+        return {"replicas": n, "template": {"metadata": {"annotations": annotations}, **_pod()}}
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": _meta(),
+        "spec": {"pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(workers)}},
+    }
+
+
+def test_a_podset_group_gets_one_flavor_for_its_summed_request(policy: Any) -> None:
+    """flavorassigner.go:778-840: the group's requests are summed and searched once, as the
+    PyTorchJobs `jobs` renders annotate them. 8 + 88 GPUs exceed pretraining's a800-train
+    (92) and every other flavor; ungrouped, the master would move to a100-transition in the
+    resumed cycle and the workers fit a800-train alone."""
+    found = explain(policy, from_manifest(_pytorchjob(11, grouped=True)))
+    assert (found.verdict, found.reason) == ("pending", "ExceedsMaxQuota")
+    assert "current podset request (96) > maximum capacity (92)" in found.message
+    assert "pod set master:" in found.message and "pod set worker:" in found.message
+    apart = explain(policy, from_manifest(_pytorchjob(11, grouped=False)))
+    assert apart.verdict == "admitted", apart.message
+    # The annotation alone, without a topology request, is not a group (tas.go:112-114).
+    assert from_manifest(_pytorchjob(1, grouped=True)).pod_sets[0].group == "g"
+    plain = _pytorchjob(1, grouped=True)
+    master = plain["spec"]["pytorchReplicaSpecs"]["Master"]
+    del master["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-preferred-topology"]
+    assert from_manifest(plain).pod_sets[0].group is None
