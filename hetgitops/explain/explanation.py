@@ -11,6 +11,7 @@ from hetgitops.compilers.volcano import QueuePlan, queue_plans
 from hetgitops.diagnostics import Span
 from hetgitops.explain import kueue
 from hetgitops.explain import kueue_messages as say
+from hetgitops.explain.fit import UNSCHEDULABLE, unschedulable
 from hetgitops.explain.kueue_messages import (
     EXCEEDS_MAX_QUOTA,
     TOPOLOGY_PLACEMENT_FAILED,
@@ -47,7 +48,7 @@ class Fix:
 class Explanation:
     workload: Workload
     team: str | None
-    verdict: str  # admitted | pending | rejected | unmanaged
+    verdict: str  # admitted | unschedulable | pending | rejected | unmanaged
     reason: str  # Kueue's reason token (or Misconfigured / Volcano's), "" when admitted
     message: str
     kueue: kueue.KueueVerdict | None = None
@@ -158,12 +159,21 @@ def explain(
     # shows it or the resumed cycle's verdict, alternating as the Workload is requeued (seen on
     # the real Kueue v0.19.2 in the sim test), so the headline names the cause.
     shown = verdict.cycles[0] if verdict.cycles and not verdict.admitted else verdict
-    return Explanation(
-        workload,
-        team.name,
+    state, reason, message = (
         "admitted" if verdict.admitted else "pending",
         shown.reason,
         shown.message,
+    )
+    # Admitted on quota alone (no Topology): will a pod fit a node at all?
+    stuck = unschedulable(policy, verdict, {f.name: f for f in flavors(policy, team)})
+    if stuck is not None:
+        state, reason, message = "unschedulable", UNSCHEDULABLE, stuck
+    return Explanation(
+        workload,
+        team.name,
+        state,
+        reason,
+        message,
         kueue=verdict,
         volcano=_volcano_view(policy, team, workload, verdict),
         scheduler=_kube_scheduler(policy, workload, verdict),

@@ -261,3 +261,44 @@ def test_a_podset_group_gets_one_flavor_for_its_summed_request(policy: Any) -> N
     master = plain["spec"]["pytorchReplicaSpecs"]["Master"]
     del master["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-preferred-topology"]
     assert from_manifest(plain).pod_sets[0].group is None
+
+
+def test_a_pod_no_node_holds_is_not_admitted_without_a_topology(tmp_path: Path) -> None:
+    """Issue 32 item 3: without a Topology Kueue admits on quota alone; a pod of 16 GPUs on
+    nodes of 8 then never runs. explain says both and exits 1."""
+    import json
+    import shutil
+
+    from click.testing import CliRunner
+
+    from hetgitops.cli import main as cli
+
+    root = tmp_path / "policies"
+    shutil.copytree(REPO / "policies", root)
+    fleet = root / "fleet.yaml"
+    topology = "  topology:\n    name: fleet-topology\n    levels: [zone, rack, hostname]\n"
+    assert topology in fleet.read_text()
+    fleet.write_text(fleet.read_text().replace(topology, ""))
+    policy = run.load_policy([root], NOW)
+    job = _job()
+    job["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": {"nvidia.com/gpu": 16}
+    }
+    found = explain(policy, from_manifest(job))
+    assert found.kueue.admitted and found.pool == "a800-train"
+    assert (found.verdict, found.reason) == ("unschedulable", "Unschedulable")
+    assert found.message == (
+        f"Kueue admits the quota in flavor {found.flavor} (pool a800-train); no node can hold "
+        "a pod of pod set main: it asks 16 nvidia.com/gpu, the biggest node offers 8"
+    )
+    manifest = tmp_path / "job.json"
+    manifest.write_text(json.dumps(job))
+    args = ["explain", "--policy", str(root), "--now", NOW.isoformat(), "-f", str(manifest)]
+    result = CliRunner().invoke(cli.main, args)
+    assert result.exit_code == 1, result.output
+    assert "verdict: unschedulable" in result.output and "verdict: admitted" not in result.output
+    # A pod that fits a node stays admitted.
+    job["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": {"nvidia.com/gpu": 8}
+    }
+    assert explain(policy, from_manifest(job)).verdict == "admitted"
