@@ -10,15 +10,23 @@ from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.compilers.volcano import QueuePlan, queue_plans
 from hetgitops.diagnostics import Span
 from hetgitops.explain import kueue
+from hetgitops.explain import kueue_messages as say
+from hetgitops.explain.fit import UNSCHEDULABLE, unschedulable
 from hetgitops.explain.kueue_messages import (
     EXCEEDS_MAX_QUOTA,
     TOPOLOGY_PLACEMENT_FAILED,
     WAITING_FOR_QUOTA,
     fmt,
 )
-from hetgitops.explain.nodes import pool_nodes, selects, slots, taint_text, untolerated
+from hetgitops.explain.nodes import admits, pool_nodes, slots, taint_text, untolerated
 from hetgitops.explain.quotas import Flavor, Quotas, Usage, flavors
-from hetgitops.explain.workload import DEFAULT, VOLCANO, PodSet, Workload
+from hetgitops.explain.workload import (
+    DEFAULT,
+    SYSTEM_PRIORITY_CLASSES,
+    VOLCANO,
+    PodSet,
+    Workload,
+)
 from hetgitops.model.policy import Policy, Pool, Team, derived
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
 
@@ -40,7 +48,7 @@ class Fix:
 class Explanation:
     workload: Workload
     team: str | None
-    verdict: str  # admitted | pending | rejected | unmanaged
+    verdict: str  # admitted | unschedulable | pending | rejected | unmanaged
     reason: str  # Kueue's reason token (or Misconfigured / Volcano's), "" when admitted
     message: str
     kueue: kueue.KueueVerdict | None = None
@@ -101,15 +109,14 @@ def explain(
         )
     fleet = policy.fleet
     if team is None or fleet is None:
-        where = f"{workload.namespace}/{workload.queue}"
-        message = f"LocalQueue {where} doesn't exist"
+        message = say.local_queue_missing(workload.queue)
         hint = (
             f"namespace {workload.namespace} belongs to no team: add it to a Team's spec.namespaces"
         )
         return Explanation(workload, None, "pending", MISCONFIGURED, message, policy=(hint,))
     expected = local_queue_name(fleet, team)
     if workload.queue is not None and workload.queue != expected:
-        message = f"LocalQueue {workload.namespace}/{workload.queue} doesn't exist"
+        message = say.local_queue_missing(workload.queue)
         hint = f"team {team.name}'s LocalQueue is {expected!r}; label the job with it"
         return Explanation(
             workload,
@@ -122,7 +129,14 @@ def explain(
         )
     policy_lines: list[str] = []
     fixes: list[Fix] = []
-    if workload.tier is not None:
+    if workload.tier_from_pod and workload.tier in SYSTEM_PRIORITY_CLASSES:
+        # A built-in PriorityClass: Kueue reads its value (priority.go:91-103) and admits.
+        value = SYSTEM_PRIORITY_CLASSES[workload.tier]
+        policy_lines.append(
+            f"priorityClassName {workload.tier} is Kubernetes' built-in PriorityClass (value "
+            f"{value}): Kueue admits with that priority, above every tier of the policy"
+        )
+    elif workload.tier is not None:
         if workload.tier not in policy.tiers:
             return Explanation(
                 workload,
@@ -145,12 +159,21 @@ def explain(
     # shows it or the resumed cycle's verdict, alternating as the Workload is requeued (seen on
     # the real Kueue v0.19.2 in the sim test), so the headline names the cause.
     shown = verdict.cycles[0] if verdict.cycles and not verdict.admitted else verdict
-    return Explanation(
-        workload,
-        team.name,
+    state, reason, message = (
         "admitted" if verdict.admitted else "pending",
         shown.reason,
         shown.message,
+    )
+    # Admitted on quota alone (no Topology): will a pod fit a node at all?
+    stuck = unschedulable(policy, verdict, {f.name: f for f in flavors(policy, team)})
+    if stuck is not None:
+        state, reason, message = "unschedulable", UNSCHEDULABLE, stuck
+    return Explanation(
+        workload,
+        team.name,
+        state,
+        reason,
+        message,
         kueue=verdict,
         volcano=_volcano_view(policy, team, workload, verdict),
         scheduler=_kube_scheduler(policy, workload, verdict),
@@ -338,7 +361,7 @@ def _pod_line(policy: Policy, pod_set: PodSet, pools: list[Pool], flavor: Flavor
     selector = {**pod_set.node_selector, **(flavor.node_labels if flavor else {})}
     tolerations = (*pod_set.tolerations, *(flavor.tolerations if flavor else ()))
     nodes = [n for pool in pools for n in pool_nodes(policy, pool)]
-    matched = [n for n in nodes if selects(selector, n.labels)]
+    matched = [n for n in nodes if admits(selector, pod_set.node_affinity, n.labels)]
     tolerating = [n for n in matched if untolerated(n, tolerations) is None]
     fitting = [n for n in tolerating if slots(n, pod_set.requests, None) >= 1]
     accel = {r: v for r, v in pod_set.requests.items() if r not in ("cpu", "memory")}

@@ -3,12 +3,15 @@ renders it (`compilers.kueue_flavors`, `plan.quota_plan`).
 
 Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.19.2:
 - pod sets are assigned one after another; the first that gets no flavor ends the attempt
-  (:793-862), and their requests add up per flavor (`assignmentUsage`);
+  (:793-862), and their requests add up per flavor (`assignmentUsage`); pod sets of one
+  `kueue.x-k8s.io/podset-group-name` (beside a required or preferred topology) are searched
+  as one, their requests summed, every one of them matching the flavor (:778-840);
 - a requested resource no resource group covers: "resource R unavailable in ClusterQueue"
   (:1069-1072), no flavor tried, reason NoMatchingFlavor (:952-956);
 - flavors in the ClusterQueue's order (:1086-1093); a flavor whose nodeLabels the pod's node
-  selector contradicts: "flavor F doesn't match node affinity" (:1236-1252, only the flavor's
-  own label keys count), NoMatchingFlavor (:1100-1108); before it, a flavor nodeTaint
+  selector or required node affinity contradicts: "flavor F doesn't match node affinity"
+  (:1236-1252, only the flavor's own label keys count), NoMatchingFlavor (:1100-1108);
+  before it, a flavor nodeTaint
   (NoSchedule / NoExecute) that neither the pod's nor the flavor's tolerations tolerate:
   "untolerated taint {KEY VALUE EFFECT <nil>} in flavor F" (:1236-1243, Go's %v of a
   corev1.Taint). hetgitops renders one such flavor: a pool's `spec.kueue.retiringFlavor`,
@@ -20,7 +23,8 @@ Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.1
   (c)", ExceedsMaxQuota (:1343-1358); above Available: "insufficient unused quota for R in
   flavor F, N more needed", WaitingForQuota (:1366-1368);
 - flavorFungibility: whenCanBorrow MayStopSearch stops at the first flavor that fits, borrowing
-  or not; TryNextFlavor looks on for one that fits without borrowing (:1172-1186, :1257-1275);
+  or not; TryNextFlavor looks on for one that fits without borrowing and, failing that, keeps
+  the one borrowing from the nearest cohort (:1172-1186, :1257-1275);
 - reasons of all flavors tried are sorted and joined by ", " (Status.Message, :353-362), pod
   sets by "; " after "couldn't assign flavors to pod set P: " (:227-245);
 - the overall reason: per pod set the least severe of its flavors' reasons, across pod sets the
@@ -53,7 +57,7 @@ from hetgitops.explain.kueue_messages import (
     WAITING_FOR_QUOTA,
     worse,
 )
-from hetgitops.explain.nodes import selects
+from hetgitops.explain.nodes import affinity_holds, selects
 from hetgitops.explain.quotas import Flavor, Quotas, covered, flavors
 from hetgitops.explain.topology import Placement, place
 from hetgitops.explain.workload import PodSet
@@ -71,6 +75,9 @@ class Attempt:
     messages: tuple[str, ...] = ()
     borrowing: Mapping[str, int] = field(default_factory=dict)
     index: int = 0  # the flavor's place in the ClusterQueue's order, from 0
+    # How far the borrowed quota comes from (0: none borrowed; else the height of the
+    # lowest cohort whose subtree lends it): the worst over the resources.
+    level: int = 0
 
 
 @dataclass(frozen=True)
@@ -96,8 +103,8 @@ class KueueVerdict:
     reason: str  # "" when admitted
     message: str
     pod_sets: tuple[PodSetResult, ...]
-    # Earlier scheduling cycles that ended in a topology placement failure, each resumed by
-    # the next from the flavor after the one it tried (oldest first).
+    # Earlier scheduling cycles that did not admit while some pod set had flavors left to
+    # try, each resumed by the next from the flavor after the one it tried (oldest first).
     cycles: tuple[KueueVerdict, ...] = ()
 
 
@@ -120,12 +127,26 @@ class Assigner:
         self.tas_only = bool(self.flavors) and all(f.topology for f in self.flavors)
 
     def _selector_fits(self, flavor: Flavor, pod_set: PodSet) -> bool:
+        """flavorSelector (flavorassigner.go:1280-1321): the pod's nodeSelector and required
+        node affinity cut to the flavor's own label keys, matched against its nodeLabels; a
+        term left without expressions matches any flavor."""
         keys = set(flavor.node_labels)
         relevant = {k: v for k, v in pod_set.node_selector.items() if k in keys}
-        return selects(relevant, flavor.node_labels)
+        if not selects(relevant, flavor.node_labels):
+            return False
+        if pod_set.node_affinity is None:
+            return True
+        kept = []
+        for term in pod_set.node_affinity:
+            expressions = tuple(e for e in term if str(e.get("key", "")) in keys)
+            if not expressions:
+                return True
+            kept.append(expressions)
+        return affinity_holds(tuple(kept), flavor.node_labels)
 
     def _quota(self, flavor: Flavor, pod_set: PodSet, used: Counter[tuple[str, str]]) -> Attempt:
         mode, reason, messages, borrowing = "fit", "", [], {}
+        level = 0
         for resource in sorted(r for r in pod_set.requests if r in self.covered):
             request = pod_set.total(resource)
             if request == 0:
@@ -146,9 +167,21 @@ class Assigner:
             held = self.quotas.used(self.team, flavor.plan.pool.name, resource)
             if held + value > nominal:
                 borrowing[resource] = held + value - nominal
+                level = max(
+                    level, self.quotas.borrow_level(self.team, flavor.plan, resource, value)
+                )
                 if mode == "fit":
                     mode = "borrow"
-        return Attempt(flavor.name, flavor.plan.pool.name, mode, reason, tuple(messages), borrowing)
+        pool = flavor.plan.pool.name
+        return Attempt(
+            flavor.name,
+            pool,
+            mode,
+            reason,
+            tuple(messages),
+            borrowing,
+            level=level if mode == "borrow" else 0,
+        )
 
     def _mismatch(self, flavor: Flavor, pod_set: PodSet) -> str | None:
         """checkFlavorForPodSets (flavorassigner.go:1208-1257): the TAS match first
@@ -175,7 +208,11 @@ class Assigner:
         return None
 
     def _find_flavor(
-        self, pod_set: PodSet, used: Counter[tuple[str, str]], start: int
+        self,
+        pod_set: PodSet,
+        used: Counter[tuple[str, str]],
+        start: int,
+        members: tuple[PodSet, ...],
     ) -> tuple[list[Attempt], Attempt | None, int]:
         """findFlavorForPodSets (flavorassigner.go:1061-1206) over the one resource group
         hetgitops renders: the flavors from `start` in the ClusterQueue's order. Returns the
@@ -186,7 +223,10 @@ class Assigner:
         for index in range(start, len(self.flavors)):
             flavor = self.flavors[index]
             tried = index
-            mismatch = self._mismatch(flavor, pod_set)
+            # Every pod set of a group must match the flavor (checkFlavorForPodSets).
+            mismatch = next(
+                (m for m in (self._mismatch(flavor, each) for each in members) if m), None
+            )
             if mismatch is not None:
                 attempts.append(
                     Attempt(
@@ -205,7 +245,9 @@ class Assigner:
                 chosen = attempt
                 break
             if attempt.mode == "borrow":
-                if chosen is None:
+                # Among borrowing flavors the one borrowing from the nearer cohort wins, the
+                # first on a tie (isPreferred: borrowingLevel.betterThan).
+                if chosen is None or attempt.level < chosen.level:
                     chosen = attempt
                 if self.when_can_borrow != "TryNextFlavor":
                     break
@@ -214,7 +256,11 @@ class Assigner:
         return attempts, chosen, -1 if tried == len(self.flavors) - 1 else tried
 
     def _pod_set(
-        self, pod_set: PodSet, used: Counter[tuple[str, str]], start: int = 0
+        self,
+        pod_set: PodSet,
+        used: Counter[tuple[str, str]],
+        start: int = 0,
+        members: tuple[PodSet, ...] = (),
     ) -> PodSetResult:
         """One pod set's resources in Kueue's order (flavorassigner.go:806-837): its requests
         iterate sorted by the FNV-1a hash of the resource name (VectorizedResourceRequests,
@@ -240,7 +286,7 @@ class Assigner:
             if searched:
                 continue  # the group's flavor already covers it (flavorassigner.go:820-824)
             searched = True
-            attempts, chosen, tried = self._find_flavor(pod_set, used, start)
+            attempts, chosen, tried = self._find_flavor(pod_set, used, start, members or (pod_set,))
             if chosen is None:
                 messages = tuple(sorted(m for a in attempts for m in a.messages))
                 reason = min((a.reason for a in attempts), key=SEVERITY.__getitem__, default="")
@@ -256,22 +302,20 @@ class Assigner:
         return PodSetResult(pod_set, tuple(attempts), chosen, (), "", None, missing, tried)
 
     def assign(self, pod_sets: tuple[PodSet, ...]) -> KueueVerdict:
-        """Scheduling cycles as Kueue runs them for a new workload. A cycle whose topology
-        placement fails leaves LastTriedFlavorIdx behind; while some pod set's is not -1 the
-        workload goes straight back to the queue (cluster_queue.go:679, `PendingFlavors`)
-        and the next cycle resumes each pod set's scan at the flavor after it
-        (flavorassigner.go:1088-1090). What the user sees is the last cycle's verdict."""
+        """Scheduling cycles as Kueue runs them for a new workload. Every cycle that does not
+        admit records its assignment (scheduler.go:280-285, `recordAssignment`), so the pod
+        sets that got a flavor leave their LastTriedFlavorIdx behind (flavorassigner.go
+        :1013-1037) whatever failed after them: quota of a later pod set or the topology
+        placement. While some pod set's is not -1 the workload goes straight back to the
+        queue (cluster_queue.go:679, `PendingFlavors`) and the next cycle resumes each pod
+        set's scan at the flavor after it (flavorassigner.go:1088-1090, workload.go:226-238).
+        What the user sees is the last cycle's verdict."""
         starts = [0] * len(pod_sets)
         earlier: list[KueueVerdict] = []
         while True:
             verdict = self._cycle(pod_sets, starts)
-            placement_failed = verdict.reason == TOPOLOGY_PLACEMENT_FAILED
             tried = [r.last_tried for r in verdict.pod_sets]
-            if (
-                not placement_failed
-                or all(t == -1 for t in tried)
-                or len(earlier) > len(self.flavors)
-            ):
+            if verdict.admitted or all(t == -1 for t in tried) or len(earlier) > len(self.flavors):
                 return replace(verdict, cycles=tuple(earlier))
             earlier.append(verdict)
             starts = [t + 1 if t != -1 else 0 for t in tried] + [0] * (len(pod_sets) - len(tried))
@@ -279,13 +323,16 @@ class Assigner:
     def _cycle(self, pod_sets: tuple[PodSet, ...], starts: list[int]) -> KueueVerdict:
         used: Counter[tuple[str, str]] = Counter()
         results: list[PodSetResult] = []
-        for pod_set, start in zip(pod_sets, starts, strict=True):
-            result = self._pod_set(pod_set, used, start)
-            results.append(result)
+        for indexes in _groups(pod_sets):
+            members = tuple(pod_sets[i] for i in indexes)
+            search = members[0] if len(members) == 1 else _summed(members)
+            result = self._pod_set(search, used, starts[indexes[0]], members)
+            results.extend(replace(result, pod_set=each) for each in members)
             if result.flavor is None:
                 return _verdict(self.team.name, results, pending=result)
-            for resource in pod_set.requests:
-                used[result.flavor.flavor, resource] += pod_set.total(resource)
+            for each in members:
+                for resource in each.requests:
+                    used[result.flavor.flavor, resource] += each.total(resource)
         placed = self._place(results)
         failed = next((r for r in placed if r.reason), None)
         return _verdict(self.team.name, placed, pending=failed)
@@ -313,6 +360,25 @@ class Assigner:
                 return [*placed, failed, *results[index + 1 :]]
             placed.append(replace(result, placement=placement))
         return placed
+
+
+def _groups(pod_sets: tuple[PodSet, ...]) -> list[list[int]]:
+    """The pod sets' indexes by podset group, groups in the order of their first pod set; a
+    pod set of no group is a group of its own (flavorassigner.go:778-786)."""
+    groups: dict[str, list[int]] = {}
+    for index, pod_set in enumerate(pod_sets):
+        groups.setdefault(pod_set.group or f"#{index}", []).append(index)
+    return list(groups.values())
+
+
+def _summed(members: tuple[PodSet, ...]) -> PodSet:
+    """The group's requests added up (flavorassigner.go:787-792): one pod of them all, so
+    the quota check and its messages see the group's total."""
+    total: Counter[str] = Counter()
+    for each in members:
+        for resource in each.requests:
+            total[resource] += each.total(resource)
+    return replace(members[0], count=1, requests=dict(total))
 
 
 def fnv1a64(name: str) -> int:

@@ -5,7 +5,8 @@ Why one module: explain writes these strings when it replays an admission (`kueu
 `topology.py`) and reads them when it translates a real Workload's condition (`lines.py`).
 Kept side by side, a message whose wording changes in a Kueue upgrade is changed once, and its
 reader cannot drift from its writer (the writer owns its reader, STYLE.md habit 11).
-Sources: pkg/scheduler/flavorassigner/flavorassigner.go (:227-245, :298-326, :353-362,
+Sources: pkg/controller/core/workload_controller.go (:2084),
+pkg/scheduler/flavorassigner/flavorassigner.go (:227-245, :298-326, :353-362,
 :1069-1072, :1236-1252, :1343-1368), tas_flavorassigner.go (:166-204) and
 pkg/cache/scheduler/tas_flavor_snapshot.go (:1997-2016) at v0.19.2.
 The reason tokens are those of Kueue's UnadmittedWorkloadsObservability gate (off by default in
@@ -115,6 +116,13 @@ def topology_unfit(
         reasons = ", ".join(sorted(f"{k}: {v}" for k, v in excluded.items()))
         head += f". Total nodes: {total_nodes}; excluded: {reasons}"
     return head
+
+
+def local_queue_missing(queue: str | None) -> str:
+    """The job's LocalQueue is not in its namespace: the workload controller's queue blocker
+    (workload_controller.go:2084), reason Misconfigured; the name alone, as the Workload's
+    spec.queueName holds it."""
+    return f"LocalQueue {queue or ''} doesn't exist"
 
 
 def pending_message(failed: Iterable[tuple[str, Iterable[str]]]) -> str:

@@ -15,8 +15,9 @@ from typing import Any
 from hetgitops.compilers.agents import tolerates
 from hetgitops.compilers.kueue_flavors import HOSTNAME
 from hetgitops.compilers.labels import node_labels
-from hetgitops.model.policy import Policy, Pool, Taint, derived
-from hetgitops.plan.capacity import pool_resources
+from hetgitops.compilers.nvidia import is_nvidia, node_nvidia_labels
+from hetgitops.model.policy import CardType, Node, Policy, Pool, Taint, derived
+from hetgitops.plan.capacity import covered_gpus, main_resource, mig_strategy, pool_resources
 from hetgitops.plan.quota_plan import kueue_amount
 
 
@@ -49,12 +50,67 @@ def _nodes(policy: Policy, pool: Pool) -> list[NodeView]:
         if node.cards not in per_size:
             single = dataclasses.replace(pool, nodes=(node,))
             per_size[node.cards] = pool_resources(single, card, policy.fleet)
-        labels = {**node_labels(policy, pool, node), HOSTNAME: node.name}
+        labels = {
+            **_device_labels(policy, pool, card, node, per_size[node.cards]),
+            **node_labels(policy, pool, node),
+            HOSTNAME: node.name,
+        }
         host = {"cpu": cpu * node.cards, "memory": memory * node.cards}
         found.append(
             NodeView(node.name, pool.name, labels, pool.taints, per_size[node.cards], host)
         )
     return found
+
+
+# GPU feature discovery's gpu.family for the catalogue's architectures where they differ.
+_FAMILIES = {"ada": "ada-lovelace"}
+
+
+def _device_labels(
+    policy: Policy, pool: Pool, card: CardType, node: Node, units: Mapping[str, int]
+) -> dict[str, str]:
+    """The labels NFD, GPU feature discovery and the GPU Operator put on the node, as the real
+    nodes carry them, so a job selecting on them (the standard `nvidia.com/gpu.product`)
+    matches: NFD's PCI vendor label for every card type; for NVIDIA cards GFD's product
+    (`CardType.productNames`, `-MIG-<profile>` under the single strategy, `-SHARED` for
+    time-sliced replicas not renamed), count, memory (MiB, from memoryGiB: GFD reads the
+    driver's figure, a little less), family, replicas, MIG capability, strategy and
+    per-profile counts, and the config labels hetgitops writes (`node_nvidia_labels`)."""
+    labels = {
+        f"feature.node.kubernetes.io/pci-{pci[-4:].lower()}.present": "true"
+        for pci in card.pci_device_ids
+        if len(pci) >= 4
+    }
+    if not is_nvidia(card):
+        return labels
+    product = card.product_names[0] if card.product_names else card.model
+    strategy = mig_strategy(policy.fleet)
+    mig_units = {r: n for r, n in units.items() if r.startswith("nvidia.com/mig-")}
+    layout = covered_gpus(pool, node.cards) if pool.mig and strategy != "none" else {}
+    profiles = {p for gpu in layout.values() for p in gpu}
+    if strategy == "single" and len(layout) == node.cards and len(profiles) == 1:
+        product += f"-MIG-{next(iter(profiles))}"
+    elif pool.shared_replicas > 1 and main_resource(pool, card) == card.resource_name:
+        product += "-SHARED"
+    sharing = "time-slicing" if pool.time_slicing_replicas else "mps" if pool.mps_replicas else ""
+    labels.update(
+        {
+            "nvidia.com/gpu.present": "true",
+            "nvidia.com/gpu.product": product,
+            "nvidia.com/gpu.count": str(node.cards),
+            "nvidia.com/gpu.memory": str(int(card.memory_gib * 1024)),
+            "nvidia.com/gpu.family": _FAMILIES.get(card.architecture, card.architecture),
+            "nvidia.com/gpu.replicas": str(pool.shared_replicas),
+            "nvidia.com/gpu.sharing-strategy": sharing or "none",
+            "nvidia.com/mig.capable": "true" if card.mig_table else "false",
+        }
+    )
+    if card.mig_table:
+        labels["nvidia.com/mig.strategy"] = strategy
+    for resource, count in mig_units.items():
+        labels[f"{resource}.count"] = str(count)
+    labels.update(node_nvidia_labels(policy, pool, node))
+    return labels
 
 
 def _host_per_card(policy: Policy) -> tuple[int, int]:
@@ -113,6 +169,51 @@ def taint_text(taint: Taint) -> str:
 
 def selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
+
+
+Terms = tuple[tuple[Mapping[str, Any], ...], ...]
+
+
+def _integer(value: Any) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def requirement_holds(requirement: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """One NodeSelectorRequirement against a node's labels (k8s.io/component-helpers
+    nodeaffinity, as kube-scheduler and Kueue's flavorSelector match it): Gt / Lt compare
+    integers, and a label that is no integer matches neither."""
+    key, operator = str(requirement.get("key", "")), requirement.get("operator")
+    values = [str(v) for v in requirement.get("values") or ()]
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    if operator in ("Gt", "Lt") and key in labels and len(values) == 1:
+        have, bound = _integer(labels[key]), _integer(values[0])
+        if have is None or bound is None:
+            return False
+        return have > bound if operator == "Gt" else have < bound
+    return False
+
+
+def affinity_holds(terms: Terms | None, labels: Mapping[str, str]) -> bool:
+    """Required node affinity: any term whose expressions all hold (no terms: any node)."""
+    if terms is None:
+        return True
+    return any(term and all(requirement_holds(r, labels) for r in term) for term in terms)
+
+
+def admits(selector: Mapping[str, str], terms: Terms | None, labels: Mapping[str, str]) -> bool:
+    """A node kube-scheduler's NodeAffinity filter lets the pod onto: nodeSelector and the
+    required node affinity both hold."""
+    return selects(selector, labels) and affinity_holds(terms, labels)
 
 
 def slots(node: NodeView, requests: Mapping[str, int], free: Mapping[str, int] | None) -> int:

@@ -102,6 +102,12 @@ def transition_reach(policy: Policy) -> Reach:
     return base.with_limits(cut)
 
 
+def _lends(limits: tuple[int, int | None, int | None]) -> int:
+    """What a queue lends of a resource: its lendingLimit, else all its nominal."""
+    nominal, _, lending = limits
+    return nominal if lending is None else min(lending, nominal)
+
+
 def covered(policy: Policy, team: Team) -> list[str]:
     return [*HOST_RESOURCES, *accelerator_resources(team_plan(policy, team))]
 
@@ -139,6 +145,46 @@ class Quotas:
 
     def used(self, team: Team, pool: str, resource: str) -> int:
         return self.usage.get((team.name, pool, resource), 0)
+
+    def _subtree(self, cohort: str) -> tuple[list[str], int]:
+        """The teams under `cohort` (at any depth) and its height (getNodeHeight: 1 above
+        queues, one more per level of child cohorts)."""
+        fleet = self.policy.fleet
+        children = [c.name for c in fleet.cohorts if c.parent == cohort] if fleet else []
+        teams = [t.name for t in self.policy.teams.values() if t.cohort == cohort]
+        height = 1 if teams or children else 0
+        for child in children:
+            below, child_height = self._subtree(child)
+            teams += below
+            height = max(height, child_height + 1)
+        return teams, height
+
+    def borrow_level(self, team: Team, plan: FlavorPlan, resource: str, value: int) -> int:
+        """How far the quota for `value` more comes from: 0 within the team's own nominal,
+        else the height of the lowest cohort on the way to the root whose subtree lends
+        enough (FindHeightOfLowestSubtreeThatFits); Kueue prefers the smaller
+        (borrowingLevel.betterThan)."""
+        pool = plan.pool.name
+        used = self.used(team, pool, resource)
+        if team.cohort is None or used + value <= self.nominal(team, pool, resource):
+            return 0
+        remaining = value - max(0, self._guaranteed(team.name, pool, resource) - used)
+        parents = {c.name: c.parent for c in self.policy.fleet.cohorts} if self.policy.fleet else {}
+        cohort: str | None = team.cohort
+        height = 0
+        seen = set()
+        while cohort is not None and cohort not in seen:
+            seen.add(cohort)
+            members, height = self._subtree(cohort)
+            lends = sum(_lends(self._limits(m, pool, resource)) for m in members)
+            held = sum(
+                max(0, self.usage.get((m, pool, resource), 0) - self._guaranteed(m, pool, resource))
+                for m in members
+            )
+            if held + remaining <= lends:
+                return height
+            cohort = parents.get(cohort)
+        return height
 
     def available(self, team: Team, plan: FlavorPlan, resource: str) -> int:
         pool = plan.pool.name

@@ -4,6 +4,7 @@ compiler, so `explain --profile` asks exactly what `hetgitops jobs` submits)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -132,20 +133,7 @@ def from_profile(policy: Policy, profile_name: str, team_name: str) -> list[Work
     manifests, _ = compile_jobs(policy, profiles=[profile_name], teams=[team_name])
     found = []
     for manifest in manifests:
-        workload = from_manifest(manifest.obj)
-        found.append(
-            Workload(
-                workload.kind,
-                workload.name,
-                workload.namespace,
-                workload.pod_sets,
-                workload.queue,
-                workload.tier,
-                workload.scheduler,
-                workload.min_available,
-                team_name,
-            )
-        )
+        found.append(dataclasses.replace(from_manifest(manifest.obj), team=team_name))
     return found
 
 

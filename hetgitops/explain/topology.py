@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from hetgitops.compilers.kueue_flavors import topology_levels, topology_name
 from hetgitops.explain.kueue_messages import topology_unfit
-from hetgitops.explain.nodes import NodeView, limiting, pool_nodes, selects, slots, untolerated
+from hetgitops.explain.nodes import NodeView, admits, limiting, pool_nodes, slots, untolerated
 from hetgitops.explain.quotas import Flavor
 from hetgitops.explain.workload import PodSet
 from hetgitops.model.policy import Policy
@@ -83,7 +83,7 @@ def _candidates(
     nodes: list[NodeView] = []
     excluded: Counter[str] = Counter()
     for node in all_nodes:
-        if not selects(selector, node.labels):
+        if not admits(selector, pod_set.node_affinity, node.labels):
             excluded["nodeSelector"] += 1
             continue
         taint = untolerated(node, tolerations)

@@ -15,9 +15,17 @@ KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 TAS_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 TAS_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+TAS_GROUP = "kueue.x-k8s.io/podset-group-name"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 VOLCANO_MIN_MEMBER = "scheduling.k8s.io/group-min-member"
 KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"
+# Kubernetes' built-in PriorityClasses (every cluster has them, values from
+# k8s.io/api/scheduling/v1 SystemCriticalPriority): a pod's priorityClassName may name them
+# and Kueue reads their value like any PriorityClass's.
+SYSTEM_PRIORITY_CLASSES = {
+    "system-cluster-critical": 2000000000,
+    "system-node-critical": 2000001000,
+}
 
 
 class WorkloadError(ValueError):
@@ -35,6 +43,12 @@ class PodSet:
     tolerations: tuple[Mapping[str, Any], ...] = ()
     required_topology: str | None = None
     preferred_topology: str | None = None
+    # requiredDuringSchedulingIgnoredDuringExecution: terms (ORed) of matchExpressions
+    # (ANDed), each {key, operator, values}; None when the pod has none.
+    node_affinity: tuple[tuple[Mapping[str, Any], ...], ...] | None = None
+    # kueue.x-k8s.io/podset-group-name: pod sets of one group get one flavor for their
+    # summed requests; Kueue reads it only beside a required or preferred topology.
+    group: str | None = None
 
     def total(self, resource: str) -> int:
         return self.requests.get(resource, 0) * self.count
@@ -53,6 +67,9 @@ class Workload:
     scheduler: str = KUEUE
     min_available: int | None = None  # Volcano gang size
     team: str | None = None  # named on the command line; else found from the namespace
+    # `tier` is the pod templates' priorityClassName (a PriorityClass), not the
+    # kueue.x-k8s.io/priority-class label (a WorkloadPriorityClass).
+    tier_from_pod: bool = False
 
     @property
     def pods(self) -> int:
@@ -81,7 +98,20 @@ def pod_set(name: str, count: int, template: Mapping[str, Any]) -> PodSet:
         tolerations=tuple(spec.get("tolerations") or ()),
         required_topology=annotations.get(TAS_REQUIRED),
         preferred_topology=annotations.get(TAS_PREFERRED),
+        node_affinity=_required_affinity(spec),
+        group=annotations.get(TAS_GROUP)
+        if TAS_REQUIRED in annotations or TAS_PREFERRED in annotations
+        else None,
     )
+
+
+def _required_affinity(spec: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], ...], ...] | None:
+    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms") or []
+    if not terms:
+        return None
+    return tuple(tuple(dict(e) for e in t.get("matchExpressions") or ()) for t in terms)
 
 
 def _int(value: Any, default: int) -> int:
@@ -120,15 +150,16 @@ def _pytorchjob(obj: Mapping[str, Any]) -> list[PodSet]:
 
 
 def _lws(obj: Mapping[str, Any]) -> list[PodSet]:
-    """One group (Kueue makes a Workload per group): a leader and size-1 workers."""
+    """One group (Kueue makes a Workload per group). With a leaderTemplate: `leader` (1 pod)
+    and `worker` (size - 1 pods, kept even at 0); without one, every pod of the group is the
+    worker template in one pod set `main` of `size` pods (Kueue's podSets for LWS)."""
     spec = (obj.get("spec") or {}).get("leaderWorkerTemplate") or {}
     size = _int(spec.get("size"), 1)
     worker = spec.get("workerTemplate") or {}
-    leader = spec.get("leaderTemplate") or worker
-    found = [pod_set("leader", 1, leader)]
-    if size > 1:
-        found.append(pod_set("worker", size - 1, worker))
-    return found
+    leader = spec.get("leaderTemplate")
+    if leader is None:
+        return [pod_set("main", size, worker)]
+    return [pod_set("leader", 1, leader), pod_set("worker", size - 1, worker)]
 
 
 def _deployment(obj: Mapping[str, Any]) -> list[PodSet]:
@@ -194,16 +225,18 @@ def from_manifest(obj: Mapping[str, Any]) -> Workload:
         min_available = _int(annotations.get(VOLCANO_MIN_MEMBER), sum(p.count for p in pod_sets))
     elif queue is None:
         scheduler = DEFAULT
-    tier = labels.get(KUEUE_PRIORITY) or _priority_class(obj)
+    tier = labels.get(KUEUE_PRIORITY)
+    pod_class = _priority_class(obj)
     return Workload(
         kind=kind,
         name=str(meta.get("name", "")),
         namespace=meta.get("namespace"),
         pod_sets=tuple(pod_sets),
         queue=queue,
-        tier=tier,
+        tier=tier or pod_class,
         scheduler=scheduler,
         min_available=min_available,
+        tier_from_pod=tier is None and pod_class is not None,
     )
 
 

@@ -203,7 +203,7 @@ KINDS = {
             "kind": "LeaderWorkerSet",
             "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 4, "workerTemplate": _pod()}},
         },
-        [("leader", 1), ("worker", 3)],
+        [("main", 4)],
     ),
     "Deployment": (
         {
@@ -284,7 +284,7 @@ def test_a_namespace_of_no_team_has_no_local_queue(policy: Any) -> None:
     found = explain(policy, from_manifest(obj))
     assert (found.reason, found.message) == (
         "Misconfigured",
-        "LocalQueue elsewhere/q doesn't exist",
+        "LocalQueue q doesn't exist",
     )
 
 
