@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from hetgitops.checks._common import error_at, note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model.policy import Policy
+from hetgitops.model.policy import Monitoring, Policy
 
 TARGET = "monitoring"
 
@@ -100,4 +100,78 @@ def monitoring_budget_unpriced(policy: Policy, ctx: CheckContext) -> Iterator[Di
                 "pool",
                 hint=f"add cost.perCardHour to CardType {card.name}",
                 related=[note("the card type without a cost", card.origin, key=True)],
+            )
+
+
+# Prometheus keeps a duration in int64 nanoseconds (model.ParseDuration: "duration out of
+# range" past it, about 292 years); the schema's pattern already has its unit syntax.
+_UNIT_MS = {"y": 31_536_000_000, "w": 604_800_000, "d": 86_400_000, "h": 3_600_000}
+_UNIT_MS |= {"m": 60_000, "s": 1_000, "ms": 1}
+MAX_MS = (2**63 - 1) // 1_000_000
+# A window is a PromQL range (`rate(x[1h])`): empty (0s) Prometheus refuses to parse, and one
+# shorter than two samples never yields a rate; 10m holds two of the generated promtool tests'
+# 5-minute samples and ten scrapes at Prometheus' default 1-minute interval.
+MIN_WINDOW_MS = 600_000
+_WINDOWS = (("admissionWait", "window"), ("budget", "window"))
+
+
+def _durations(m: Monitoring) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(path under `monitoring`, duration) of every duration field, objectives per tier too."""
+    yield ("admissionWait", "window"), m.wait_window
+    yield ("budget", "window"), m.budget_window
+    yield ("idle", "for"), m.idle_for
+    yield ("capacity", "for"), m.capacity_for
+    yield ("pendingWhileIdle", "for"), m.pending_for
+    yield ("admissionWait", "default"), m.wait_default
+    for tier, objective in m.wait_tiers.items():
+        yield ("admissionWait", "tiers", tier), objective
+    yield ("migLayout", "for"), m.mig_for
+    yield ("queueState", "for"), m.queue_for
+
+
+def duration_ms(text: str) -> int:
+    """A schema-valid Prometheus duration in whole milliseconds (`1h30m` -> 5400000)."""
+    total, number, i = 0, "", 0
+    while i < len(text):
+        if text[i].isdigit():
+            number, i = number + text[i], i + 1
+            continue
+        unit = "ms" if text.startswith("ms", i) else text[i]
+        total, number, i = total + int(number) * _UNIT_MS[unit], "", i + len(unit)
+    return total
+
+
+def _duration_problem(path: tuple[str, ...], value: str) -> str | None:
+    length = duration_ms(value)
+    if length > MAX_MS:
+        return "is beyond Prometheus' longest duration (about 292y): it refuses the rule file"
+    if path in _WINDOWS and length < MIN_WINDOW_MS:
+        what = "an empty range, which Prometheus refuses" if length == 0 else "too short"
+        return f"is {what}: a window must be at least 10m to hold samples to average"
+    return None
+
+
+@rule("monitoring-duration", Severity.ERROR)
+def monitoring_duration(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Every duration of the `monitoring` section is one Prometheus loads and can evaluate.
+
+    Prometheus refuses a rule file with a duration past about 292 years (it counts
+    nanoseconds in 64 bits) or an empty range (`rate(x[0s])`); a window shorter than two
+    samples never gives a rate, so its alert could never fire.
+    Fails: `budget: {window: 0s}`, `admissionWait: {window: 1ms}`, `idle: {for: 300y}`.
+    Passes: `budget: {window: 6h}`, `idle: {for: 0s}` (fire at once), `for: 292y`.
+    Fix: give windows at least 10m and every duration less than 292y.
+    """
+    fleet = policy.fleet
+    if fleet is None or fleet.monitoring.origin is None:
+        return
+    for path, value in _durations(fleet.monitoring):
+        problem = _duration_problem(path, value)
+        if problem is not None:
+            yield error_at(
+                "monitoring-duration",
+                f"monitoring.{'.'.join(path)} {value} {problem}",
+                fleet.monitoring.origin,
+                *path,
+                hint="use a duration such as 10m, 1h or 7d",
             )

@@ -32,6 +32,17 @@ Exit codes:
   4  environment error (git is not installed, a Git object is missing)"""
 
 
+def _base_ref(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    # `--base "$BASE_SHA"` with the variable unset passes "": read as "no --base", it silently
+    # compared with the default base and could say "no change" on a branch that cuts a quota.
+    if value is not None and not value.strip():
+        raise click.BadParameter(
+            'the base ref is empty (likely an unset variable, such as --base "$BASE_SHA"); '
+            "pass a ref, or leave --base out for the default base"
+        )
+    return value
+
+
 def _formats() -> list[str]:
     from hetgitops.diff.formats import FORMATTERS
 
@@ -43,6 +54,7 @@ def _formats() -> list[str]:
 @click.option(
     "--base",
     metavar="REF",
+    callback=_base_ref,
     help="Base Git ref; default: merge-base with origin's default branch, else HEAD.",
 )
 @click.option("--head", metavar="REF", help="Head Git ref; default: the working tree.")

@@ -65,18 +65,12 @@ def _binpack(policy: Policy) -> dict[str, Any] | None:
 def scheduler_config(policy: Policy, fleet: Fleet) -> dict[str, Any]:
     """The `volcano-scheduler.conf` document: actions as one comma-separated string (order is
     the pipeline), then the upstream tiers with the fleet's queue plugin and nodegroup, or the
-    fleet's own tiers (and configurations, metrics) as written."""
+    fleet's own tiers (and configurations, metrics) as written; every mapping's keys in one
+    canonical order (`_canonical`)."""
     actions = ", ".join(fleet.volcano_actions)
     if fleet.volcano_tiers is not None:
-        config: dict[str, Any] = {
-            "actions": actions,
-            "tiers": [dict(t) for t in fleet.volcano_tiers],
-        }
-        if fleet.volcano_configurations:
-            config["configurations"] = [dict(c) for c in fleet.volcano_configurations]
-        if fleet.volcano_metrics:
-            config["metrics"] = dict(fleet.volcano_metrics)
-        return config
+        config: dict[str, Any] = {"actions": actions, "tiers": list(fleet.volcano_tiers)}
+        return _canonical_config(_with_settings(config, fleet))
     first: list[dict[str, Any]] = [
         {"name": "priority"},
         {"name": "gang", "enablePreemptable": False},
@@ -95,11 +89,37 @@ def scheduler_config(policy: Policy, fleet: Fleet) -> dict[str, Any]:
     present = {p["name"] for p in first + second}
     second += [{"name": n} for n in fleet.volcano_extra_plugins if n not in present]
     config = {"actions": actions, "tiers": [{"plugins": first}, {"plugins": second}]}
+    return _canonical_config(_with_settings(config, fleet))
+
+
+def _with_settings(config: dict[str, Any], fleet: Fleet) -> dict[str, Any]:
     if fleet.volcano_configurations:
-        config["configurations"] = [dict(c) for c in fleet.volcano_configurations]
+        config["configurations"] = list(fleet.volcano_configurations)
     if fleet.volcano_metrics:
-        config["metrics"] = dict(fleet.volcano_metrics)
+        config["metrics"] = fleet.volcano_metrics
     return config
+
+
+def _entry_key(key: str) -> tuple[int, str]:
+    # A plugin or configuration reads `name` first, its switches, then `arguments` (how Volcano's
+    # own examples write them); the rest alphabetically.
+    return (0 if key == "name" else 2 if key == "arguments" else 1, key)
+
+
+def _canonical_config(config: dict[str, Any]) -> dict[str, Any]:
+    return {k: _canonical(v) for k, v in config.items()}  # top level: actions, tiers, ...
+
+
+def _canonical(value: Any) -> Any:
+    """The scheduler config with every mapping's keys in one fixed order, whatever order the
+    policy wrote them in: the same policy always renders the same ConfigMap bytes (a reordered
+    plugin entry must not make a sync rewrite the scheduler's file). Lists keep their order:
+    tiers, plugins and actions are ordered by meaning."""
+    if isinstance(value, Mapping):
+        return {k: _canonical(value[k]) for k in sorted(value, key=_entry_key)}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    return value
 
 
 def as_read(key: str, document: Any) -> Any:

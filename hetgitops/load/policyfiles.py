@@ -38,10 +38,15 @@ def skipped_file(name: str) -> Diagnostic:
 
 
 def policy_files(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
-    """Expand PATH arguments into policy files: directories recursively, hidden entries skipped."""
+    """Expand PATH arguments into policy files: directories recursively, hidden entries skipped;
+    a symlink that resolves outside the Git repository holding the PATH is refused, unread."""
     files: list[Path] = []
     problems: list[Diagnostic] = []
     for path in paths:
+        root = repository_root(path)
+        if (left := _leaves(path, root)) is not None:
+            problems.append(left)
+            continue
         try:
             is_dir, is_file = path.is_dir(), path.is_file()
             path.stat()
@@ -49,7 +54,7 @@ def policy_files(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
             problems.append(_os_problem(path, exc))
             continue
         if is_dir:
-            files.extend(_directory_files(path, problems))
+            files.extend(_directory_files(path, problems, root))
         elif is_file:
             files.append(path)
         else:
@@ -59,13 +64,59 @@ def policy_files(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
     return files, problems
 
 
+def repository_root(path: Path) -> str | None:
+    """The real path of the Git work tree holding `path` (the nearest folder above it with a
+    `.git`), found without following `path` itself; None outside any repository."""
+    start = os.path.abspath(path)
+    if os.path.islink(start) or not os.path.isdir(start):
+        start = os.path.dirname(start)
+    while True:
+        if os.path.lexists(os.path.join(start, ".git")):
+            return os.path.realpath(start)
+        parent = os.path.dirname(start)
+        if parent == start:
+            return None
+        start = parent
+
+
+def _leaves(path: Path, root: str | None, real: str | None = None) -> Diagnostic | None:
+    """Refused, as the Git side of `diff` refuses it (diff/gittree.py), when `path` resolves
+    outside the repository: a policy link to /etc/... or ~/.kube/... in a pull request must not
+    be read, nor its content echoed into a report (a PR comment)."""
+    if root is None:
+        return None
+    real = real or os.path.realpath(path)
+    if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    target = _link_target(path)
+    why = (
+        f"it points at the absolute path {target}, outside the repository"
+        if target is not None and os.path.isabs(target)
+        else "it leads out of the repository"
+    )
+    return error(
+        "io-error",
+        f"the symlink cannot be followed: {why}",
+        Span(display_name(path)),
+        hint="point the link inside the repository, or check the files in",
+    )
+
+
+def _link_target(path: Path) -> str | None:
+    """The target of the first link on `path`'s way (the entry itself, else a folder above)."""
+    for candidate in (path, *path.parents):
+        if candidate.is_symlink():
+            return os.readlink(candidate)
+    return None
+
+
 def _os_problem(path: Path, exc: OSError) -> Diagnostic:
     if isinstance(exc, FileNotFoundError):
         return error("not-found", "no such file or directory", Span(display_name(path)))
     return error("io-error", f"cannot read: {exc.strerror or exc}", Span(display_name(path)))
 
 
-def _directory_files(root: Path, problems: list[Diagnostic]) -> list[Path]:
+def _directory_files(root: Path, problems: list[Diagnostic], repo: str | None) -> list[Path]:
     found: list[Path] = []
     others = 0
 
@@ -88,6 +139,9 @@ def _directory_files(root: Path, problems: list[Diagnostic]) -> list[Path]:
         kept = []
         for d in sorted(d for d in dirs if not d.startswith(".")):
             real = os.path.realpath(os.path.join(folder, d))
+            if (left := _leaves(Path(folder) / d, repo, real)) is not None:
+                problems.append(left)
+                continue
             if real in chain:
                 problems.append(
                     error(
@@ -105,7 +159,12 @@ def _directory_files(root: Path, problems: list[Diagnostic]) -> list[Path]:
             if name.startswith("."):
                 continue
             if is_policy_name(name):
-                found.append(Path(folder) / name)
+                # Its folder is inside (checked above): only a link can lead out.
+                path = Path(folder) / name
+                if path.is_symlink() and (left := _leaves(path, repo)) is not None:
+                    problems.append(left)
+                else:
+                    found.append(path)
                 continue
             others += 1
             if skipped_as_policy(name):

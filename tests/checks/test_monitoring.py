@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 TARGETS = "targets: [core, kueue, volcano, nodes, gpu-operator]"
 
 
@@ -49,3 +51,46 @@ def test_priced_budgets_pass(policy):
 def test_bad_duration_is_a_schema_error(policy):
     _monitoring(policy, "    idle: {for: 1 hour}\n")
     assert policy.spans("schema")
+
+
+# Prometheus' limit: int64 nanoseconds, 9223372036854 ms (model.ParseDuration).
+LONGEST = "106751d23h47m16s854ms"
+
+
+def test_monitoring_duration_prometheus_cannot_load(policy):
+    _monitoring(
+        policy,
+        "    idle: {for: 300y}\n"
+        "    capacity: {for: 106751d23h47m16s855ms}\n"
+        "    budget: {window: 0s}\n"
+        "    admissionWait:\n"
+        "      window: 1ms\n"
+        "      tiers: {training: 293y, serving: 5m}\n",
+    )
+    assert policy.spans("monitoring-duration") == sorted(
+        [
+            policy.pos("fleet.yaml", "idle: {for: ^300y}"),
+            policy.pos("fleet.yaml", "capacity: {for: ^106751d"),
+            policy.pos("fleet.yaml", "budget: {window: ^0s}"),
+            policy.pos("fleet.yaml", "window: ^1ms"),
+            policy.pos("fleet.yaml", "training: ^293y"),
+        ]
+    )
+
+
+@pytest.mark.parametrize("window", ["0s", "0m", "0h0m0s", "1ms", "9m59s999ms"])
+def test_a_window_shorter_than_two_samples_is_refused(policy, window):
+    _monitoring(policy, f"    admissionWait: {{window: {window}}}\n")
+    assert policy.spans("monitoring-duration") == [
+        policy.pos("fleet.yaml", f"admissionWait: {{window: ^{window}}}")
+    ]
+
+
+def test_durations_prometheus_loads_pass(policy):
+    _monitoring(
+        policy,
+        f"    idle: {{for: 0s}}\n    capacity: {{for: {LONGEST}}}\n"
+        f"    budget: {{window: 10m}}\n    queueState: {{for: 1ms}}\n"
+        f"    admissionWait: {{window: {LONGEST}, default: 0s, tiers: {{training: 292y}}}}\n",
+    )
+    assert policy.spans("monitoring-duration") == []

@@ -217,3 +217,56 @@ def test_prometheus_rules_are_checked_against_their_schema() -> None:
     broken = yaml.safe_load(yaml.safe_dump(rule))
     broken["spec"]["groups"][0]["rules"][0]["for"] = "1 hour"
     assert not checker.is_valid(broken)
+
+
+# -- issue 33 item 4: every duration the policy accepts is one Prometheus loads and evaluates ----
+
+LONGEST = "106751d23h47m16s854ms"  # Prometheus' limit: 2^63-1 ns, in whole milliseconds
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        {"admissionWait": {"window": "0s"}},
+        {"budget": {"window": "0m"}},
+        {"admissionWait": {"window": "1ms"}},
+        {"idle": {"for": "300y"}},
+        {"admissionWait": {"window": "293y"}},
+    ],
+)
+def test_durations_prometheus_refuses_fail_render(
+    tmp_path: Path, section: dict[str, object]
+) -> None:
+    """They used to render with exit 0 into rule files promtool refuses (`duration must be
+    greater than 0`, `duration out of range`) or generated tests that fail (`1ms`)."""
+    from click.testing import CliRunner
+
+    from hetgitops.cli.main import main as cli
+
+    folder = _with_monitoring(tmp_path, section)
+    args = ["render", str(folder), "--now", "2026-09-01", "--output", str(tmp_path / "out")]
+    result = CliRunner().invoke(cli, [*args, "--promtool-tests", str(tmp_path / "p")])
+    assert result.exit_code == 1, result.output
+    assert "monitoring-duration" in result.output
+    assert not (tmp_path / "p").exists()
+
+
+def test_the_shortest_windows_pass_promtool(tmp_path: Path) -> None:
+    section = {"admissionWait": {"window": "10m"}, "budget": {"window": "10m"}}
+    result = _policy(_with_monitoring(tmp_path, section))
+    assert result.policy is not None
+    _check_and_test(result.policy, tmp_path / "promtool")
+
+
+def test_the_longest_durations_pass_promtool_check(tmp_path: Path) -> None:
+    tool = promtool()
+    section = {"idle": {"for": LONGEST}, "admissionWait": {"window": LONGEST}}
+    result = _policy(_with_monitoring(tmp_path, section))
+    assert result.policy is not None
+    folder = tmp_path / "promtool"
+    folder.mkdir()
+    for name, text in promtool_files(result.policy).items():
+        if name.endswith(".rules.yaml"):
+            (folder / name).write_text(text, encoding="utf-8")
+    checked = _run([tool, "check", "rules", *sorted(p.name for p in folder.iterdir())], folder)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
