@@ -276,3 +276,27 @@ def test_a_cluster_fault_no_call_site_caught_is_exit_4_not_an_internal_error() -
         raise RequestFailed(400, "bad request", "https://k8s/api/v1/nodes")
 
     assert guarded(refused) == EXIT_ENVIRONMENT
+
+
+@pytest.mark.parametrize("answer", ["malformed", "status-500"])
+def test_diff_kubeconfig_says_the_same_with_exit_4(tmp_path: Path, answer: str) -> None:
+    """Issue 33 items 7 and 9 in `diff --kubeconfig` (the live blast radius of its hazards)."""
+    from tests.checks.test_retiring import LIVE, _policy
+
+    head = _policy(tmp_path, LIVE)
+    items = [{"metadata": {"name": "fine", "namespace": "a"}}, {"metadata": "x"}]
+    bad = (lambda h: listing(h, items)) if answer == "malformed" else status(500, "no")
+    with serving(bad) as server:
+        config = kubeconfig(tmp_path / "kc", server.url)
+        done = subprocess.run(
+            [*CLI, "diff", "--base-dir", POLICIES, "--head-dir", str(head)]
+            + ["--now", "2026-12-01", "--kubeconfig", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    said = done.stdout + done.stderr
+    assert server.paths and done.returncode == 4, said
+    wanted = "metadata is a string" if answer == "malformed" else "HTTP 500 Internal Server Error"
+    assert wanted in said and "internal error" not in said
