@@ -288,9 +288,9 @@ def test_diff_kubeconfig_says_the_same_with_exit_4(tmp_path: Path, answer: str) 
     bad = (lambda h: listing(h, items)) if answer == "malformed" else status(500, "no")
     with serving(bad) as server:
         config = kubeconfig(tmp_path / "kc", server.url)
+        args = ["--base-dir", POLICIES, "--head-dir", str(head), "--now", "2026-12-01"]
         done = subprocess.run(
-            [*CLI, "diff", "--base-dir", POLICIES, "--head-dir", str(head)]
-            + ["--now", "2026-12-01", "--kubeconfig", str(config)],
+            [*CLI, "diff", *args, "--kubeconfig", str(config)],
             capture_output=True,
             text=True,
             timeout=120,
