@@ -17,8 +17,9 @@ HIDDEN = "***"
 # Shorter values (a 3-letter password) would blank out ordinary words of every message.
 _SHORTEST = 4
 # Whatever follows an authorization scheme is a credential, known to us or not (a token a
-# plugin refreshed after we looked, an auth proxy's own).
-_SCHEME = re.compile(r"(?i)\b(bearer|basic)(\s+|%20)[A-Za-z0-9._~+/=:-]+")
+# plugin refreshed after we looked, an auth proxy's own). Spelt as in a header and 8 characters
+# or more, so that "bearer token expired" or "basic validation" keep their words.
+_SCHEME = re.compile(r"\b(Bearer|Basic)(?:\s+|%20)[A-Za-z0-9._~+/=:-]{8,}")
 
 
 class Secrets:
