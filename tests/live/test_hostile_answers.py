@@ -76,10 +76,19 @@ def test_a_server_echoing_the_token_never_gets_it_printed(
     assert TOKEN not in said and "Authorization: ***" in said
 
 
-def test_a_client_key_and_password_are_hidden_too() -> None:
+def test_a_client_key_and_password_are_hidden_too(tmp_path: Path) -> None:
+    import base64
+
     from hetgitops.live.said import Secrets, shown
 
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7"
+    key = tmp_path / "key.pem"
+    key.write_text(f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n")
     secrets = Secrets()
+    secrets.add_key_file(str(key))
+    data = base64.b64encode(key.read_bytes()).decode()  # as kubeconfig client-key-data
+    assert body not in shown(f"echo {body}", secrets)
+    assert data not in shown(f"client-key-data: {data}", secrets)
     secrets.add("Basic " + __import__("base64").b64encode(b"admin:hunter22").decode())
     assert "hunter22" not in shown("bad login admin:hunter22", secrets)
     assert shown("token: Bearer abc.def-ghi") == "token: Bearer ***"
