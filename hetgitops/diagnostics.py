@@ -7,6 +7,21 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+# Policy and server text reach a message; a terminal must not act on control characters (ESC,
+# C1), and bidi overrides or line separators must not reorder or split what is shown. A line
+# feed is left to the caller (the text report indents it; a one-line message escapes it).
+CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def escape_controls(text: str) -> str:
+    """Control and bidi characters as `\\xNN` / `\\uNNNN`, visible and inert."""
+    return CONTROL.sub(_escape_control, text)
+
+
+def _escape_control(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
 
 class Severity(enum.IntEnum):
     """Ordered so that `max()` over findings gives the worst one."""

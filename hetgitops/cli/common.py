@@ -186,6 +186,10 @@ def _guarded(run: Callable[[], int]) -> int:
     except Exception as exc:  # the last line of defence, by design
         if failed_allocation(exc):  # a lazy import that ran out of memory
             out_of_memory()
+        if _cluster_fault(exc):
+            _say(f"hetgitops: {exc} (exit 4: the cluster failed, not hetgitops)")
+            _debug()
+            return EXIT_ENVIRONMENT
         what = (str(exc).splitlines() or [""])[0][:200]
         _say(
             f"hetgitops: internal error ({type(exc).__name__}: {what}); this is a bug, please "
@@ -193,6 +197,15 @@ def _guarded(run: Callable[[], int]) -> int:
         )
         _debug()
         return EXIT_INTERNAL
+
+
+def _cluster_fault(exc: Exception) -> bool:
+    """Whether `exc` is the live client's word that the cluster could not answer (any HTTP
+    status, an unreadable answer): exit 4 in every command, whichever call site missed it. The
+    client is looked up, not imported: if it was never loaded, `exc` cannot be one of its own."""
+    client = sys.modules.get("hetgitops.live.client")
+    faults = (client.ClusterError, client.Forbidden, client.NotServed) if client else ()
+    return isinstance(exc, faults)
 
 
 def environment_message(exc: OSError) -> str:

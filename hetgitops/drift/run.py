@@ -115,7 +115,7 @@ def drift(
     do not fit the policy; everything else is a finding. `cluster` / `clusters` are clients
     made by the caller (tests), used instead of the kubeconfig."""
     day = options.now.date()
-    deadline = Deadline.start(options.timeout)
+    deadline = Deadline.start(options.timeout, option="--timeout")
     rendered = api.render(paths, api.Options(now=day, check_output=False))
     if rendered.failed() or rendered.policy is None or rendered.policy.fleet is None:
         return DriftResult(rendered)

@@ -7,5 +7,8 @@ apply dry-run, and three plain exception types for what can go wrong (`ClusterEr
 importer of the `kubernetes` package in hetgitops; everything above it works on plain JSON.
 `resources` names where each kind read lives in the API; `workloads` is the one reader of what a
 live Workload or Pod says (holds quota, waiting, finished, requested), Kueue's own definitions.
-Imports nothing else from hetgitops, so any stage may read the cluster through it.
+`shape` checks every LIST item before any reader sees it, `said` is the only way server text
+reaches a message (credentials hidden, control characters escaped), `plugin` runs exec
+credential plugins bounded. Imports nothing from hetgitops but `diagnostics` (the escape the
+text report uses), so any stage may read the cluster through it.
 """

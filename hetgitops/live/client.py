@@ -4,16 +4,21 @@ server-side apply dry-run, and errors turned into three plain exception types.""
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import json
 import logging
 import os
-import subprocess
 import time
 import urllib.parse
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
+
+from hetgitops.live import shape
+from hetgitops.live.plugin import bounded_exec
+from hetgitops.live.said import Secrets, shown
 
 # One page per kind for any realistic fleet: the request budget of `drift` is "kinds in use
 # plus a few", and the API server streams a 5,000-item page without trouble. Bigger kinds are
@@ -24,12 +29,21 @@ FIELD_MANAGER = "hetgitops"
 # A LIST of more pages than this is a server that never stops (5,000 x 1,000 = five million
 # objects of one kind); a `continue` token seen twice would never stop either.
 MAX_PAGES = 1000
+# And more objects than this in one LIST (pages of any size): Kubernetes' own scalability
+# envelope is 150,000 pods in a cluster; past this a server is not ending the LIST, and memory
+# would run out before it did.
+MAX_ITEMS = 250_000
+# One answer's body: a page of 5,000 objects with managedFields is a few tens of MiB.
+MAX_BODY = 256 << 20
 # The whole read of one cluster, every request and credential plugin together (`drift
 # --timeout`): a server that dribbles a byte at a time resets every per-read timeout.
 DEADLINE = 300.0
-# An exec credential plugin (kubelogin, aws eks get-token...) that has not answered by then
-# never will without a person (a browser login cannot happen in a pipeline).
-EXEC_TIMEOUT = 60.0
+# A 429 (API Priority and Fairness) or 503 is retried this many times, each wait its
+# Retry-After capped at RETRY_AFTER_CAP seconds and never past the deadline: a server that asks
+# for `Retry-After: 999999` is told no, not waited on until the run's time is gone.
+MAX_RETRIES = 3
+RETRY_AFTER_CAP = 10.0
+_RETRIED = (HTTPStatus.TOO_MANY_REQUESTS, HTTPStatus.SERVICE_UNAVAILABLE)
 _CHUNK = 1 << 16
 _GRACE = 1.0  # seconds past the deadline before the alarm interrupts a read
 
@@ -41,17 +55,27 @@ class ClusterError(Exception):
 
 @dataclass(frozen=True)
 class Deadline:
-    """The moment (time.monotonic) a whole run must be done by, and the budget it came from."""
+    """The moment (time.monotonic) a whole run must be done by, the budget it came from and
+    the option that set it (`--timeout` of drift), if any: a message names only what the
+    command has."""
 
     at: float
     seconds: float
+    option: str = ""
 
     @classmethod
-    def start(cls, seconds: float) -> Deadline:
-        return cls(time.monotonic() + seconds, seconds)
+    def start(cls, seconds: float, *, option: str = "") -> Deadline:
+        return cls(time.monotonic() + seconds, seconds, option)
 
     def left(self) -> float:
         return self.at - time.monotonic()
+
+    def expired(self, server: str) -> ClusterError:
+        limit = f"{self.option} {self.seconds:g}s" if self.option else f"{self.seconds:g}s"
+        return ClusterError(
+            f"the API server {server} did not answer within {limit} "
+            "(every request of the run together)"
+        )
 
 
 def redacted(url: str) -> str:
@@ -77,11 +101,17 @@ class NotServed(Exception):
     """The API server does not serve this resource (a CRD is not installed)."""
 
 
-class RequestFailed(Exception):
-    """Any other refusal of one request (422, 409, ...), with the server's message."""
+class RequestFailed(ClusterError):
+    """Any other refusal of one request (400, 409, 422, ...), with the server's message: a
+    finding where the caller expects it (an apply the server would refuse), else a ClusterError
+    like any answer the read cannot go on from (exit 4)."""
 
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"HTTP {status}: {message}")
+    def __init__(self, status: int, message: str, url: str = "") -> None:
+        where = f"{url}: " if url else ""
+        super().__init__(
+            f"{where}the API server refused the request (HTTP {status} {_phrase(status)}): "
+            f"{message}"
+        )
         self.status = status
         self.message = message
 
@@ -127,12 +157,17 @@ class Cluster:
     ) -> None:
         """`deadline`: when everything this client does, credentials included, must be done
         (default: DEADLINE seconds from now); past it every request raises ClusterError."""
+        import urllib3
         from kubernetes.client import Configuration
 
         self._deadline = deadline or Deadline.start(DEADLINE)
         configuration = Configuration()
         _load_kubeconfig(kubeconfig, context, configuration, self._deadline)
-        configuration.retries = 1
+        # One retry of a failed connection; never urllib3's own wait for a Retry-After, which
+        # has no cap (a 429 is retried here, see MAX_RETRIES).
+        configuration.retries = urllib3.Retry(
+            total=1, respect_retry_after_header=False, raise_on_status=False
+        )
         from kubernetes.client import ApiClient
 
         self._api = ApiClient(configuration)
@@ -140,39 +175,46 @@ class Cluster:
         self.server = redacted(self._host)  # for messages: never a password
         self.insecure = not configuration.verify_ssl
         self.requests = 0
+        self._secrets = _secrets(configuration)
 
     def close(self) -> None:
         self._api.close()  # type: ignore[no-untyped-call]
 
     def list(self, resource: Resource, *, selector: str = "") -> list[dict[str, Any]]:
-        """Every object of `resource` in every namespace, following `continue` tokens."""
+        """Every object of `resource` in every namespace, following `continue` tokens; each
+        checked for the shape readers rely on (live.shape)."""
         items: list[dict[str, Any]] = []
         token = ""
         seen: set[str] = set()
+        url = f"{self.server}{resource.collection()}"
         for _ in range(MAX_PAGES):
             query = {"limit": str(PAGE_SIZE)}
             if selector:
                 query["labelSelector"] = selector
             if token:
                 query["continue"] = token
-            path = resource.collection()
-            page = self._request("GET", path, query=query, what=_what(resource))
-            for item in _items(page, resource, f"{self.server}{path}"):
+            page = self._request("GET", resource.collection(), query=query, what=_what(resource))
+            for item in _items(page, resource, url, start=len(items), secrets=self._secrets):
                 # Built-in kinds' LIST items carry no apiVersion/kind; custom resources do.
                 item.setdefault("apiVersion", resource.api_version)
                 item.setdefault("kind", resource.kind)
                 items.append(item)
-            token = str((page.get("metadata") or {}).get("continue") or "")
+            if len(items) > MAX_ITEMS:
+                raise ClusterError(
+                    f"{url}: more than {MAX_ITEMS:,} {resource.plural} in one LIST (the limit of "
+                    "one kind, above Kubernetes' scalability envelope): stopped reading"
+                )
+            token = str(_mapping(page.get("metadata")).get("continue") or "")
             if not token:
                 return items
             if token in seen:
                 raise ClusterError(
-                    f"{self.server}{path}: the API server sent the same continue token twice "
+                    f"{url}: the API server sent the same continue token twice "
                     f"(after {len(seen) + 1} pages): this LIST would never end"
                 )
             seen.add(token)
         raise ClusterError(
-            f"{self.server}{resource.collection()}: more than {MAX_PAGES} pages of "
+            f"{url}: more than {MAX_PAGES} pages of "
             f"{PAGE_SIZE} {resource.plural}: the API server does not end this LIST"
         )
 
@@ -196,12 +238,33 @@ class Cluster:
         headers: Mapping[str, str] | None = None,
         body: str | None = None,
     ) -> dict[str, Any]:
+        """One request, a 429/503 retried (MAX_RETRIES, Retry-After capped), its answer
+        decoded or turned into ClusterError, Forbidden, NotServed or RequestFailed."""
+        url = f"{self.server}{path}"
+        for tries in range(1, MAX_RETRIES + 2):
+            status, retry_after, data = self._send(method, path, query, headers, body)
+            wait = self._wait(status, retry_after, tries)
+            if wait is None:
+                return _decode(status, data, what, url, secrets=self._secrets, tries=tries)
+            time.sleep(wait)
+        raise AssertionError("unreachable: the last try never waits")
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str],
+        headers: Mapping[str, str] | None,
+        body: str | None,
+    ) -> tuple[int, str, bytes]:
+        """(status, Retry-After, body) of one HTTP request."""
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
         url = f"{self._host}{path}?{urllib.parse.urlencode(query)}"
         header_params = {"Accept": "application/json", **(headers or {})}
         self._api.update_params_for_auth(header_params, [], ["BearerToken"], path, method, body)
+        self._secrets.add(*(v for k, v in header_params.items() if k.lower() == "authorization"))
         self.requests += 1
         timeout = self._timeout()
         try:
@@ -209,22 +272,26 @@ class Cluster:
                 response = self._api.call_api(
                     method, url, header_params=header_params, body=body, _request_timeout=timeout
                 )
-                data = self._read(response.response)
+                data = self._read(response.response, f"{self.server}{path}")
         except (urllib3.exceptions.HTTPError, ApiException, OSError) as exc:
             self._timeout()  # out of time is said as such, not as a read timeout
             raise ClusterError(
-                f"cannot reach the API server {self.server}: {_reason(exc)}"
+                f"cannot reach the API server {self.server}: {shown(_reason(exc), self._secrets)}"
             ) from None
-        return _decode(response.status, data, what, f"{self.server}{path}")
+        return response.status, str(response.response.headers.get("Retry-After") or ""), data
+
+    def _wait(self, status: int, retry_after: str, tries: int) -> float | None:
+        """Seconds to wait before trying again, or None to take this answer as it is."""
+        if status not in _RETRIED or tries > MAX_RETRIES:
+            return None
+        wait = min(_retry_after(retry_after), RETRY_AFTER_CAP)
+        return wait if wait < self._deadline.left() else None
 
     def _timeout(self) -> tuple[float, float]:
         """(connect, read) seconds for the next request, within the deadline."""
         left = self._deadline.left()
         if left <= 0:
-            raise ClusterError(
-                f"the API server {self.server} did not answer within --timeout "
-                f"{self._deadline.seconds:g}s (every request of the run together)"
-            )
+            raise self._deadline.expired(self.server)
         return min(TIMEOUT[0], left), min(TIMEOUT[1], left)
 
     @contextlib.contextmanager
@@ -240,10 +307,7 @@ class Cluster:
             return
 
         def expired(signum: int, frame: Any) -> None:
-            raise ClusterError(
-                f"the API server {self.server} did not answer within --timeout "
-                f"{self._deadline.seconds:g}s (every request of the run together)"
-            )
+            raise self._deadline.expired(self.server)
 
         previous = signal.signal(signal.SIGALRM, expired)
         started = time.monotonic()
@@ -259,12 +323,19 @@ class Cluster:
                 left = delay - (time.monotonic() - started)
                 signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), interval)
 
-    def _read(self, raw: Any) -> bytes:
-        """The whole body, read a chunk at a time against the deadline: a server that sends
-        a byte now and then never trips a per-read timeout."""
+    def _read(self, raw: Any, url: str) -> bytes:
+        """The whole body, read a chunk at a time against the deadline (a server that sends a
+        byte now and then never trips a per-read timeout) and against MAX_BODY."""
         chunks: list[bytes] = []
+        size = 0
         try:
+            length = str(raw.headers.get("Content-Length") or "")
+            if length.isdigit() and int(length) > MAX_BODY:
+                raise _too_big(url, f"announces {int(length):,} bytes")
             while chunk := raw.read1(_CHUNK):
+                size += len(chunk)
+                if size > MAX_BODY:
+                    raise _too_big(url, "is larger")
                 chunks.append(chunk)
                 self._timeout()
         finally:
@@ -272,7 +343,27 @@ class Cluster:
         return b"".join(chunks)
 
 
-def _decode(status: int, data: bytes, what: str, url: str) -> dict[str, Any]:
+def _too_big(url: str, what: str) -> ClusterError:
+    return ClusterError(
+        f"{url}: the answer {what} than {MAX_BODY >> 20} MiB, the limit of one response: "
+        "stopped reading (is the server URL an API server's?)"
+    )
+
+
+def _retry_after(value: str) -> float:
+    """Retry-After in seconds (a number or an HTTP date); 1 when absent or unreadable."""
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    with contextlib.suppress(TypeError, ValueError):
+        when = email.utils.parsedate_to_datetime(value)
+        return max(when.timestamp() - time.time(), 0.0)
+    return 1.0
+
+
+def _decode(
+    status: int, data: bytes, what: str, url: str, *, secrets: Secrets, tries: int = 1
+) -> dict[str, Any]:
     import orjson  # 3-4x faster than json on a 10,000-object LIST, which dominates the read
 
     try:
@@ -286,31 +377,83 @@ def _decode(status: int, data: bytes, what: str, url: str) -> dict[str, Any]:
                 "is the server URL an API server's (not an auth proxy's login page)?"
             )
         return body
-    if not isinstance(body, dict):
-        body = {}
-    message = str(body.get("message") or f"HTTP {status}")
-    if status == 401:
-        raise ClusterError(f"the API server rejected the credentials (401 Unauthorized): {message}")
-    if status == 403:
-        raise Forbidden(what, message)
-    if status == 404:
-        raise NotServed(message)
-    raise RequestFailed(status, message)
+    said = _mapping(body).get("message") or f"HTTP {status} {_phrase(status)}"
+    raise _refusal(status, shown(said, secrets), what, url, tries)
 
 
-def _items(page: Mapping[str, Any], resource: Resource, url: str) -> list[dict[str, Any]]:
-    """The items of a LIST answer, or ClusterError when the answer is not a list of the kind
-    asked for: `{}` or another kind's object read as an empty list would report every object
-    of the policy as missing."""
+def _refusal(status: int, message: str, what: str, url: str, tries: int) -> Exception:
+    """The exception for a non-2xx answer: one exit code and wording for every command."""
+    if status == HTTPStatus.UNAUTHORIZED:
+        return ClusterError(
+            f"the API server rejected the credentials (401 Unauthorized): {message}"
+        )
+    if status == HTTPStatus.FORBIDDEN:
+        return Forbidden(what, message)
+    if status == HTTPStatus.NOT_FOUND:
+        return NotServed(message)
+    answered = f"{url}: HTTP {status} {_phrase(status)}"
+    if status in _RETRIED:
+        again = f"asked {tries} times" if tries > 1 else "asked once (no time left to wait)"
+        why = "is throttling requests" if status == 429 else "is unavailable"
+        return ClusterError(
+            f"{answered}: the API server {why} ({message}); {again}, waiting its Retry-After "
+            f"(at most {RETRY_AFTER_CAP:g}s each) in between: try again later"
+        )
+    if status >= 500:
+        return ClusterError(f"{answered}: the API server failed ({message}), not hetgitops")
+    if 400 <= status < 500:
+        return RequestFailed(status, message, url)
+    return ClusterError(f"{answered}: not an answer a Kubernetes API server gives ({message})")
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _secrets(configuration: Any) -> Secrets:
+    """The kubeconfig's credentials as loaded: token, basic-auth password, client key (a
+    plugin's token joins when a request carries it, see Cluster._send)."""
+    secrets = Secrets()
+    secrets.add(*(configuration.api_key or {}).values(), configuration.password)
+    with contextlib.suppress(Exception):  # only present with a username and password
+        secrets.add(configuration.get_basic_auth_token())
+    secrets.add_key_file(configuration.key_file)
+    return secrets
+
+
+def _items(
+    page: Mapping[str, Any], resource: Resource, url: str, *, start: int, secrets: Secrets
+) -> list[dict[str, Any]]:
+    """The items of a LIST answer, or ClusterError when the answer is not a list of the
+    kind asked for (`{}` or another kind's object read as an empty list would report every
+    object of the policy as missing) or an item is not in the shape of one."""
     kind = page.get("kind")
     items = page.get("items")
-    listed = items is None or isinstance(items, list)
-    if kind == resource.list_of and listed and all(isinstance(i, dict) for i in items or []):
-        return list(items or [])
-    got = f"kind {kind!r}" if kind else "an object without a kind"
-    raise ClusterError(
-        f"{url}: HTTP 200 with {got}, not a {resource.list_of}: is the server URL an API server's?"
-    )
+    if kind != resource.list_of or not (items is None or isinstance(items, list)):
+        got = f"kind {shown(kind, secrets)!r}" if kind else "an object without a kind"
+        raise ClusterError(
+            f"{url}: HTTP 200 with {got}, not a {resource.list_of}: is the server URL an "
+            "API server's?"
+        )
+    for index, item in enumerate(items or []):
+        found = shape.problem(
+            item, namespaced=resource.namespaced, group=resource.group, plural=resource.plural
+        )
+        if found is not None:
+            name = shape.name_of(item)
+            named = f" ({shown(name, secrets)!r})" if name else ""
+            raise ClusterError(
+                f"{url}: item {start + index + 1}{named} of the {resource.list_of}: "
+                f"{shown(found, secrets)}: not an object hetgitops can read"
+            )
+    return list(items or [])
 
 
 def _describe(data: bytes, body: Any) -> str:
@@ -388,7 +531,7 @@ def _load_kubeconfig(
     root = logging.getLogger()
     root.addHandler(capture)
     original = kube_config.ExecProvider  # type: ignore[attr-defined]
-    kube_config.ExecProvider = _bounded_exec(original, deadline)  # type: ignore[attr-defined]
+    kube_config.ExecProvider = bounded_exec(original, deadline)  # type: ignore[attr-defined]
     try:
         config.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=str(kubeconfig) if kubeconfig else None,
@@ -423,96 +566,3 @@ class _Capture(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self._into.append(_first_line(Exception(record.getMessage())))
-
-
-def _bounded_exec(base: Any, deadline: Deadline) -> Any:
-    """kubernetes' ExecProvider with the plugin bounded in time (the base class waits forever
-    on a plugin that waits). In a pipeline (no terminal) it gets EXEC_TIMEOUT, stdin closed and
-    its stderr kept for the message; at a terminal it talks to the person (a browser or device
-    login prints where to go on stderr) for what is left of the deadline."""
-    import sys
-
-    from kubernetes.config.config_exception import ConfigException
-
-    class BoundedExec(base):  # type: ignore[misc]
-        def run(self, previous_response: Any = None) -> Any:
-            interactive = all(s is not None and s.isatty() for s in (sys.stdin, sys.stderr))
-            left = max(deadline.left(), 0.1)
-            timeout = left if interactive else min(EXEC_TIMEOUT, left)
-            info: dict[str, Any] = {
-                "apiVersion": self.api_version,
-                "kind": "ExecCredential",
-                "spec": {"interactive": interactive},
-            }
-            if self.cluster:
-                info["spec"]["cluster"] = self.cluster.value
-            self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
-            command = " ".join(self.args)
-            try:
-                done = _run_plugin(self.args, self.cwd, self.env, interactive, timeout)
-            except subprocess.TimeoutExpired:
-                raise ConfigException(
-                    f"the exec credential plugin `{command}` did not exit within "
-                    f"{timeout:.0f}s (stopped; it may be waiting for a login no one can give)"
-                ) from None
-            except OSError as exc:
-                raise ConfigException(
-                    f"cannot run the exec credential plugin `{command}`: {exc.strerror}"
-                ) from None
-            if done.returncode != 0:
-                text = (done.stderr or "").strip()  # at a terminal the person saw it already
-                said = _first_line(Exception(text)) if text else ""
-                raise ConfigException(
-                    f"the exec credential plugin `{command}` failed (exit {done.returncode})"
-                    + (f": {said}" if said else "")
-                )
-            try:
-                data = json.loads(done.stdout)
-            except ValueError:
-                raise ConfigException(
-                    f"the exec credential plugin `{command}` printed no ExecCredential JSON"
-                ) from None
-            status = data.get("status") if isinstance(data, dict) else None
-            if not isinstance(status, dict) or data.get("apiVersion") != self.api_version:
-                raise ConfigException(
-                    f"the exec credential plugin `{command}` printed no {self.api_version} "
-                    "ExecCredential with a status"
-                )
-            return status
-
-    return BoundedExec
-
-
-def _run_plugin(
-    args: list[str], cwd: str | None, env: dict[str, str], interactive: bool, timeout: float
-) -> subprocess.CompletedProcess[str]:
-    """Run a credential plugin; on timeout stop it and, in a pipeline, everything it started
-    (its own process group: a shell script's `sleep` would outlive a killed shell). At a
-    terminal it stays in the foreground group, where it may read the terminal."""
-    import os
-    import signal
-
-    process = subprocess.Popen(
-        args,
-        stdin=None if interactive else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=None if interactive else subprocess.PIPE,
-        cwd=cwd,
-        env=env,
-        text=True,
-        process_group=None if interactive else 0,
-    )
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except BaseException:  # the timeout, or the run's deadline alarm: leave nothing running
-        with contextlib.suppress(OSError):
-            if interactive:
-                process.kill()
-            else:
-                os.killpg(process.pid, signal.SIGKILL)
-        process.wait()  # not communicate(): a grandchild may hold the pipes open
-        for pipe in (process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
-        raise
-    return subprocess.CompletedProcess(args, process.returncode, out, err)
