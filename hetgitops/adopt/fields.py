@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from hetgitops.diagnostics import Diagnostic, Span
+from hetgitops.diagnostics import Diagnostic
 from hetgitops.load.yamlbuild import Parsed
 from hetgitops.load.yamlread import read_documents
 from hetgitops.model import quantities
@@ -83,16 +83,16 @@ def optional_quantity(value: Any) -> str:
     return "" if value is None else quantity(value)
 
 
-def count_of(value: Any) -> int | None:
+def count_of(value: Any, *, most: int = MAX_COUNT) -> int | None:
     """An accelerator count read as a Kubernetes quantity (`1k` is 1000, `8.0` is 8), or None
-    when it is not a whole, non-negative, plausible one."""
+    when it is not a whole, non-negative number up to `most`."""
     if quantity(value):
         return None
     try:
         number = quantities.value_of(value)
     except (ValueError, ArithmeticError, InvalidOperation):  # pragma: no cover - checked above
         return None
-    if number != number.to_integral_value() or number > MAX_COUNT:
+    if number != number.to_integral_value() or number > most:
         return None
     return int(number)
 
@@ -143,7 +143,10 @@ SHAPES: dict[str, Shape] = {
             "cohort": text,
             "cohortName": text,
             "resourceGroups": [
-                {"coveredResources": [scalar], "flavors": [{"name": text, "resources": [_RESOURCE]}]}
+                {
+                    "coveredResources": [scalar],
+                    "flavors": [{"name": text, "resources": [_RESOURCE]}],
+                }
             ],
             "flavorFungibility": {"*": scalar},
             "preemption": {
@@ -154,9 +157,7 @@ SHAPES: dict[str, Shape] = {
             "fairSharing": _FAIR,
             "namespaceSelector": {"*": lambda v: ""},
             "admissionChecks": [scalar],
-            "admissionChecksStrategy": {
-                "admissionChecks": [{"name": text, "onFlavors": [scalar]}]
-            },
+            "admissionChecksStrategy": {"admissionChecks": [{"name": text, "onFlavors": [scalar]}]},
             "stopPolicy": text,
             "queueingStrategy": text,
         }
@@ -214,20 +215,20 @@ def problems(value: Any, shape: Shape, path: str = "", depth: int = 0) -> list[t
         return []
     if callable(shape):
         problem = shape(value)
-        found = [(path, problem)] if problem else []
-        if shape is resources and not problem:
-            found += [(f"{path}[{name}]", p) for name, p in _resource_entries(value)]
-        return found
+        if problem or shape is not resources:
+            return [(path, problem)] if problem else []
+        return [(f"{path}[{name}]", p) for name, p in _resource_entries(value)]
     if value is None:  # an empty (null) mapping or list: nothing in it to read
         return []
     if isinstance(shape, list):
         if not isinstance(value, list):
             return [(path, f"{_type(value)}, not a list")]
-        return [
-            p
-            for index, item in enumerate(value)
-            for p in problems(item, shape[0], f"{path}[{index}]", depth + 1)
-        ]
+        listed: list[tuple[str, str]] = []
+        for index, item in enumerate(value):
+            if item is None and not callable(shape[0]):
+                listed.append((f"{path}[{index}]", "null, not a mapping"))
+            listed += problems(item, shape[0], f"{path}[{index}]", depth + 1)
+        return listed
     if not isinstance(value, dict):
         return [(path, f"{_type(value)}, not a mapping")]
     found: list[tuple[str, str]] = []
@@ -266,10 +267,3 @@ def embedded(name: str, value: str, shape: Shape) -> tuple[Any, str]:
         path, problem = found[0]
         return None, f"{path or 'the value'} is {problem}"
     return data, ""
-
-
-def where(kind: str, obj_name: str, namespace: str = "") -> str:
-    return f"{kind} {namespace + '/' if namespace else ''}{obj_name}"
-
-
-__all__ = ["SHAPES", "Span", "count_of", "embedded", "object_problems", "problems"]

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from hetgitops.adopt import nodes as nodeinfo
+from hetgitops.adopt.fields import count_of
 from hetgitops.adopt.sources import Imported
 
 MIG_LABEL = "nvidia.com/mig.config"
@@ -100,9 +101,9 @@ def cards_per_node(node: Imported, replicas: int, layout: Mapping[str, Any] | No
     as its slices' resources, never in `nvidia.com/gpu`: without GFD, counting the whole ones
     alone made a pool with GPUs 0-3 in MIG mode and 4-7 whole a 4-GPU pool whose quota of
     whole cards nothing could hold."""
-    count = node.labels.get(GPU_COUNT_LABEL, "")
-    if count.isdigit() and int(count):
-        return int(count)
+    count = count_of(node.labels.get(GPU_COUNT_LABEL, ""))
+    if count:
+        return count
     advertised = nodeinfo.accelerators(node.obj)
     whole = sum(v for k, v in advertised.items() if not k.startswith("nvidia.com/mig-"))
     return max(1, whole // max(1, replicas) + _mig_gpus(advertised, layout))

@@ -87,6 +87,18 @@ class Read:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     requests: int = 0
     insecure_server: str = ""  # the (redacted) server read without TLS verification
+    source: str = ""  # what was read: the -f paths, or the cluster's server
+
+    def nothing_read(self) -> Diagnostic | None:
+        """An error when no object was read: an empty policy is never what was asked."""
+        if self.objects:
+            return None
+        return finding(
+            "import-unreadable",
+            f"0 objects read from {self.source or 'the input'}: nothing to import, and no "
+            "policy was written",
+            Span(self.source or "<input>"),
+        )
 
 
 def from_text(name: str, text: str, read: Read) -> None:
@@ -131,10 +143,10 @@ def _add(read: Read, data: Any, node: yaml.Node | None, span: Span, depth: int =
     """One document or item: a List (or a JSON array) unpacked item by item, an object
     checked (`fields`) and kept, anything else an import-unreadable finding at `span`."""
     items = data if isinstance(data, list) else None
-    if isinstance(data, dict) and isinstance(data.get("kind"), str):
-        if data["kind"].endswith("List") and isinstance(data.get("items"), list):
-            items = data["items"]
-            node = _items_node(node)
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list):
+        items = data["items"]
+        node = _items_node(node)
     if items is not None and depth < _MAX_LISTS:
         lines = _item_lines(node)
         for index, item in enumerate(items):
@@ -148,22 +160,24 @@ def _add(read: Read, data: Any, node: yaml.Node | None, span: Span, depth: int =
     if problem:
         read.diagnostics.append(finding("import-unreadable", problem, span))
         return
-    item = Imported(data, span)
     wrong = object_problems(data)
     if wrong:
         path, what = wrong[0]
+        meta = data.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
         more = f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""
         read.diagnostics.append(
             finding(
                 "import-unreadable",
-                f"{item.kind} {item.name or '(unnamed)'}: {path} is {what}{more}; "
+                f"{data['kind']} {name if isinstance(name, str) else '(unnamed)'}: "
+                f"{path} is {what}{more}; "
                 "the object is left out of the policy",
                 span,
                 path=path,
             )
         )
         return
-    read.objects.append(item)
+    read.objects.append(Imported(data, span))
 
 
 _MAX_LISTS = 8  # Lists inside Lists: deeper nesting is no dump's
@@ -171,8 +185,8 @@ _MAX_LISTS = 8  # Lists inside Lists: deeper nesting is no dump's
 
 def _not_an_object(data: Any) -> str:
     if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__} value"
-        return f"{kind}, not a Kubernetes object (no kind)"
+        what = "a list" if isinstance(data, list) else f"a {type(data).__name__} value"
+        return f"{what}, not a Kubernetes object (no kind)"
     kind, version = data.get("kind"), data.get("apiVersion", "")
     if not isinstance(kind, str) or not kind:
         return "not a Kubernetes object: its kind is missing or not a string"
@@ -207,6 +221,8 @@ SUFFIXES = (".yaml", ".yml", ".json")
 def from_paths(paths: Iterable[Path], stdin: str | None = None) -> Read:
     """Every object of the files and folders named; one that holds none is a finding."""
     read = Read()
+    paths = list(paths)
+    read.source = ", ".join("<stdin>" if str(p) == "-" else str(p) for p in paths)
     for path in paths:
         before = len(read.objects), len(read.diagnostics)
         if str(path) == "-":
@@ -220,9 +236,7 @@ def from_paths(paths: Iterable[Path], stdin: str | None = None) -> Read:
         if (len(read.objects), len(read.diagnostics)) == before:
             where = "<stdin>" if str(path) == "-" else str(path)
             what = "no YAML or JSON file" if path.is_dir() else "no Kubernetes object"
-            read.diagnostics.append(
-                finding("import-unreadable", f"{what} in {where}", Span(where))
-            )
+            read.diagnostics.append(finding("import-unreadable", f"{what} in {where}", Span(where)))
     return read
 
 
@@ -230,7 +244,8 @@ def _from_file(file: Path, read: Read) -> None:
     try:
         text = file.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        read.diagnostics.append(finding("import-unreadable", f"cannot read: {exc}", Span(str(file))))
+        problem = f"cannot read: {exc}"
+        read.diagnostics.append(finding("import-unreadable", problem, Span(str(file))))
         return
     from_text(str(file), text, read)
 
@@ -250,6 +265,7 @@ def from_cluster(kubeconfig: Path | None, context: str | None) -> Read:
     finally:
         read.requests = cluster.requests
         read.insecure_server = cluster.server if cluster.insecure else ""
+        read.source = cluster.server
         cluster.close()
     return read
 
