@@ -123,7 +123,7 @@ _RESOURCE = {
     "lendingLimit": optional_quantity,
 }
 _FAIR = {"weight": optional_quantity}
-_AMOUNTS = {"*": scalar}  # Volcano's deserved/capability: read leniently (volcano._amounts)
+_AMOUNTS = {"*": quantity}  # Volcano's deserved, capability, guarantee
 _TOLERATION = {"key": text, "value": scalar, "effect": text, "operator": text}
 METADATA = {"name": text, "namespace": text, "labels": {"*": scalar}}
 SHAPES: dict[str, Shape] = {
@@ -209,6 +209,59 @@ SHAPES: dict[str, Shape] = {
 }
 
 
+def anything(value: Any) -> str:
+    return ""
+
+
+def _filters(value: Any) -> str:
+    return "" if isinstance(value, str) else next((p for _, p in problems(value, [scalar])), "")
+
+
+def _gpus(value: Any) -> str:
+    if value == "all":
+        return ""
+    return next((p for _, p in problems(value, [integer])), "")
+
+
+_SHARED = {
+    "renameByDefault": boolean,
+    "failRequestsGreaterThanOne": boolean,
+    "resources": [{"name": text, "replicas": count}],
+}
+# The embedded configs import reads: mig-parted's, the device plugin's, Kueue's Configuration
+# and Volcano's scheduler config (the parts each reader reads; the rest stays text).
+MIG_CONFIG = {
+    "mig-configs": {
+        "*": [
+            {
+                "device-filter": _filters,
+                "devices": _gpus,
+                "mig-enabled": boolean,
+                "mig-devices": {"*": count},
+            }
+        ]
+    }
+}
+SHARING_CONFIG = {
+    "flags": {"migStrategy": text},
+    "sharing": {"timeSlicing": _SHARED, "mps": _SHARED},
+}
+KUEUE_CONFIG = {
+    "apiVersion": text,
+    "kind": text,
+    "integrations": {"frameworks": [scalar]},
+    "fairSharing": {"enable": boolean},
+    "waitForPodsReady": {"enable": boolean},
+    "resources": {"*": anything},
+}
+VOLCANO_CONFIG = {
+    "actions": scalar,
+    "tiers": [{"plugins": [{"name": scalar, "arguments": {"*": anything}}]}],
+    "configurations": [{"name": scalar, "arguments": {"*": anything}}],
+    "metrics": {"*": scalar},
+}
+
+
 def problems(value: Any, shape: Shape, path: str = "", depth: int = 0) -> list[tuple[str, str]]:
     """(field path, what is wrong) for every field of `value` that `shape` types wrongly."""
     if depth > _DEPTH:
@@ -252,11 +305,13 @@ def object_problems(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def embedded(name: str, value: str, shape: Shape) -> tuple[Any, str]:
+def embedded(name: str, value: Any, shape: Shape) -> tuple[Any, str]:
     """The one YAML document of a ConfigMap value, read by the bounded loader (duplicate keys,
     aliases and depth bounded) and checked against `shape`; (None, what is wrong) when it
     cannot be read so."""
     data: Any = None
+    if not isinstance(value, str):
+        return None, f"{_type(value)}, not a string"
     for part in read_documents(name, value):
         if isinstance(part, Diagnostic):
             return None, f"not readable YAML: {part.message} (line {part.span.line} of the value)"
