@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from hetgitops.adopt import sources
-from hetgitops.adopt.engine import bundled_versions
 from hetgitops.adopt.infer import infer
+from hetgitops.adopt.run import bundled_versions
 from hetgitops.adopt.write import policy_files
 from hetgitops.model.catalogue import card_types
 

@@ -13,9 +13,10 @@ import yaml
 from click.testing import CliRunner
 
 from hetgitops import api
-from hetgitops.adopt import engine, nodes, sources
-from hetgitops.adopt.engine import bundled_versions
+from hetgitops.adopt import nodes, sources
+from hetgitops.adopt import run as adopt_run
 from hetgitops.adopt.infer import Inferred, infer
+from hetgitops.adopt.run import bundled_versions
 from hetgitops.adopt.write import comment, policy_files
 from hetgitops.cli.main import main
 from hetgitops.model.catalogue import card_types
@@ -112,7 +113,9 @@ def test_zero_objects_from_a_cluster_is_an_environment_error(
 
 def test_a_name_carrying_a_document_stays_inside_its_comment() -> None:
     read = _read(A100)
-    evil = "vision\n---\napiVersion: hetgitops.io/v1alpha1\nkind: Team\nmetadata: {name: evil}\n---\n#"
+    evil = (
+        "vision\n---\napiVersion: hetgitops.io/v1alpha1\nkind: Team\nmetadata: {name: evil}\n---\n#"
+    )
     for item in read.objects:
         if item.kind == "ClusterQueue" and item.name == "vision":
             item.obj["metadata"]["name"] = evil
@@ -163,7 +166,9 @@ WRONG_TYPES = [
 
 
 @pytest.mark.parametrize(("kind", "path", "value"), WRONG_TYPES)
-def test_a_wrong_typed_field_is_a_located_finding(kind: str, path: tuple[Any, ...], value: Any) -> None:
+def test_a_wrong_typed_field_is_a_located_finding(
+    kind: str, path: tuple[Any, ...], value: Any
+) -> None:
     objects = [i.obj for i in _read(A100).objects]
     index = next(i for i, o in enumerate(objects) if o["kind"] == kind)
     target = objects[index]
@@ -207,8 +212,16 @@ def _kueue_config(body: str) -> str:
         _kueue_config("integrations:\n  frameworks: [batch/job\n"),  # not YAML
         _kueue_config(BOMB + "integrations: {frameworks: *i}\n"),
     ],
-    ids=["mig-not-yaml", "replicas-four", "mig-devices-list", "integrations-list",
-         "pods-ready-list", "deep", "kueue-not-yaml", "alias-bomb"],  # fmt: skip
+    ids=[
+        "mig-not-yaml",
+        "replicas-four",
+        "mig-devices-list",
+        "integrations-list",
+        "pods-ready-list",
+        "deep",
+        "kueue-not-yaml",
+        "alias-bomb",
+    ],
 )
 def test_embedded_configs_that_cannot_be_read_are_located_findings(text: str) -> None:
     read = _read(text)
@@ -226,8 +239,8 @@ def test_a_failed_write_leaves_no_partial_policy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     files = {"fleet.yaml": "a: 1\n", "pools.yaml": "b: 1\n", "teams\0.yaml": "c: 1\n"}
-    result = engine.ImportResult(files, [], api.Result())
-    monkeypatch.setattr(engine, "import_objects", lambda *_, **__: result)
+    result = adopt_run.ImportResult(files, [], api.Result())
+    monkeypatch.setattr(adopt_run, "import_objects", lambda *_, **__: result)
     (tmp_path / "dump.yaml").write_text(A100)
     out = tmp_path / "policy"
     run = CliRunner().invoke(main, ["import", "-f", str(tmp_path / "dump.yaml"), "-o", str(out)])
