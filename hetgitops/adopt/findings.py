@@ -22,7 +22,12 @@ RULES: dict[str, str] = {
     "import wrote a new CardType whose performance coefficient is a TODO.",
     "import-system-namespace": "A LocalQueue lives in a system namespace (default, "
     "kube-system, ...), which no hetgitops team may own: the queue stays outside the policy.",
-    "import-unreadable": "A manifest file or document could not be read as Kubernetes objects.",
+    "import-unreadable": "Something import was given could not be read: a manifest file or "
+    "document that is no Kubernetes object, an object whose field import reads has the wrong "
+    "type or an impossible value (a label list, `nominalQuota: abc`, an accelerator count of "
+    "`1.5`: the object is left out of the policy), YAML inside a ConfigMap (a mig-parted, "
+    "device-plugin, Kueue or Volcano config) that is not YAML, too deep, an alias bomb or "
+    "typed wrongly, or an input that held no object at all (then no policy is written).",
     "import-setting-not-managed": "Kueue's manager Configuration (kueue-manager-config) sets "
     "something the policy cannot say. hetgitops does not render that Configuration: Kueue's "
     "installer (Helm values, the kustomize base) owns it, changing it restarts the manager, and "
@@ -57,7 +62,8 @@ _FIXES = {
     "its spec.namespaces.",
     "import-unknown-card": "measure the card and fill in spec.performance.coefficient.",
     "import-system-namespace": "move the team's workloads to a namespace of its own.",
-    "import-unreadable": "fix the YAML, or leave the file out of -f.",
+    "import-unreadable": "fix the YAML or the field named (the message says where), or "
+    "leave the file out of -f.",
     "import-setting-not-managed": "keep the setting in Kueue's installer values, and review "
     "what it does to the policy's queues (the finding says).",
     "import-forbidden": "grant list on the kind, or import from manifests with -f.",

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from hetgitops.adopt import fields
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import Imported
 from hetgitops.diagnostics import Diagnostic
@@ -63,17 +64,30 @@ WHY = {
 }
 
 
-def configurations(configmaps: Sequence[Imported]) -> list[tuple[Imported, str, dict[str, Any]]]:
-    """(ConfigMap, key, Configuration) for each data key that holds Kueue's Configuration."""
+def configurations(
+    configmaps: Sequence[Imported], unreadable: list[Diagnostic] | None = None
+) -> list[tuple[Imported, str, dict[str, Any]]]:
+    """(ConfigMap, key, Configuration) for each data key that holds Kueue's Configuration;
+    one that names Kueue's config group but cannot be read (bounded loader, typed) is a
+    finding in `unreadable`."""
     found = []
     for item in configmaps:
         for key, text in (item.obj.get("data") or {}).items():
             if not isinstance(text, str) or GROUP not in text:
                 continue
-            try:
-                doc = yaml.safe_load(text)
-            except yaml.YAMLError:
-                continue
+            doc, problem = fields.embedded(
+                f"{item.span.file}#data.{key}", text, fields.KUEUE_CONFIG
+            )
+            if problem and unreadable is not None:
+                unreadable.append(
+                    finding(
+                        "import-unreadable",
+                        f"ConfigMap {item.namespace}/{item.name} data.{key}: a Kueue "
+                        f"Configuration that cannot be read: {problem}; import reads none of it",
+                        item.span,
+                        path=f"data.{key}",
+                    )
+                )
             if (
                 isinstance(doc, dict)
                 and doc.get("kind") == "Configuration"
@@ -86,9 +100,10 @@ def configurations(configmaps: Sequence[Imported]) -> list[tuple[Imported, str, 
 def adopt_configuration(configmaps: Sequence[Imported], kueue: dict[str, Any]) -> list[Diagnostic]:
     """Fills `kueue` (the Fleet's spec.kueue) with the Configuration's `configuration`; more
     than one Configuration (two Kueue installs?) is reported and none is read."""
-    found = configurations(configmaps)
+    unreadable: list[Diagnostic] = []
+    found = configurations(configmaps, unreadable)
     if len(found) != 1:
-        return [
+        return unreadable + [
             finding(
                 "import-setting-not-managed",
                 f"ConfigMap {item.namespace}/{item.name} ({key}): one of {len(found)} Kueue "
@@ -106,7 +121,7 @@ def adopt_configuration(configmaps: Sequence[Imported], kueue: dict[str, Any]) -
     enabled = isinstance(fair, dict) and (fair.get("enable") is True or not legacy)
     kueue["configuration"] = {"integrations": frameworks, "fairSharing": enabled}
     where = f"ConfigMap {item.namespace}/{item.name} ({key})"
-    diagnostics = []
+    diagnostics = unreadable
     for setting, value in _queueing_settings(doc, legacy):
         diagnostics.append(
             finding(

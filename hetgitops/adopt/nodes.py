@@ -9,15 +9,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ACCELERATOR_PREFIXES = (
-    "nvidia.com/gpu",
-    "nvidia.com/mig-",
-    "amd.com/gpu",
-    "huawei.com/",
-    "cambricon.com/",
-    "intel.com/gpu",
-    "habana.ai/",
-)
+from hetgitops.adopt.fields import ACCELERATOR_PREFIXES as ACCELERATOR_PREFIXES
+from hetgitops.adopt.fields import count_of
+
 PRODUCT_LABELS = ("nvidia.com/gpu.product", "amd.com/gpu.product-name", "huawei.com/npu.product")
 MEMORY_LABEL = "nvidia.com/gpu.memory"  # MiB, from GPU feature discovery
 PCI_LABEL = re.compile(r"^feature\.node\.kubernetes\.io/pci-[0-9a-f]{4}_?([0-9a-f]{4})?")
@@ -29,13 +23,15 @@ def labels(obj: Mapping[str, Any]) -> dict[str, str]:
 
 
 def accelerators(obj: Mapping[str, Any]) -> dict[str, int]:
-    """Accelerator resources the node's kubelet advertises (allocatable, else capacity)."""
+    """Accelerator resources the node's kubelet advertises (allocatable, else capacity), read
+    as Kubernetes quantities (`1k` is 1000); `fields` left out every node with a count that
+    is not a whole, plausible number, with a finding."""
     status = obj.get("status") or {}
     found = status.get("allocatable") or status.get("capacity") or {}
     counts: dict[str, int] = {}
     for name, value in found.items():
-        if str(name).startswith(ACCELERATOR_PREFIXES) and str(value).isdigit() and int(value):
-            counts[str(name)] = int(value)
+        if str(name).startswith(ACCELERATOR_PREFIXES) and (number := count_of(value)):
+            counts[str(name)] = number
     return counts
 
 

@@ -16,10 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
+from hetgitops.adopt import fields
 from hetgitops.adopt import nodes as nodeinfo
+from hetgitops.adopt.fields import count_of
+from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import Imported
+from hetgitops.diagnostics import Diagnostic
 
 MIG_LABEL = "nvidia.com/mig.config"
 SHARING_LABEL = "nvidia.com/device-plugin.config"
@@ -27,7 +29,6 @@ GPU_COUNT_LABEL = "nvidia.com/gpu.count"  # physical GPUs, from GPU feature disc
 MIG_KEY = "config.yaml"
 OPERATOR_MIG_CONFIG = "default-mig-parted-config"
 ALL_DISABLED = "all-disabled"
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -40,16 +41,28 @@ class GpuConfigs:
     sharing_map: Imported | None = None
     default_sharing: str = ""
     strategy: str = ""
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # configs it could not read
 
     def used(self) -> bool:
         return self.mig_map is not None or self.sharing_map is not None
 
 
-def _load(text: Any) -> Any:
-    try:
-        return yaml.load(str(text), Loader=_LOADER)
-    except yaml.YAMLError:
-        return None
+def _load(item: Imported, key: str, shape: Any, marks: tuple[str, ...], found: GpuConfigs) -> Any:
+    """One data value, read by the bounded loader and typed; a value that reads as the config
+    (it carries one of `marks`) but cannot be read so is a finding at the ConfigMap."""
+    text = (item.obj.get("data") or {}).get(key)
+    data, problem = fields.embedded(f"{item.span.file}#data.{key}", text, shape)
+    if problem and isinstance(text, str) and any(m in text for m in marks):
+        found.diagnostics.append(
+            finding(
+                "import-unreadable",
+                f"ConfigMap {item.namespace}/{item.name} data.{key}: {problem}; "
+                "import reads nothing from it",
+                item.span,
+                path=f"data.{key}",
+            )
+        )
+    return data
 
 
 def read(by_kind: Mapping[str, Sequence[Imported]]) -> GpuConfigs:
@@ -65,7 +78,11 @@ def read(by_kind: Mapping[str, Sequence[Imported]]) -> GpuConfigs:
         data = item.obj.get("data") or {}
         if not isinstance(data, Mapping):
             continue
-        document = _load(data.get(MIG_KEY)) if MIG_KEY in data else None
+        document = (
+            _load(item, MIG_KEY, fields.MIG_CONFIG, ("mig-configs",), found)
+            if MIG_KEY in data
+            else None
+        )
         if isinstance(document, Mapping) and isinstance(document.get("mig-configs"), Mapping):
             if mig_name and item.name != mig_name and item.name != OPERATOR_MIG_CONFIG:
                 continue
@@ -77,7 +94,10 @@ def read(by_kind: Mapping[str, Sequence[Imported]]) -> GpuConfigs:
             continue
         if sharing_name and item.name != sharing_name:
             continue
-        configs = {k: _load(v) for k, v in data.items()}
+        configs = {
+            k: _load(item, str(k), fields.SHARING_CONFIG, ("sharing:", "flags:"), found)
+            for k in data
+        }
         configs = {
             k: v
             for k, v in configs.items()
@@ -100,9 +120,9 @@ def cards_per_node(node: Imported, replicas: int, layout: Mapping[str, Any] | No
     as its slices' resources, never in `nvidia.com/gpu`: without GFD, counting the whole ones
     alone made a pool with GPUs 0-3 in MIG mode and 4-7 whole a 4-GPU pool whose quota of
     whole cards nothing could hold."""
-    count = node.labels.get(GPU_COUNT_LABEL, "")
-    if count.isdigit() and int(count):
-        return int(count)
+    count = count_of(node.labels.get(GPU_COUNT_LABEL, ""))
+    if count:
+        return count
     advertised = nodeinfo.accelerators(node.obj)
     whole = sum(v for k, v in advertised.items() if not k.startswith("nvidia.com/mig-"))
     return max(1, whole // max(1, replicas) + _mig_gpus(advertised, layout))
@@ -119,7 +139,8 @@ def _mig_gpus(advertised: Mapping[str, int], layout: Mapping[str, Any] | None) -
         if isinstance(gpus, list):
             found += len(gpus)
             continue
-        per_gpu = {str(p): int(n) for p, n in (device.get("profiles") or {}).items() if int(n)}
+        profiles = (device.get("profiles") or {}).items()
+        per_gpu = {str(p): n for p, n in profiles if isinstance(n, int) and n > 0}
         found += max(
             (advertised.get(f"nvidia.com/mig-{p}", 0) // n for p, n in per_gpu.items()),
             default=0,
@@ -153,7 +174,7 @@ def mig_layout(
         devices.append(
             {
                 "gpus": "all" if gpus == "all" else [int(g) for g in gpus],
-                "profiles": {str(p): int(n) for p, n in profiles.items()},
+                "profiles": {str(p): count_of(n) or 0 for p, n in profiles.items()},
             }
         )
     if not devices:
@@ -175,7 +196,7 @@ def sharing(configs: GpuConfigs, members: Sequence[Imported]) -> tuple[str, dict
         resources = setting.get("resources") or []
         if not resources or not isinstance(resources[0], Mapping):
             continue
-        replicas = int(resources[0].get("replicas") or 0)
+        replicas = count_of(resources[0].get("replicas") or 0) or 0
         if replicas < 2:
             continue
         found: dict[str, Any] = {"replicas": replicas}

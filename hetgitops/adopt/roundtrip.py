@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from hetgitops.adopt import fields
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import KUEUE, Imported
 from hetgitops.compilers.volcano_scheduler import as_read
@@ -202,11 +203,15 @@ def _same_bytes(desired: Mapping[str, Any], live: Mapping[str, Any]) -> bool:
 
 
 def _parsed(obj: Mapping[str, Any]) -> dict[str, Any]:
-    import yaml
-
     data = obj.get("data") or {}
-    # As the reader reads each (Volcano trims its actions: their spacing is no change).
-    return {"data": {k: as_read(str(k), yaml.safe_load(str(v))) for k, v in data.items()}}
+    # As the reader reads each (Volcano trims its actions: their spacing is no change),
+    # through the bounded loader; a value it cannot read is compared as its text.
+    return {"data": {k: as_read(str(k), _value(str(k), v)) for k, v in data.items()}}
+
+
+def _value(key: str, text: Any) -> Any:
+    value, problem = fields.embedded(f"data.{key}", str(text), fields.anything)
+    return str(text) if problem else value
 
 
 def _leaf(item: Imported, parents: set[str]) -> bool:

@@ -33,7 +33,12 @@ def bundled_versions() -> dict[str, str]:
 
 def import_objects(read: Read, output: Path, *, cluster: str) -> ImportResult:
     """The policy files for `read`'s objects (named under `output`, not yet written) and the
-    findings: what could not be read, what is not translated, and the round trip's."""
+    findings: what could not be read, what is not translated, and the round trip's. Nothing
+    read is an error and no files: an empty policy is never a successful import."""
+    nothing = read.nothing_read()
+    if nothing is not None:
+        found = [*read.diagnostics, nothing]
+        return ImportResult({}, found, api.Result(diagnostics=list(found)), read.requests)
     inferred = infer(read.objects, card_types(), cluster=cluster, versions=bundled_versions())
     files = policy_files(inferred)
     result = ImportResult(files, [*read.diagnostics, *inferred.diagnostics], requests=read.requests)

@@ -9,13 +9,14 @@ for a Kueue that serves v1beta1 alone), never a GET per object and never a write
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from hetgitops.adopt.fields import object_problems
 from hetgitops.adopt.findings import finding
 from hetgitops.diagnostics import Diagnostic, Span
 from hetgitops.live import resources
@@ -86,13 +87,26 @@ class Read:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     requests: int = 0
     insecure_server: str = ""  # the (redacted) server read without TLS verification
+    source: str = ""  # what was read: the -f paths, or the cluster's server
+
+    def nothing_read(self) -> Diagnostic | None:
+        """An error when no object was read: an empty policy is never what was asked."""
+        if self.objects:
+            return None
+        return finding(
+            "import-unreadable",
+            f"0 objects read from {self.source or 'the input'}: nothing to import, and no "
+            "policy was written",
+            Span(self.source or "<input>"),
+        )
 
 
 def from_text(name: str, text: str, read: Read) -> None:
-    """Every object of one YAML stream; `kind: List` items one by one, each at its line. A
-    JSON document (`kubectl get -o json`) is parsed by orjson, ten times faster than any YAML
-    loader on a 5,000-node dump; its objects are located by file and item number."""
-    if text.lstrip().startswith("{") and _from_json(name, text, read):
+    """Every object of one YAML stream; `kind: List` items (nested Lists too) and JSON arrays
+    unpacked, each at its line. A JSON document (`kubectl get -o json`, `jq .items`) is
+    parsed by orjson, ten times faster than any YAML loader on a 5,000-node dump; its objects
+    are located by file and item number."""
+    if text.lstrip().startswith(("{", "[")) and _from_json(name, text, read):
         return
     loader = _LOADER(text)
     try:
@@ -101,8 +115,8 @@ def from_text(name: str, text: str, read: Read) -> None:
             if node is None:
                 continue
             data = loader.construct_document(node)
-            for item, line in _items(data, node):
-                read.objects.append(Imported(item, Span(name, line, 1)))
+            if data is not None:
+                _add(read, data, node, Span(name, node.start_mark.line + 1, 1))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
@@ -120,57 +134,120 @@ def _from_json(name: str, text: str, read: Read) -> bool:
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return False  # YAML that starts with a flow mapping: the YAML loader reads it
-    if not isinstance(data, dict) or "kind" not in data:
-        return True
-    items = data.get("items") if str(data.get("kind")).endswith("List") else None
-    if not isinstance(items, list):
-        read.objects.append(Imported(data, Span(name)))
-        return True
-    for index, item in enumerate(items):
-        if isinstance(item, dict) and "kind" in item:
-            read.objects.append(Imported(item, Span(f"{name}#items[{index}]")))
+        return False  # YAML that starts with a flow collection: the YAML loader reads it
+    _add(read, data, None, Span(name))
     return True
 
 
-def _items(data: Any, node: yaml.Node) -> Iterator[tuple[dict[str, Any], int]]:
-    if not isinstance(data, dict) or "kind" not in data:
-        return
-    if str(data.get("kind")).endswith("List") and isinstance(data.get("items"), list):
+def _add(read: Read, data: Any, node: yaml.Node | None, span: Span, depth: int = 0) -> None:
+    """One document or item: a List (or a JSON array) unpacked item by item, an object
+    checked (`fields`) and kept, anything else an import-unreadable finding at `span`."""
+    items = data if isinstance(data, list) else None
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list):
+        items = data["items"]
+        node = _items_node(node)
+    if items is not None and depth < _MAX_LISTS:
         lines = _item_lines(node)
-        for index, item in enumerate(data["items"]):
-            if isinstance(item, dict) and "kind" in item:
-                yield item, lines[index] if index < len(lines) else node.start_mark.line + 1
+        for index, item in enumerate(items):
+            if item is None:
+                continue
+            inner = node.value[index] if isinstance(node, yaml.SequenceNode) else None
+            at = Span(span.file, lines[index], 1) if index < len(lines) else _nth(span, index)
+            _add(read, item, inner, at, depth + 1)
         return
-    yield data, node.start_mark.line + 1
+    problem = _not_an_object(data)
+    if problem:
+        read.diagnostics.append(finding("import-unreadable", problem, span))
+        return
+    wrong = object_problems(data)
+    if wrong:
+        path, what = wrong[0]
+        meta = data.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        more = f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""
+        read.diagnostics.append(
+            finding(
+                "import-unreadable",
+                f"{data['kind']} {name if isinstance(name, str) else '(unnamed)'}: "
+                f"{path} is {what}{more}; "
+                "the object is left out of the policy",
+                span,
+                path=path,
+            )
+        )
+        return
+    read.objects.append(Imported(data, span))
 
 
-def _item_lines(node: yaml.Node) -> list[int]:
+_MAX_LISTS = 8  # Lists inside Lists: deeper nesting is no dump's
+
+
+def _not_an_object(data: Any) -> str:
+    if not isinstance(data, dict):
+        what = "a list" if isinstance(data, list) else f"a {type(data).__name__} value"
+        return f"{what}, not a Kubernetes object (no kind)"
+    kind, version = data.get("kind"), data.get("apiVersion", "")
+    if not isinstance(kind, str) or not kind:
+        return "not a Kubernetes object: its kind is missing or not a string"
+    if not isinstance(version, str):
+        return f"{kind}: apiVersion is not a string; the object is left out of the policy"
+    return ""
+
+
+def _nth(span: Span, index: int) -> Span:
+    return Span(f"{span.file}#items[{index}]") if not span.line else span
+
+
+def _items_node(node: yaml.Node | None) -> yaml.Node | None:
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             if getattr(key, "value", None) == "items" and isinstance(value, yaml.SequenceNode):
-                return [item.start_mark.line + 1 for item in value.value]
+                return value
+    return None
+
+
+def _item_lines(node: yaml.Node | None) -> list[int]:
+    if isinstance(node, yaml.SequenceNode):
+        return [item.start_mark.line + 1 for item in node.value]
     return []
 
 
+# Files a folder is searched for (any case: `dump.YAML`); a file named with -f is read
+# whatever its name (`dump.txt`, /dev/stdin).
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
 def from_paths(paths: Iterable[Path], stdin: str | None = None) -> Read:
+    """Every object of the files and folders named; one that holds none is a finding."""
     read = Read()
+    paths = list(paths)
+    read.source = ", ".join("<stdin>" if str(p) == "-" else str(p) for p in paths)
     for path in paths:
+        before = len(read.objects), len(read.diagnostics)
         if str(path) == "-":
             from_text("<stdin>", stdin or "", read)
-            continue
-        files = sorted(path.rglob("*")) if path.is_dir() else [path]
-        for file in files:
-            if file.is_file() and file.suffix in (".yaml", ".yml", ".json"):
-                try:
-                    text = file.read_text("utf-8")
-                except (OSError, UnicodeDecodeError) as exc:
-                    read.diagnostics.append(
-                        finding("import-unreadable", f"cannot read: {exc}", Span(str(file)))
-                    )
-                    continue
-                from_text(str(file), text, read)
+        elif path.is_dir():
+            for file in sorted(path.rglob("*")):
+                if file.suffix.lower() in SUFFIXES and file.is_file():
+                    _from_file(file, read)
+        else:
+            _from_file(path, read)
+        if (len(read.objects), len(read.diagnostics)) == before:
+            where = "<stdin>" if str(path) == "-" else str(path)
+            what = "no YAML or JSON file" if path.is_dir() else "no Kubernetes object"
+            read.diagnostics.append(finding("import-unreadable", f"{what} in {where}", Span(where)))
     return read
+
+
+def _from_file(file: Path, read: Read) -> None:
+    try:
+        text = file.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problem = f"cannot read: {exc}"
+        read.diagnostics.append(finding("import-unreadable", problem, Span(str(file))))
+        return
+    from_text(str(file), text, read)
 
 
 def from_cluster(kubeconfig: Path | None, context: str | None) -> Read:
@@ -184,10 +261,11 @@ def from_cluster(kubeconfig: Path | None, context: str | None) -> Read:
                 if resource.kind == "ConfigMap" and not _relevant(obj):
                     continue
                 span = Span(f"cluster:{resource.plural}.{resource.group or 'core'}")
-                read.objects.append(Imported(obj, span))
+                _add(read, obj, None, span, _MAX_LISTS)  # checked like a manifest's
     finally:
         read.requests = cluster.requests
         read.insecure_server = cluster.server if cluster.insecure else ""
+        read.source = cluster.server
         cluster.close()
     return read
 

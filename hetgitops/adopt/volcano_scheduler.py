@@ -17,8 +17,7 @@ import functools
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-import yaml
-
+from hetgitops.adopt import fields
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import Imported
 from hetgitops.compilers.volcano_scheduler import CONFIG_KEY, CONFIG_MAP, CONFIG_NAMESPACE
@@ -85,15 +84,17 @@ def adopt_scheduler(
 
 
 def _adopt(item: Imported, volcano: dict[str, Any], binpack: Collection[str]) -> list[Diagnostic]:
-    try:
-        conf = yaml.safe_load(str(item.obj["data"][CONFIG_KEY]))
-    except yaml.YAMLError as error:
+    text = item.obj["data"][CONFIG_KEY]
+    where = f"{item.span.file}#data.{CONFIG_KEY}"
+    conf, problem = fields.embedded(where, text, fields.VOLCANO_CONFIG)
+    if problem:
         return [
             finding(
                 "import-unreadable",
-                f"ConfigMap {item.namespace}/{item.name}: {CONFIG_KEY} is not YAML ({error}); "
-                "the scheduler keeps its previous config while it is unreadable",
+                f"ConfigMap {item.namespace}/{item.name}: {CONFIG_KEY} cannot be read "
+                f"({problem}); the scheduler keeps its previous config while it is unreadable",
                 item.span,
+                path=f"data.{CONFIG_KEY}",
             )
         ]
     if not isinstance(conf, dict):

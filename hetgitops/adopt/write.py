@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,13 +19,26 @@ HEADERS = {
 }
 
 
+def comment(text: str) -> str:
+    """`text` as one YAML comment line: every character that could end the line or hide
+    (control and format characters, and the line and paragraph separators YAML 1.1 breaks
+    lines at) escaped. The notes carry names read from the input: a name holding a newline
+    and a document must stay inside the comment, never become a document of the file."""
+    shown = "".join(
+        f"\\u{ord(c):04x}" if unicodedata.category(c) in _HIDDEN or c == "\x85" else c for c in text
+    )
+    return f"# {shown}\n"
+
+
+_HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Cs"}
+
+
 def _file(header: str, docs: Sequence[Mapping[str, Any]], inferred: Inferred) -> str:
     parts = []
     for doc in docs:
         notes = inferred.notes.get((str(doc["kind"]), str(doc["metadata"]["name"])), [])
-        comment = "".join(f"# {line}\n" for line in notes)
-        parts.append(comment + to_yaml(dict(doc)))
-    return f"# {header}\n# Written by hetgitops import.\n" + "---\n".join(parts)
+        parts.append("".join(comment(line) for line in notes) + to_yaml(dict(doc)))
+    return comment(header) + comment("Written by hetgitops import.") + "---\n".join(parts)
 
 
 def policy_files(inferred: Inferred) -> dict[str, str]:

@@ -30,9 +30,11 @@ Exit codes:
   1  imported, with findings: fields the first sync would change, objects
      left unmanaged (warnings, failing only with --strict), or the written
      policy does not validate
-  2  usage error (neither -f nor a cluster, or DIR is not empty)
+  2  usage error (neither -f nor a cluster, a -f path that does not exist,
+     or DIR is not empty)
   3  internal error (a bug in hetgitops: please report it)
-  4  environment error: the cluster is unreachable or rejects the credentials
+  4  environment error: the cluster is unreachable, rejects the credentials
+     or serves none of the kinds import reads (0 objects read)
 
 \b
 Without -f, the cluster of --kubeconfig/--context is read: one LIST per kind
@@ -44,7 +46,7 @@ a write. Secret data and credentials are never read or printed.""",
     "--filename",
     "files",
     multiple=True,
-    type=click.Path(path_type=Path, allow_dash=True),
+    type=click.Path(path_type=Path, allow_dash=True, exists=True),
     help="Manifest file, directory (read recursively) or - for standard input (repeatable): "
     "a `kubectl get -o yaml` dump or a GitOps repository.",
 )
@@ -100,6 +102,7 @@ def import_(
         from hetgitops.adopt.run import import_objects
         from hetgitops.diagnostics import has_errors
         from hetgitops.live.client import ClusterError, insecure_warning
+        from hetgitops.output.writer import replace_tree
         from hetgitops.reporting import FORMATTERS
 
         if files:
@@ -118,13 +121,14 @@ def import_(
                 f"hetgitops import: read {count} objects in {read.requests} requests", err=True
             )
         result = import_objects(read, output, cluster=cluster)
-        output.mkdir(parents=True, exist_ok=True)
-        for name, text in result.files.items():
-            (output / name).write_text(text, "utf-8")
+        if result.files:  # staged whole and swapped in: a kill leaves no partial policy
+            replace_tree(result.files, output)
         report = result.rendered
         assert report is not None
         report.diagnostics = sorted(result.diagnostics)
         echo_report(FORMATTERS[output_format](report))
+        if not result.files:  # 0 objects read: files hold none (1), or the server serves none
+            return EXIT_FINDINGS if files else EXIT_ENVIRONMENT
         return EXIT_FINDINGS if has_errors(result.diagnostics, strict=strict) else EXIT_OK
 
     sys.exit(guarded(run))

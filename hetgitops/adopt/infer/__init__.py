@@ -43,6 +43,7 @@ def infer(
     inferred.diagnostics.extend(fleet.not_imported(by_kind))
     inferred.diagnostics.extend(multikueue.report(by_kind))
     gpu = nvidia.read(by_kind)
+    inferred.diagnostics.extend(gpu.diagnostics)
     found = find_pools(by_kind, catalogue, inferred, gpu)
     fleet.gpu_operator(gpu, found.strategy, inferred)
     cards = card_types(found, catalogue, inferred)

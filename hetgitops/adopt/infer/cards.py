@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetgitops.adopt import nodes as nodeinfo
+from hetgitops.adopt.fields import count_of
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.infer.documents import Inferred, document
 from hetgitops.adopt.infer.pools import Catalogue, Pool, Pools
@@ -123,7 +124,7 @@ def _profile_table(profiles: Sequence[str]) -> str:
 
 def _memory_gib(pool: Pool) -> int:
     for node in pool.nodes:
-        mib = node.labels.get(nodeinfo.MEMORY_LABEL, "")
-        if mib.isdigit():
-            return max(1, round(int(mib) / 1024))
+        mib = count_of(node.labels.get(nodeinfo.MEMORY_LABEL, ""), most=2**40)
+        if mib is not None:
+            return max(1, round(mib / 1024))
     return 16
