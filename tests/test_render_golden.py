@@ -74,6 +74,7 @@ def _render_subprocess(seed: str) -> bytes:
     return done.stdout
 
 
+@pytest.mark.slow  # two whole render processes
 def test_render_is_byte_identical_across_processes() -> None:
     """Set iteration order changes with PYTHONHASHSEED; the output must not."""
     first, second = _render_subprocess("1"), _render_subprocess("4242")
@@ -98,6 +99,7 @@ def kubectl() -> str:
     return found
 
 
+@pytest.mark.slow  # the real kubectl, per scenario
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_kubectl_kustomize_builds_the_tree(scenario: str, kubectl: str, tmp_path: Path) -> None:
     result = render(scenario)

@@ -77,6 +77,7 @@ def test_bundled_fleet_rules_pass_promtool(tmp_path: Path) -> None:
     _check_and_test(result.policy, tmp_path / "promtool")
 
 
+@pytest.mark.slow  # the bench fleet through promtool
 def test_bench_fleet_rules_pass_promtool(tmp_path: Path) -> None:
     result = _policy(_bench(tmp_path), ("monitoring",))
     assert result.policy is not None
