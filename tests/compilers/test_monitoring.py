@@ -71,6 +71,7 @@ def _bench(tmp: Path) -> Path:
     return write_policy(BENCH, tmp / "bench")
 
 
+@pytest.mark.slow  # the real promtool
 def test_bundled_fleet_rules_pass_promtool(tmp_path: Path) -> None:
     result = _policy(REPO / "policies", ("monitoring",))
     assert result.policy is not None
