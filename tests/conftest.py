@@ -1,5 +1,6 @@
-"""Shared test options and fixtures: `pytest --update-golden` rewrites golden trees; the
-render scenarios under tests/cases/render double as compiler unit-test inputs."""
+"""Shared test options and fixtures: `pytest --update-golden` rewrites golden trees (through
+tests/golden.py, the one golden helper); the render scenarios under tests/cases/render double as
+compiler unit-test inputs."""
 
 from __future__ import annotations
 

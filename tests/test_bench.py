@@ -59,6 +59,7 @@ def test_guard_flags_only_ratios_beyond_the_margin(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow  # whole bench processes
 def test_runner_reports_whole_process_figures(tmp_path: Path) -> None:
     from bench import run
 

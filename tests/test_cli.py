@@ -201,13 +201,13 @@ def test_closed_stdout_is_an_environment_error_not_a_bug() -> None:
     """Exit 4 (the report never reached anyone), not 3 and not a silent 0."""
     command = [sys.executable, "-c", "from hetgitops.cli.main import main; main()"]
     args = ["validate", str(REPO / "policies"), "--now", CALM, "--format", "sarif"]
-    process = subprocess.Popen(
+    with subprocess.Popen(  # `with` closes the pipes: no ResourceWarning
         [*command, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO
-    )
-    assert process.stdout is not None and process.stderr is not None
-    process.stdout.close()  # the reader is gone before the report is written
-    stderr = process.stderr.read().decode()
-    assert process.wait(timeout=120) == 4, stderr
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # the reader is gone before the report is written
+        stderr = process.stderr.read().decode()
+        assert process.wait(timeout=120) == 4, stderr
     assert "Broken pipe" in stderr and "Traceback" not in stderr and "internal error" not in stderr
 
 

@@ -43,14 +43,15 @@ def hetgitops(
                 command, stdout=sink, stderr=subprocess.PIPE, env=ENV, check=False
             )
         return done.returncode, done.stderr.decode()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
-    assert proc.stdout is not None and proc.stderr is not None
-    if close_stdout:
-        proc.stdout.close()  # the reader goes away before a byte is read, like `| head -0`
-    else:
-        proc.stdout.read()
-    err = proc.stderr.read().decode()
-    return proc.wait(), err
+    # `with` closes both pipes (unclosed, they are a ResourceWarning: an error in this suite).
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        if close_stdout:
+            proc.stdout.close()  # the reader goes away before a byte is read, like `| head -0`
+        else:
+            proc.stdout.read()
+        err = proc.stderr.read().decode()
+        return proc.wait(), err
 
 
 def _environment_fault(code: int, err: str, *needles: str) -> None:

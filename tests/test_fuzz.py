@@ -14,6 +14,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,6 +26,9 @@ from hetgitops.load.documents import KINDS, load_paths, load_sources
 from hetgitops.output import manifests
 from hetgitops.output.manifests import Manifest
 from hetgitops.reporting import FORMATTERS
+
+# Property and fuzz sweeps: out of the quick loop (-m 'not slow'), in every full run.
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 OPTIONS = api.Options(now=dt.date(2026, 12, 1))

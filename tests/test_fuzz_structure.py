@@ -121,6 +121,7 @@ def _rename_object(rng: random.Random, layout: Layout) -> None:
 EDITS = [_edit_value, _delete_doc, _duplicate_doc, _move_doc, _rename_file, _rename_object]
 
 
+@pytest.mark.slow  # a fuzz sweep
 def test_seeded_structural_mutants_never_crash() -> None:
     """2-5 edits per mutant (values, type swaps, deleted / duplicated / moved documents,
     renamed files and objects): no exception anywhere in validate (every format), render and

@@ -8,10 +8,9 @@ diff like code. A scenario is a folder with `policy/*.yaml`; adding one needs no
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import shutil
 from pathlib import Path
 
+import golden
 import pytest
 from click.testing import CliRunner
 
@@ -22,7 +21,6 @@ from hetgitops.cli import main as cli
 CASES = Path(__file__).resolve().parent / "cases" / "invalid"
 SCENARIOS = sorted(p.parent.name for p in CASES.glob("*/policy"))
 NOW = "2026-12-01"
-EXPECTED = Path("expected") / "diagnostics.txt"
 
 
 def validate(scenario: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
@@ -40,19 +38,7 @@ def test_invalid_scenario_matches_golden(name, monkeypatch, update_golden):
     scenario = CASES / name
     code, output = validate(scenario, monkeypatch)
     assert code == 1, output
-    expected = scenario / EXPECTED
-    if update_golden:
-        shutil.rmtree(expected.parent, ignore_errors=True)
-        expected.parent.mkdir()
-        expected.write_text(output, encoding="utf-8")
-    assert expected.is_file(), f"{expected} is missing: run pytest --update-golden"
-    golden = expected.read_text(encoding="utf-8")
-    diff = "\n".join(
-        difflib.unified_diff(
-            golden.splitlines(), output.splitlines(), "expected", "actual", lineterm=""
-        )
-    )
-    assert output == golden, f"{name} differs (pytest --update-golden, then review):\n{diff}"
+    golden.check_tree({"diagnostics.txt": output}, scenario / "expected", update_golden)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

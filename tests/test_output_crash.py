@@ -63,6 +63,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     return str(request.param)
 
 
+@pytest.mark.slow  # a process killed at every step
 def test_a_kill_at_any_step_leaves_old_or_new_and_the_next_run_cleans_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:

@@ -7,13 +7,13 @@ the resulting diff like code. The bundled fleet renders from `policies/` itself.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import golden
 import pytest
 import upstream
 import yaml
@@ -50,26 +50,9 @@ def render_tree(scenario: str) -> dict[str, str]:
     return manifests.tree(render(scenario).manifests)
 
 
-def _explain(files: dict[str, str], expected: Path, diff: writer.TreeDiff) -> str:
-    lines = [f"{expected} differs (run pytest --update-golden and review the diff):"]
-    lines += [f"  missing from expected: {p}" for p in diff.missing]
-    lines += [f"  not rendered any more: {p}" for p in diff.extra]
-    for path in diff.stale[:3]:
-        old = (expected / path).read_text(encoding="utf-8").splitlines()
-        new = files[path].splitlines()
-        lines += difflib.unified_diff(old, new, f"expected/{path}", f"rendered/{path}", lineterm="")
-    return "\n".join(lines)
-
-
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_render_matches_golden(scenario: str, update_golden: bool) -> None:
-    files = render_tree(scenario)
-    expected = CASES / scenario / "expected"
-    if update_golden:
-        writer.replace_tree(files, expected)  # goldens carry no output marker
-        return
-    diff = writer.compare_tree(files, expected)
-    assert not diff, _explain(files, expected, diff)
+    golden.check_tree(render_tree(scenario), CASES / scenario / "expected", update_golden)
 
 
 def test_every_scenario_renders_something_applied() -> None:
@@ -91,6 +74,7 @@ def _render_subprocess(seed: str) -> bytes:
     return done.stdout
 
 
+@pytest.mark.slow  # two whole render processes
 def test_render_is_byte_identical_across_processes() -> None:
     """Set iteration order changes with PYTHONHASHSEED; the output must not."""
     first, second = _render_subprocess("1"), _render_subprocess("4242")
@@ -115,6 +99,7 @@ def kubectl() -> str:
     return found
 
 
+@pytest.mark.slow  # the real kubectl, per scenario
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_kubectl_kustomize_builds_the_tree(scenario: str, kubectl: str, tmp_path: Path) -> None:
     result = render(scenario)

@@ -352,6 +352,7 @@ def _policy(scenario: str) -> Path:
     return REPO / "policies" if scenario == "bundled" else CASES / "render" / scenario / "policy"
 
 
+@pytest.mark.slow  # the real kubectl, per scenario
 @pytest.mark.parametrize("scenario", RENDER_SCENARIOS)
 def test_kubectl_decodes_every_rendered_tree_as_meant(
     scenario: str, kubectl: str, tmp_path: Path

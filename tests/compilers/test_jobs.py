@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+import golden
 import job_policy
 import pytest
 
@@ -18,7 +19,6 @@ from hetgitops.compilers.jobs.targets import JobTarget
 from hetgitops.compilers.volcano import compile_volcano
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy
-from hetgitops.output import writer as manifest_output
 from hetgitops.output.manifests import Manifest
 
 Load = Callable[[str], Policy]
@@ -358,12 +358,7 @@ def test_every_framework_has_a_bundled_template() -> None:
 def test_bundled_jobs_match_golden(scenario_policy: Load, update_golden: bool) -> None:
     manifests, found = compile_jobs(scenario_policy("bundled"))
     assert found == []  # the PyTorchJob-on-Kueue-0.19 warning is the checks' (job-integration)
-    files = tree(manifests)
-    if update_golden:
-        manifest_output.replace_tree(files, GOLDEN)  # goldens carry no output marker
-        return
-    diff = manifest_output.compare_tree(files, GOLDEN)
-    assert not diff, f"{GOLDEN} differs ({diff}); run pytest --update-golden and review the diff"
+    golden.check_tree(tree(manifests), GOLDEN, update_golden)
 
 
 def test_output_is_deterministic_and_never_applied(scenario_policy: Load) -> None:

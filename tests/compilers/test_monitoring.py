@@ -71,12 +71,14 @@ def _bench(tmp: Path) -> Path:
     return write_policy(BENCH, tmp / "bench")
 
 
+@pytest.mark.slow  # the real promtool
 def test_bundled_fleet_rules_pass_promtool(tmp_path: Path) -> None:
     result = _policy(REPO / "policies", ("monitoring",))
     assert result.policy is not None
     _check_and_test(result.policy, tmp_path / "promtool")
 
 
+@pytest.mark.slow  # the bench fleet through promtool
 def test_bench_fleet_rules_pass_promtool(tmp_path: Path) -> None:
     result = _policy(_bench(tmp_path), ("monitoring",))
     assert result.policy is not None

@@ -144,6 +144,7 @@ def _check(outcome: Outcome) -> None:
     assert outcome.ok, outcome.errors
 
 
+@pytest.mark.slow  # a render pair per change
 @pytest.mark.parametrize(("before", "after"), MATRIX)
 def test_single_change_syncs_in_one_pass(tmp_path: Path, before: Edit, after: Edit) -> None:
     old_tree, new_tree = _render(before, tmp_path / "old"), _render(after, tmp_path / "new")

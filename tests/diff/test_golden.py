@@ -7,11 +7,10 @@ Markdown, JSON), the JSON checked against schemas/diff.schema.json.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import json
-import shutil
 from pathlib import Path
 
+import golden
 import jsonschema
 import pytest
 
@@ -46,18 +45,7 @@ def test_diff_matches_golden(
     result = run_scenario(tmp_path, monkeypatch, name)
     outputs = {FILES[fmt]: FORMATTERS[fmt](result) for fmt in FILES}
     jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(outputs["diff.json"]))
-    expected = CASES / name / "expected"
-    if update_golden:
-        shutil.rmtree(expected, ignore_errors=True)
-        expected.mkdir(parents=True)
-        for file, text in outputs.items():
-            (expected / file).write_text(text, encoding="utf-8")
-        return
-    for file, text in outputs.items():
-        want = (expected / file).read_text(encoding="utf-8")
-        if text != want:
-            lines = difflib.unified_diff(want.splitlines(), text.splitlines(), lineterm="")
-            pytest.fail(f"{name}/{file} differs (pytest --update-golden):\n" + "\n".join(lines))
+    golden.check_tree(outputs, CASES / name / "expected", update_golden)
 
 
 # What each golden case must show, so a regenerated golden cannot silently lose it.

@@ -110,6 +110,7 @@ def _ignored(key: str, pointer: str) -> bool:
     return any(pointer == rule or pointer.startswith(rule + "/") for rule in rules)
 
 
+@pytest.mark.slow  # every rendered object against the upstream CRD schemas
 def test_no_crd_default_is_left_to_the_api_server() -> None:
     schemas = _upstream_crds()
     checked, missing = 0, []

@@ -134,6 +134,7 @@ def _rerender(repo: Path) -> None:
 INPUTS = {"policy": "policies", "rendered": "rendered", "now": "2026-09-01"}
 
 
+@pytest.mark.slow  # runs the action's steps in a Git repository
 def test_clean_pull_request_passes_and_leaves_one_comment_body(
     scaffold_repo: Path, tmp_path: Path
 ) -> None:
@@ -153,6 +154,7 @@ def test_clean_pull_request_passes_and_leaves_one_comment_body(
     assert "### hetgitops validate" in (tmp_path / "summary.md").read_text()
 
 
+@pytest.mark.slow  # runs the action's steps in a Git repository
 def test_policy_error_fails_the_job_with_annotations_and_sarif(
     scaffold_repo: Path, tmp_path: Path
 ) -> None:
@@ -170,6 +172,7 @@ def test_policy_error_fails_the_job_with_annotations_and_sarif(
     assert "diff" in runner.outputs  # the comment is still prepared for the reviewer
 
 
+@pytest.mark.slow  # runs the action's steps in a Git repository
 def test_an_oversubscribed_pool_is_annotated_on_the_changed_quota_line(
     scaffold_repo: Path, tmp_path: Path
 ) -> None:
@@ -192,6 +195,7 @@ def test_an_oversubscribed_pool_is_annotated_on_the_changed_quota_line(
     assert "%0Anote: policies/pools.yaml:" in annotation
 
 
+@pytest.mark.slow  # runs the action's steps in a Git repository
 def test_stale_render_fails_the_job_and_names_the_fix(scaffold_repo: Path, tmp_path: Path) -> None:
     base = _pull_request(scaffold_repo, _cut_quota)  # policy changed, render not re-made
     runner = Runner(scaffold_repo, INPUTS, {"name": "pull_request", "base": base}, tmp_path)
@@ -201,6 +205,7 @@ def test_stale_render_fails_the_job_and_names_the_fix(scaffold_repo: Path, tmp_p
     assert "hetgitops render policies --output rendered" in runner.logs["render-check"]
 
 
+@pytest.mark.slow  # runs the action's steps in a Git repository
 @pytest.mark.parametrize(("fail_on", "expected"), [("never", 0), ("change", 1)])
 def test_fail_on_diff_decides_whether_a_change_fails(
     scaffold_repo: Path, tmp_path: Path, fail_on: str, expected: int

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import json
 import xml.etree.ElementTree as ET
@@ -15,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import golden
 import jsonschema
 import pytest
 
@@ -109,26 +109,10 @@ def fake_rules(monkeypatch: pytest.MonkeyPatch) -> None:
 # -- golden files ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(FORMATTERS))
-def test_format_matches_golden(name: str, fake_rules: None, update_golden: bool) -> None:
-    output = FORMATTERS[name](fixed_result())
-    golden = EXPECTED / f"{name}.txt"
-    if update_golden:
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(output, encoding="utf-8", newline="")
-    assert golden.is_file(), f"{golden} is missing: run pytest --update-golden"
-    expected = golden.read_bytes().decode("utf-8")  # byte for byte: no newline translation
-    diff = "\n".join(difflib.unified_diff(expected.splitlines(), output.splitlines(), lineterm=""))
-    assert output == expected, f"{name} differs (pytest --update-golden, then review):\n{diff}"
-
-
-def test_golden_tree_has_no_stale_files(update_golden: bool) -> None:
-    wanted = {f"{name}.txt" for name in FORMATTERS}
-    if update_golden:
-        for stale in EXPECTED.glob("*"):
-            if stale.name not in wanted:
-                stale.unlink()
-    assert {p.name for p in EXPECTED.glob("*")} == wanted
+def test_formats_match_golden(fake_rules: None, update_golden: bool) -> None:
+    """One file per format, `<format>.txt`, byte for byte (no newline translation)."""
+    files = {f"{name}.txt": render(fixed_result()) for name, render in FORMATTERS.items()}
+    golden.check_tree(files, EXPECTED, update_golden)
 
 
 @pytest.mark.parametrize("name", sorted(FORMATTERS))
