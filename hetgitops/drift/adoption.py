@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from hetgitops.compilers.kueue_queues import queue_flavors
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.drift.compare import compare
 from hetgitops.drift.findings import finding, shown
@@ -73,23 +74,19 @@ def competing(
     for queue in unmanaged.get("ClusterQueue", []):
         if ("ClusterQueue", ident(queue)) in rendered:
             continue  # adopted, reported by `adopts`
-        for group in (queue.get("spec") or {}).get("resourceGroups") or []:
-            for flavor in group.get("flavors") or []:
-                manifest = flavors.get(str(flavor.get("name")))
-                if manifest is None:
-                    continue
-                quota = ", ".join(
-                    f"{r.get('name')} {r.get('nominalQuota')}"
-                    for r in flavor.get("resources") or []
-                )
-                yield finding(
-                    "drift-competing-queue",
-                    f"unmanaged {object_name(queue)} holds quota on managed ResourceFlavor "
-                    f"{manifest.name} ({quota}): it competes with the policy's teams for "
-                    "those nodes",
-                    manifest.origin,
-                    path=object_name(queue),
-                )
+        for flavor in queue_flavors(queue.get("spec")):
+            manifest = flavors.get(flavor.name)
+            if manifest is None:
+                continue
+            quota = ", ".join(f"{q.resource} {q.nominal}" for q in flavor.quotas)
+            yield finding(
+                "drift-competing-queue",
+                f"unmanaged {object_name(queue)} holds quota on managed ResourceFlavor "
+                f"{manifest.name} ({quota}): it competes with the policy's teams for "
+                "those nodes",
+                manifest.origin,
+                path=object_name(queue),
+            )
     pools = {group: m for m in desired if m.kind == "Queue"
              for group in _node_groups(m.obj)}  # fmt: skip
     for queue in unmanaged.get("Queue", []):

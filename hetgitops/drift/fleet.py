@@ -12,6 +12,7 @@ from typing import Any
 
 from hetgitops.compilers import nvidia
 from hetgitops.compilers.kueue_flavors import flavor_name, topology_levels
+from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
 from hetgitops.compilers.labels import flavor_node_labels
 from hetgitops.compilers.nodes import NODEGROUP_LABEL, desired_node_labels
 from hetgitops.diagnostics import Diagnostic
@@ -441,17 +442,10 @@ def _quotas(
     cluster_queues: Sequence[Mapping[str, Any]], *, flavor: str, resource: str
 ) -> Iterator[tuple[str, str, Any]]:
     for cq in cluster_queues:
-        for group in (cq.get("spec") or {}).get("resourceGroups") or []:
-            for entry in group.get("flavors") or []:
-                if entry.get("name") != flavor:
-                    continue
-                for item in entry.get("resources") or []:
-                    if item.get("name") == resource:
-                        yield (
-                            cq["metadata"]["name"],
-                            resource,
-                            quantities.value_of(item.get("nominalQuota", 0)),
-                        )
+        for quota in queue_quotas(cq.get("spec")):
+            if quota.flavor == flavor and quota.resource == resource:
+                nominal = 0 if quota.nominal is None else quota.nominal
+                yield cq["metadata"]["name"], resource, quantities.value_of(nominal)
 
 
 def _has_gpus(obj: Mapping[str, Any], resources: set[str]) -> bool:
@@ -523,8 +517,4 @@ def _usage_item(
 
 def _flavor_path(cq: Mapping[str, Any], flavor: str) -> tuple[str | int, ...]:
     """Where the ClusterQueue declares `flavor` (its team's quota entry for the pool is there)."""
-    for g, group in enumerate((cq.get("spec") or {}).get("resourceGroups") or []):
-        for f, entry in enumerate(group.get("flavors") or []):
-            if entry.get("name") == flavor:
-                return ("spec", "resourceGroups", g, "flavors", f)
-    return ()
+    return next((f.path for f in queue_flavors(cq.get("spec")) if f.name == flavor), ())
