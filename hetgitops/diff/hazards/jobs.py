@@ -23,9 +23,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hetgitops.compilers.agents import tolerates
 from hetgitops.compilers.kueue_queues import queue_flavors
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
+from hetgitops.model.tolerations import tolerates
 from hetgitops.output.manifests import Manifest
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
