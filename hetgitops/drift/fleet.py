@@ -4,7 +4,6 @@ accelerators, MIG state, and ClusterQueue usage above a quota the policy has cut
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -20,6 +19,7 @@ from hetgitops.drift.findings import finding
 from hetgitops.drift.ownership import Ownership
 from hetgitops.model import mig, quantities
 from hetgitops.model.policy import CardType, Node, Policy, Pool
+from hetgitops.model.ranges import compact
 from hetgitops.output.manifests import Manifest
 from hetgitops.plan.capacity import covered_gpus, main_resource, mig_strategy
 
@@ -113,7 +113,7 @@ def _absent(pool: Pool, nodes: Sequence[Node]) -> Diagnostic:
     if len(nodes) == 1:
         what = f"node {nodes[0].name} of pool {pool.name} is not in the cluster"
     else:
-        shown = ", ".join(name_ranges([n.name for n in nodes]))
+        shown = ", ".join(compact([n.name for n in nodes], sort=False))
         what = f"{len(nodes)} nodes of pool {pool.name} are not in the cluster: {shown}"
     return finding(
         "drift-node-absent",
@@ -141,7 +141,7 @@ def _summary(offs: Sequence[_Off]) -> str:
             f" and {len(whats) - SHOWN} more" if len(whats) > SHOWN else ""
         )
         shown = f"{items} missing" if missing else f"another value of {items}"
-        parts.append(f"{shown} on {', '.join(name_ranges(on))}")
+        parts.append(f"{shown} on {', '.join(compact(on, sort=False))}")
     return "; ".join(parts)
 
 
@@ -151,33 +151,6 @@ def _some(nodes: Sequence[Node]) -> str:
 
 def _nodes_of(offs: Sequence[_Off]) -> list[Node]:
     return list({off.node.name: off.node for off in offs}.values())
-
-
-def name_ranges(names: Sequence[str]) -> list[str]:
-    """`gpu-001`, `gpu-002`, `gpu-003`, `cpu-x` -> `gpu-[001:003]`, `cpu-x`: runs of names
-    that differ only in a trailing number of one width, in the order given."""
-    runs: list[tuple[str, int, int, int]] = []  # prefix, width, first, last
-    shown: list[str | int] = []
-    for name in names:
-        match = re.fullmatch(r"(.*?)(\d+)", name)
-        if match is None:
-            shown.append(name)
-            continue
-        prefix, digits = match.group(1), match.group(2)
-        number, width = int(digits), len(digits)
-        last = runs[-1] if runs and shown and shown[-1] == len(runs) - 1 else None
-        if last is not None and last[:2] == (prefix, width) and last[3] + 1 == number:
-            runs[-1] = (prefix, width, last[2], number)
-            continue
-        runs.append((prefix, width, number, number))
-        shown.append(len(runs) - 1)
-    return [item if isinstance(item, str) else _run(*runs[item]) for item in shown]
-
-
-def _run(prefix: str, width: int, first: int, last: int) -> str:
-    if first == last:
-        return f"{prefix}{first:0{width}d}"
-    return f"{prefix}[{first:0{width}d}:{last:0{width}d}]"
 
 
 def _labels(policy: Policy, pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[_Off]:
@@ -391,7 +364,7 @@ def _accelerators(
     parts, impacts = [], []
     for resource, items in by_resource.items():
         have, want = sum(i.have for i in items), sum(i.want for i in items)
-        names = ", ".join(name_ranges([i.node.name for i in items]))
+        names = ", ".join(compact([i.node.name for i in items], sort=False))
         parts.append(f"{names}: {have} of {want} {resource}")
         capacity = sum(_advertised(live[n.name], resource) for n in pool.nodes if n.name in live)
         quota = live_quota(policy, cluster_queues, pool, resource)
