@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from hetgitops.compilers.kueue_queues import queue_flavors
-from hetgitops.diagnostics import Diagnostic
+from hetgitops.diagnostics import Diagnostic, listing
 from hetgitops.drift.compare import compare
 from hetgitops.drift.findings import finding, shown
 from hetgitops.drift.normalise import strip_live
@@ -50,9 +50,7 @@ def adopts(
     changes += [".".join(str(p) for p in path) + " (not in the policy)"
                 for path, _ in extras if path and path[0] != "metadata"]  # fmt: skip
     if changes:
-        shown_changes = "; ".join(changes[:MAX_FIELDS_SHOWN])
-        more = len(changes) - MAX_FIELDS_SHOWN
-        what = f"; it sets {shown_changes}" + (f" and {more} more" if more > 0 else "")
+        what = f"; it sets {listing(changes, MAX_FIELDS_SHOWN, sep='; ')}"
     else:
         what = "; no field of its spec changes"
     return finding(

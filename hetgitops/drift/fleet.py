@@ -14,7 +14,7 @@ from hetgitops.compilers.kueue_flavors import flavor_name, topology_levels
 from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
 from hetgitops.compilers.labels import flavor_node_labels
 from hetgitops.compilers.nodes import NODEGROUP_LABEL, desired_node_labels
-from hetgitops.diagnostics import Diagnostic
+from hetgitops.diagnostics import Diagnostic, listing
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ownership import Ownership
 from hetgitops.model import mig, quantities
@@ -137,9 +137,7 @@ def _summary(offs: Sequence[_Off]) -> str:
         by_nodes.setdefault((tuple(names), missing), []).append(what)
     parts = []
     for (on, missing), whats in by_nodes.items():
-        items = ", ".join(whats[:SHOWN]) + (
-            f" and {len(whats) - SHOWN} more" if len(whats) > SHOWN else ""
-        )
+        items = listing(whats, SHOWN)
         shown = f"{items} missing" if missing else f"another value of {items}"
         parts.append(f"{shown} on {', '.join(compact(on, sort=False))}")
     return "; ".join(parts)
