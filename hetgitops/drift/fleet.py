@@ -4,7 +4,6 @@ accelerators, MIG state, and ClusterQueue usage above a quota the policy has cut
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,11 +16,11 @@ from hetgitops.compilers.nodes import NODEGROUP_LABEL, desired_node_labels
 from hetgitops.diagnostics import Diagnostic, listing
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ownership import Ownership
-from hetgitops.model import mig, quantities
+from hetgitops.model import quantities
 from hetgitops.model.policy import CardType, Node, Policy, Pool
 from hetgitops.model.ranges import compact
 from hetgitops.output.manifests import Manifest
-from hetgitops.plan.capacity import covered_gpus, main_resource, mig_strategy
+from hetgitops.plan.capacity import node_units
 
 MIG_STATE_LABEL = "nvidia.com/mig.config.state"
 # Items of a pool's node finding named in its message; `details` (JSON, --verbose) has all.
@@ -302,17 +301,10 @@ def _label_time(obj: Mapping[str, Any], key: str) -> dt.datetime | None:
 
 
 def node_resources(policy: Policy, pool: Pool, card: CardType, node: Node) -> dict[str, int]:
-    """Accelerator units the device plugin should advertise on `node` (plan.capacity's rules:
-    whole cards times sharing replicas, MIG instances by profile)."""
-    strategy = mig_strategy(policy.fleet)
-    layout = covered_gpus(pool, node.cards) if pool.mig and strategy != "none" else {}
-    total: Counter[str] = Counter()
-    total[main_resource(pool, card)] += (node.cards - len(layout)) * pool.advertised_replicas
-    for profiles in layout.values():
-        for profile, count in profiles.items():
-            name = card.resource_name if strategy == "single" else mig.resource_name(profile)
-            total[name] += count
-    return {name: count for name, count in total.items() if count}
+    """Accelerator units the device plugin should advertise on `node`: during a staged
+    sharing reduction the old replicas it is still configured with."""
+    units = node_units(pool, card, policy.fleet, node.cards, replicas="advertised")
+    return {name: count for name, count in units.items() if count}
 
 
 def _advertised(obj: Mapping[str, Any], resource: str) -> int:
