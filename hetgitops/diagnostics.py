@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 # Policy and server text reach a message; a terminal must not act on control characters (ESC,
@@ -203,3 +203,11 @@ def independent(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 def has_errors(diagnostics: Iterable[Diagnostic], *, strict: bool = False) -> bool:
     threshold = Severity.WARNING if strict else Severity.ERROR
     return any(d.severity >= threshold for d in diagnostics)
+
+
+def listing(items: Sequence[str], limit: int = 6, *, sep: str = ", ") -> str:
+    """`a, b, c` or `a, b, c and 4 more`: the first `limit` items and how many more, so a
+    message stays one line on a big fleet."""
+    shown = sep.join(items[:limit])
+    extra = len(items) - limit
+    return f"{shown} and {extra} more" if extra > 0 else shown

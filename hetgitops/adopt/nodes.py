@@ -1,5 +1,5 @@
-"""Adopt stage: what a Node says about accelerators, card types matched to the catalogue, and
-node names compacted into the ranges `Pool.spec.nodes` takes (`gpu-a100-[001:016]`)."""
+"""Adopt stage: what a Node says about accelerators and card types matched to the catalogue
+(node names become the ranges `Pool.spec.nodes` takes with `model.ranges.compact`)."""
 
 from __future__ import annotations
 
@@ -98,43 +98,6 @@ def _pci_device(key: str) -> str:
 def _new_name(text: str) -> str:
     name = re.sub(r"[^a-z0-9]+", "-", text.lower().removeprefix("nvidia-")).strip("-")
     return (name or "unknown-card")[:63].strip("-")
-
-
-def compact(names: Iterable[str]) -> list[str]:
-    """Sorted node names as ranges: consecutive numbers of one prefix, suffix and width
-    become `prefix[first:last]suffix`; everything else stays a plain name. Expanding the
-    result (model.ranges.expand) gives the names back, in this order."""
-    groups: dict[tuple[str, str, int], list[int]] = {}
-    plain: list[str] = []
-    for name in sorted(set(names)):
-        match = re.match(r"^(.*?)(\d+)(\D*)$", name)
-        if not match:
-            plain.append(name)
-            continue
-        prefix, digits, suffix = match.groups()
-        width = len(digits) if digits.startswith("0") or len(digits) > 1 else 0
-        groups.setdefault((prefix, suffix, width), []).append(int(digits))
-    result = list(plain)
-    for (prefix, suffix, width), numbers in groups.items():
-        numbers.sort()
-        run = [numbers[0]]
-        for number in [*numbers[1:], None]:
-            if number is not None and number == run[-1] + 1:
-                run.append(number)
-                continue
-            result.append(_range(prefix, suffix, width, run))
-            if number is not None:
-                run = [number]
-    return sorted(result)
-
-
-def _range(prefix: str, suffix: str, width: int, run: list[int]) -> str:
-    def shown(n: int) -> str:
-        return str(n).zfill(width) if width else str(n)
-
-    if len(run) == 1:
-        return f"{prefix}{shown(run[0])}{suffix}"
-    return f"{prefix}[{shown(run[0])}:{shown(run[-1])}]{suffix}"
 
 
 def most_common(values: Iterable[Any]) -> Any:

@@ -18,6 +18,7 @@ import orjson
 from hetgitops.adopt import fields
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import KUEUE, Imported
+from hetgitops.compilers.kueue_queues import covered_resources, queue_flavors
 from hetgitops.compilers.volcano_scheduler import as_read
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.drift.compare import compare
@@ -88,12 +89,11 @@ def _defaulted(item: Imported) -> dict[str, Any]:
                 value = {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"}
             spec[field] = _merge(value, spec.get(field))
         _fair_sharing(spec)
-        for group in spec.get("resourceGroups") or []:
-            for flavor in group.get("flavors") or []:
-                for resource in flavor.get("resources") or []:
-                    for name in QUANTITIES:
-                        if resource.get(name) is not None:
-                            resource[name] = quantities.normalize(resource[name])
+        for flavor in queue_flavors(spec):
+            for resource in flavor.items:
+                for name in QUANTITIES:
+                    if resource.get(name) is not None:
+                        resource[name] = quantities.normalize(resource[name])
     elif kind == "Queue":
         for setting, fallback in _VOLCANO_DEFAULTS.items():
             spec.setdefault(setting, fallback)
@@ -252,10 +252,4 @@ def without_nodes(objects: list[Imported]) -> Diagnostic | None:
 
 
 def _claims_cards(queue: Imported) -> bool:
-    groups = (queue.obj.get("spec") or {}).get("resourceGroups") or []
-    return any(
-        str(resource) not in _HOST_RESOURCES
-        for group in groups
-        if isinstance(group, dict)
-        for resource in group.get("coveredResources") or []
-    )
+    return any(r not in _HOST_RESOURCES for r in covered_resources(queue.obj.get("spec")))

@@ -12,7 +12,7 @@ from dataclasses import replace
 from functools import partial
 from typing import NamedTuple, Protocol, TypeVar
 
-from hetgitops.diagnostics import Cause, Diagnostic, Related, Severity, Span
+from hetgitops.diagnostics import Cause, Diagnostic, Related, Severity, Span, listing
 from hetgitops.diagnostics import related as as_related
 from hetgitops.load.documents import format_path
 from hetgitops.model import mig
@@ -93,13 +93,6 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     if not names:
         return "none is defined yet"
     return "known: " + listing(names)
-
-
-def listing(items: Sequence[str], limit: int = 6) -> str:
-    """`a, b, c` or `a, b, c and 4 more`: messages stay one line on big fleets."""
-    shown = ", ".join(items[:limit])
-    extra = len(items) - limit
-    return f"{shown} and {extra} more" if extra > 0 else shown
 
 
 def node_group(node: Node) -> Origin:

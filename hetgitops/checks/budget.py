@@ -9,14 +9,13 @@ from hetgitops.checks._common import (
     amount_path,
     error_at,
     known_part,
-    listing,
     note,
     quota_uses,
     unknown_mig_profiles,
     warning_at,
 )
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Severity, listing
 from hetgitops.model.policy import Fleet, Policy
 from hetgitops.plan import capacity
 

@@ -11,7 +11,6 @@ from hetgitops.checks._common import (
     QuotaUse,
     error_at,
     known_part,
-    listing,
     note,
     pools_with_cards,
     quota_uses,
@@ -19,7 +18,7 @@ from hetgitops.checks._common import (
     warning_at,
 )
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Related, Severity
+from hetgitops.diagnostics import Diagnostic, Related, Severity, listing
 from hetgitops.model import mig
 from hetgitops.model.policy import CardType, Fleet, Policy, Pool, Quota
 from hetgitops.plan import capacity

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import did_you_mean, error_at, listing
+from hetgitops.checks._common import did_you_mean, error_at
 from hetgitops.checks.references import lost_hint
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Severity, listing
 from hetgitops.model.policy import MANAGER, WORKER, Cluster, Policy
 from hetgitops.plan.clusters import MANAGER_TARGETS, cluster_fleet, managers, workers
 

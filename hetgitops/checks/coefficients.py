@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at, listing, note, quota_uses
+from hetgitops.checks._common import error_at, note, quota_uses
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Related, Severity
+from hetgitops.diagnostics import Diagnostic, Related, Severity, listing
 from hetgitops.model.policy import Policy
 from hetgitops.plan import routing
 from hetgitops.plan.routing import iter_cards

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at, in_file_order, listing
+from hetgitops.checks._common import error_at, in_file_order
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
+from hetgitops.diagnostics import Diagnostic, Related, Severity, Span, listing
 from hetgitops.model.policy import Node, Policy, Pool
 
 # Node fields behind the Fleet topology levels; `hostname` is every node's own name.

@@ -7,14 +7,13 @@ from collections.abc import Iterator
 
 from hetgitops.checks._common import (
     error_at,
-    listing,
     note,
     pools_with_cards,
     quota_uses,
     warning_at,
 )
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Related, Severity
+from hetgitops.diagnostics import Diagnostic, Related, Severity, listing
 from hetgitops.model.policy import Policy, Pool
 
 RETIRED = "retired"

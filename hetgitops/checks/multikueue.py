@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at, listing, note, warning_at
+from hetgitops.checks._common import error_at, note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.diagnostics import Diagnostic, Severity, listing
 from hetgitops.model import quantities
 from hetgitops.model.policy import STANDALONE, Policy
 from hetgitops.plan import routing

@@ -14,6 +14,7 @@ from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.compilers import agents, gpu_operator, nodes
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy, Pool
+from hetgitops.model.tolerations import tolerates
 
 Agent = tuple[str, list[dict[str, Any]], Callable[[Pool], bool]]
 
@@ -68,7 +69,7 @@ def agent_untolerated_taint(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
             if not runs_on(pool):
                 continue
             for index, taint in enumerate(pool.taints):
-                if agents.tolerates(tolerations, taint.key, taint.value, taint.effect):
+                if tolerates(tolerations, taint.key, taint.value, taint.effect):
                     continue
                 yield error_at(
                     "agent-untolerated-taint",

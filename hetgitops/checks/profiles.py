@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from hetgitops.checks._common import PathPart, error_at, listing, note, written
+from hetgitops.checks._common import PathPart, error_at, note, written
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Cause, Diagnostic, Related, Severity
+from hetgitops.diagnostics import Cause, Diagnostic, Related, Severity, listing
 from hetgitops.model import quantities
 from hetgitops.model.policy import CardType, Policy, Team, WorkloadProfile
 from hetgitops.plan import quota_plan, routing

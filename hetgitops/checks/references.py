@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from hetgitops.checks._common import PathPart, did_you_mean, error_at, listing
+from hetgitops.checks._common import PathPart, did_you_mean, error_at
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.diagnostics import Cause, Diagnostic, Severity
+from hetgitops.diagnostics import Cause, Diagnostic, Severity, listing
 from hetgitops.model.policy import Origin, Policy
 
 RULE = "unresolved-reference"

@@ -13,7 +13,6 @@ the taints on (and takes them off) the pool's nodes, like the labels.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hetgitops.compilers.kueue_flavors import toleration
@@ -56,20 +55,3 @@ def with_defaults(
     defaults: tuple[dict[str, Any], ...], extra: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     return [*defaults, *(t for t in extra if t not in defaults)]
-
-
-def tolerates(
-    tolerations: Iterable[Mapping[str, Any]], key: str, value: str | None, effect: str
-) -> bool:
-    """Kubernetes' rule (core/v1 Toleration.ToleratesTaint); the one copy every stage uses
-    (diff's stranded jobs and explain's flavor check call it with a taint's fields)."""
-    for t in tolerations:
-        if t.get("effect") and t["effect"] != effect:
-            continue
-        if t.get("key") and t["key"] != key:
-            continue
-        if t.get("operator", "Equal") == "Exists":
-            return True
-        if (t.get("value") or "") == (value or ""):
-            return True
-    return False

@@ -6,7 +6,8 @@ controller comparing desired with live state sees no difference after apply.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -23,6 +24,76 @@ NEVER = "Never"
 # v1beta2 merged v1beta1's `Borrow` / `Preempt` into `MayStopSearch`; Kueue < 0.15 knows only
 # the old spellings.
 V1BETA1_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
+
+
+NOMINAL, BORROWING, LENDING = "nominalQuota", "borrowingLimit", "lendingLimit"
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One `spec.resourceGroups[].flavors[].resources[]` item of a ClusterQueue (rendered or
+    live): the quantities as the object holds them (a string or a number; None when absent)."""
+
+    flavor: str
+    resource: str
+    nominal: Any
+    borrowing_limit: Any
+    lending_limit: Any
+
+
+@dataclass(frozen=True)
+class QueueFlavor:
+    """One `spec.resourceGroups[g].flavors[f]` entry; `items` are its `resources[]` as written."""
+
+    name: str
+    group: int
+    index: int
+    items: tuple[dict[str, Any], ...]
+
+    @property
+    def path(self) -> tuple[str | int, ...]:
+        return ("spec", "resourceGroups", self.group, "flavors", self.index)
+
+    @property
+    def quotas(self) -> tuple[Quota, ...]:
+        return tuple(
+            Quota(self.name, str(r.get("name")), r.get(NOMINAL), r.get(BORROWING), r.get(LENDING))
+            for r in self.items
+        )
+
+    def by_resource(self) -> dict[str, Mapping[str, Any]]:
+        """The items by resource name (a repeated name: the last)."""
+        return {str(r.get("name")): r for r in self.items}
+
+
+def _dicts(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The mappings of a list with their positions (anything else in it is not quota)."""
+    if isinstance(value, list):
+        yield from ((i, v) for i, v in enumerate(value) if isinstance(v, dict))
+
+
+def queue_flavors(spec: Mapping[str, Any] | None) -> Iterator[QueueFlavor]:
+    """The flavor entries of a ClusterQueue's `spec`, in order: the one reader of the shape
+    `cluster_queue_spec` writes (diff, drift and import read quota through it)."""
+    for g, group in _dicts((spec or {}).get("resourceGroups")):
+        for f, flavor in _dicts(group.get("flavors")):
+            items = tuple(r for _, r in _dicts(flavor.get("resources")))
+            yield QueueFlavor(str(flavor.get("name")), g, f, items)
+
+
+def queue_quotas(spec: Mapping[str, Any] | None) -> Iterator[Quota]:
+    """Every (flavor, resource, nominal, borrowingLimit, lendingLimit) of a ClusterQueue."""
+    for flavor in queue_flavors(spec):
+        yield from flavor.quotas
+
+
+def covered_resources(spec: Mapping[str, Any] | None) -> set[str]:
+    """The resources any of the ClusterQueue's groups covers."""
+    return {
+        str(resource)
+        for _, group in _dicts((spec or {}).get("resourceGroups"))
+        for resource in group.get("coveredResources") or []
+    }
 
 
 def is_v1beta1(fleet: Fleet) -> bool:
@@ -67,11 +138,11 @@ def _entry(
     name: str, nominal: str | int, *, borrowing: str | int | None, lending: str | int | None
 ) -> dict[str, Any]:
     """Quantities as canonical strings: the API server returns them so (see `quantities`)."""
-    entry: dict[str, Any] = {"name": name, "nominalQuota": quantities.normalize(nominal)}
+    entry: dict[str, Any] = {"name": name, NOMINAL: quantities.normalize(nominal)}
     if borrowing is not None:
-        entry["borrowingLimit"] = quantities.normalize(borrowing)
+        entry[BORROWING] = quantities.normalize(borrowing)
     if lending is not None:
-        entry["lendingLimit"] = quantities.normalize(lending)
+        entry[LENDING] = quantities.normalize(lending)
     return entry
 
 

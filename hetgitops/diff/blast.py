@@ -46,6 +46,7 @@ from hetgitops.live.workloads import (
     waiting,
 )
 from hetgitops.model import quantities
+from hetgitops.model.tolerations import tolerates
 
 Obj = Mapping[str, Any]
 
@@ -79,13 +80,14 @@ def read(
     return LiveWork(workloads, pods, podgroups, team_of_namespace, cluster.requests - before)
 
 
-def _tolerates(pod: Obj, key: str) -> bool:
-    for toleration in (pod.get("spec") or {}).get("tolerations") or []:
-        if toleration.get("operator") == "Exists" and not toleration.get("key"):
-            return True
-        if toleration.get("key") == key and toleration.get("effect") in (None, "", "NoExecute"):
-            return True
-    return False
+def _tolerates(pod: Obj, taints: Sequence[str]) -> bool:
+    """The pod tolerates every NoExecute taint (`key=value`) the hazard adds: the kubelet
+    evicts it otherwise."""
+    tolerations = [t for t in (pod.get("spec") or {}).get("tolerations") or [] if t]
+    return all(
+        tolerates(tolerations, key, value, "NoExecute")
+        for key, _, value in (t.partition("=") for t in taints)
+    )
 
 
 def _daemon(pod: Obj) -> bool:
@@ -144,11 +146,11 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
         )
     if "nodes" in scope:
         nodes = set(scope["nodes"].split(","))
-        key = scope.get("taint")
+        taints = [value for what, value in hazard.scope if what == "taint"]
         for pod in work.pods:
             if pod_finished(pod) or pod_node(pod) not in nodes:
                 continue
-            if key is not None and _tolerates(pod, key):
+            if taints and _tolerates(pod, taints):
                 continue
             if _daemon(pod):
                 found.daemon_pods += 1

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from hetgitops.diagnostics import Diagnostic
+from hetgitops.compilers.kueue_queues import queue_flavors
+from hetgitops.diagnostics import Diagnostic, listing
 from hetgitops.drift.compare import compare
 from hetgitops.drift.findings import finding, shown
 from hetgitops.drift.normalise import strip_live
@@ -49,9 +50,7 @@ def adopts(
     changes += [".".join(str(p) for p in path) + " (not in the policy)"
                 for path, _ in extras if path and path[0] != "metadata"]  # fmt: skip
     if changes:
-        shown_changes = "; ".join(changes[:MAX_FIELDS_SHOWN])
-        more = len(changes) - MAX_FIELDS_SHOWN
-        what = f"; it sets {shown_changes}" + (f" and {more} more" if more > 0 else "")
+        what = f"; it sets {listing(changes, MAX_FIELDS_SHOWN, sep='; ')}"
     else:
         what = "; no field of its spec changes"
     return finding(
@@ -73,23 +72,19 @@ def competing(
     for queue in unmanaged.get("ClusterQueue", []):
         if ("ClusterQueue", ident(queue)) in rendered:
             continue  # adopted, reported by `adopts`
-        for group in (queue.get("spec") or {}).get("resourceGroups") or []:
-            for flavor in group.get("flavors") or []:
-                manifest = flavors.get(str(flavor.get("name")))
-                if manifest is None:
-                    continue
-                quota = ", ".join(
-                    f"{r.get('name')} {r.get('nominalQuota')}"
-                    for r in flavor.get("resources") or []
-                )
-                yield finding(
-                    "drift-competing-queue",
-                    f"unmanaged {object_name(queue)} holds quota on managed ResourceFlavor "
-                    f"{manifest.name} ({quota}): it competes with the policy's teams for "
-                    "those nodes",
-                    manifest.origin,
-                    path=object_name(queue),
-                )
+        for flavor in queue_flavors(queue.get("spec")):
+            manifest = flavors.get(flavor.name)
+            if manifest is None:
+                continue
+            quota = ", ".join(f"{q.resource} {q.nominal}" for q in flavor.quotas)
+            yield finding(
+                "drift-competing-queue",
+                f"unmanaged {object_name(queue)} holds quota on managed ResourceFlavor "
+                f"{manifest.name} ({quota}): it competes with the policy's teams for "
+                "those nodes",
+                manifest.origin,
+                path=object_name(queue),
+            )
     pools = {group: m for m in desired if m.kind == "Queue"
              for group in _node_groups(m.obj)}  # fmt: skip
     for queue in unmanaged.get("Queue", []):

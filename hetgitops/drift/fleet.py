@@ -4,23 +4,23 @@ accelerators, MIG state, and ClusterQueue usage above a quota the policy has cut
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from hetgitops.compilers import nvidia
 from hetgitops.compilers.kueue_flavors import flavor_name, topology_levels
+from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
 from hetgitops.compilers.labels import flavor_node_labels
 from hetgitops.compilers.nodes import NODEGROUP_LABEL, desired_node_labels
-from hetgitops.diagnostics import Diagnostic
+from hetgitops.diagnostics import Diagnostic, listing
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ownership import Ownership
-from hetgitops.model import mig, quantities
+from hetgitops.model import quantities
 from hetgitops.model.policy import CardType, Node, Policy, Pool
+from hetgitops.model.ranges import compact
 from hetgitops.output.manifests import Manifest
-from hetgitops.plan.capacity import covered_gpus, main_resource, mig_strategy
+from hetgitops.plan.capacity import node_units
 
 MIG_STATE_LABEL = "nvidia.com/mig.config.state"
 # Items of a pool's node finding named in its message; `details` (JSON, --verbose) has all.
@@ -112,7 +112,7 @@ def _absent(pool: Pool, nodes: Sequence[Node]) -> Diagnostic:
     if len(nodes) == 1:
         what = f"node {nodes[0].name} of pool {pool.name} is not in the cluster"
     else:
-        shown = ", ".join(name_ranges([n.name for n in nodes]))
+        shown = ", ".join(compact([n.name for n in nodes], sort=False))
         what = f"{len(nodes)} nodes of pool {pool.name} are not in the cluster: {shown}"
     return finding(
         "drift-node-absent",
@@ -136,11 +136,9 @@ def _summary(offs: Sequence[_Off]) -> str:
         by_nodes.setdefault((tuple(names), missing), []).append(what)
     parts = []
     for (on, missing), whats in by_nodes.items():
-        items = ", ".join(whats[:SHOWN]) + (
-            f" and {len(whats) - SHOWN} more" if len(whats) > SHOWN else ""
-        )
+        items = listing(whats, SHOWN)
         shown = f"{items} missing" if missing else f"another value of {items}"
-        parts.append(f"{shown} on {', '.join(name_ranges(on))}")
+        parts.append(f"{shown} on {', '.join(compact(on, sort=False))}")
     return "; ".join(parts)
 
 
@@ -150,33 +148,6 @@ def _some(nodes: Sequence[Node]) -> str:
 
 def _nodes_of(offs: Sequence[_Off]) -> list[Node]:
     return list({off.node.name: off.node for off in offs}.values())
-
-
-def name_ranges(names: Sequence[str]) -> list[str]:
-    """`gpu-001`, `gpu-002`, `gpu-003`, `cpu-x` -> `gpu-[001:003]`, `cpu-x`: runs of names
-    that differ only in a trailing number of one width, in the order given."""
-    runs: list[tuple[str, int, int, int]] = []  # prefix, width, first, last
-    shown: list[str | int] = []
-    for name in names:
-        match = re.fullmatch(r"(.*?)(\d+)", name)
-        if match is None:
-            shown.append(name)
-            continue
-        prefix, digits = match.group(1), match.group(2)
-        number, width = int(digits), len(digits)
-        last = runs[-1] if runs and shown and shown[-1] == len(runs) - 1 else None
-        if last is not None and last[:2] == (prefix, width) and last[3] + 1 == number:
-            runs[-1] = (prefix, width, last[2], number)
-            continue
-        runs.append((prefix, width, number, number))
-        shown.append(len(runs) - 1)
-    return [item if isinstance(item, str) else _run(*runs[item]) for item in shown]
-
-
-def _run(prefix: str, width: int, first: int, last: int) -> str:
-    if first == last:
-        return f"{prefix}{first:0{width}d}"
-    return f"{prefix}[{first:0{width}d}:{last:0{width}d}]"
 
 
 def _labels(policy: Policy, pool: Pool, node: Node, obj: Mapping[str, Any]) -> Iterator[_Off]:
@@ -330,17 +301,10 @@ def _label_time(obj: Mapping[str, Any], key: str) -> dt.datetime | None:
 
 
 def node_resources(policy: Policy, pool: Pool, card: CardType, node: Node) -> dict[str, int]:
-    """Accelerator units the device plugin should advertise on `node` (plan.capacity's rules:
-    whole cards times sharing replicas, MIG instances by profile)."""
-    strategy = mig_strategy(policy.fleet)
-    layout = covered_gpus(pool, node.cards) if pool.mig and strategy != "none" else {}
-    total: Counter[str] = Counter()
-    total[main_resource(pool, card)] += (node.cards - len(layout)) * pool.advertised_replicas
-    for profiles in layout.values():
-        for profile, count in profiles.items():
-            name = card.resource_name if strategy == "single" else mig.resource_name(profile)
-            total[name] += count
-    return {name: count for name, count in total.items() if count}
+    """Accelerator units the device plugin should advertise on `node`: during a staged
+    sharing reduction the old replicas it is still configured with."""
+    units = node_units(pool, card, policy.fleet, node.cards, replicas="advertised")
+    return {name: count for name, count in units.items() if count}
 
 
 def _advertised(obj: Mapping[str, Any], resource: str) -> int:
@@ -390,7 +354,7 @@ def _accelerators(
     parts, impacts = [], []
     for resource, items in by_resource.items():
         have, want = sum(i.have for i in items), sum(i.want for i in items)
-        names = ", ".join(name_ranges([i.node.name for i in items]))
+        names = ", ".join(compact([i.node.name for i in items], sort=False))
         parts.append(f"{names}: {have} of {want} {resource}")
         capacity = sum(_advertised(live[n.name], resource) for n in pool.nodes if n.name in live)
         quota = live_quota(policy, cluster_queues, pool, resource)
@@ -441,17 +405,10 @@ def _quotas(
     cluster_queues: Sequence[Mapping[str, Any]], *, flavor: str, resource: str
 ) -> Iterator[tuple[str, str, Any]]:
     for cq in cluster_queues:
-        for group in (cq.get("spec") or {}).get("resourceGroups") or []:
-            for entry in group.get("flavors") or []:
-                if entry.get("name") != flavor:
-                    continue
-                for item in entry.get("resources") or []:
-                    if item.get("name") == resource:
-                        yield (
-                            cq["metadata"]["name"],
-                            resource,
-                            quantities.value_of(item.get("nominalQuota", 0)),
-                        )
+        for quota in queue_quotas(cq.get("spec")):
+            if quota.flavor == flavor and quota.resource == resource:
+                nominal = 0 if quota.nominal is None else quota.nominal
+                yield cq["metadata"]["name"], resource, quantities.value_of(nominal)
 
 
 def _has_gpus(obj: Mapping[str, Any], resources: set[str]) -> bool:
@@ -523,8 +480,4 @@ def _usage_item(
 
 def _flavor_path(cq: Mapping[str, Any], flavor: str) -> tuple[str | int, ...]:
     """Where the ClusterQueue declares `flavor` (its team's quota entry for the pool is there)."""
-    for g, group in enumerate((cq.get("spec") or {}).get("resourceGroups") or []):
-        for f, entry in enumerate(group.get("flavors") or []):
-            if entry.get("name") == flavor:
-                return ("spec", "resourceGroups", g, "flavors", f)
-    return ()
+    return next((f.path for f in queue_flavors(cq.get("spec")) if f.name == flavor), ())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from hetgitops.diagnostics import listing
 from hetgitops.explain import quotas
 from hetgitops.explain.kueue_messages import AFFINITY, EXCEEDS, TOPOLOGY, UNAVAILABLE, WAITING, fmt
 from hetgitops.explain.state import LiveState, flavor_pools, pool_of
@@ -31,12 +32,9 @@ def live_lines(policy: Policy, team: str | None, state: LiveState) -> tuple[str,
         lines.append(f"ClusterQueue {team} holds no accelerator now")
     ahead = [w for w in state.waiting if w.cluster_queue == team]
     if ahead:
-        names = ", ".join(w.name for w in ahead[:10])
-        more = f" and {len(ahead) - 10} more" if len(ahead) > 10 else ""
+        names = listing([w.name for w in ahead], 10)
         count = len(ahead)
-        lines.append(
-            f"queued behind {count} pending workload(s) of ClusterQueue {team}: {names}{more}"
-        )
+        lines.append(f"queued behind {count} pending workload(s) of ClusterQueue {team}: {names}")
     admitted = state.admitted.get(team, ())
     if admitted:
         lines.append(f"admitted in ClusterQueue {team}: {', '.join(admitted[:10])}")

@@ -1,8 +1,8 @@
 """The nodes of a pool as kube-scheduler and Kueue's topology-aware scheduling see them: labels
 (taxonomy + hostname), taints, and what each offers per accelerator resource.
 
-Accelerator units per node come from plan/capacity (`pool_resources` of a one-node pool), the
-numbers the device plugin advertises; cpu and memory per node are not in the policy, so a node
+Accelerator units per node come from plan/capacity (`node_units` at the replicas the device
+plugin advertises, as drift counts them); cpu and memory per node are not in the policy, so a node
 is taken to hold the cpu and memory its cards come with (as the simulated fleet builds them)."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hetgitops.compilers.agents import tolerates
 from hetgitops.compilers.kueue_flavors import HOSTNAME
 from hetgitops.compilers.labels import node_labels
 from hetgitops.compilers.nvidia import is_nvidia, node_nvidia_labels
 from hetgitops.model.policy import CardType, Node, Policy, Pool, Taint, derived
-from hetgitops.plan.capacity import covered_gpus, main_resource, mig_strategy, pool_resources
+from hetgitops.model.tolerations import tolerates
+from hetgitops.plan.capacity import covered_gpus, main_resource, mig_strategy, node_units
 from hetgitops.plan.quota_plan import kueue_amount
 
 
@@ -48,8 +48,13 @@ def _nodes(policy: Policy, pool: Pool) -> list[NodeView]:
     found = []
     for node in pool.nodes:
         if node.cards not in per_size:
-            single = dataclasses.replace(pool, nodes=(node,))
-            per_size[node.cards] = pool_resources(single, card, policy.fleet)
+            # What the node holds: the device plugin's replicas, as drift counts them.
+            units = node_units(pool, card, policy.fleet, node.cards, replicas="advertised")
+            per_size[node.cards] = {
+                name: count
+                for name, count in sorted(units.items())
+                if count or name == main_resource(pool, card)
+            }
         labels = {
             **_device_labels(policy, pool, card, node, per_size[node.cards]),
             **node_labels(policy, pool, node),

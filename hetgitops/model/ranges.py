@@ -1,9 +1,12 @@
-"""Node inventory: expand compact ranges such as `gpu-h100-[001:064]` into node names."""
+"""Node inventory: expand compact ranges such as `gpu-h100-[001:064]` into node names, and
+compact names back into them."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from itertools import product
+from typing import Any
 
 MAX_NODES_PER_PATTERN = 10_000
 _BRACKET = re.compile(r"\[([^\]]*)\]")
@@ -48,3 +51,46 @@ def expand(pattern: str) -> list[str]:
             raise RangeError(f"'{name}' is not a valid node name (DNS-1123 subdomain)")
         names.append(name)
     return names
+
+
+_NUMBERED = re.compile(r"^(.*?)(\d+)(\D*)$")
+
+
+def _numbered(name: str) -> tuple[str, str, int, int] | None:
+    """`gpu-007a` -> (`gpu-`, `a`, width 3, 7): the last number of a name and its width."""
+    match = _NUMBERED.match(name)
+    if match is None:
+        return None
+    prefix, digits, suffix = match.groups()
+    return prefix, suffix, len(digits), int(digits)
+
+
+def _run(prefix: str, suffix: str, width: int, first: int, last: int) -> str:
+    if first == last:
+        return f"{prefix}{first:0{width}d}{suffix}"
+    return f"{prefix}[{first:0{width}d}:{last:0{width}d}]{suffix}"
+
+
+def compact(names: Iterable[str], *, sort: bool) -> list[str]:
+    """Node names as the ranges `expand` reads back: consecutive numbers of one prefix,
+    suffix and width become `prefix[first:last]suffix`; everything else stays a name.
+
+    `sort=True` (a Pool's `spec.nodes`): the distinct names, every run found whatever the
+    order, the result sorted. `sort=False` (a report's list): in the order given, only
+    neighbours join (`gpu-001`, `gpu-002`, `cpu-x` -> `gpu-[001:002]`, `cpu-x`)."""
+    items: list[str | tuple[str, str, int, int]] = [
+        _numbered(n) or n for n in (set(names) if sort else names)
+    ]
+    if sort:  # a name's run next to it: by prefix, suffix, width, number
+        items.sort(key=lambda n: ("", "", 0, 0, n) if isinstance(n, str) else (*n, ""))
+    runs: list[str | list[Any]] = []  # a name, or [prefix, suffix, width, first, last]
+    for item in items:
+        last = runs[-1] if runs else None
+        if isinstance(item, str):
+            runs.append(item)
+        elif isinstance(last, list) and tuple(last[:3]) == item[:3] and last[4] + 1 == item[3]:
+            last[4] = item[3]
+        else:
+            runs.append([*item, item[3]])
+    shown = [r if isinstance(r, str) else _run(*r) for r in runs]
+    return sorted(shown) if sort else shown

@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from fractions import Fraction
+from typing import Literal
 
 from hetgitops.model import mig
 from hetgitops.model.policy import CardType, Fleet, Pool, Quota
@@ -36,20 +37,42 @@ def covered_gpus(pool: Pool, cards: int) -> dict[int, dict[str, int]]:
     return layout
 
 
-def pool_resources(pool: Pool, card: CardType, fleet: Fleet | None) -> dict[str, int]:
-    """Allocatable units per resource across the pool (what the device plugin would advertise)."""
-    total: Counter[str] = Counter()
+Replicas = Literal["advertised", "shared"]
+
+
+def node_units(
+    pool: Pool, card: CardType, fleet: Fleet | None, cards: int, *, replicas: Replicas
+) -> Counter[str]:
+    """Accelerator units one node of `pool` with `cards` cards offers per resource: whole
+    cards times replicas per GPU, MIG instances by profile (the main resource always listed).
+
+    `replicas` names which count a time-sliced or MPS pool's GPUs take, and they differ only
+    during a staged sharing reduction (`retiringReplicas`): "advertised" is what the device
+    plugin is configured with and the node holds (drift, explain's nodes); "shared" is the
+    new count Kueue's quotas and the capacity checks count (docs/day2.md)."""
     strategy = mig_strategy(fleet)
+    layout = covered_gpus(pool, cards) if pool.mig and strategy != "none" else {}
+    per_gpu = pool.advertised_replicas if replicas == "advertised" else pool.shared_replicas
+    units: Counter[str] = Counter()
+    units[main_resource(pool, card)] += (cards - len(layout)) * per_gpu
+    for profiles in layout.values():
+        for profile, count in profiles.items():
+            name = card.resource_name if strategy == "single" else mig.resource_name(profile)
+            units[name] += count
+    return units
+
+
+def pool_resources(
+    pool: Pool, card: CardType, fleet: Fleet | None, *, replicas: Replicas = "shared"
+) -> dict[str, int]:
+    """Allocatable units per resource across the pool (`node_units` over its nodes; by
+    default at the shared replicas quotas are checked against)."""
+    total: Counter[str] = Counter()
     # Nodes of one size offer the same, so the layout is worked out once per size: callers run
     # this per team quota, and big pools have thousands of nodes but few sizes.
     for cards, nodes in Counter(node.cards for node in pool.nodes).items():
-        layout = covered_gpus(pool, cards) if pool.mig and strategy != "none" else {}
-        whole = cards - len(layout)
-        total[main_resource(pool, card)] += whole * pool.shared_replicas * nodes
-        for profiles in layout.values():
-            for profile, count in profiles.items():
-                name = card.resource_name if strategy == "single" else mig.resource_name(profile)
-                total[name] += count * nodes
+        for name, count in node_units(pool, card, fleet, cards, replicas=replicas).items():
+            total[name] += count * nodes
     return {
         name: count
         for name, count in sorted(total.items())

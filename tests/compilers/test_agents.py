@@ -12,6 +12,7 @@ import pytest
 from hetgitops import api
 from hetgitops.compilers import agents, gpu_operator, nodes
 from hetgitops.model.policy import Policy
+from hetgitops.model.tolerations import tolerates
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,7 +30,7 @@ def _tolerated(tolerations: list[dict[str, Any]], policy: Policy, *, nvidia_only
         if nvidia_only and not agents.is_nvidia(policy, pool):
             continue
         for t in pool.taints:
-            assert agents.tolerates(tolerations, t.key, t.value, t.effect), (pool.name, t)
+            assert tolerates(tolerations, t.key, t.value, t.effect), (pool.name, t)
 
 
 def test_nfd_worker_tolerates_every_pool_taint() -> None:
@@ -59,16 +60,6 @@ def test_nfd_puts_the_pool_taints_on_the_nodes() -> None:
         {"key": "hetgitops.io/pool", "value": "a800-train", "effect": "NoSchedule"}
     ]
     assert "taints" not in rules["hetgitops-l40s-infer"]["spec"]["rules"][0]
-
-
-def test_tolerates_follows_kubernetes() -> None:
-    exists = [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}]
-    assert agents.tolerates(exists, "k", "v", "NoSchedule")
-    assert not agents.tolerates(exists, "k", "v", "NoExecute")
-    equal = [{"key": "k", "operator": "Equal", "value": "v"}]
-    assert agents.tolerates(equal, "k", "v", "NoExecute")
-    assert not agents.tolerates(equal, "k", "w", "NoSchedule")
-    assert agents.tolerates([{"operator": "Exists"}], "any", None, "NoSchedule")
 
 
 def test_untolerated_taint_is_an_error_at_the_taint(

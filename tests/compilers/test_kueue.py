@@ -288,3 +288,39 @@ def test_flavor_identity_follows_its_immutable_fields() -> None:
     # Without a topology nothing is immutable and the flavor keeps the pool's name.
     flat = FLEET.replace("  topology: {name: topo, levels: [hostname, zone, rack]}\n", "")
     assert ("ResourceFlavor", "l40s-pool") in objects(_kueue(fleet=flat))
+
+
+def test_the_queue_reader_reads_what_the_compiler_writes(found: Objects) -> None:
+    """`queue_quotas` / `queue_flavors` give back every resources[] entry the writer wrote,
+    with its flavor and the place `cluster_queue_parts` points at."""
+    from hetgitops.compilers.kueue_queues import covered_resources, queue_flavors, queue_quotas
+
+    queues = [obj for (kind, _), obj in found.items() if kind == "ClusterQueue"]
+    assert queues
+    for cq in queues:
+        written = [
+            (flavor["name"], r["name"], r["nominalQuota"], r.get("borrowingLimit"),
+             r.get("lendingLimit"))
+            for group in cq["spec"].get("resourceGroups", [])
+            for flavor in group["flavors"]
+            for r in flavor["resources"]
+        ]  # fmt: skip
+        read = [
+            (q.flavor, q.resource, q.nominal, q.borrowing_limit, q.lending_limit)
+            for q in queue_quotas(cq["spec"])
+        ]
+        assert read == written
+        for flavor in queue_flavors(cq["spec"]):
+            assert flavor.path == ("spec", "resourceGroups", 0, "flavors", flavor.index)
+        assert covered_resources(cq["spec"]) == set(
+            cq["spec"].get("resourceGroups", [{}])[0].get("coveredResources", [])
+        )
+
+
+def test_the_queue_reader_skips_what_is_not_quota() -> None:
+    from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
+
+    spec: dict[str, Any] = {"resourceGroups": ["x", {"flavors": [None, {"name": "a"}]}]}
+    assert [(f.name, f.group, f.index) for f in queue_flavors(spec)] == [("a", 1, 1)]
+    assert list(queue_quotas(None)) == []
+    assert list(queue_quotas({"resourceGroups": None})) == []

@@ -163,3 +163,19 @@ def test_a_sharing_reduction_compares_the_replicas_in_use_with_the_new_capacity(
     fits = LiveWork(pods=[_sharing_pod(f"p{i}", "n0", "4") for i in range(5)])
     (done,) = annotate([hazard("sharing-retired", *scope)], fits)
     assert done.live.endswith("20 nvidia.com/gpu in use on those nodes, 24 after: safe now")
+
+
+def test_a_noexecute_taint_counts_pods_whose_tolerations_do_not_match_it() -> None:
+    """Kubernetes' ToleratesTaint: an Equal toleration with another value, or one for another
+    effect, does not keep the pod from being evicted; one for every taint does."""
+    work = LiveWork(
+        pods=[
+            pod("x-0", "train", "n1", tolerations=[{"key": "maint", "value": "other"}]),
+            pod("x-1", "train", "n1", tolerations=[{"operator": "Exists", "effect": "NoSchedule"}]),
+            pod("x-2", "train", "n1", tolerations=[{"key": "maint", "value": "on"}]),
+            pod("x-3", "train", "n1", tolerations=[{"operator": "Exists"}]),
+        ],
+        team_of_namespace=TEAMS,
+    )
+    found = radius(hazard("taint-evicts", ("nodes", "n1"), ("taint", "maint=on")), work)
+    assert dict(found.pods) == {"pretraining": 2}

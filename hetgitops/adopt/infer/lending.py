@@ -13,6 +13,7 @@ from hetgitops.adopt.infer.documents import document, whole
 from hetgitops.adopt.infer.pools import Pool, pool_refs
 from hetgitops.adopt.sources import Imported
 from hetgitops.adopt.volcano import VOLCANO, leaf_pools
+from hetgitops.compilers.kueue_queues import queue_flavors
 
 HOST = ("cpu", "memory")
 QUANTITY_LIMITS = ("borrowingLimit", "lendingLimit")
@@ -106,11 +107,9 @@ def _entries(
         spec = queue.obj.get("spec") or {}
         if not (spec.get("cohortName") or spec.get("cohort")):
             continue
-        for group in spec.get("resourceGroups") or []:
-            for flavor in group.get("flavors") or []:
-                if str(flavor.get("name")) in flavor_pool:
-                    resources = {str(r.get("name")): r for r in flavor.get("resources") or []}
-                    entries.setdefault(str(flavor.get("name")), []).append(resources)
+        for flavor in queue_flavors(spec):
+            if flavor.name in flavor_pool:
+                entries.setdefault(flavor.name, []).append(flavor.by_resource())
     return entries
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from hetgitops.adopt import nodes as nodeinfo
 from hetgitops.adopt.infer.documents import Inferred
 from hetgitops.adopt.sources import Imported
+from hetgitops.model import ranges
 
 
 def inventory(
@@ -21,7 +22,7 @@ def inventory(
     for node in members:
         by_zone.setdefault(node.labels.get(nodeinfo.ZONE_LABEL, ""), []).append(node.name)
     for zone, names in sorted(by_zone.items()):
-        for compacted in nodeinfo.compact(names):
+        for compacted in ranges.compact(names, sort=True):
             entry: dict[str, Any] = {"names": compacted}
             if zone:
                 entry["zone"] = zone

@@ -17,6 +17,7 @@ from hetgitops.adopt.infer import pool_spec
 from hetgitops.adopt.infer.documents import Inferred, whole
 from hetgitops.adopt.sources import Imported
 from hetgitops.adopt.volcano import NODEGROUP_LABEL, PoolRef
+from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
 
 Catalogue = Mapping[str, Mapping[str, Any]]
 
@@ -201,21 +202,17 @@ def _flavor_cards(by_kind: Mapping[str, list[Imported]]) -> dict[tuple[str, str]
     """Nominal quota per (flavor, resource) over every ClusterQueue, in one pass."""
     totals: dict[tuple[str, str], int] = {}
     for queue in by_kind.get("ClusterQueue", []):
-        for group in (queue.obj.get("spec") or {}).get("resourceGroups") or []:
-            for entry in group.get("flavors") or []:
-                for item in entry.get("resources") or []:
-                    at = (str(entry.get("name")), str(item.get("name")))
-                    totals[at] = totals.get(at, 0) + whole(item.get("nominalQuota"))
+        for quota in queue_quotas(queue.obj.get("spec")):
+            at = (quota.flavor, quota.resource)
+            totals[at] = totals.get(at, 0) + whole(quota.nominal)
     return totals
 
 
 def _flavor_resources(by_kind: Mapping[str, list[Imported]]) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for queue in by_kind.get("ClusterQueue", []):
-        for group in (queue.obj.get("spec") or {}).get("resourceGroups") or []:
-            for flavor in group.get("flavors") or []:
-                names = {str(r.get("name")) for r in flavor.get("resources") or []}
-                found.setdefault(str(flavor.get("name")), set()).update(names)
+        for flavor in queue_flavors(queue.obj.get("spec")):
+            found.setdefault(flavor.name, set()).update(q.resource for q in flavor.quotas)
     return found
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from hetgitops.adopt.infer.documents import whole
 from hetgitops.adopt.infer.lending import HOST, LentPool
+from hetgitops.compilers.kueue_queues import queue_flavors
 from hetgitops.model import mig, quantities
 
 # The render rounds a team's cpu up to whole CPUs and its memory to whole GiB (plan.quota_plan),
@@ -33,29 +34,28 @@ def quotas(
     found: list[dict[str, Any]] = []
     per_unit: dict[str, list[Fraction]] = {"cpu": [], "memory": []}
     bounds: dict[str, list[Bound]] = {"cpu": [], "memory": []}
-    for group in spec.get("resourceGroups") or []:
-        for flavor in group.get("flavors") or []:
-            pool = flavor_pool.get(str(flavor.get("name")))
-            if pool is None:
-                continue
-            resources = {str(r.get("name")): r for r in flavor.get("resources") or []}
-            entry = _entry(pool, resources)
-            if entry is None:
-                continue
-            # cpu and memory go with card-equivalents: a replica is 1/replicas of a card, a
-            # MIG instance its compute share (plan.capacity.unit_weight), as the render counts.
-            equivalents = Fraction(entry.get("cards", 0), pool.pool.replicas) + sum(
-                (n * _share(pool.mig_table, p) for p, n in entry.get("mig", {}).items()),
-                start=Fraction(0),
-            )
-            if equivalents:
-                for name, into in per_unit.items():
-                    if name in resources:
-                        value = quantities.value_of(str(resources[name].get("nominalQuota")))
-                        into.append(Fraction(value) / equivalents)
-                        bounds[name].append(_bound(value, equivalents, name))
-                        bounds[name].extend(_limit_bounds(pool, resources, name))
-            found.append(entry)
+    for flavor in queue_flavors(spec):
+        pool = flavor_pool.get(flavor.name)
+        if pool is None:
+            continue
+        resources = flavor.by_resource()
+        entry = _entry(pool, resources)
+        if entry is None:
+            continue
+        # cpu and memory go with card-equivalents: a replica is 1/replicas of a card, a
+        # MIG instance its compute share (plan.capacity.unit_weight), as the render counts.
+        equivalents = Fraction(entry.get("cards", 0), pool.pool.replicas) + sum(
+            (n * _share(pool.mig_table, p) for p, n in entry.get("mig", {}).items()),
+            start=Fraction(0),
+        )
+        if equivalents:
+            for name, into in per_unit.items():
+                if name in resources:
+                    value = quantities.value_of(str(resources[name].get("nominalQuota")))
+                    into.append(Fraction(value) / equivalents)
+                    bounds[name].append(_bound(value, equivalents, name))
+                    bounds[name].extend(_limit_bounds(pool, resources, name))
+        found.append(entry)
     per_card: dict[str, Any] = {}
     for name, key in (("cpu", "cpuPerCard"), ("memory", "memoryPerCard")):
         if per_unit[name]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 
+from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
 from hetgitops.diff.hazards.nodes import POOL_LABEL_SUFFIX
 from hetgitops.diff.hazards.reading import by_kind, of_kind, spec_of
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
@@ -40,9 +41,8 @@ def flavor_pool(m: Manifest) -> str:
 def flavor_users(manifests: Sequence[Manifest]) -> dict[str, list[str]]:
     users: dict[str, list[str]] = {}
     for m in of_kind(manifests, "ClusterQueue"):
-        for group in spec_of(m).get("resourceGroups") or []:
-            for flavor in group.get("flavors") or []:
-                users.setdefault(str(flavor.get("name")), []).append(m.name)
+        for flavor in queue_flavors(spec_of(m)):
+            users.setdefault(flavor.name, []).append(m.name)
     return users
 
 
@@ -50,17 +50,14 @@ def nominal(manifests: Sequence[Manifest], flavor: str) -> dict[str, Decimal]:
     """Σ nominalQuota per resource the ClusterQueues give `flavor`: what Kueue may admit on it."""
     total: dict[str, Decimal] = {}
     for m in of_kind(manifests, "ClusterQueue"):
-        for group in spec_of(m).get("resourceGroups") or []:
-            for entry in group.get("flavors") or []:
-                if entry.get("name") != flavor:
-                    continue
-                for resource in entry.get("resources") or []:
-                    try:
-                        amount = quantities.value_of(resource.get("nominalQuota", 0))
-                    except quantities.QuantityError:
-                        continue
-                    name = str(resource.get("name"))
-                    total[name] = total.get(name, Decimal(0)) + amount
+        for quota in queue_quotas(spec_of(m)):
+            if quota.flavor != flavor:
+                continue
+            try:
+                amount = quantities.value_of(0 if quota.nominal is None else quota.nominal)
+            except quantities.QuantityError:
+                continue
+            total[quota.resource] = total.get(quota.resource, Decimal(0)) + amount
     return total
 
 

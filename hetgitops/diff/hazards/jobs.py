@@ -23,8 +23,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hetgitops.compilers.agents import tolerates
+from hetgitops.compilers.kueue_queues import queue_flavors
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
+from hetgitops.model.tolerations import tolerates
 from hetgitops.output.manifests import Manifest
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -141,11 +142,7 @@ class Queues:
             if kind == "LocalQueue":
                 self.local[f"{m.namespace}/{m.name}"] = str(spec.get("clusterQueue"))
             elif kind == "ClusterQueue":
-                self.cluster[m.name] = [
-                    str(entry.get("name"))
-                    for group in spec.get("resourceGroups") or []
-                    for entry in group.get("flavors") or []
-                ]
+                self.cluster[m.name] = [f.name for f in queue_flavors(spec)]
             elif kind == "ResourceFlavor":
                 self.flavors[m.name] = Flavor(
                     m.name,

@@ -91,7 +91,7 @@ def taint_evicts(before: Sequence[Manifest], after: Sequence[Manifest]) -> Itera
             "switch it to NoExecute; upgrade the GPU Operator and NFD releases with the rendered "
             "agent values before the taint lands",
             manifest.origin,
-            scope=(("nodes", ",".join(nodes)), *(("taint", t.split("=", 1)[0]) for t in added)),
+            scope=(("nodes", ",".join(nodes)), *(("taint", t) for t in added)),
         )
 
 

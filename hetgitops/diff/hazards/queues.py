@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from hetgitops.compilers.kueue_queues import covered_resources
 from hetgitops.diff.hazards.reading import by_kind, immutable_field, of_kind, spec_of
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.model import quantities
@@ -96,14 +97,6 @@ def clusterqueue_removed(before: Sequence[Manifest], after: Sequence[Manifest]) 
         )
 
 
-def _covered(m: Manifest) -> set[str]:
-    return {
-        str(resource)
-        for group in spec_of(m).get("resourceGroups") or []
-        for resource in group.get("coveredResources") or []
-    }
-
-
 @hazard_rule(
     "kueue-resource-uncovered",
     when=(
@@ -118,7 +111,8 @@ def resource_uncovered(before: Sequence[Manifest], after: Sequence[Manifest]) ->
     (flavorassigner: "resource R unavailable in ClusterQueue")."""
     old, new = by_kind(before, "ClusterQueue"), by_kind(after, "ClusterQueue")
     for name in sorted(set(old) & set(new)):
-        gone = sorted(_covered(old[name]) - _covered(new[name]))
+        covered = covered_resources(spec_of(new[name]))
+        gone = sorted(covered_resources(spec_of(old[name])) - covered)
         if not gone:
             continue
         yield Hazard(
@@ -128,7 +122,7 @@ def resource_uncovered(before: Sequence[Manifest], after: Sequence[Manifest]) ->
             f"(Kueue: resource {gone[0]} unavailable in ClusterQueue); admitted ones keep "
             "running uncounted, and their pods, once gone, cannot come back",
             "move the team's jobs and Deployments to the resources the queue covers now "
-            f"({', '.join(sorted(_covered(new[name]))) or 'none'}) before the sync",
+            f"({', '.join(sorted(covered)) or 'none'}) before the sync",
             new[name].origin,
             scope=tuple(("resource", f"{name}|{r}") for r in gone),
         )

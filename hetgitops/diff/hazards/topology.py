@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 
 import yaml
 
+from hetgitops.diagnostics import listing
 from hetgitops.diff.hazards.flavors import retiring
 from hetgitops.diff.hazards.reading import by_kind, immutable_field, spec_of
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
@@ -45,8 +46,7 @@ def topology_snippet(topology: Manifest) -> str:
 
 
 def _listed_names(names: set[str]) -> str:
-    shown = sorted(names)
-    return ", ".join(shown[:4]) + (f" and {len(shown) - 4} more" if len(shown) > 4 else "")
+    return listing(sorted(names), 4)
 
 
 @hazard_rule(
