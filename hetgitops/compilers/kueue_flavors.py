@@ -26,7 +26,6 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from hetgitops.compilers.labels import domain, flavor_node_labels, topology_label
 from hetgitops.model.policy import (
     Fleet,
     Policy,
@@ -37,6 +36,7 @@ from hetgitops.model.policy import (
     Taint,
 )
 from hetgitops.output.manifests import Manifest, metadata
+from hetgitops.plan.node_labels import domain, flavor_node_labels, topology_label
 
 TARGET = "kueue"
 HOSTNAME = "kubernetes.io/hostname"
