@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hetgitops.compilers import nvidia
-from hetgitops.compilers.kueue_flavors import flavor_name, topology_levels
 from hetgitops.compilers.nodes import NODEGROUP_LABEL, desired_node_labels
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.drift.findings import finding
@@ -20,6 +19,7 @@ from hetgitops.model import mig, quantities
 from hetgitops.model.policy import CardType, Node, Policy, Pool
 from hetgitops.output.manifests import Manifest
 from hetgitops.plan.capacity import covered_gpus, main_resource, mig_strategy
+from hetgitops.plan.flavors import flavor_name, topology_levels
 from hetgitops.plan.node_labels import flavor_node_labels
 
 MIG_STATE_LABEL = "nvidia.com/mig.config.state"

@@ -47,7 +47,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from hetgitops.compilers.agents import tolerates
-from hetgitops.compilers.kueue_flavors import topology_levels
 from hetgitops.explain import kueue_messages as say
 from hetgitops.explain.kueue_messages import (
     EXCEEDS_MAX_QUOTA,
@@ -62,6 +61,7 @@ from hetgitops.explain.quotas import Flavor, Quotas, covered, flavors
 from hetgitops.explain.topology import Placement, place
 from hetgitops.explain.workload import PodSet
 from hetgitops.model.policy import Policy, Team
+from hetgitops.plan.flavors import topology_levels
 
 
 @dataclass(frozen=True)

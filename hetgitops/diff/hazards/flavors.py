@@ -11,9 +11,8 @@ from hetgitops.diff.hazards.reading import by_kind, of_kind, spec_of
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.model import quantities
 from hetgitops.output.manifests import Manifest
+from hetgitops.plan.flavors import RETIRING_TAINT_SUFFIX
 from hetgitops.plan.node_labels import pool_label
-
-RETIRING_TAINT_SUFFIX = "/retiring-flavor"  # compilers/kueue_flavors.py retiring_taint
 
 
 def retiring(manifests: Sequence[Manifest]) -> set[str]:
