@@ -26,6 +26,7 @@ from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import Imported
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.model import quantities
+from hetgitops.plan.node_labels import pool_label
 
 VOLCANO = "scheduling.volcano.sh"
 NODEGROUP_LABEL = "volcano.sh/nodegroup-name"
@@ -105,7 +106,8 @@ def _label(obj: Mapping[str, Any], suffix: str) -> str:
 
 def _team_of(queue: Imported, pool: PoolRef, teams: Mapping[str, dict[str, Any]]) -> str:
     labelled = _label(queue.obj, "/team")
-    if labelled and _label(queue.obj, "/pool") in ("", pool.name):
+    labels = (queue.obj.get("metadata") or {}).get("labels") or {}
+    if labelled and pool_label(labels, "") in ("", pool.name):
         return labelled
     suffix = f"-{pool.name}"
     if queue.name.endswith(suffix) and queue.name.removesuffix(suffix) in teams:

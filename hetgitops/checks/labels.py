@@ -15,7 +15,6 @@ from hetgitops.checks._common import (
     warning_at,
 )
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.compilers.labels import CARD_VALUES, node_value
 from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
 from hetgitops.model.policy import (
     DEFAULT_RESERVED_PREFIXES,
@@ -24,6 +23,7 @@ from hetgitops.model.policy import (
     Origin,
     Policy,
 )
+from hetgitops.plan.node_labels import CARD_VALUES, node_value
 
 # Kubernetes label value syntax (the schema checks static values; derived ones land here).
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")

@@ -7,10 +7,10 @@ from typing import NamedTuple
 
 from hetgitops.checks._common import error_at, in_file_order, note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.compilers.volcano import leaf_queue_name
 from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
 from hetgitops.model.policy import Fleet, Origin, Policy, Team
 from hetgitops.plan.quota_plan import accelerator_resources, team_plan
+from hetgitops.plan.volcano_quota import leaf_queue_name
 
 # Kueue per resource group: flavors and covered resources (16 before v0.14, PR #6906), and
 # flavor x resource entries (v0.14 on).

@@ -16,14 +16,14 @@ from collections.abc import Iterator
 
 from hetgitops.checks._common import error_at, warning_at
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.compilers.kueue_flavors import (
+from hetgitops.diagnostics import Diagnostic, Severity
+from hetgitops.model.policy import Policy, Pool, RetiringFlavor
+from hetgitops.plan.flavors import (
     IMMUTABLE_WITH_TOPOLOGY,
     flavor_name,
     identity,
     topology_name,
 )
-from hetgitops.diagnostics import Diagnostic, Severity
-from hetgitops.model.policy import Policy, Pool, RetiringFlavor
 from hetgitops.plan.quota_plan import accelerator_resources, team_plan
 
 REMOVE_WHEN_DRAINED = (

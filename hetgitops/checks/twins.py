@@ -19,11 +19,11 @@ from decimal import Decimal
 
 from hetgitops.checks._common import finding_at, note
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.compilers.volcano import QueuePlan, queue_plans
 from hetgitops.diagnostics import Diagnostic, Related, Severity
 from hetgitops.model.policy import Policy
 from hetgitops.plan import capacity
 from hetgitops.plan.quota_plan import lendable, team_plan
+from hetgitops.plan.volcano_quota import QueuePlan, queue_plans
 
 RULE = "volcano-kueue-mismatch"
 HOST = ("cpu", "memory")

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hetgitops.compilers.kueue_flavors import toleration
 from hetgitops.model.policy import Policy, Pool
+from hetgitops.plan.flavors import toleration
 
 # Chart defaults that a `tolerations:` value replaces (Helm replaces lists), kept explicitly.
 # GPU Operator values.yaml `daemonsets.tolerations`:

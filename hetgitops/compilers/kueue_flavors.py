@@ -17,16 +17,16 @@ entry (mutable, unlike the rest of its spec) that no workload tolerates, so Kueu
 assigner skips it (pkg/scheduler/flavorassigner/flavorassigner.go:1239-1244) while the work
 admitted on it stays counted; compilers/kueue_queues.py keeps it in the ClusterQueues with its
 quota and takes what it holds off the new flavor.
+
+What a flavor selects, tolerates and is called (and the Topology's levels and name) are facts
+of plan/flavors.py; this module spells them as objects.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
-from hetgitops.compilers.labels import domain, flavor_node_labels, topology_label
 from hetgitops.model.policy import (
     Fleet,
     Policy,
@@ -34,71 +34,18 @@ from hetgitops.model.policy import (
     PriorityTier,
     RetiringFlavor,
     RetiringTopology,
-    Taint,
 )
 from hetgitops.output.manifests import Manifest, metadata
+from hetgitops.plan.flavors import (
+    IMMUTABLE_WITH_TOPOLOGY,
+    flavor_name,
+    flavor_spec,
+    retiring_taint,
+    topology_levels,
+    topology_name,
+)
 
 TARGET = "kueue"
-HOSTNAME = "kubernetes.io/hostname"
-
-
-def toleration(taint: Taint) -> dict[str, str]:
-    """Kueue adds a flavor's tolerations to admitted pods, so they land on the tainted pool."""
-    if taint.value is None:
-        return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
-    return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
-
-
-# Kueue v0.19.2 CRD (config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml): with
-# topologyName set, these spec fields are `self == oldSelf` (main ff69552 keeps topologyName).
-IMMUTABLE_WITH_TOPOLOGY = ("nodeLabels", "tolerations", "topologyName")
-DIGEST_LENGTH = 8
-
-
-def immutable_flavor_fields(spec: Mapping[str, Any]) -> tuple[str, ...]:
-    """The fields of a ResourceFlavor spec the API server will not let change (for `diff`)."""
-    return IMMUTABLE_WITH_TOPOLOGY if spec.get("topologyName") else ()
-
-
-def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_LENGTH]
-
-
-def identity(name: str, spec: Mapping[str, Any], fields: tuple[str, ...]) -> str:
-    """`name`, or `name-<digest of the immutable fields>` when some are immutable."""
-    if not fields:
-        return name
-    return f"{name}-{_digest({f: spec.get(f) for f in fields})}"
-
-
-def _flavor_spec(policy: Policy, fleet: Fleet, pool: Pool) -> dict[str, Any]:
-    labels = pool.flavor_node_labels
-    spec: dict[str, Any] = {
-        "nodeLabels": dict(labels if labels is not None else flavor_node_labels(policy, pool))
-    }
-    if pool.taints:
-        spec["tolerations"] = [toleration(t) for t in pool.taints]
-    if fleet.topology_name:
-        spec["topologyName"] = topology_name(policy, fleet)
-    return spec
-
-
-def flavor_name(policy: Policy, fleet: Fleet, pool: Pool) -> str:
-    """The ResourceFlavor of `pool`, as ClusterQueues name it."""
-    spec = _flavor_spec(policy, fleet, pool)
-    if pool.flavor_name:  # an adopted flavor keeps its name (`spec.kueue.flavorName`)
-        return pool.flavor_name
-    return identity(pool.name, spec, immutable_flavor_fields(spec))
-
-
-RETIRING_TAINT_SUFFIX = "/retiring-flavor"
-
-
-def retiring_taint(policy: Policy) -> dict[str, str]:
-    """The Kueue-side taint of a retiring flavor: only Kueue reads a flavor's `nodeTaints`
-    (no node carries it), so it stops new admissions there and moves no pod."""
-    return {"key": f"{domain(policy)}{RETIRING_TAINT_SUFFIX}", "effect": "NoSchedule"}
 
 
 def retiring_resource_flavor(
@@ -116,31 +63,13 @@ def retiring_resource_flavor(
     }
 
 
-def topology_name(policy: Policy, fleet: Fleet) -> str:
-    """The Topology's name: the Fleet's, plus a digest of its (immutable) levels."""
-    if fleet.topology_kueue_name:  # an adopted Topology keeps its name
-        return fleet.topology_kueue_name
-    levels = topology_levels(policy, fleet)
-    return identity(fleet.topology_name or "", {"levels": levels}, ("levels",))
-
-
 def resource_flavor(policy: Policy, fleet: Fleet, pool: Pool) -> dict[str, Any]:
     return {
         "apiVersion": fleet.kueue_api_version,
         "kind": "ResourceFlavor",
         "metadata": metadata(fleet, flavor_name(policy, fleet, pool)),
-        "spec": _flavor_spec(policy, fleet, pool),
+        "spec": flavor_spec(policy, fleet, pool),
     }
-
-
-def topology_levels(policy: Policy, fleet: Fleet) -> list[str]:
-    """Broadest level first; Kueue accepts the hostname label only as the last level."""
-    if fleet.topology_node_labels:  # an adopted Topology's labels, exactly
-        return list(fleet.topology_node_labels)
-    labels = [topology_label(policy, level) for level in fleet.topology_levels]
-    return [label for label in labels if label != HOSTNAME] + (
-        [HOSTNAME] if HOSTNAME in labels else []
-    )
 
 
 def topology(policy: Policy, fleet: Fleet) -> dict[str, Any]:

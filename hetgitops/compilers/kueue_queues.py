@@ -12,11 +12,11 @@ from decimal import Decimal
 from typing import Any
 
 from hetgitops.compilers.core import team_label
-from hetgitops.compilers.kueue_flavors import flavor_name
 from hetgitops.diagnostics import Span
 from hetgitops.model import quantities
 from hetgitops.model.policy import CohortSpec, Fleet, Policy, Pool, Team, derived
 from hetgitops.output.manifests import Manifest, metadata
+from hetgitops.plan.flavors import flavor_name
 from hetgitops.plan.quota_plan import FlavorPlan, accelerator_resources, host_entries, team_plan
 
 TARGET = "kueue"

@@ -15,9 +15,9 @@ import dataclasses
 from typing import Any
 
 from hetgitops.compilers import COMPILERS, agents, nvidia
-from hetgitops.compilers.labels import node_labels
 from hetgitops.model.policy import Fleet, Node, Policy, Pool, derived
 from hetgitops.output.manifests import Manifest, metadata
+from hetgitops.plan.node_labels import node_labels
 
 TARGET = "nodes"
 NFD_API_VERSION = "nfd.k8s-sigs.io/v1alpha1"

@@ -9,9 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hetgitops.compilers import nvidia
-from hetgitops.compilers.kueue_flavors import flavor_name, topology_levels
 from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
-from hetgitops.compilers.labels import flavor_node_labels
 from hetgitops.compilers.nodes import NODEGROUP_LABEL, desired_node_labels
 from hetgitops.diagnostics import Diagnostic, listing
 from hetgitops.drift.findings import finding
@@ -21,6 +19,8 @@ from hetgitops.model.policy import CardType, Node, Policy, Pool
 from hetgitops.model.ranges import compact
 from hetgitops.output.manifests import Manifest
 from hetgitops.plan.capacity import node_units
+from hetgitops.plan.flavors import flavor_name, topology_levels
+from hetgitops.plan.node_labels import flavor_node_labels
 
 MIG_STATE_LABEL = "nvidia.com/mig.config.state"
 # Items of a pool's node finding named in its message; `details` (JSON, --verbose) has all.

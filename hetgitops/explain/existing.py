@@ -187,7 +187,7 @@ def _podgroup_events(cluster: Cluster, namespace: str, name: str) -> list[str]:
 
 
 def _queue_plans(policy: Policy) -> list[Any]:
-    from hetgitops.compilers.volcano import queue_plans
+    from hetgitops.plan.volcano_quota import queue_plans
 
     return list(queue_plans(policy))
 

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hetgitops.compilers.kueue_queues import local_queue_name
-from hetgitops.compilers.volcano import QueuePlan, queue_plans
 from hetgitops.diagnostics import Span
 from hetgitops.explain import kueue
 from hetgitops.explain import kueue_messages as say
@@ -29,6 +28,7 @@ from hetgitops.explain.workload import (
 )
 from hetgitops.model.policy import Policy, Pool, Team, derived
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
+from hetgitops.plan.volcano_quota import QueuePlan, queue_plans
 
 MISCONFIGURED = "Misconfigured"
 NOT_MANAGED = "NotManagedByKueue"

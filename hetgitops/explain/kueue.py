@@ -46,7 +46,6 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from hetgitops.compilers.kueue_flavors import topology_levels
 from hetgitops.explain import kueue_messages as say
 from hetgitops.explain.kueue_messages import (
     EXCEEDS_MAX_QUOTA,
@@ -62,6 +61,7 @@ from hetgitops.explain.topology import Placement, place
 from hetgitops.explain.workload import PodSet
 from hetgitops.model.policy import Policy, Team
 from hetgitops.model.tolerations import tolerates
+from hetgitops.plan.flavors import topology_levels
 
 
 @dataclass(frozen=True)

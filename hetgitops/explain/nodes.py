@@ -12,12 +12,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hetgitops.compilers.kueue_flavors import HOSTNAME
-from hetgitops.compilers.labels import node_labels
 from hetgitops.compilers.nvidia import is_nvidia, node_nvidia_labels
 from hetgitops.model.policy import CardType, Node, Policy, Pool, Taint, derived
 from hetgitops.model.tolerations import tolerates
-from hetgitops.plan.capacity import covered_gpus, main_resource, mig_strategy, node_units
+from hetgitops.plan.capacity import (
+    covered_gpus,
+    main_resource,
+    mig_strategy,
+    node_units,
+)
+from hetgitops.plan.flavors import HOSTNAME
+from hetgitops.plan.node_labels import node_labels
 from hetgitops.plan.quota_plan import kueue_amount
 
 

@@ -3,8 +3,8 @@ writes them) and, per flavor and resource, Kueue's Available and PotentialAvaila
 
 Why apart from the assignment (`kueue.py`): these are the quota facts the assigner asks about,
 read by the live translation (`state.py`, `lines.py`) and explanation's hints too; the
-arithmetic itself is plan/'s (`quota_plan.reach`), the flavors' names and labels the
-compiler's (`compilers.kueue_flavors`), so a ClusterQueue is read back only through them."""
+arithmetic itself is plan/'s (`quota_plan.reach`), and so are the flavors' names and labels
+(`plan.flavors`, which the kueue compiler spells), so both sides name a flavor alike."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hetgitops.compilers.kueue_flavors import resource_flavor, retiring_taint
 from hetgitops.model.policy import Policy, Team
+from hetgitops.plan.flavors import flavor_name, flavor_spec, retiring_taint
 from hetgitops.plan.quota_plan import (
     HOST_RESOURCES,
     FlavorPlan,
@@ -52,11 +52,10 @@ def flavors(policy: Policy, team: Team) -> list[Flavor]:
     for plan in team_plan(policy, team):
         if fleet is None:
             continue
-        obj = resource_flavor(policy, fleet, plan.pool)
-        spec = obj["spec"]
+        spec = flavor_spec(policy, fleet, plan.pool)
         found.append(
             Flavor(
-                obj["metadata"]["name"],
+                flavor_name(policy, fleet, plan.pool),
                 plan,
                 spec.get("nodeLabels") or {},
                 tuple(spec.get("tolerations") or ()),

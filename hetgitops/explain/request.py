@@ -8,13 +8,13 @@ import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 
-from hetgitops.compilers.kueue_flavors import toleration
 from hetgitops.compilers.kueue_queues import local_queue_name
-from hetgitops.compilers.labels import domain
 from hetgitops.explain.workload import PodSet, Workload, WorkloadError, from_manifest
 from hetgitops.model import mig
 from hetgitops.model.policy import Policy, Pool, Team
 from hetgitops.plan import capacity
+from hetgitops.plan.flavors import toleration
+from hetgitops.plan.node_labels import domain
 from hetgitops.plan.quota_plan import host_quota, kueue_amount, team_plan
 
 

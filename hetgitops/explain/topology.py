@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hetgitops.compilers.kueue_flavors import topology_levels, topology_name
 from hetgitops.explain.kueue_messages import topology_unfit
 from hetgitops.explain.nodes import NodeView, admits, limiting, pool_nodes, slots, untolerated
 from hetgitops.explain.quotas import Flavor
 from hetgitops.explain.workload import PodSet
 from hetgitops.model.policy import Policy
+from hetgitops.plan.flavors import topology_levels, topology_name
 
 
 @dataclass(frozen=True)

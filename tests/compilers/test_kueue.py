@@ -268,7 +268,7 @@ def test_deterministic() -> None:
 def test_flavor_identity_follows_its_immutable_fields() -> None:
     """Kueue 0.19 refuses to change a topology-bound flavor's nodeLabels / tolerations (and a
     Topology's levels): such a change must yield a new object that the ClusterQueues follow."""
-    from hetgitops.compilers.kueue_flavors import immutable_flavor_fields
+    from hetgitops.plan.flavors import immutable_flavor_fields
 
     before = objects(_kueue())
     relevelled = FLEET.replace("levels: [hostname, zone, rack]", "levels: [zone, hostname]")

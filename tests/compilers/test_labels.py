@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from small_policy import build
 
-from hetgitops.compilers.labels import (
+from hetgitops.plan.node_labels import (
     flavor_node_labels,
     label_value,
     node_labels,

@@ -8,10 +8,10 @@ from typing import Any
 
 import yaml
 
-from hetgitops.compilers.labels import node_labels, pool_node_labels
 from hetgitops.compilers.nodes import compile_nodes, label_namespaces
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import kustomization, stream, tree
+from hetgitops.plan.node_labels import node_labels, pool_node_labels
 
 Load = Callable[[str], Policy]
 

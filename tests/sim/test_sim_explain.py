@@ -33,7 +33,6 @@ from simcluster.explain_requests import edge_requests
 from simcluster.fleet import node_resources
 from simcluster.workloads import Generated, generate, job
 
-from hetgitops.compilers.kueue_flavors import HOSTNAME
 from hetgitops.explain import kueue_messages, quotas
 from hetgitops.explain import request as requests
 from hetgitops.explain.explanation import Explanation, explain
@@ -41,6 +40,7 @@ from hetgitops.explain.nodes import pool_nodes
 from hetgitops.explain.workload import from_manifest
 from hetgitops.model.policy import Policy
 from hetgitops.plan.capacity import main_resource
+from hetgitops.plan.flavors import HOSTNAME
 from hetgitops.plan.quota_plan import kueue_amount, team_plan
 
 from .checks import get, settle

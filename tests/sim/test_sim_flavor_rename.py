@@ -32,9 +32,9 @@ import pytest
 import yaml
 from simcluster import cluster, gitops, policyfleet
 
-from hetgitops.compilers.kueue_flavors import flavor_name
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.model.policy import Policy
+from hetgitops.plan.flavors import flavor_name
 
 from .checks import condition, converged, eventually, get
 from .conftest import NOW, POLICIES, render

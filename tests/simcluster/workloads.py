@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from hetgitops.compilers.kueue_flavors import toleration
 from hetgitops.explain import request as requests
 from hetgitops.explain.workload import KUEUE_PRIORITY, KUEUE_QUEUE, Workload
 from hetgitops.model.policy import Policy
+from hetgitops.plan.flavors import toleration
 
 LABEL = "hetgitops.io/sim-workload"
 

@@ -18,6 +18,7 @@ from hetgitops.adopt.infer.documents import Inferred, whole
 from hetgitops.adopt.sources import Imported
 from hetgitops.adopt.volcano import NODEGROUP_LABEL, PoolRef
 from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
+from hetgitops.plan.node_labels import pool_label
 
 Catalogue = Mapping[str, Mapping[str, Any]]
 
@@ -220,10 +221,8 @@ def _pool_name(flavor: str, node_labels: Mapping[str, str]) -> str:
     """A flavor hetgitops rendered selects `<domain>/pool: <pool>` and may carry a digest in
     its name (`<pool>-<digest>`): the pool keeps its own name, the flavor keeps its name
     through `spec.kueue.flavorName`."""
-    for key, value in node_labels.items():
-        if key.endswith("/pool") and flavor.startswith(value):
-            return value
-    return flavor
+    pool = pool_label(node_labels, None)
+    return pool if pool is not None and flavor.startswith(pool) else flavor
 
 
 def _card_of(

@@ -17,12 +17,12 @@ import hashlib
 from typing import Any
 
 from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, JobTarget
-from hetgitops.compilers.kueue_flavors import toleration
 from hetgitops.compilers.kueue_queues import local_queue_name
-from hetgitops.compilers.labels import domain, pool_node_labels, topology_label
-from hetgitops.compilers.volcano import leaf_queue_name
 from hetgitops.model.policy import Policy, WorkloadProfile
+from hetgitops.plan.flavors import toleration
+from hetgitops.plan.node_labels import domain, pool_node_labels, topology_label
 from hetgitops.plan.routing import pod_request
+from hetgitops.plan.volcano_quota import leaf_queue_name
 
 SERVING = frozenset({"deployment", "leaderworkerset"})
 OWN_QUEUE = frozenset({"volcano-job", "pytorchjob"})

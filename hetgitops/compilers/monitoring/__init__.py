@@ -39,7 +39,7 @@ def rule_groups(policy: Policy, fleet: Fleet) -> dict[str, dict[str, Any]]:
 
 
 def _recording(policy: Policy, fleet: Fleet, found: Facts) -> dict[str, Any]:
-    from hetgitops.compilers.labels import domain
+    from hetgitops.plan.node_labels import domain
 
     m = fleet.monitoring
     prefix = domain(policy)

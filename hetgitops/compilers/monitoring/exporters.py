@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hetgitops.compilers import labels
 from hetgitops.compilers.monitoring import names
 from hetgitops.model.policy import Policy
+from hetgitops.plan import node_labels as labels
 
 VOLCANO_QUEUE_STATES = ("Open", "Closed", "Closing", "Unknown")
 

@@ -11,13 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from hetgitops.compilers import labels, nvidia
-from hetgitops.compilers.kueue_flavors import flavor_name
-from hetgitops.compilers.volcano import leaf_queue_name
+from hetgitops.compilers import nvidia
 from hetgitops.model import mig
 from hetgitops.model.policy import CardType, Fleet, Policy, Pool, Team, derived
 from hetgitops.plan import capacity
+from hetgitops.plan import node_labels as labels
+from hetgitops.plan.flavors import flavor_name
 from hetgitops.plan.quota_plan import cohort_root, team_plan
+from hetgitops.plan.volcano_quota import leaf_queue_name
 
 
 @dataclass(frozen=True)

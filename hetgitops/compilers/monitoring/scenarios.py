@@ -15,7 +15,6 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from hetgitops.compilers import nvidia
-from hetgitops.compilers.labels import domain
 from hetgitops.compilers.monitoring import alerts as a
 from hetgitops.compilers.monitoring import names
 from hetgitops.compilers.monitoring.facts import Facts, PoolFacts, TeamFacts, seconds
@@ -24,6 +23,7 @@ from hetgitops.compilers.monitoring.promtests import INTERVAL_MINUTES, SAMPLE, C
 from hetgitops.model import mig
 from hetgitops.model.policy import Fleet, Node, Policy, Pool
 from hetgitops.plan import capacity
+from hetgitops.plan.node_labels import domain
 
 LEADER = {"replica_role": "leader"}
 FOLLOWER = {"replica_role": "follower"}

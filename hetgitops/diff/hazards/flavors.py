@@ -8,13 +8,12 @@ from collections.abc import Iterator, Sequence
 from decimal import Decimal
 
 from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
-from hetgitops.diff.hazards.nodes import POOL_LABEL_SUFFIX
 from hetgitops.diff.hazards.reading import by_kind, of_kind, spec_of
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.model import quantities
 from hetgitops.output.manifests import Manifest
-
-RETIRING_TAINT_SUFFIX = "/retiring-flavor"  # compilers/kueue_flavors.py retiring_taint
+from hetgitops.plan.flavors import RETIRING_TAINT_SUFFIX
+from hetgitops.plan.node_labels import pool_label
 
 
 def retiring(manifests: Sequence[Manifest]) -> set[str]:
@@ -32,10 +31,7 @@ def retiring(manifests: Sequence[Manifest]) -> set[str]:
 def flavor_pool(m: Manifest) -> str:
     """The pool a ResourceFlavor selects: its `<domain>/pool` node label (every hetgitops
     flavor has one), else its name."""
-    for key, value in (spec_of(m).get("nodeLabels") or {}).items():
-        if str(key).endswith(POOL_LABEL_SUFFIX):
-            return str(value)
-    return m.name
+    return pool_label(spec_of(m).get("nodeLabels") or {}, m.name)
 
 
 def flavor_users(manifests: Sequence[Manifest]) -> dict[str, list[str]]:

@@ -27,6 +27,7 @@ from hetgitops.compilers.kueue_queues import queue_flavors
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.model.tolerations import tolerates
 from hetgitops.output.manifests import Manifest
+from hetgitops.plan.node_labels import pool_label
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 VOLCANO_GROUP = "batch.volcano.sh/"
@@ -191,13 +192,6 @@ def _admitted_by(specs: Sequence[Obj], flavors: Sequence[Flavor]) -> Flavor | No
     return next((f for f in flavors if all(f.admits(s) for s in specs)), None)
 
 
-def _pool(flavor: Flavor) -> str:
-    for key, value in flavor.labels.items():
-        if key.endswith("/pool"):
-            return value
-    return flavor.name
-
-
 def _listed(names: Sequence[str]) -> str:
     return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
 
@@ -247,7 +241,7 @@ def jobs_unmatched(
             now = [r for r in new.rules if all(selects(s, r, managed) for s in specs)]
             if not was or now:
                 continue  # a Volcano queue gone alone is its team's or pool's removal
-            pool = next((v for k, v in was[0].items() if k.endswith("/pool")), queue)
+            pool = pool_label(was[0], queue)
             group = groups.setdefault(pool, _Group([], {}, {}, template.origin, volcano=True))
             group.templates.append(name)
             continue
@@ -258,7 +252,9 @@ def jobs_unmatched(
         previous = _admitted_by(specs, before_flavors)
         if previous is None or _admitted_by(specs, after_flavors) is not None:
             continue
-        group = groups.setdefault(_pool(previous), _Group([], {}, {}, template.origin))
+        group = groups.setdefault(
+            pool_label(previous.labels, previous.name), _Group([], {}, {}, template.origin)
+        )
         group.templates.append(name)
         group.queues[local] = [f.as_json() for f in after_flavors]
         group.was[previous.name] = previous.as_json()

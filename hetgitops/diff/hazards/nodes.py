@@ -9,8 +9,7 @@ from typing import Any
 from hetgitops.diff.hazards.reading import listed_nodes, of_kind, spec_of
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.output.manifests import Manifest
-
-POOL_LABEL_SUFFIX = "/pool"
+from hetgitops.plan.node_labels import pool_label
 
 
 def nfd_rules(manifests: Sequence[Manifest]) -> dict[str, tuple[dict[str, Any], Manifest]]:
@@ -31,10 +30,7 @@ def rule_nodes(rule_: Mapping[str, Any]) -> list[str]:
 
 def _rule_pool(rule_: Mapping[str, Any]) -> str:
     """The pool a NodeFeatureRule rule labels its nodes with (`<domain>/pool`), else its name."""
-    for key, value in (rule_.get("labels") or {}).items():
-        if str(key).endswith(POOL_LABEL_SUFFIX):
-            return str(value)
-    return str(rule_.get("name"))
+    return pool_label(rule_.get("labels") or {}, str(rule_.get("name")))
 
 
 def pool_nodes(manifests: Sequence[Manifest]) -> dict[str, set[str]]:

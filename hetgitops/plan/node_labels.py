@@ -1,13 +1,16 @@
-"""Compile stage, shared: the node labels hetgitops owns, derived once for every target.
+"""Plan stage: the node labels hetgitops owns, derived once for every target and every reader.
 
 The `nodes` target writes these labels onto nodes; Kueue ResourceFlavors and Volcano queues
-select nodes by them. Deriving them in one place is what keeps the two sides from drifting.
+select nodes by them; checks, explain, diff, drift and import read them. Deriving them in one
+place is what keeps the sides from drifting. `pool_label` is the one reader of the other
+direction: which pool a set of labels (a flavor's, an NFD rule's, a Queue's) selects.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from hetgitops.model.policy import CardType, Node, Policy, Pool, derived
 
@@ -31,7 +34,12 @@ DEFAULT_NODE_LABELS = (
 # The identity labels: a ResourceFlavor selects its pool's nodes by these alone, because every
 # nodeLabel is injected into the pod's nodeSelector and each extra key is another way to miss.
 IDENTITY_LABELS = ("pool", "card-type")
+# The key of the pool identity label under any domain: readers of rendered or live objects do
+# not know which domain wrote them.
+POOL_LABEL_SUFFIX = "/pool"
 MAX_FLAVOR_LABELS = 8
+
+_T = TypeVar("_T")
 
 _INVALID = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -164,3 +172,13 @@ def topology_label(policy: Policy, level: str) -> str:
         if source == level:
             return key
     return "topology.kubernetes.io/zone" if level == "zone" else f"{domain(policy)}/{level}"
+
+
+def pool_label(labels: Mapping[str, object], default: _T) -> str | _T:
+    """The pool `labels` select: the value of their `<domain>/pool` label (the first key ending
+    in `/pool`, whatever the domain), else `default`. Every hetgitops flavor, NFD rule and
+    Queue carries it; the one reader for diff, drift, explain and import alike."""
+    for key, value in labels.items():
+        if str(key).endswith(POOL_LABEL_SUFFIX):
+            return str(value)
+    return default

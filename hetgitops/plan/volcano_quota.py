@@ -1,0 +1,152 @@
+"""Plan stage: what each Volcano leaf Queue holds, in numbers, computed once per Policy.
+
+One leaf per (team, pool), `<team>-<pool>` (`leaf_queue_name`), a child of `root` (or of the
+team's adopted `spec.volcano.parent`); compilers/volcano.py explains why there is no team level.
+The numbers mean what the team's Kueue ClusterQueue means (`quota_plan`):
+deserved = nominal quota; capability = the most Kueue can ever admit (nominal plus what it may
+borrow from what its cohort tree lends, `Reach.most`, for the accelerators, cpu and memory
+alike); guarantee = the part Kueue never lends
+(nominal minus the lendable part), which Volcano keeps from other queues.
+The volcano compiler spells these as Queues; the volcano-kueue-mismatch check, explain and the
+jobs templates read them here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+
+from hetgitops.diagnostics import Span
+from hetgitops.model import quantities
+from hetgitops.model.policy import Policy, Team, derived
+from hetgitops.plan.quota_plan import (
+    HOST_RESOURCES,
+    FlavorPlan,
+    host_entries,
+    host_quota,
+    lendable,
+    reach,
+    team_plan,
+)
+
+ROOT = "root"
+
+
+@dataclass(frozen=True)
+class QueuePlan:
+    """One leaf Queue before rendering, in base units per resource: cpu and memory follow
+    from the card-equivalents of its accelerator counts (as in the Kueue ClusterQueue)."""
+
+    name: str
+    team: Team
+    pool: str
+    reclaimable: bool
+    deserved: Mapping[str, Decimal]
+    capability: Mapping[str, Decimal]
+    guarantee: Mapping[str, Decimal]
+    origin: Span
+    parent: str = ROOT
+    depth: int = 0
+
+
+def capability_counts(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, int]:
+    """Kueue's real ceiling per resource: nominal plus what the queue may borrow from what
+    the rest of its cohort tree lends (never below nominal, so `deserved <= capability`)."""
+    ceilings = reach(policy)
+    counts: dict[str, int] = {}
+    for resource, nominal in plan.nominal.items():
+        most = ceilings.most(team, plan.pool, resource)
+        counts[resource] = max(nominal, most if most is not None else nominal)
+    return counts
+
+
+def guarantee_counts(plan: FlavorPlan, team: Team) -> dict[str, int]:
+    """What Kueue never lends (nominal minus the lendable part: an isolated pool or a team
+    without a cohort lends nothing); `guaranteePercent` of nominal is a floor on top, rounded
+    down to whole units. Zero entries are left out."""
+    counts: dict[str, int] = {}
+    for resource, nominal in plan.nominal.items():
+        kept = nominal - lendable(plan, resource) if team.cohort is not None else nominal
+        # Integer arithmetic: a float share can land just under a whole card and lose it.
+        floor = nominal * (team.guarantee_percent or 0) // 100
+        counts[resource] = max(kept, floor)
+    return {r: n for r, n in counts.items() if n > 0}
+
+
+def leaf_queue_name(team: Team, pool: str) -> str:
+    """The leaf queue of a team in a pool; jobs (`hetgitops jobs`) name it in `spec.queue`.
+    `<team>-<pool>`, unless the team keeps an adopted queue's name (`spec.volcano.queueNames`)."""
+    return team.volcano_queue_names.get(pool) or f"{team.name}-{pool}"
+
+
+def _with_host(
+    policy: Policy, team: Team, plan: FlavorPlan, counts: Mapping[str, int]
+) -> dict[str, Decimal]:
+    """Accelerator counts plus the cpu and memory their card-equivalents carry."""
+    if not counts:
+        return {}
+    cpu, memory = host_quota(policy, team, plan.cards(counts) or Fraction(0))
+    host = {"cpu": quantities.value_of(cpu), "memory": quantities.value_of(memory)}
+    return {**host, **{r: Decimal(n) for r, n in sorted(counts.items())}}
+
+
+def _deserved(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Decimal]:
+    """`_with_host` of the nominal quota: its cpu and memory are the ClusterQueue's nominal
+    ones (`host_entries`, computed once per plan for Kueue and Reach)."""
+    if not plan.nominal:
+        return {}
+    entries = host_entries(policy, team, plan)
+    host = {name: quantities.value_of(entries[name].nominal) for name in ("cpu", "memory")}
+    return {**host, **{r: Decimal(n) for r, n in sorted(plan.nominal.items())}}
+
+
+def _capability(
+    policy: Policy, team: Team, plan: FlavorPlan, nominal: dict[str, Decimal]
+) -> dict[str, Decimal]:
+    """Accelerators as `capability_counts`; cpu and memory are Kueue's own ceiling for them too
+    (`Reach.most`: what the queue borrows comes at each lender's per-card amounts), not the
+    team's per-card amounts times the accelerator ceiling, which would let Volcano admit
+    memory Kueue never grants. Never below deserved."""
+    found = _with_host(policy, team, plan, capability_counts(policy, team, plan))
+    if not found:
+        return found
+    ceilings = reach(policy)
+    for resource in HOST_RESOURCES:
+        most = ceilings.most(team, plan.pool, resource)
+        if most is not None:
+            value = Decimal(most) / 1000 if resource == "cpu" else Decimal(most)  # Kueue's ints
+            found[resource] = max(value, nominal.get(resource, Decimal(0)))
+    return found
+
+
+def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
+    deserved = _deserved(policy, team, plan)
+    return QueuePlan(
+        name=leaf_queue_name(team, plan.pool.name),
+        team=team,
+        pool=plan.pool.name,
+        reclaimable=(
+            team.volcano_reclaimable
+            if team.volcano_reclaimable is not None
+            else not plan.pool.isolated
+        ),
+        deserved=deserved,
+        capability=_capability(policy, team, plan, deserved),
+        guarantee=_with_host(policy, team, plan, guarantee_counts(plan, team)),
+        origin=plan.origin,
+        parent=team.volcano_parent or ROOT,
+    )
+
+
+def queue_plans(policy: Policy) -> list[QueuePlan]:
+    """One leaf per (team, pool), every one a child of root (see the module docstring).
+    Computed once per policy: the volcano-kueue-mismatch check and the compiler both ask."""
+    return list(derived(policy, "volcano_queue_plans", lambda: _queue_plans(policy)))
+
+
+def _queue_plans(policy: Policy) -> tuple[QueuePlan, ...]:
+    return tuple(
+        _leaf(policy, team, p) for team in policy.teams.values() for p in team_plan(policy, team)
+    )
