@@ -43,9 +43,9 @@ def capacity(paths: tuple[Path, ...], output_format: str, now: dt.date) -> None:
         try:
             policy = run.load_policy(policy_paths(paths), now)
         except run.PolicyError as failed:
-            from hetgitops.reporting import FORMATTERS
+            from hetgitops.reporting import failure
 
-            echo_report(FORMATTERS["text"](failed.result))
+            echo_report(failure.render(failed.result, output_format))
             return EXIT_FINDINGS
         built = report.capacity_report(policy)
         if output_format == "html":

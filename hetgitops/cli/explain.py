@@ -105,9 +105,9 @@ def explain(
         try:
             policy = run.load_policy(policy_paths(paths), now)
         except run.PolicyError as failed:
-            from hetgitops.reporting import FORMATTERS
+            from hetgitops.reporting import failure
 
-            echo_report(FORMATTERS["text"](failed.result))
+            echo_report(failure.render(failed.result, output_format))
             return EXIT_FINDINGS
         if workload_ref is not None:
             assert kubeconfig is not None

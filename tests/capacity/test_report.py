@@ -109,3 +109,41 @@ def test_slices_under_migstrategy_single_are_named_with_the_resource_they_are_so
     slices = row(flipped, "research", "h100-infer", "nvidia.com/gpu")
     assert (slices.kind, slices.profile) == ("mig", "1g.10gb/3g.40gb")
     assert slices.label == "mig 1g.10gb/3g.40gb as nvidia.com/gpu"
+
+
+SCRIPT_TEAM = (
+    'apiVersion: hetgitops.io/v1alpha1\nkind: Team\nmetadata: {name: "<script>alert(1)</script>"}\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "output_format"),
+    [("capacity", f) for f in ("json", "csv", "markdown", "html")]
+    + [("explain", f) for f in ("json", "markdown")],
+)
+def test_a_policy_that_does_not_load_is_reported_in_the_requested_format(
+    command: str, output_format: str, tmp_path: Path
+) -> None:
+    """Issue 33 item 14: the findings come out in --format (never raw text, never unescaped
+    policy text in HTML), exit 1."""
+    broken = tmp_path / "team.yaml"
+    broken.write_text(SCRIPT_TEAM)
+    args = (
+        ["--policy", str(broken), "--team", "t", "--gpus", "1"]
+        if command == "explain"
+        else [str(broken)]
+    )
+    result = CliRunner().invoke(cli.main, [command, *args, "--format", output_format])
+    assert result.exit_code == 1, result.output
+    out = result.stdout
+    if output_format == "json":
+        rules = [(d["rule"], d["line"], d["column"]) for d in json.loads(out)["diagnostics"]]
+        assert ("schema", 3, 18) in rules
+    elif output_format == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert ("schema", "3", "18") in [(r["rule"], r["line"], r["column"]) for r in rows]
+    elif output_format == "html":
+        assert out.startswith("<!DOCTYPE html>") and "<script" not in out
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out
+    else:
+        assert out.startswith("### ") and "| Location | Rule |" in out
