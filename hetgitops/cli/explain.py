@@ -6,7 +6,7 @@ import datetime as dt
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import click
 
@@ -14,9 +14,11 @@ from hetgitops.cli.common import (
     EXIT_CODES_HELP,
     EXIT_FINDINGS,
     EXIT_OK,
+    EXIT_USAGE,
     NOW_OPTION,
     echo_report,
     guarded,
+    note,
     policy_paths,
 )
 
@@ -41,7 +43,7 @@ from hetgitops.cli.common import (
     "-f",
     "--filename",
     "manifest",
-    type=click.File("r"),
+    type=click.File("rb"),
     help="A manifest to explain (Job, JobSet, PyTorchJob, Volcano Job, "
     "LeaderWorkerSet, Deployment, Pod); - reads stdin.",
 )
@@ -68,7 +70,7 @@ def explain(
     kubeconfig: Path | None,
     context: str | None,
     paths: tuple[Path, ...],
-    manifest: TextIO | None,
+    manifest: BinaryIO | None,
     team: str | None,
     profile: str | None,
     card: str | None,
@@ -120,9 +122,8 @@ def explain(
         state = _live(lambda c: read_state(policy, c), kubeconfig, context) if kubeconfig else None
         try:
             if manifest is not None:
-                found = run.explain_all(
-                    policy, run.manifests(manifest.read(), manifest.name), state
-                )
+                text = run.manifest_text(manifest.read(run.MAX_MANIFEST_BYTES + 1), manifest.name)
+                found = run.explain_all(policy, run.manifests(text, manifest.name), state)
             elif profile is not None:
                 assert team is not None
                 found = run.profile_explanations(policy, profile, team, state)
@@ -133,7 +134,10 @@ def explain(
                 )
                 found = run.explain_all(policy, [request.from_request(policy, asked)], state)
         except WorkloadError as exc:
-            raise click.UsageError(str(exc)) from None
+            # What was asked cannot be explained (a manifest the API server would refuse, a
+            # team that does not exist): a usage error, said plainly with where it is.
+            note(f"hetgitops explain: {exc}")
+            return EXIT_USAGE
         echo_report(formats.FORMATS[output_format](found))
         return EXIT_OK if all(e.verdict == "admitted" for e in found) else EXIT_FINDINGS
 

@@ -7,17 +7,17 @@ import dataclasses
 import datetime as dt
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import yaml
+from typing import TYPE_CHECKING
 
 from hetgitops.diagnostics import has_errors
+from hetgitops.explain import manifest
 from hetgitops.explain import request as requests
 from hetgitops.explain.explanation import Explanation, explain
 from hetgitops.explain.lines import live_lines, preemption_lines, volcano_lines
 from hetgitops.explain.state import LiveState
 from hetgitops.explain.workload import Workload, WorkloadError, from_manifest
 from hetgitops.load.documents import LoadResult, load_paths
+from hetgitops.load.policyfiles import MAX_FILE_BYTES
 from hetgitops.model import schema
 from hetgitops.model.building import build_policy
 from hetgitops.model.policy import Policy
@@ -63,15 +63,26 @@ def load_policy(paths: Iterable[Path], now: dt.date) -> Policy:
     return policy
 
 
-def manifests(text: str, name: str) -> list[Workload]:
+MAX_MANIFEST_BYTES = MAX_FILE_BYTES
+
+
+def manifest_text(raw: bytes, name: str) -> str:
+    """A manifest file's text: UTF-8 (a BOM allowed), at most MAX_MANIFEST_BYTES."""
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise WorkloadError(f"{name}: larger than the {MAX_MANIFEST_BYTES} byte limit")
     try:
-        docs: list[Any] = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise WorkloadError(f"{name}: not YAML ({exc})") from None
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise WorkloadError(f"{name}: not UTF-8 text (byte {exc.start})") from None
+
+
+def manifests(text: str, name: str) -> list[Workload]:
+    """The workloads of every document of `text` (a `List` gives its items), read through the
+    bounded YAML reader and the typed accessors of explain/manifest.py."""
     found: list[Workload] = []
-    for doc in docs:
-        items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
-        found.extend(from_manifest(item) for item in items or [])
+    for doc in manifest.documents(text, name):
+        listed = isinstance(doc.value, dict) and doc.value.get("kind") == "List"
+        found.extend(from_manifest(item) for item in (doc["items"].each() if listed else [doc]))
     if not found:
         raise WorkloadError(f"{name}: no manifest")
     return found

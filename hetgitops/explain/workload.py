@@ -4,12 +4,12 @@ tolerations. Built from command-line options or from a manifest of any supported
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hetgitops.live import workloads
-from hetgitops.plan.quota_plan import kueue_amount
+from hetgitops.explain import podspec
+from hetgitops.explain.manifest import Field, WorkloadError
 
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
@@ -28,8 +28,9 @@ SYSTEM_PRIORITY_CLASSES = {
 }
 
 
-class WorkloadError(ValueError):
-    """The manifest is not something this command can read (a usage error, exit 2)."""
+pod_requests = podspec.pod_requests
+
+__all__ = ["Field", "PodSet", "Workload", "WorkloadError", "from_manifest", "pod_requests"]
 
 
 @dataclass(frozen=True)
@@ -76,109 +77,82 @@ class Workload:
         return sum(ps.count for ps in self.pod_sets)
 
 
-def _kueue_integer(resource: str, quantity: Any) -> int:
-    return kueue_amount(resource, str(quantity))
-
-
-def pod_requests(spec: Mapping[str, Any]) -> dict[str, int]:
-    """Kueue's pod request (Σ containers, at least each init container's, limits standing in
-    for absent requests) in Kueue's integers: the one reader, `live.workloads.pod_requests`."""
-    return workloads.pod_requests(spec, _kueue_integer)
-
-
-def pod_set(name: str, count: int, template: Mapping[str, Any]) -> PodSet:
-    meta = template.get("metadata") or {}
-    spec = template.get("spec") or {}
-    annotations = meta.get("annotations") or {}
+def pod_set(name: str, count: int, template: Field) -> PodSet:
+    meta, spec = template["metadata"], template["spec"]
+    annotations = meta["annotations"].strings()
+    topology = TAS_REQUIRED in annotations or TAS_PREFERRED in annotations
     return PodSet(
         name=name,
         count=count,
-        requests=pod_requests(spec),
-        node_selector=dict(spec.get("nodeSelector") or {}),
-        tolerations=tuple(spec.get("tolerations") or ()),
+        requests=podspec.requests(spec),
+        node_selector=spec["nodeSelector"].strings(),
+        tolerations=podspec.tolerations(spec),
         required_topology=annotations.get(TAS_REQUIRED),
         preferred_topology=annotations.get(TAS_PREFERRED),
-        node_affinity=_required_affinity(spec),
-        group=annotations.get(TAS_GROUP)
-        if TAS_REQUIRED in annotations or TAS_PREFERRED in annotations
-        else None,
+        node_affinity=podspec.required_affinity(spec),
+        group=annotations.get(TAS_GROUP) if topology else None,
     )
 
 
-def _required_affinity(spec: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], ...], ...] | None:
-    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    terms = required.get("nodeSelectorTerms") or []
-    if not terms:
-        return None
-    return tuple(tuple(dict(e) for e in t.get("matchExpressions") or ()) for t in terms)
-
-
-def _int(value: Any, default: int) -> int:
-    return default if value is None else int(value)
-
-
-def _job_pods(spec: Mapping[str, Any]) -> int:
+def _job_pods(spec: Field) -> int:
     """A Job's pod set count: parallelism, at most completions (Kueue's job integration)."""
-    parallelism = _int(spec.get("parallelism"), 1)
-    completions = spec.get("completions")
-    return parallelism if completions is None else min(parallelism, int(completions))
+    parallelism = spec["parallelism"].count(1)
+    completions = spec["completions"]
+    return parallelism if completions.absent else min(parallelism, completions.count(0))
 
 
-def _job(obj: Mapping[str, Any]) -> list[PodSet]:
-    spec = obj.get("spec") or {}
-    return [pod_set("main", _job_pods(spec), spec.get("template") or {})]
+def _job(obj: Field) -> list[PodSet]:
+    spec = obj["spec"]
+    return [pod_set("main", _job_pods(spec), spec["template"])]
 
 
-def _jobset(obj: Mapping[str, Any]) -> list[PodSet]:
+def _jobset(obj: Field) -> list[PodSet]:
     found = []
-    for replicated in (obj.get("spec") or {}).get("replicatedJobs") or []:
-        job_spec = (replicated.get("template") or {}).get("spec") or {}
-        count = _int(replicated.get("replicas"), 1) * _job_pods(job_spec)
-        found.append(pod_set(str(replicated["name"]), count, job_spec.get("template") or {}))
+    for replicated in obj["spec"]["replicatedJobs"].each():
+        job_spec = replicated["template"]["spec"]
+        count = replicated["replicas"].count(1) * _job_pods(job_spec)
+        name = replicated["name"].text() or replicated["name"].refuse("required")
+        found.append(pod_set(name, count, job_spec["template"]))
     return found
 
 
-def _pytorchjob(obj: Mapping[str, Any]) -> list[PodSet]:
+def _pytorchjob(obj: Field) -> list[PodSet]:
     """Pod sets named by replica type in lower case, Master first (Kueue's kubeflow adapter)."""
-    specs = (obj.get("spec") or {}).get("pytorchReplicaSpecs") or {}
+    specs = dict(obj["spec"]["pytorchReplicaSpecs"].items())
     order = sorted(specs, key=lambda t: (t != "Master", t))
-    return [
-        pod_set(t.lower(), _int(specs[t].get("replicas"), 1), specs[t].get("template") or {})
-        for t in order
-    ]
+    return [pod_set(t.lower(), specs[t]["replicas"].count(1), specs[t]["template"]) for t in order]
 
 
-def _lws(obj: Mapping[str, Any]) -> list[PodSet]:
+def _lws(obj: Field) -> list[PodSet]:
     """One group (Kueue makes a Workload per group). With a leaderTemplate: `leader` (1 pod)
     and `worker` (size - 1 pods, kept even at 0); without one, every pod of the group is the
     worker template in one pod set `main` of `size` pods (Kueue's podSets for LWS)."""
-    spec = (obj.get("spec") or {}).get("leaderWorkerTemplate") or {}
-    size = _int(spec.get("size"), 1)
-    worker = spec.get("workerTemplate") or {}
-    leader = spec.get("leaderTemplate")
-    if leader is None:
+    spec = obj["spec"]["leaderWorkerTemplate"]
+    size = spec["size"].count(1, least=1)
+    worker, leader = spec["workerTemplate"], spec["leaderTemplate"]
+    if leader.absent:
         return [pod_set("main", size, worker)]
     return [pod_set("leader", 1, leader), pod_set("worker", size - 1, worker)]
 
 
-def _deployment(obj: Mapping[str, Any]) -> list[PodSet]:
+def _deployment(obj: Field) -> list[PodSet]:
     """Kueue's pod integration admits each replica as a Workload of one pod."""
-    return [pod_set("main", 1, (obj.get("spec") or {}).get("template") or {})]
+    obj["spec"]["replicas"].count(1)
+    return [pod_set("main", 1, obj["spec"]["template"])]
 
 
-def _pod(obj: Mapping[str, Any]) -> list[PodSet]:
-    return [pod_set("main", 1, {"metadata": obj.get("metadata"), "spec": obj.get("spec")})]
+def _pod(obj: Field) -> list[PodSet]:
+    return [pod_set("main", 1, obj)]
 
 
-def _vcjob(obj: Mapping[str, Any]) -> list[PodSet]:
+def _vcjob(obj: Field) -> list[PodSet]:
     return [
-        pod_set(str(task.get("name", f"task{i}")), _int(task.get("replicas"), 1), task["template"])
-        for i, task in enumerate((obj.get("spec") or {}).get("tasks") or [])
+        pod_set(task["name"].text(f"task{i}") or "", task["replicas"].count(1), task["template"])
+        for i, task in enumerate(obj["spec"]["tasks"].each())
     ]
 
 
-READERS = {
+READERS: dict[tuple[str, str], Callable[[Field], list[PodSet]]] = {
     ("batch", "Job"): _job,
     ("jobset.x-k8s.io", "JobSet"): _jobset,
     ("kubeflow.org", "PyTorchJob"): _pytorchjob,
@@ -189,48 +163,49 @@ READERS = {
 }
 
 
-def from_manifest(obj: Mapping[str, Any]) -> Workload:
-    """The Workload Kueue (or Volcano) would make of one submitted object."""
-    if not isinstance(obj, Mapping):
-        raise WorkloadError("a manifest must be a mapping with apiVersion and kind")
-    api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+def from_manifest(manifest: Mapping[str, Any] | Field) -> Workload:
+    """The Workload Kueue (or Volcano) would make of one submitted object; an object the API
+    server would refuse (a wrong type, a negative count, a fractional GPU) is a located
+    WorkloadError."""
+    obj = manifest if isinstance(manifest, Field) else Field(manifest)
+    if not isinstance(obj.value, Mapping):
+        obj.refuse("a manifest must be a mapping with apiVersion and kind")
+    api_version, kind = obj["apiVersion"].text("") or "", obj["kind"].text("") or ""
     group = api_version.rpartition("/")[0]
     reader = READERS.get((group, kind))
     if reader is None:
         known = ", ".join(f"{g + '/' if g else ''}{k}" for g, k in READERS)
         raise WorkloadError(f"cannot explain {api_version} {kind}; supported: {known}")
-    meta = obj.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    annotations = meta.get("annotations") or {}
-    try:
-        pod_sets = reader(obj)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise WorkloadError(f"{kind} {meta.get('name', '?')}: unreadable spec ({exc})") from None
+    meta = obj["metadata"]
+    labels = meta["labels"].strings()
+    meta["annotations"].strings()  # a map of strings, like the labels
+    name = meta["name"].text("") or ""
+    pod_sets = reader(obj)
     if not pod_sets:
-        raise WorkloadError(f"{kind} {meta.get('name', '?')} has no pods")
-    volcano = group == "batch.volcano.sh"
-    spec = obj.get("spec") or {}
-    pod_meta = _template_meta(obj)
+        raise WorkloadError(f"{kind} {name or '?'} has no pods")
+    pods = sum(p.count for p in pod_sets)
+    template = _first_template(obj)
+    pod_annotations = template["metadata"]["annotations"].strings()
     scheduler = KUEUE
     queue = labels.get(KUEUE_QUEUE)
     min_available = None
-    if volcano:
-        scheduler, queue = VOLCANO, spec.get("queue", "default")
-        min_available = _int(spec.get("minAvailable"), sum(p.count for p in pod_sets))
+    if group == "batch.volcano.sh":
+        scheduler, queue = VOLCANO, obj["spec"]["queue"].text("default")
+        min_available = obj["spec"]["minAvailable"].count(pods)
     elif queue is None and (
-        (pod_meta.get("annotations") or {}).get(VOLCANO_QUEUE) or _scheduler_name(obj) == VOLCANO
+        pod_annotations.get(VOLCANO_QUEUE) or template["spec"]["schedulerName"].text() == VOLCANO
     ):
         scheduler = VOLCANO
-        queue = (pod_meta.get("annotations") or {}).get(VOLCANO_QUEUE, "default")
-        min_available = _int(annotations.get(VOLCANO_MIN_MEMBER), sum(p.count for p in pod_sets))
+        queue = pod_annotations.get(VOLCANO_QUEUE, "default")
+        min_available = _min_member(meta["annotations"][VOLCANO_MIN_MEMBER], pods)
     elif queue is None:
         scheduler = DEFAULT
     tier = labels.get(KUEUE_PRIORITY)
-    pod_class = _priority_class(obj)
+    pod_class = template["spec"]["priorityClassName"].text() or None
     return Workload(
         kind=kind,
-        name=str(meta.get("name", "")),
-        namespace=meta.get("namespace"),
+        name=name,
+        namespace=meta["namespace"].text(),
         pod_sets=tuple(pod_sets),
         queue=queue,
         tier=tier or pod_class,
@@ -240,42 +215,31 @@ def from_manifest(obj: Mapping[str, Any]) -> Workload:
     )
 
 
-def _templates(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """Every pod template of the object (for scheduler name and pod annotations)."""
-    spec = obj.get("spec") or {}
-    kind = obj.get("kind")
-    if kind == "Pod":
-        return [obj]
-    if "template" in spec:
-        return [spec["template"]]
-    if "replicatedJobs" in spec:
-        return [
-            ((r.get("template") or {}).get("spec") or {}).get("template") or {}
-            for r in spec["replicatedJobs"]
-        ]
-    if "pytorchReplicaSpecs" in spec:
-        return [s.get("template") or {} for s in spec["pytorchReplicaSpecs"].values()]
-    if "leaderWorkerTemplate" in spec:
+def _min_member(annotation: Field, default: int) -> int:
+    """Volcano's gang size annotation: a string holding a non-negative whole number."""
+    text = annotation.text()
+    if text is None:
+        return default
+    if not text.strip().isdigit():
+        annotation.refuse(f"{text!r} is not a whole number of pods")
+    return Field(int(text), annotation.path, annotation.source).count(default)
+
+
+def _first_template(obj: Field) -> Field:
+    """The object's first pod template (for scheduler name, pod annotations, priority)."""
+    spec = obj["spec"]
+    if obj["kind"].value == "Pod":
+        return obj
+    if "template" in spec.mapping():
+        return spec["template"]
+    if "replicatedJobs" in spec.mapping():
+        return spec["replicatedJobs"][0]["template"]["spec"]["template"]
+    if "pytorchReplicaSpecs" in spec.mapping():
+        specs = dict(spec["pytorchReplicaSpecs"].items())
+        return next(iter(specs.values()))["template"] if specs else Field(None)
+    if "leaderWorkerTemplate" in spec.mapping():
         lwt = spec["leaderWorkerTemplate"]
-        return [t for t in (lwt.get("leaderTemplate"), lwt.get("workerTemplate")) if t]
-    if "tasks" in spec:
-        return [t.get("template") or {} for t in spec["tasks"]]
-    return []
-
-
-def _template_meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    found = _templates(obj)
-    return (found[0].get("metadata") or {}) if found else {}
-
-
-def _scheduler_name(obj: Mapping[str, Any]) -> str:
-    found = _templates(obj)
-    return str(((found[0].get("spec") or {}).get("schedulerName")) or "") if found else ""
-
-
-def _priority_class(obj: Mapping[str, Any]) -> str | None:
-    found = _templates(obj)
-    if not found:
-        return None
-    value = (found[0].get("spec") or {}).get("priorityClassName")
-    return str(value) if value else None
+        return lwt["workerTemplate"] if lwt["leaderTemplate"].absent else lwt["leaderTemplate"]
+    if "tasks" in spec.mapping():
+        return spec["tasks"][0]["template"]
+    return Field(None)
