@@ -24,8 +24,10 @@ def _extended(name: str) -> bool:
 
 
 def _containers(spec: Field) -> Iterator[Field]:
-    yield from spec["containers"].each()
-    yield from spec["initContainers"].each()
+    for container in (*spec["containers"].each(), *spec["initContainers"].each()):
+        if container.absent:
+            container.refuse("expected a container, got null")
+        yield container
 
 
 def _amounts(resources: Field, key: str) -> dict[str, tuple[Field, Decimal]]:

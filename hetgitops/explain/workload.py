@@ -175,14 +175,14 @@ def from_manifest(manifest: Mapping[str, Any] | Field) -> Workload:
     reader = READERS.get((group, kind))
     if reader is None:
         known = ", ".join(f"{g + '/' if g else ''}{k}" for g, k in READERS)
-        raise WorkloadError(f"cannot explain {api_version} {kind}; supported: {known}")
+        obj["kind"].refuse(f"cannot explain {api_version} {kind}; supported: {known}")
     meta = obj["metadata"]
     labels = meta["labels"].strings()
     meta["annotations"].strings()  # a map of strings, like the labels
     name = meta["name"].text("") or ""
     pod_sets = reader(obj)
     if not pod_sets:
-        raise WorkloadError(f"{kind} {name or '?'} has no pods")
+        obj["spec"].refuse(f"{kind} {name or '?'} has no pods")
     pods = sum(p.count for p in pod_sets)
     template = _first_template(obj)
     pod_annotations = template["metadata"]["annotations"].strings()
