@@ -127,6 +127,7 @@ def _lws(obj: Field) -> list[PodSet]:
     """One group (Kueue makes a Workload per group). With a leaderTemplate: `leader` (1 pod)
     and `worker` (size - 1 pods, kept even at 0); without one, every pod of the group is the
     worker template in one pod set `main` of `size` pods (Kueue's podSets for LWS)."""
+    obj["spec"]["replicas"].count(1)  # groups: each is its own Workload
     spec = obj["spec"]["leaderWorkerTemplate"]
     size = spec["size"].count(1, least=1)
     worker, leader = spec["workerTemplate"], spec["leaderTemplate"]

@@ -12,7 +12,7 @@ import html
 import io
 
 from hetgitops.api import Result
-from hetgitops.reporting import FORMATTERS, text
+from hetgitops.reporting import FORMATTERS, markdown, text
 from hetgitops.reporting.summary import summary_line
 
 CSV_HEADER = ["file", "line", "column", "severity", "rule", "message", "hint"]
@@ -47,4 +47,6 @@ def render(result: Result, output_format: str) -> str:
         return render_csv(result)
     if output_format == "html":
         return render_html(result)
+    if output_format == "markdown":
+        return markdown.render(result, title="### hetgitops: the policy has errors")
     return FORMATTERS[output_format](result)
