@@ -82,3 +82,26 @@ def test_relative_links_in_the_guides_resolve() -> None:
             if not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(REPO)} -> {target}")
     assert not broken, broken
+
+
+def test_getting_started_lists_what_each_target_needs_before_the_first_sync() -> None:
+    """A sync into a cluster without the CRDs and namespaces a target's objects need fails;
+    the guide says, per target, what to install first (issue 32, item 7)."""
+    text = (REPO / "docs/getting-started.md").read_text()
+    assert "### Before your first sync" in text
+    checklist = text.split("### Before your first sync")[1]
+    for target in ("core", "kueue", "volcano", "nodes", "gpu-operator", "monitoring"):
+        assert f"- [ ] **{target}**" in checklist, target
+    for needed in ("Prometheus Operator CRDs", "integrations.frameworks", "NodeFeatureRule",
+                   "scheduling.volcano.sh", "GPU Operator", "Namespaces"):  # fmt: skip
+        assert needed in checklist, needed
+
+
+def test_readme_names_the_extra_capacity_html_needs() -> None:
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert "html" in extras["optional-dependencies"]  # the plain install lacks altair
+    row = next(line for line in (REPO / "README.md").read_text().splitlines()
+               if "capacity --format html >" in line)  # fmt: skip
+    assert "hetgitops[html]" in row

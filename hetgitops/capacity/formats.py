@@ -9,7 +9,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from hetgitops.capacity.run import CapacityReport
+from hetgitops.capacity.run import CapacityReport, TeamCost
 from hetgitops.plan.entitlement import Entitlement
 
 COLUMNS = (
@@ -26,6 +26,11 @@ COLUMNS = (
     "card_equivalents_per_unit",
     "nominal_normalized",
     "reach_normalized",
+    # The row's team, as the text and markdown cost table says it (repeated on each of its rows).
+    "currency",
+    "team_monthly_cost",
+    "team_budget",
+    "team_headroom",
 )
 
 
@@ -176,12 +181,26 @@ def render_json(report: CapacityReport) -> str:
     return json.dumps(as_data(report), indent=2) + "\n"
 
 
+def _cost_columns(cost: TeamCost | None) -> dict[str, str]:
+    """The team's monthly cost against budget, as in the text format (empty: not known)."""
+    if cost is None:
+        return {}
+    budget = cost.budget
+    return {
+        "currency": cost.currency,
+        "team_monthly_cost": f"{cost.monthly:.2f}",
+        "team_budget": "" if budget is None else f"{budget:.2f}",
+        "team_headroom": "" if budget is None else f"{budget - cost.monthly:.2f}",
+    }
+
+
 def render_csv(report: CapacityReport) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS), lineterminator="\n")
     writer.writeheader()
+    costs = {c.team: c for c in report.costs}
     for e in report.rows:
-        writer.writerow(_row(e))
+        writer.writerow({**_row(e), **_cost_columns(costs.get(e.team))})
     return buffer.getvalue()
 
 

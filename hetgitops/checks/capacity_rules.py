@@ -70,7 +70,9 @@ def quota_exceeds_capacity(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
     Passes: the same pool with `cards: 8` and `cards: 8`.
     Fix: lower the teams' nominal quotas in the pool until they add up to its capacity (the notes
     list each contributor), or add nodes to the pool; to let teams use each other's idle cards, use
-    a cohort with borrowing rather than nominal quota above capacity.
+    a cohort with borrowing rather than nominal quota above capacity. In a pool whose every GPU
+    is MIG-partitioned (no whole GPUs offered), claim slices with `mig:` quotas instead of
+    `cards:` (the hint names the pool's profiles and how many it offers).
     """
     claims: dict[str, dict[str, list[tuple[QuotaUse, int]]]] = defaultdict(
         lambda: defaultdict(list)
@@ -86,7 +88,21 @@ def quota_exceeds_capacity(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
         offered = capacity.pool_resources(pool, card, policy.fleet)
         for resource, entries in claims.get(pool.name, {}).items():
             if resource in offered:  # an unoffered resource is quota-resource-unavailable
-                yield from _over(pool, resource, offered[resource], entries, policy.fleet)
+                hint = _all_mig_hint(pool, resource, offered)
+                yield from _over(pool, resource, offered[resource], entries, policy.fleet, hint)
+
+
+def _all_mig_hint(pool: Pool, resource: str, offered: dict[str, int]) -> str:
+    """The fix: in a pool that offers only MIG instances, whole cards cannot be claimed."""
+    slices = mig.resource_name("")
+    if offered[resource] or not pool.mig or resource.startswith(slices):
+        return "lower the quotas or add nodes; borrowing, not nominal quota, is how teams share"
+    profiles = {name.removeprefix(slices): n for name, n in offered.items() if name != resource}
+    spelled = ", ".join(f"{p}: {n}" for p, n in profiles.items())
+    return (
+        f"every GPU of pool '{pool.name}' is MIG-partitioned, so it offers no whole GPUs: "
+        f"claim its slices with a `mig:` quota instead of `cards:` (it offers {{{spelled}}})"
+    )
 
 
 def unknown_layout(pool: Pool, card: CardType) -> bool:
@@ -105,6 +121,7 @@ def _over(
     offered: int,
     entries: list[tuple[QuotaUse, int]],
     fleet: Fleet | None,
+    hint: str,
 ) -> Iterator[Diagnostic]:
     total = sum(amount for _, amount in entries)
     if total <= offered:
@@ -131,7 +148,7 @@ def _over(
         f"{len(pool.nodes)} node(s) offer {offered}",
         pool.origin,
         *defined,
-        hint="lower the quotas or add nodes; borrowing, not nominal quota, is how teams share",
+        hint=hint,
         related=[capacity_note, *claims],
     )
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import error_at, in_file_order
+from hetgitops.checks._common import error_at, in_file_order, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Related, Severity, Span, listing
 from hetgitops.model.policy import Node, Policy, Pool
 
+# How `hetgitops init` begins the node names it makes up when it is given none.
+PLACEHOLDER_PREFIX = "replace-me-"
 # Node fields behind the Fleet topology levels; `hostname` is every node's own name.
 _LEVEL_FIELDS = {"zone": "zone", "rack": "rack", "nvlink-domain": "nvlinkDomain"}
 
@@ -96,3 +98,30 @@ def topology_incomplete(policy: Policy, ctx: CheckContext) -> Iterator[Diagnosti
 
 def _level_value(node: Node, level: str) -> str | None:
     return {"zone": node.zone, "rack": node.rack, "nvlink-domain": node.nvlink_domain}[level]
+
+
+@rule("node-name-placeholder", Severity.WARNING)
+def node_name_placeholder(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """No node name is a placeholder `hetgitops init` wrote (`replace-me-...`).
+
+    Without real names the nodes target labels nodes that do not exist, and the pool's
+    capacity is made up. One finding per node entry.
+    Fails: `- names: replace-me-train-[1:2]` (what `hetgitops init` writes without node names).
+    Passes: `- names: gpu-h100-[01:02]`.
+    Fix: replace the entry with your nodes' names (`kubectl get nodes`; ranges like
+    `gpu-[01:16]` expand), keeping as many nodes as the pool has.
+    """
+    for pool in in_file_order(policy.pools.values()):
+        entries: dict[Span, list[Node]] = {}
+        for node in pool.nodes:
+            if node.name.startswith(PLACEHOLDER_PREFIX):
+                entries.setdefault(node.origin.span, []).append(node)
+        for nodes in entries.values():
+            names = listing([n.name for n in nodes], 3)
+            yield warning_at(
+                "node-name-placeholder",
+                f"pool '{pool.name}' lists placeholder node names ({names}) that "
+                "`hetgitops init` wrote: replace them with your nodes' names",
+                nodes[0].origin,
+                hint="`kubectl get nodes` lists them; ranges like gpu-[01:16] expand",
+            )

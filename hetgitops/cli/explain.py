@@ -24,7 +24,7 @@ from hetgitops.cli.common import (
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.argument("target", nargs=-1, metavar="[workload NS/NAME]")
+@click.argument("target", nargs=-1, metavar="[PATH]... | workload NS/NAME")
 @click.option(
     "--kubeconfig",
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
@@ -37,7 +37,7 @@ from hetgitops.cli.common import (
     "paths",
     multiple=True,
     type=click.Path(path_type=Path, exists=True),
-    help="Policy files or folders (default: policies/).",
+    help="Policy files or folders (default: policies/); the same as the PATH arguments.",
 )
 @click.option(
     "-f",
@@ -85,12 +85,16 @@ def explain(
 ) -> None:
     """Where a job would land on an empty cluster, or why it would pend: the flavors Kueue
     tries in order, its reason and message, Volcano's and kube-scheduler's view, and the
-    policy line to change. Exit 1 when the job would not be admitted."""
+    policy line to change. PATH: policy files or folders, as for validate (default:
+    policies/). Exit 1 when the job would not be admitted."""
     from hetgitops.explain import existing, formats, request, run
     from hetgitops.explain.state import read_state
     from hetgitops.explain.workload import WorkloadError
 
-    workload_ref = _workload_ref(target)
+    workload_ref, positional = _split_target(target)
+    if positional and paths:
+        raise click.UsageError("give the policy as PATH or as --policy PATH, not both")
+    paths = paths or positional
     modes = sum(x is not None for x in (manifest, profile, workload_ref)) + bool(gpus or mig)
     if workload_ref is not None and kubeconfig is None:
         raise click.UsageError("explain workload NS/NAME reads the cluster: give --kubeconfig")
@@ -144,13 +148,22 @@ def explain(
     sys.exit(guarded(go))
 
 
-def _workload_ref(target: tuple[str, ...]) -> tuple[str, str] | None:
-    if not target:
-        return None
-    if len(target) != 2 or target[0] != "workload" or target[1].count("/") != 1:
-        raise click.UsageError("expected `explain workload NAMESPACE/NAME`")
-    namespace, name = target[1].split("/")
-    return namespace, name
+def _split_target(target: tuple[str, ...]) -> tuple[tuple[str, str] | None, tuple[Path, ...]]:
+    """`workload NS/NAME`, or the policy PATHs (as validate and render take them)."""
+    # A folder named `workload` is a PATH unless a NAMESPACE/NAME that is no path follows it.
+    live = len(target) == 2 and not Path(target[1]).exists()
+    if target[:1] == ("workload",) and (live or not Path("workload").exists()):
+        if len(target) != 2 or target[1].count("/") != 1:
+            raise click.UsageError("expected `explain workload NAMESPACE/NAME`")
+        namespace, name = target[1].split("/")
+        return (namespace, name), ()
+    missing = [t for t in target if not Path(t).exists()]
+    if missing:
+        raise click.UsageError(
+            f"no such policy PATH {missing[0]!r} (or, for a live workload, "
+            "`explain workload NAMESPACE/NAME --kubeconfig FILE`)"
+        )
+    return None, tuple(Path(t) for t in target)
 
 
 T = TypeVar("T")

@@ -39,7 +39,8 @@ Exit codes:
 \b
 Examples:
   hetgitops init gpu-policy --cluster prod --card h100-80gb --card l40s-48gb
-  hetgitops init gpu-policy --cluster prod --pool train=h100-80gb:4 --team nlp --team vision"""
+  hetgitops init gpu-policy --cluster prod --pool train=h100-80gb:4 --team nlp --team vision
+  hetgitops init gpu-policy --pool infer=h100-80gb:2 --mig infer=all-1g.10gb"""
 )
 @click.argument("directory", default=".", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--cluster", metavar="NAME", help="Cluster name (labels every rendered object).")
@@ -57,6 +58,15 @@ Examples:
     multiple=True,
     metavar="NAME=TYPE[:NODES[:CARDS]]",
     help="A pool of NODES nodes with CARDS cards of TYPE each (default 2 x 8; repeatable).",
+)
+@click.option(
+    "--mig",
+    "mig_layouts",
+    multiple=True,
+    metavar="POOL=LAYOUT",
+    help="Carve every GPU of a MIG-capable pool: LAYOUT all-<profile> (all-1g.10gb, "
+    "all-3g.40gb, ...) or mixed (half smallest slices, half mid-size); its teams get `mig:` "
+    "quotas (repeatable).",
 )
 @click.option(
     "--card-file",
@@ -88,6 +98,7 @@ def init(
     cluster: str | None,
     cards: tuple[str, ...],
     pools: tuple[str, ...],
+    mig_layouts: tuple[str, ...],
     teams: tuple[str, ...],
     card_files: tuple[Path, ...],
     targets: tuple[str, ...],
@@ -98,6 +109,7 @@ def init(
     """Create a policy repository in DIR (default: the current directory)."""
     from hetgitops import scaffold
     from hetgitops.model.catalogue import card_types, describe
+    from hetgitops.scaffold.mig_layout import with_mig
 
     if list_cards:
         for name in card_types():
@@ -116,7 +128,7 @@ def init(
             card_pools = tuple(_ask_pool(pool) for pool in card_pools)
         answers = scaffold.Answers(
             cluster=cluster or _default_cluster(directory),
-            pools=card_pools + tuple(scaffold.parse_pool(p) for p in pools),
+            pools=with_mig(card_pools + tuple(scaffold.parse_pool(p) for p in pools), mig_layouts),
             teams=teams or ("ml",),
             targets=scaffold.fleet.with_targets(targets),
             card_files=_read_card_files(card_files),
@@ -146,6 +158,7 @@ def _read_card_files(paths: tuple[Path, ...]) -> dict[str, Any]:
 def _ask_pool(pool: scaffold.PoolAnswer) -> scaffold.PoolAnswer:
     """Cards per node, then the nodes' names (or, left empty, how many placeholders)."""
     from hetgitops import scaffold
+    from hetgitops.scaffold.answers import named_pool
 
     per_node = click.prompt(
         f"Cards per node in pool {pool.name}", default=8, type=click.IntRange(1)
@@ -158,9 +171,29 @@ def _ask_pool(pool: scaffold.PoolAnswer) -> scaffold.PoolAnswer:
     )
     sized = scaffold.PoolAnswer(pool.name, pool.card_type, pool.nodes, per_node)
     if names.strip():
-        return scaffold.fleet.named_pool(sized, names)
-    nodes = click.prompt(f"Nodes in pool {pool.name}", default=2, type=click.IntRange(1))
-    return scaffold.PoolAnswer(pool.name, pool.card_type, nodes, per_node)
+        sized = named_pool(sized, names)
+    else:
+        nodes = click.prompt(f"Nodes in pool {pool.name}", default=2, type=click.IntRange(1))
+        sized = scaffold.PoolAnswer(pool.name, pool.card_type, nodes, per_node)
+    return _ask_mig(sized)
+
+
+def _ask_mig(pool: scaffold.PoolAnswer) -> scaffold.PoolAnswer:
+    """For a MIG-capable card: carve its GPUs (a layout, as `--mig` takes it) or keep them whole."""
+    from hetgitops.model.catalogue import card_types
+    from hetgitops.scaffold.mig_layout import mig_choices, with_mig
+
+    card = card_types().get(pool.card_type)  # an unknown one: check() says so after the questions
+    choices = mig_choices(card) if card is not None else []
+    if not choices:
+        return pool
+    layout = click.prompt(
+        f"MIG layout for pool {pool.name} (none: whole GPUs; mixed: half small, half mid-size "
+        "slices)",
+        default="none",
+        type=click.Choice(choices),
+    )
+    return pool if layout == "none" else with_mig((pool,), [f"{pool.name}={layout}"])[0]
 
 
 def _write_or_explain(directory: Path, files: dict[str, str], answers: scaffold.Answers) -> int:

@@ -16,8 +16,10 @@ from typing import Any
 from hetgitops.model import quantities
 
 # `alert` and `record`: Prometheus rules (the monitoring target), so a changed threshold reads
-# as `rules[alert=HetGitOpsGPUsAllocatedButIdle].expr`, not as a rule index.
-KEY_FIELDS = ("name", "key", "id", "nodeLabel", "alert", "record")
+# as `rules[alert=HetGitOpsGPUsAllocatedButIdle].expr`, not as a rule index. A recording rule's
+# name repeats once per pool or flavor, told apart by its labels: `record{}` names it with them,
+# as a PromQL selector, `rules[record=hetgitops:pool_declared_cards{pool="a800-train"}]`.
+KEY_FIELDS = ("name", "key", "id", "nodeLabel", "alert", "record", "alert{}", "record{}")
 
 
 @dataclass(frozen=True)
@@ -27,8 +29,23 @@ class Key:
     field: str
     value: str
 
+    @property
+    def shown(self) -> str:
+        """The field as users read it (`record{}` is `record`, its value carries the labels)."""
+        return self.field.removesuffix("{}")
+
     def __str__(self) -> str:
-        return f"[{self.field}={self.value}]"
+        return f"[{self.shown}={self.value}]"
+
+
+def entry_value(item: Mapping[str, Any], field: str) -> Any:
+    """What names `item` by `field`: the field's value; with `{}`, its labels appended."""
+    if not field.endswith("{}"):
+        return item.get(field)
+    name, labels = item.get(field.removesuffix("{}")), item.get("labels")
+    if not isinstance(name, str) or not isinstance(labels, Mapping) or not labels:
+        return None
+    return name + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
 
 
 Segment = str | int | Key
@@ -116,7 +133,7 @@ def key_field(items: Sequence[Any]) -> str | None:
     if not items or not all(isinstance(item, Mapping) for item in items):
         return None
     for field in KEY_FIELDS:
-        values = [item.get(field) for item in items]
+        values = [entry_value(item, field) for item in items]
         if all(isinstance(v, str | int) for v in values) and len(set(values)) == len(values):
             return field
     return None
@@ -140,8 +157,8 @@ def _diff_lists(before: Sequence[Any], after: Sequence[Any], path: Path) -> list
                 for c in diff(b, a, (*path, i))
             ]
         return [FieldChange(path, "change", list(before), list(after))]
-    old = {str(item[field]): item for item in before}
-    new = {str(item[field]): item for item in after}
+    old = {str(entry_value(item, field)): item for item in before}
+    new = {str(entry_value(item, field)): item for item in after}
     changes = [
         FieldChange((*path, Key(field, k)), "remove", v) for k, v in old.items() if k not in new
     ]
@@ -194,7 +211,7 @@ def _apply_one(root: Any, change: FieldChange) -> Any:
 def _reorder(root: Any, change: FieldChange) -> Any:
     items = _locate(root, change.path)
     field = key_field(items)
-    by_key = {str(item[field]): item for item in items} if field else {}
+    by_key = {str(entry_value(item, field)): item for item in items} if field else {}
     items[:] = [by_key[k] for k in change.after if k in by_key]
     return root
 
@@ -208,6 +225,6 @@ def _locate(root: Any, path: Path) -> Any:
 
 def _find(items: list[Any], key: Key) -> int:
     for position, item in enumerate(items):
-        if str(item.get(key.field)) == key.value:
+        if str(entry_value(item, key.field)) == key.value:
             return position
     raise KeyError(str(key))

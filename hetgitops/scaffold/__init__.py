@@ -8,7 +8,8 @@ editors. Pure: nothing is written here; `hetgitops init` writes the files.
 
 from __future__ import annotations
 
-from hetgitops.scaffold.fleet import Answers, BadAnswer, PoolAnswer, parse_pool, policy_files
+from hetgitops.scaffold.answers import BadAnswer, PoolAnswer
+from hetgitops.scaffold.fleet import Answers, parse_pool, policy_files
 from hetgitops.scaffold.repo import POLICY_DIR, RENDER_DIR, repo_files
 
 __all__ = [

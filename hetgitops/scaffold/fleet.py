@@ -11,53 +11,15 @@ import yaml
 
 from hetgitops.load.resources import data_dir
 from hetgitops.model.catalogue import card_types
-from hetgitops.model.ranges import RangeError, expand
 from hetgitops.output.manifests import to_yaml
+from hetgitops.scaffold.answers import BadAnswer, PoolAnswer
+from hetgitops.scaffold.mig_layout import mig_devices, mig_slices
 
 API_VERSION = "hetgitops.io/v1alpha1"
 SCHEMA_DIR = ".hetgitops/schemas"
 # A DNS-1123 label: pool, team and cluster names become object and queue names.
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 DEFAULT_TARGETS = ("core", "kueue", "nodes", "monitoring")
-
-
-class BadAnswer(ValueError):
-    """An answer that cannot make a valid fleet (the CLI reports it as a usage error)."""
-
-
-@dataclass(frozen=True)
-class PoolAnswer:
-    name: str
-    card_type: str
-    nodes: int = 2
-    cards_per_node: int = 8
-    # The nodes' real names (`gpu-[01:16]` ranges allowed); None: placeholders `<pool>-[1:N]`.
-    node_names: tuple[str, ...] | None = None
-
-    @property
-    def cards(self) -> int:
-        return self.nodes * self.cards_per_node
-
-    @property
-    def placeholder(self) -> bool:
-        return self.node_names is None
-
-    def names(self) -> tuple[str, ...]:
-        if self.node_names is not None:
-            return self.node_names
-        return (f"{self.name}-[1:{self.nodes}]" if self.nodes > 1 else self.name,)
-
-
-def named_pool(pool: PoolAnswer, names: str) -> PoolAnswer:
-    """`pool` with the nodes `names` lists (comma-separated, ranges allowed), counted."""
-    patterns = tuple(n.strip() for n in names.split(",") if n.strip())
-    try:
-        count = sum(len(expand(p)) for p in patterns)
-    except RangeError as exc:
-        raise BadAnswer(f"pool {pool.name!r}: {exc}") from None
-    if not count:
-        return pool
-    return PoolAnswer(pool.name, pool.card_type, count, pool.cards_per_node, patterns)
 
 
 def with_targets(extra: Iterable[str]) -> tuple[str, ...]:
@@ -104,6 +66,8 @@ def check(answers: Answers) -> None:
                 f"unknown card type {pool.card_type!r} (known: {', '.join(known)}); for another "
                 "card, describe it in a CardType file and pass --card-file FILE"
             )
+        if pool.mig_layout:
+            mig_devices(pool, known[pool.card_type])  # raises for a layout the card lacks
         if pool.cards < len(answers.teams):
             raise BadAnswer(f"pool {pool.name!r} has fewer cards than there are teams")
     for label, names in (("pool", [p.name for p in answers.pools]), ("team", answers.teams)):
@@ -149,19 +113,31 @@ def _card(name: str, answers: Answers) -> dict[str, Any]:
     return _document("CardType", name, dict(doc["spec"]))
 
 
-def _pool(pool: PoolAnswer) -> dict[str, Any]:
-    spec = {
+def _pool(pool: PoolAnswer, answers: Answers) -> dict[str, Any]:
+    spec: dict[str, Any] = {
         "cardType": pool.card_type,
-        "purpose": "training",
+        "purpose": "inference" if pool.mig_layout else "training",
         "cardsPerNode": pool.cards_per_node,
         "nodes": [{"names": name} for name in pool.names()],
     }
+    if pool.mig_layout:
+        card = answers.known_cards()[pool.card_type]
+        spec["mig"] = {"devices": mig_devices(pool, card)}
     return _document("Pool", pool.name, spec)
 
 
-def _team(name: str, answers: Answers) -> dict[str, Any]:
+def _quota(pool: PoolAnswer, answers: Answers) -> dict[str, Any]:
+    """An equal share of the pool: whole cards, or in a MIG pool slices of each profile (every
+    GPU is carved, so it offers no whole cards)."""
     share = len(answers.teams)
-    quotas = [{"pool": p.name, "cards": p.cards // share} for p in answers.pools]
+    if not pool.mig_layout:
+        return {"pool": pool.name, "cards": pool.cards // share}
+    slices = mig_slices(pool, answers.known_cards()[pool.card_type])
+    return {"pool": pool.name, "mig": {p: n // share for p, n in slices.items()}}
+
+
+def _team(name: str, answers: Answers) -> dict[str, Any]:
+    quotas = [_quota(p, answers) for p in answers.pools]
     stages = sorted({str(answers.known_cards()[p.card_type]["spec"].get("lifecycle", "production"))
                      for p in answers.pools} | {"production"})  # fmt: skip
     spec: dict[str, Any] = {"namespaces": [name], "quotas": quotas, "tiers": ["standard"]}
@@ -211,7 +187,8 @@ def policy_files(answers: Answers) -> dict[str, str]:
                                      [_fleet(answers)]),
         "policies/cards.yaml": _file("Card types, copied from hetgitops' catalogue.",
                                      [_card(c, answers) for c in cards]),
-        "policies/pools.yaml": _file(_pools_header(answers), [_pool(p) for p in answers.pools]),
+        "policies/pools.yaml": _file(_pools_header(answers),
+                                     [_pool(p, answers) for p in answers.pools]),
         "policies/teams.yaml": _file(_teams_header(answers),
                                      [_team(t, answers) for t in answers.teams]),
         "policies/tiers.yaml": _file("Priority tiers.",

@@ -147,3 +147,14 @@ def test_a_policy_that_does_not_load_is_reported_in_the_requested_format(
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out
     else:
         assert out.startswith("### ") and "| Location | Rule |" in out
+
+
+def test_csv_has_the_cost_and_budget_the_text_format_has(report: Any) -> None:
+    # The text and markdown formats show each team's monthly cost against its budget; the CSV
+    # (the format a spreadsheet reads) had only the quota columns.
+    rows = list(csv.DictReader(io.StringIO(FORMATS["csv"](report))))
+    cost = next(c for c in report.costs if c.team == "pretraining")
+    mine = [r for r in rows if r["team"] == "pretraining"]
+    assert mine and all(r["team_monthly_cost"] == f"{cost.monthly:.2f}" for r in mine)
+    assert {(r["currency"], r["team_budget"]) for r in mine} == {(cost.currency, "120000.00")}
+    assert mine[0]["team_headroom"] == f"{cost.budget - cost.monthly:.2f}"

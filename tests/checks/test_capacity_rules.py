@@ -75,6 +75,21 @@ def test_mig_instances_within_capacity_pass(policy):
     assert policy.spans("quota-exceeds-capacity") == []
 
 
+def test_an_all_mig_pool_says_to_claim_its_profiles_with_mig_quotas(policy):
+    # Every GPU carved: no whole GPU is offered, so `cards:` there can never be met. "Lower the
+    # quotas or add nodes" sent newcomers the wrong way; the fix is a `mig:` quota.
+    with_mig(policy, "  mig:\n    devices:\n      - gpus: all\n        profiles: {3g.40gb: 2}\n")
+    found = policy.findings("quota-exceeds-capacity")
+    assert [str(d.span) for d in found] == [policy.pos("pools.yaml", H100_NODES)]
+    assert "`mig:`" in found[0].hint and "3g.40gb: 32" in found[0].hint
+
+
+def test_a_partly_carved_pool_keeps_the_lower_or_add_nodes_fix(policy):
+    with_mig(policy)  # 12 whole cards still offered
+    (found,) = policy.findings("quota-exceeds-capacity")
+    assert "`mig:`" not in found.hint
+
+
 def test_single_strategy_counts_instances_as_gpus(policy):
     policy.replace("fleet.yaml", "  cohorts:", "  gpuOperator: {migStrategy: single}\n  cohorts:")
     with_mig(policy, "  mig:\n    devices:\n      - gpus: all\n        profiles: {3g.40gb: 2}\n")

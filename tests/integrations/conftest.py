@@ -45,6 +45,13 @@ def scaffold_repo(tmp_path: Path) -> Path:
         main, ["init", str(repo), "--cluster", "demo", "--card", "h100-80gb", "--no-interactive"]
     )
     assert result.exit_code == 0, result.output
+    # What init's note asks first: real node names for the placeholders (node-name-placeholder).
+    pools = repo / "policies" / "pools.yaml"
+    pools.write_text(pools.read_text().replace("replace-me-h100-80gb-", "gpu-h100-"))
+    rendered = CliRunner().invoke(
+        main, ["render", str(repo / "policies"), "--output", str(repo / "rendered")]
+    )
+    assert rendered.exit_code == 0, rendered.output
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "GPU fleet policy")

@@ -61,7 +61,7 @@ def _amount(amount: Amount | None) -> dict[str, Any] | None:
 
 
 def _path(field: FieldChange) -> list[Any]:
-    return [{"field": p.field, "value": p.value} if isinstance(p, Key) else p for p in field.path]
+    return [{"field": p.shown, "value": p.value} if isinstance(p, Key) else p for p in field.path]
 
 
 def _field(field: FieldChange) -> dict[str, Any]:
