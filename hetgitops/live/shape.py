@@ -10,7 +10,9 @@ it into a plain ClusterError (exit 4). Plain JSON in, no hetgitops imports.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
@@ -27,7 +29,7 @@ def problem(item: Any, *, namespaced: bool, group: str, plural: str) -> str | No
     found = found or _strings(item, ("apiVersion", "kind"))
     if found is None and (group, plural) == CRDS:
         found = _crd(item)
-    return found
+    return found or _fields(item, FIELDS.get(plural, ()))
 
 
 def _metadata(meta: Any, *, namespaced: bool) -> str | None:
@@ -51,6 +53,136 @@ def _metadata(meta: Any, *, namespaced: bool) -> str | None:
             return found
     found = _strings(meta, _META_STRINGS, "metadata.")
     return found or _list_of_strings(meta.get("finalizers"), "metadata.finalizers")
+
+
+# What the readers read of each kind (live.workloads, explain, diff blast, import): a pattern
+# (`*` is every item of a list or value of an object; a trailing `!` a field that must be
+# there) and the type it must have. Null is absence, as the readers treat it.
+def _containers(at: str) -> tuple[tuple[str, str], ...]:
+    found: list[tuple[str, str]] = []
+    for key in ("containers", "initContainers"):
+        found += [(f"{at}.{key}", "list"), (f"{at}.{key}.*", "object")]
+        found += [(f"{at}.{key}.*.resources", "object")]
+        for kind in ("requests", "limits"):
+            found += [(f"{at}.{key}.*.resources.{kind}", "object")]
+            found += [(f"{at}.{key}.*.resources.{kind}.*", "quantity")]
+    return (*found, (f"{at}.nodeName", "string"))
+
+
+_CONDITIONS = (("status.conditions.*.message", "string"), ("status.conditions.*.reason", "string"))
+_PODSETS = "spec.podSets.*"
+_ASSIGNED = "status.admission.podSetAssignments.*"
+_USAGE = "status.flavorsUsage.*"
+FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "pods": (*_containers("spec"), ("status.phase", "string")),
+    "workloads": (
+        ("spec.podSets", "list"),
+        (_PODSETS, "object"),
+        (f"{_PODSETS}.count", "integer"),
+        (f"{_PODSETS}.template", "object"),
+        (f"{_PODSETS}.template.spec", "object"),
+        *_containers(f"{_PODSETS}.template.spec"),
+        ("spec.priority", "integer"),
+        ("spec.active", "boolean"),
+        ("status.admission", "object"),
+        ("status.admission.clusterQueue", "string"),
+        ("status.admission.podSetAssignments", "list"),
+        (_ASSIGNED, "object"),
+        (f"{_ASSIGNED}.flavors", "object"),
+        (f"{_ASSIGNED}.flavors.*", "string"),
+        (f"{_ASSIGNED}.resourceUsage", "object"),
+        (f"{_ASSIGNED}.resourceUsage.*", "quantity"),
+        *_CONDITIONS,
+    ),
+    "clusterqueues": (
+        ("status.flavorsUsage", "list"),
+        (_USAGE, "object"),
+        (f"{_USAGE}.name!", "string"),
+        (f"{_USAGE}.resources", "list"),
+        (f"{_USAGE}.resources.*", "object"),
+        (f"{_USAGE}.resources.*.name!", "string"),
+        (f"{_USAGE}.resources.*.total", "quantity"),
+        (f"{_USAGE}.resources.*.borrowed", "quantity"),
+    ),
+    "nodes": (
+        ("status.allocatable", "object"),
+        ("status.allocatable.*", "quantity"),
+        ("status.capacity", "object"),
+        ("status.capacity.*", "quantity"),
+    ),
+    "events": (
+        ("involvedObject", "object"),
+        *((f"involvedObject.{key}", "string") for key in ("kind", "name", "namespace")),
+        *((key, "string") for key in ("reason", "message", "type")),
+    ),
+    "configmaps": (("data", "object"), ("data.*", "string")),
+    "podgroups": (("spec.minMember", "integer"), ("spec.queue", "string"), *_CONDITIONS),
+}
+# A Kubernetes quantity (apimachinery resource.Quantity), not negative: requests, capacity
+# and usage never are. Its value must fit the int64 Kubernetes keeps it in.
+_QUANTITY = re.compile(r"\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
+_LARGEST = Decimal(2**63)
+
+
+def _fields(item: Mapping[str, Any], fields: tuple[tuple[str, str], ...]) -> str | None:
+    for pattern, kind in fields:
+        required = pattern.endswith("!")
+        for at, value in _walk(item, pattern.rstrip("!").split("."), ""):
+            if value is None and required:
+                return f"{at} is missing"
+            found = None if value is None else _typed(value, kind)
+            if found:
+                return f"{at} is {found}"
+    return None
+
+
+def _walk(value: Any, parts: list[str], at: str) -> Iterator[tuple[str, Any]]:
+    """(place, value) of each match of `parts` under `value`; a parent of the wrong type (named
+    by its own pattern, checked first) or absent matches nothing."""
+    if not parts:
+        yield at, value
+        return
+    head, rest = parts[0], parts[1:]
+    if head == "*" and isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk(item, rest, f"{at}[{index}]")
+    elif head == "*" and isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _walk(item, rest, f"{at}[{key!r}]")
+    elif head != "*" and isinstance(value, Mapping) and (value.get(head) is not None or not rest):
+        yield from _walk(value.get(head), rest, f"{at}.{head}" if at else head)
+
+
+def _typed(value: Any, kind: str) -> str | None:
+    """What is wrong with `value` as a `kind`, or None."""
+    if kind == "quantity":
+        return _quantity(value)
+    if kind == "integer" and not (isinstance(value, int) and not isinstance(value, bool)):
+        return f"{_a(value)}, not an integer"
+    if kind == "integer" and abs(value) >= 2**63:
+        return "a number out of range"
+    wanted = {"object": Mapping, "list": list, "string": str, "boolean": bool}.get(kind)
+    if wanted is not None and not isinstance(value, wanted):
+        return f"{_a(value)}, not {'an' if kind == 'object' else 'a'} {kind}"
+    return None
+
+
+def _quantity(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return f"{_a(value)}, not a quantity"
+    text = str(value) if not isinstance(value, str) else value
+    if not _QUANTITY.fullmatch(text):
+        return f"{text[:40]!r}, not a quantity (negative or unreadable)"
+    number = _QUANTITY.fullmatch(text)
+    assert number is not None
+    try:
+        exponent = number.group(2) or ""
+        amount = Decimal(number.group(1) + (exponent if exponent[:1] in "eE" else ""))
+    except InvalidOperation:
+        return f"{text[:40]!r}, not a quantity"
+    if amount >= _LARGEST:
+        return f"{text[:40]!r}, a quantity out of range"
+    return None
 
 
 def _crd(crd: Mapping[str, Any]) -> str | None:

@@ -475,8 +475,10 @@ def invalid(mutant: Mutant, original: Any) -> bool:
         )
         return not same and original is not None
     if mutant.op in ("quantity", "negative"):
+        from hetgitops.live.shape import _QUANTITY
+
         return isinstance(original, (int, float)) or (
-            isinstance(original, str) and original[:1].isdigit()
+            isinstance(original, str) and bool(_QUANTITY.fullmatch(original))
         )
     return mutant.op == "deep" and original is not None
 
