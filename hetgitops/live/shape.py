@@ -130,6 +130,8 @@ def _fields(item: Mapping[str, Any], fields: tuple[tuple[str, str], ...]) -> str
         for at, value in _walk(item, pattern.rstrip("!").split("."), ""):
             if value is None and required:
                 return f"{at} is missing"
+            if value is None and at.endswith("]"):  # an item of a list or map is no absence
+                return f"{at} is null, not {'an' if kind == 'object' else 'a'} {kind}"
             found = None if value is None else _typed(value, kind)
             if found:
                 return f"{at} is {found}"

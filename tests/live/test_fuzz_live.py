@@ -1,0 +1,141 @@
+"""Issue 33: the structure-aware fuzz of live answers (tests/live/fuzz.py). A seeded slice on
+every run; the full sweep of 5,000 mutants is `slow`. Each defect it found has its case here,
+through the same commands (drift, import, explain, explain workload, diff --kubeconfig)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.live import fuzz
+
+
+@pytest.fixture(scope="module")
+def seed() -> fuzz.Seed:
+    return fuzz.seed()
+
+
+def _report(tally: fuzz.Tally) -> str:
+    cases = [*tally.crashes, *tally.hangs, *tally.silent][:5]
+    return tally.line() + "".join(f"\n== {c}: {m}\n{s}" for m, c, s in cases)
+
+
+def test_a_seeded_slice_of_live_mutants(seed: fuzz.Seed) -> None:
+    tally = fuzz.sweep(seed, 300, 33)
+    assert not (tally.crashes or tally.hangs or tally.silent), _report(tally)
+    assert tally.located > 100 and tally.same > 50  # the mutants reach the readers
+
+
+@pytest.mark.slow
+def test_the_full_sweep_of_live_mutants(seed: fuzz.Seed) -> None:
+    tally = fuzz.sweep(seed, 5000, 2026)
+    assert not (tally.crashes or tally.hangs or tally.silent), _report(tally)
+
+
+def _index(seed: fuzz.Seed, plural: str, name: str) -> int:
+    return next(i for i, o in enumerate(seed.items[plural]) if fuzz._name(o) == name)
+
+
+# (plural, name, path, op, value, command, what the located exit 4 says): each was an internal
+# error (exit 3) or a wrong answer without a word before live.shape checked the field.
+CASES: list[tuple[str, str, tuple[Any, ...], str, Any, str, str]] = [
+    (
+        "clusterqueues",
+        "",
+        ("status", "flavorsUsage", 0, "name"),
+        "delete",
+        None,
+        "explain",
+        "status.flavorsUsage[0].name is missing",
+    ),
+    (
+        "workloads",
+        "job-2",
+        ("spec", "podSets", 0, "template", "spec", "containers"),
+        "list",
+        [1, "x"],
+        "explain-workload",
+        "containers[0] is a number, not an object",
+    ),
+    (
+        "pods",
+        "job-1-abcde",
+        ("spec", "containers", 0, "resources", "requests"),
+        "number",
+        42,
+        "explain",
+        "spec.containers[0].resources.requests is a number, not an object",
+    ),
+    (
+        "nodes",
+        "",
+        ("status", "allocatable", "nvidia.com/gpu"),
+        "quantity",
+        "1e400",
+        "explain",
+        "a quantity out of range",
+    ),
+    (
+        "pods",
+        "job-1-abcde",
+        ("spec", "containers", 0, "resources", "requests"),
+        "object",
+        {"nvidia.com/gpu": "-8"},
+        "diff",
+        "not a quantity (negative or unreadable)",
+    ),
+    (
+        "events",
+        "job-2.1",
+        ("message",),
+        "null",
+        True,
+        "explain-workload",
+        "message is a boolean, not a string",
+    ),
+    ("configmaps", "", ("data",), "number", 0.5, "import", "data is a number, not an object"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[5]}" for c in CASES])
+def test_an_out_of_shape_field_is_a_located_exit_4(seed: fuzz.Seed, case: Any) -> None:
+    plural, name, path, op, value, command, said = case
+    index = _index(seed, plural, name) if name else 0
+    if plural == "clusterqueues":  # the one with usage
+        index = next(i for i, o in enumerate(seed.items[plural]) if "status" in o)
+    if plural == "nodes":
+        index = next(
+            i for i, o in enumerate(seed.items[plural]) if path[-1] in o["status"]["allocatable"]
+        )
+    obj = seed.items[plural][index]
+    mutant = fuzz.Mutant(plural, index, fuzz._name(obj), None, path, op, value)
+    (kind, message), _ = fuzz.outcome(seed, command, mutant.apply(seed.items))
+    assert kind == "error", message
+    assert said in message and fuzz._name(obj) in message
+
+
+@pytest.mark.parametrize(
+    ("plural", "path", "op", "value", "said"),
+    [
+        ("cohorts", ("spec",), "null", None, ""),  # was: AttributeError in the round trip
+        (
+            "clusterqueues",
+            ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota"),
+            "delete",
+            None,
+            "nominalQuota to",  # was: QuantityError; now the round trip's finding
+        ),
+    ],
+)
+def test_import_reads_an_absent_spec_or_quota_without_crashing(
+    seed: fuzz.Seed, plural: str, path: tuple[Any, ...], op: str, value: Any, said: str
+) -> None:
+    index = 0 if plural == "cohorts" else _index(seed, plural, "research")
+    obj = seed.items[plural][index]
+    mutant = fuzz.Mutant(plural, index, fuzz._name(obj), None, path, op, value)
+    (kind, answer), _ = fuzz.outcome(seed, "import", mutant.apply(seed.items))
+    assert kind == "ok", answer
+    before = fuzz.outcome(seed, "import", seed.items)[0][1]
+    assert answer == before or fuzz._name(obj) in fuzz._changed(before, answer)
+    assert said in answer
