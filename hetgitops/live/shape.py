@@ -5,7 +5,11 @@ Readers above `live` (drift, import, explain, the diff blast radius) read `metad
 asking what type they are: an item of the right kind with `"metadata": "x"` used to crash every
 command (exit 3). Here each item is checked once, and the first thing out of shape is named with
 its place (`item 3 (name 'gpu'): metadata.labels is a string, not an object`); the client turns
-it into a plain ClusterError (exit 4). Plain JSON in, no hetgitops imports.
+it into a plain ClusterError (exit 4). Beyond metadata, `FIELDS` names per kind what the
+readers read (a pod's requests, a Workload's admission, a ClusterQueue's usage, a node's
+allocatable, an Event's involvedObject) and the type each must have, quantities included
+(tests/live/fuzz.py mutates every field of every kind read). Plain JSON in, no hetgitops
+imports.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
+KUEUE = "kueue.x-k8s.io"
 _META_STRINGS = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp")
 
 
@@ -29,7 +34,7 @@ def problem(item: Any, *, namespaced: bool, group: str, plural: str) -> str | No
     found = found or _strings(item, ("apiVersion", "kind"))
     if found is None and (group, plural) == CRDS:
         found = _crd(item)
-    return found or _fields(item, FIELDS.get(plural, ()))
+    return found or _fields(item, FIELDS.get((group, plural), ()))
 
 
 def _metadata(meta: Any, *, namespaced: bool) -> str | None:
@@ -73,9 +78,9 @@ _CONDITIONS = (("status.conditions.*.message", "string"), ("status.conditions.*.
 _PODSETS = "spec.podSets.*"
 _ASSIGNED = "status.admission.podSetAssignments.*"
 _USAGE = "status.flavorsUsage.*"
-FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
-    "pods": (*_containers("spec"), ("status.phase", "string")),
-    "workloads": (
+FIELDS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
+    ("", "pods"): (*_containers("spec"), ("status.phase", "string")),
+    (KUEUE, "workloads"): (
         ("spec.podSets", "list"),
         (_PODSETS, "object"),
         (f"{_PODSETS}.count", "integer"),
@@ -94,7 +99,7 @@ FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
         (f"{_ASSIGNED}.resourceUsage.*", "quantity"),
         *_CONDITIONS,
     ),
-    "clusterqueues": (
+    (KUEUE, "clusterqueues"): (
         ("status.flavorsUsage", "list"),
         (_USAGE, "object"),
         (f"{_USAGE}.name!", "string"),
@@ -104,23 +109,27 @@ FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
         (f"{_USAGE}.resources.*.total", "quantity"),
         (f"{_USAGE}.resources.*.borrowed", "quantity"),
     ),
-    "nodes": (
+    ("", "nodes"): (
         ("status.allocatable", "object"),
         ("status.allocatable.*", "quantity"),
         ("status.capacity", "object"),
         ("status.capacity.*", "quantity"),
     ),
-    "events": (
+    ("", "events"): (
         ("involvedObject", "object"),
         *((f"involvedObject.{key}", "string") for key in ("kind", "name", "namespace")),
         *((key, "string") for key in ("reason", "message", "type")),
     ),
-    "configmaps": (("data", "object"), ("data.*", "string")),
-    "podgroups": (("spec.minMember", "integer"), ("spec.queue", "string"), *_CONDITIONS),
+    ("", "configmaps"): (("data", "object"), ("data.*", "string")),
+    ("scheduling.volcano.sh", "podgroups"): (
+        ("spec.minMember", "integer"),
+        ("spec.queue", "string"),
+        *_CONDITIONS,
+    ),
 }
 # A Kubernetes quantity (apimachinery resource.Quantity), not negative: requests, capacity
 # and usage never are. Its value must fit the int64 Kubernetes keeps it in.
-_QUANTITY = re.compile(r"\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
+QUANTITY = re.compile(r"\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
 _LARGEST = Decimal(2**63)
 
 
@@ -172,19 +181,16 @@ def _typed(value: Any, kind: str) -> str | None:
 def _quantity(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return f"{_a(value)}, not a quantity"
-    text = str(value) if not isinstance(value, str) else value
-    if not _QUANTITY.fullmatch(text):
+    text = value if isinstance(value, str) else str(value)
+    number = QUANTITY.fullmatch(text)
+    if number is None:
         return f"{text[:40]!r}, not a quantity (negative or unreadable)"
-    number = _QUANTITY.fullmatch(text)
-    assert number is not None
-    try:
-        exponent = number.group(2) or ""
+    exponent = number.group(2) or ""
+    try:  # the digits alone (and a decimal exponent): a suffix never makes it readable
         amount = Decimal(number.group(1) + (exponent if exponent[:1] in "eE" else ""))
     except InvalidOperation:
         return f"{text[:40]!r}, not a quantity"
-    if amount >= _LARGEST:
-        return f"{text[:40]!r}, a quantity out of range"
-    return None
+    return f"{text[:40]!r}, a quantity out of range" if amount >= _LARGEST else None
 
 
 def _crd(crd: Mapping[str, Any]) -> str | None:

@@ -475,10 +475,10 @@ def invalid(mutant: Mutant, original: Any) -> bool:
         )
         return not same and original is not None
     if mutant.op in ("quantity", "negative"):
-        from hetgitops.live.shape import _QUANTITY
+        from hetgitops.live.shape import QUANTITY
 
         return isinstance(original, (int, float)) or (
-            isinstance(original, str) and bool(_QUANTITY.fullmatch(original))
+            isinstance(original, str) and bool(QUANTITY.fullmatch(original))
         )
     return mutant.op == "deep" and original is not None
 

@@ -4,11 +4,18 @@ through the same commands (drift, import, explain, explain workload, diff --kube
 
 from __future__ import annotations
 
+import random
+import subprocess
+import sys
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.live import fuzz
+
+CLI = [sys.executable, "-c", "from hetgitops.cli.entry import main; main()"]
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +146,59 @@ def test_import_reads_an_absent_spec_or_quota_without_crashing(
     before = fuzz.outcome(seed, "import", seed.items)[0][1]
     assert answer == before or fuzz._name(obj) in fuzz._changed(before, answer)
     assert said in answer
+
+
+def _process(
+    seed: fuzz.Seed, command: str, items: dict[str, list[Any]], tmp_path: Path
+) -> tuple[int, str]:
+    """`command` as a real process against a real local server answering `items`."""
+    from tests.drift.hostile import kubeconfig, send_json, serving
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        plural = handler.path.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        if plural not in fuzz.KINDS:
+            send_json(handler, {"kind": "Status", "message": "not found", "code": 404}, 404)
+            return
+        group, version, kind = fuzz.KINDS[plural]
+        body = {"kind": f"{kind}List", "apiVersion": f"{group}/{version}".strip("/")}
+        send_json(handler, {**body, "metadata": {}, "items": items.get(plural, [])})
+
+    out = tmp_path / f"out-{len(list(tmp_path.iterdir()))}"
+    explain = ["explain", "--policy", str(fuzz.POLICIES), "--now", "2026-12-01"]
+    args = {
+        "drift": ["drift", str(fuzz.POLICIES)],
+        "import": ["import", "--output", str(out)],
+        "explain": [*explain, "--team", seed.team, "--gpus", "8"],
+        "explain-workload": [*explain, "workload", "/".join(seed.workload_ref)],
+    }[command]
+    with serving(answer) as server:
+        config = kubeconfig(tmp_path / "kc", server.url)
+        done = subprocess.run(
+            [*CLI, *args, "--kubeconfig", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    said = (done.stdout + done.stderr).replace(str(out), "OUT")
+    return done.returncode, said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["drift", "import", "explain", "explain-workload"])
+def test_a_sample_of_mutants_as_real_processes(
+    seed: fuzz.Seed, command: str, tmp_path: Path
+) -> None:
+    """The in-process oracle, through the CLI against a real HTTP server: 4 mutants of the kinds
+    `command` reads; exit 0, 1 or 4, and an exit 4 or a changed report names the object."""
+    _, reads = fuzz.outcome(seed, command, seed.items)
+    code, before = _process(seed, command, seed.items, tmp_path)
+    assert code in (0, 1), before
+    chosen = [m for m in fuzz.mutants(seed, 400, random.Random(33)) if m.plural in reads]
+    for mutant in chosen[:4]:
+        exit_code, said = _process(seed, command, mutant.apply(seed.items), tmp_path)
+        assert exit_code in (0, 1, 4), (str(mutant), said)
+        if exit_code == 4 or said != before:
+            assert fuzz._named(mutant, fuzz._changed(before, said)) or not fuzz.invalid(
+                mutant, mutant.original
+            ), (str(mutant), said)
