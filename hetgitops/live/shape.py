@@ -78,6 +78,7 @@ _CONDITIONS = (("status.conditions.*.message", "string"), ("status.conditions.*.
 _PODSETS = "spec.podSets.*"
 _ASSIGNED = "status.admission.podSetAssignments.*"
 _USAGE = "status.flavorsUsage.*"
+_QUOTAS = ("nominalQuota", "borrowingLimit", "lendingLimit")
 FIELDS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
     ("", "pods"): (*_containers("spec"), ("status.phase", "string")),
     (KUEUE, "workloads"): (
@@ -108,6 +109,13 @@ FIELDS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
         (f"{_USAGE}.resources.*.name!", "string"),
         (f"{_USAGE}.resources.*.total", "quantity"),
         (f"{_USAGE}.resources.*.borrowed", "quantity"),
+        ("spec.resourceGroups", "list"),
+        ("spec.resourceGroups.*", "object"),
+        ("spec.resourceGroups.*.flavors", "list"),
+        ("spec.resourceGroups.*.flavors.*", "object"),
+        ("spec.resourceGroups.*.flavors.*.resources", "list"),
+        ("spec.resourceGroups.*.flavors.*.resources.*", "object"),
+        *((f"spec.resourceGroups.*.flavors.*.resources.*.{q}", "quantity") for q in _QUOTAS),
     ),
     ("", "nodes"): (
         ("status.allocatable", "object"),
@@ -208,6 +216,8 @@ def _crd(crd: Mapping[str, Any]) -> str | None:
         return f"spec.group is {_a(spec.get('group'))}, not a string"
     found = _strings(spec, ("scope",), "spec.") or _strings(names, ("listKind",), "spec.names.")
     found = found or _list_of_objects(spec.get("versions"), "spec.versions")
+    if found:  # before the loop: `versions: true` is no list to walk
+        return found
     for index, version in enumerate(spec.get("versions") or []):
         if found:
             break
@@ -221,6 +231,8 @@ def _conditions(status: Any) -> str | None:
     if not isinstance(status, Mapping):
         return None
     found = _list_of_objects(status.get("conditions"), "status.conditions")
+    if found:  # before the loop: `conditions: 0.5` is no list to walk
+        return found
     for index, condition in enumerate(status.get("conditions") or []):
         found = found or _strings(condition, ("type", "status"), f"status.conditions[{index}].")
     return found

@@ -102,6 +102,34 @@ CASES: list[tuple[str, str, tuple[Any, ...], str, Any, str, str]] = [
         "message is a boolean, not a string",
     ),
     ("configmaps", "", ("data",), "number", 0.5, "import", "data is a number, not an object"),
+    # The shape check itself walked `true` or `0.5` as a list (TypeError).
+    (
+        "customresourcedefinitions",
+        "clusterqueues.kueue.x-k8s.io",
+        ("spec", "versions"),
+        "boolean",
+        True,
+        "drift",
+        "spec.versions is a boolean, not a list",
+    ),
+    (
+        "podgroups",
+        "pg-1",
+        ("status", "conditions"),
+        "number",
+        0.5,
+        "diff",
+        "status.conditions is a number, not a list",
+    ),
+    (
+        "clusterqueues",
+        "research",
+        ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota"),
+        "list",
+        [],
+        "drift",
+        "nominalQuota is a list, not a quantity",
+    ),
 ]
 
 
@@ -109,7 +137,7 @@ CASES: list[tuple[str, str, tuple[Any, ...], str, Any, str, str]] = [
 def test_an_out_of_shape_field_is_a_located_exit_4(seed: fuzz.Seed, case: Any) -> None:
     plural, name, path, op, value, command, said = case
     index = _index(seed, plural, name) if name else 0
-    if plural == "clusterqueues":  # the one with usage
+    if plural == "clusterqueues" and not name:  # the one with usage
         index = next(i for i, o in enumerate(seed.items[plural]) if "status" in o)
     if plural == "nodes":
         index = next(
