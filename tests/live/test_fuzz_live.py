@@ -150,6 +150,18 @@ def test_an_out_of_shape_field_is_a_located_exit_4(seed: fuzz.Seed, case: Any) -
     assert said in message and fuzz._name(obj) in message
 
 
+def test_a_crd_with_null_versions_is_a_finding_naming_it(seed: fuzz.Seed) -> None:
+    """The full sweep's: `spec.versions: null` was a TypeError in drift (exit 3)."""
+    name = "resourceflavors.kueue.x-k8s.io"
+    index = _index(seed, "customresourcedefinitions", name)
+    mutant = fuzz.Mutant(
+        "customresourcedefinitions", index, name, None, ("spec", "versions"), "null", None
+    )
+    (kind, answer), _ = fuzz.outcome(seed, "drift", mutant.apply(seed.items))
+    assert kind == "ok", answer
+    assert f"the installed CRD {name} does not serve v1beta2 (it serves nothing)" in answer
+
+
 @pytest.mark.parametrize(
     ("plural", "path", "op", "value", "said"),
     [
