@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hetgitops import api
+from hetgitops.diff.blast import LiveUnavailable  # diff --kubeconfig's exit 4
 from hetgitops.live import client
 from hetgitops.live.said import Secrets
 
@@ -459,10 +460,13 @@ def _name(obj: Obj) -> str:
 # ---- the oracle -------------------------------------------------------------------------------
 
 
-from hetgitops.diff.blast import LiveUnavailable  # noqa: E402  (diff's exit 4)
-
-TYPES = {"number": (int, float), "boolean": (bool,), "list": (list,), "object": (dict,)}
-TYPES["string"] = (str,)
+TYPES: dict[str, tuple[type, ...]] = {
+    "number": (int, float),
+    "boolean": (bool,),
+    "list": (list,),
+    "object": (dict,),
+    "string": (str,),
+}
 
 
 def invalid(mutant: Mutant, original: Any) -> bool:
