@@ -247,3 +247,15 @@ def test_a_sample_of_mutants_as_real_processes(
             assert fuzz._named(mutant, fuzz._changed(before, said)) or not fuzz.invalid(
                 mutant, mutant.original
             ), (str(mutant), said)
+
+
+def test_a_volcano_queue_weight_of_false_is_the_round_trips_finding(seed: fuzz.Seed) -> None:
+    """The full sweep's (seed 7): `weight: false` was written into the Team (a bool is an int
+    in Python), and the import failed on the written policy's schema without naming the Queue."""
+    name = "data-preprocessing-rtx4090-dev"
+    index = _index(seed, "queues", name)
+    mutant = fuzz.Mutant("queues", index, name, 1, ("spec", "weight"), "boolean", False)
+    (kind, answer), _ = fuzz.outcome(seed, "import", mutant.apply(seed.items))
+    assert kind == "ok", answer
+    assert f"Queue {name}: the first sync sets spec.weight to 1 (the cluster has false)" in answer
+    assert "weight: false" not in answer
