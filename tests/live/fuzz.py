@@ -224,11 +224,12 @@ def _diff_result() -> Any:
     from hetgitops.load import git_source
     from tests.checks.test_retiring import LIVE, _policy
 
-    head = _policy(Path(tempfile.mkdtemp(prefix="fuzz-live-")), LIVE)
-    sides = git_source.select_sides(
-        [], base=None, head=None, base_dir=POLICIES, head_dir=head, cwd=REPO
-    )
-    result = diff_run.compare(*sides, api.Options(now=NOW))
+    with tempfile.TemporaryDirectory(prefix="fuzz-live-") as tmp:  # read whole by compare
+        head = _policy(Path(tmp), LIVE)
+        sides = git_source.select_sides(
+            [], base=None, head=None, base_dir=POLICIES, head_dir=head, cwd=REPO
+        )
+        result = diff_run.compare(*sides, api.Options(now=NOW))
     assert result.hazards
     return result
 
