@@ -80,7 +80,9 @@ def _compared(obj: Mapping[str, Any], *, copied: bool = False) -> dict[str, Any]
 def _defaulted(item: Imported) -> dict[str, Any]:
     obj = _compared(item.obj, copied=True)
     kind = item.kind
-    spec = obj.setdefault("spec", {}) if "spec" in COMPARED[kind] else {}
+    spec: dict[str, Any] = {}
+    if "spec" in COMPARED[kind]:
+        spec = obj["spec"] = obj.get("spec") or {}  # `spec: null` is no spec, as the API says
     legacy = str(item.obj.get("apiVersion", "")).endswith("/v1beta1")
     if kind == "ClusterQueue":
         for field, default in _QUEUE_DEFAULTS.items():

@@ -209,7 +209,8 @@ def _settings(team: dict[str, Any], name: str, queue: Imported, pool: PoolRef) -
     spec = _spec(queue)
     volcano: dict[str, Any] = team.setdefault("volcano", {})
     weight = spec.get("weight")
-    if isinstance(weight, int) and weight != 1:
+    # A whole number, not `false` (a bool is an int in Python): the round trip reports the rest.
+    if isinstance(weight, int) and not isinstance(weight, bool) and weight != 1:
         volcano["weight"] = weight
     if not spec.get("capability"):
         volcano["omitCapability"] = True

@@ -95,7 +95,8 @@ class Catalogue:
         crd = self.crds.get((key.group, key.kind))
         if crd is None:
             return f"no CustomResourceDefinition for {key.kind} in {key.group} is installed"
-        served = [v["name"] for v in crd["spec"].get("versions", []) if v.get("served")]
+        versions = crd["spec"].get("versions") or []  # `versions: null` serves nothing too
+        served = [v["name"] for v in versions if v.get("served")]
         return (
             f"the installed CRD {crd['metadata']['name']} does not serve {key.version} "
             f"(it serves {', '.join(served) or 'nothing'})"

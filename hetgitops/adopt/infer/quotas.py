@@ -50,8 +50,8 @@ def quotas(
         )
         if equivalents:
             for name, into in per_unit.items():
-                if name in resources:
-                    value = quantities.value_of(str(resources[name].get("nominalQuota")))
+                value = _nominal(resources.get(name))
+                if value is not None:
                     into.append(Fraction(value) / equivalents)
                     bounds[name].append(_bound(value, equivalents, name))
                     bounds[name].extend(_limit_bounds(pool, resources, name))
@@ -63,6 +63,16 @@ def quotas(
             chosen = fitted if fitted is not None else _decimal(per_unit[name][0])
             per_card[key] = quantities.canonical(chosen, binary=name == "memory")
     return found, per_card
+
+
+def _nominal(resource: Mapping[str, Any] | None) -> Decimal | None:
+    """A live quota's nominalQuota, None when absent or no quantity (the round trip then
+    reports the ClusterQueue's field; no per-card amount is guessed from it)."""
+    quota = (resource or {}).get("nominalQuota")
+    try:
+        return None if quota is None else quantities.value_of(str(quota))
+    except quantities.QuantityError:
+        return None
 
 
 def _entry(lent: LentPool, resources: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
