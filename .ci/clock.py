@@ -112,10 +112,14 @@ def _phases() -> list[tuple[str, dict[str, float], dict[str, float]]]:
             ),
             None,
         )
-        if stop is not None:
-            begun = {k: float(str(v)) for k, v in event.items() if k not in ("event", "phase")}
-            ended = {k: float(str(v)) for k, v in stop.items() if k not in ("event", "phase")}
-            phases.append((str(event["phase"]), begun, ended))
+        begun = {k: float(str(v)) for k, v in event.items() if k not in ("event", "phase")}
+        if stop is None:
+            # A phase that failed (set -e ended the run inside it): it ends now, in the report
+            # the EXIT trap prints, so a failed run still shows where its time went.
+            phases.append((f"{event['phase']} (failed)", begun, sample()))
+            continue
+        ended = {k: float(str(v)) for k, v in stop.items() if k not in ("event", "phase")}
+        phases.append((str(event["phase"]), begun, ended))
     return phases
 
 
