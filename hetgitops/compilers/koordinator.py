@@ -117,7 +117,7 @@ def _priority_classes(policy: Policy, fleet: Fleet) -> list[Manifest]:
     return found
 
 
-def elastic_quota_args() -> dict[str, Any]:
+def elastic_quota_args(fleet: Fleet) -> dict[str, Any]:
     """The ElasticQuota plugin's arguments (pkg/scheduler/apis/config/v1/defaults.go:65-83
     and :206-230 give the defaults written out here). `enableMinQuotaScale: false`: the
     default scales every min down when their sum passes the tree's total, which would hide
@@ -131,18 +131,21 @@ def elastic_quota_args() -> dict[str, Any]:
             "quotaGroupNamespace": NAMESPACE,
             "enableCheckParentQuota": False,
             "enableRuntimeQuota": True,
-            "enableMinQuotaScale": False,
+            "enableMinQuotaScale": fleet.koordinator_min_quota_scale,
         },
     }
 
 
-def helm_values() -> dict[str, Any]:
+def helm_values(fleet: Fleet) -> dict[str, Any]:
     """The koordinator chart's values: `featureGates` reaches koord-manager (webhooks and the
-    profile controller), `scheduler.featureGates` koord-scheduler."""
+    profile controller), `scheduler.featureGates` koord-scheduler. `multiQuotaTree: false`
+    (a cluster that keeps one tree) leaves the gates out; `koordinator-multi-quota-tree`
+    reports it."""
+    gates = FEATURE_GATES if fleet.koordinator_multi_quota_tree else ""
     return {
         "installation": {"namespace": NAMESPACE},
-        "featureGates": FEATURE_GATES,
-        "scheduler": {"featureGates": FEATURE_GATES},
+        "featureGates": gates,
+        "scheduler": {"featureGates": gates},
     }
 
 
@@ -170,8 +173,12 @@ def compile_koordinator(policy: Policy) -> list[Manifest]:
     found += [_quota(fleet, n) for n in nodes]
     found += _priority_classes(policy, fleet)
     origin = _origin(policy)
-    found.append(Manifest(TARGET, helm_values(), origin, applied=False, filename=HELM_VALUES_FILE))
-    found.append(Manifest(TARGET, elastic_quota_args(), origin, applied=False, filename=ARGS_FILE))
+    found.append(
+        Manifest(TARGET, helm_values(fleet), origin, applied=False, filename=HELM_VALUES_FILE)
+    )
+    found.append(
+        Manifest(TARGET, elastic_quota_args(fleet), origin, applied=False, filename=ARGS_FILE)
+    )
     return found
 
 

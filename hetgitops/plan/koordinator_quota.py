@@ -135,11 +135,26 @@ def _trees(policy: Policy) -> tuple[TreePlan, ...]:
                 tree_id=tree_id(NAMESPACE, name),
                 keys=tree_keys(policy, pool),
                 node_selector={selector_key: pool.name},
-                ratio=DEFAULT_RATIO,
+                ratio=policy.fleet.koordinator_ratio if policy.fleet else DEFAULT_RATIO,
                 origin=pool.origin.span,
             )
         )
     return tuple(found)
+
+
+def root_min(policy: Policy, tree: TreePlan) -> dict[str, int]:
+    """What the controller writes as the root's min for each accelerator key: the nodes'
+    allocatable (what the device plugin advertises) times the ratio, truncated per resource
+    as `int64(float64(value) * ratio)` does (profile_controller.go:251-265, :273-290); a
+    ratio outside (0, 1] counts as 1. cpu and memory are left out: the policy does not say
+    what the nodes' allocatable cpu and memory are."""
+    card = policy.card_type_of(tree.pool)
+    if card is None:
+        return {}
+    offered = capacity.pool_resources(tree.pool, card, policy.fleet, replicas="advertised")
+    ratio = float(tree.ratio)
+    ratio = ratio if 0 < ratio <= 1 else 1.0
+    return {key: int(float(offered.get(key, 0)) * ratio) for key in tree.keys[2:]}
 
 
 def quota_nodes(policy: Policy) -> list[QuotaNode]:

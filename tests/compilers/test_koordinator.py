@@ -130,7 +130,9 @@ def test_tiers_land_inside_koordinators_bands_in_order(rendered: list[Obj]) -> N
 
 
 def test_helm_values_turn_multi_quota_tree_on_in_both_binaries() -> None:
-    values = koordinator.helm_values()
+    fleet = api.validate([REPO / "policies"]).policy.fleet  # type: ignore[union-attr]
+    assert fleet is not None
+    values = koordinator.helm_values(fleet)
     assert "MultiQuotaTree=true" in values["featureGates"]
     assert "MultiQuotaTree=true" in values["scheduler"]["featureGates"]
-    assert koordinator.elastic_quota_args()["args"]["enableMinQuotaScale"] is False
+    assert koordinator.elastic_quota_args(fleet)["args"]["enableMinQuotaScale"] is False
