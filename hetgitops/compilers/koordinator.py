@@ -39,6 +39,7 @@ TREE_ID = f"{PREFIX}/tree-id"
 PARENT = f"{PREFIX}/parent"
 IS_PARENT = f"{PREFIX}/is-parent"
 ALLOW_LENT = f"{PREFIX}/allow-lent-resource"
+FORCE_UPDATE = f"{PREFIX}/allow-force-update"
 QUOTA_NAME = f"{PREFIX}/name"
 RESOURCE_KEYS = f"{PREFIX}/resource-keys"
 NAMESPACES = f"{PREFIX}/namespaces"
@@ -84,6 +85,14 @@ def _quota(fleet: Fleet, node: QuotaNode) -> Manifest:
         PARENT: node.parent,
         IS_PARENT: "true" if node.is_parent else "false",
         ALLOW_LENT: "true" if node.lend else "false",
+        # The webhook checks a quota's min against its parent's and its children's on every
+        # update (quota_topology_check.go:265-303), so growing needs the parent applied first
+        # and shrinking the children first: no static order (sync waves, Flux's dry-run of
+        # the whole set) syncs both, as with Volcano's parent queues. This label skips that
+        # one check (:266-268, and the guaranteed check, :404-407); the
+        # `koordinator-webhook` output rule and `koordinator-min-over-capacity` check the
+        # rendered tree against it instead, so every policy change applies in one pass.
+        FORCE_UPDATE: "true",
         fleet.label("pool"): node.pool,
     }
     if node.team is not None:

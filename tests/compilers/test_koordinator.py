@@ -136,3 +136,10 @@ def test_helm_values_turn_multi_quota_tree_on_in_both_binaries() -> None:
     assert "MultiQuotaTree=true" in values["featureGates"]
     assert "MultiQuotaTree=true" in values["scheduler"]["featureGates"]
     assert koordinator.elastic_quota_args(fleet)["args"]["enableMinQuotaScale"] is False
+
+
+def test_every_quota_may_be_applied_in_any_order(rendered: list[Obj]) -> None:
+    """allow-force-update skips the webhook's min-sum check (quota_topology_check.go:266), the
+    one rule that needs parents first when growing and children first when shrinking."""
+    quotas = _of(rendered, "ElasticQuota")
+    assert quotas and all(_labels(q)[koordinator.FORCE_UPDATE] == "true" for q in quotas)
