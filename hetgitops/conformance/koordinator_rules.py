@@ -11,8 +11,8 @@ github.com/koordinator-sh/koordinator@v1.8.0):
   are the parent's, the min keys among the parent's (:209-260); the children's min fit in the
   parent's (:265-303, which the webhook skips for the quotas hetgitops labels
   allow-force-update, so it is checked here; the root's min is live capacity,
-  `koordinator-min-over-capacity`'s business); a namespace bound to one quota only (quota_topology.go:74-79); no reserved name
-  (apis/extension/elastic_quota.go:30-32).
+  `koordinator-min-over-capacity`'s business); a namespace bound to one quota only
+  (quota_topology.go:74-79); no reserved name (apis/extension/elastic_quota.go:30-32).
 - `koordinator-quota-label`, per koord-scheduler pod template: the quota label names a leaf
   ElasticQuota the policy defines (a parent is refused, pod_check.go:55-58; an unknown name
   falls silently into koordinator-default-quota, :69-74), and every resource the pod requests
