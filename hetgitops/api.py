@@ -114,7 +114,7 @@ def analyse(
     record = taken.record
     found = checks.run_checks(
         policy,
-        checks.CheckContext(options.now),
+        checks.CheckContext(options.now, options.targets),
         given=taken.rules,
         kept=None if record is None else record.rules,
         keep=NODE_RULES,

@@ -1,6 +1,6 @@
 """Check stage, koordinator family: what Koordinator v1.8.0 would refuse or silently misread in
-the trees the `koordinator` target writes. Each rule runs only when the Fleet renders that
-target; the numbers are plan/koordinator_quota.py's."""
+the trees the `koordinator` target writes. Each rule runs only when that target is rendered
+(the Fleet's `spec.targets`, or `render --target`); the numbers are plan/koordinator_quota.py's."""
 
 from __future__ import annotations
 
@@ -23,9 +23,12 @@ from hetgitops.plan.quota_plan import team_plan
 TARGET = "koordinator"
 
 
-def _fleet(policy: Policy) -> Fleet | None:
+def _fleet(policy: Policy, ctx: CheckContext) -> Fleet | None:
+    """The Fleet when the koordinator target is rendered (`--target` or `spec.targets`)."""
     fleet = policy.fleet
-    return fleet if fleet is not None and TARGET in fleet.targets else None
+    if fleet is None:
+        return None
+    return fleet if TARGET in (ctx.targets or fleet.targets) else None
 
 
 @rule("koordinator-min-over-capacity", Severity.ERROR)
@@ -42,7 +45,7 @@ def min_over_capacity(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]
     Fix: lower the team quotas (or raise resourceRatio) so their sum is at most the
     truncated product.
     """
-    fleet = _fleet(policy)
+    fleet = _fleet(policy, ctx)
     if fleet is None:
         return
     nodes = quota_nodes(policy)
@@ -95,7 +98,7 @@ def min_quota_scale(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Passes: the field left out (hetgitops writes `false`).
     Fix: remove the field; `koordinator-min-over-capacity` then reports any excess instead.
     """
-    fleet = _fleet(policy)
+    fleet = _fleet(policy, ctx)
     if fleet is None or not fleet.koordinator_min_quota_scale:
         return
     yield warning_at(
@@ -122,7 +125,7 @@ def multi_quota_tree(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Passes: the field left out (the Helm values turn the gate on).
     Fix: remove the field and install Koordinator with the rendered Helm values.
     """
-    fleet = _fleet(policy)
+    fleet = _fleet(policy, ctx)
     if fleet is None or fleet.koordinator_multi_quota_tree:
         return
     yield error_at(
@@ -151,7 +154,7 @@ def tier_order(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Passes: every tier outside the bands (all mapped), or inside them in order.
     Fix: move the in-band value out of the bands, or above the mapped tiers of its band.
     """
-    if _fleet(policy) is None:
+    if _fleet(policy, ctx) is None:
         return
     mapped = koord_tiers(policy)
     ordered = sorted(mapped.values(), key=lambda m: (-m.tier.value, m.tier.name))
@@ -189,7 +192,7 @@ def quota_name(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     Passes: distinct team, cohort and pool names.
     Fix: rename the team (or pool) so its quota name is its own.
     """
-    if _fleet(policy) is None:
+    if _fleet(policy, ctx) is None:
         return
     seen = {t.root for t in trees(policy)}
     cohorts = {c.name: c for c in policy.fleet.cohorts} if policy.fleet else {}

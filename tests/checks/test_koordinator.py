@@ -100,3 +100,16 @@ def test_a_quota_name_used_twice(policy):
 def test_distinct_quota_names_pass(policy):
     _koordinator(policy)
     assert policy.spans("koordinator-quota-name") == []
+
+
+def test_render_target_koordinator_runs_the_rules_too(policy):
+    """`render --target koordinator` on a Fleet that does not list it checks what it renders."""
+    import datetime as dt
+
+    from hetgitops import api
+
+    policy.replace("fleet.yaml", "  cohorts:", '  koordinator: {resourceRatio: "0.5"}\n  cohorts:')
+    sources = [(name, text.encode()) for name, text in sorted(policy.files.items())]
+    options = api.Options(now=dt.date(2026, 12, 1), check_output=False, targets=("koordinator",))
+    found = api.validate_sources(sources, options).diagnostics
+    assert "koordinator-min-over-capacity" in {d.rule for d in found}
