@@ -143,3 +143,25 @@ def test_every_quota_may_be_applied_in_any_order(rendered: list[Obj]) -> None:
     one rule that needs parents first when growing and children first when shrinking."""
     quotas = _of(rendered, "ElasticQuota")
     assert quotas and all(_labels(q)[koordinator.FORCE_UPDATE] == "true" for q in quotas)
+
+
+def test_the_bundled_target_schemas_check_the_objects() -> None:
+    """schemas/targets/ holds both kinds, so a render without --crd-dir checks them too."""
+    from dataclasses import replace
+
+    from hetgitops.conformance import output_checks
+
+    result = api.render([REPO / "policies"], api.Options(targets=("koordinator",)))
+    assert result.policy is not None
+    assert not [d for d in result.diagnostics if d.rule in ("crd-schema", "k8s-schema")]
+    quota = next(m for m in result.manifests if m.kind == "ElasticQuota")
+    profile = next(m for m in result.manifests if m.kind == "ElasticQuotaProfile")
+    bad = [
+        replace(quota, obj={**quota.obj, "spec": {**quota.obj["spec"], "guarantee": {}}}),
+        replace(profile, obj={**profile.obj, "spec": {**profile.obj["spec"], "resourceRatio": 1}}),
+    ]
+    found = output_checks.check(bad, result.policy, unchecked=True)
+    assert sorted(d.path for d in found if d.rule != "koordinator-webhook") == [
+        "spec",
+        "spec.resourceRatio",
+    ], [str(d) for d in found]
