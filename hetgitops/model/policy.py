@@ -149,6 +149,11 @@ class Fleet:
     # said, Kueue's shipped defaults assumed).
     kueue_integrations: tuple[str, ...] | None = None
     kueue_fair_sharing: bool | None = None
+    # `spec.koordinator` (the koordinator target): profile resourceRatio, the MultiQuotaTree
+    # gate, ElasticQuotaArgs.enableMinQuotaScale.
+    koordinator_ratio: str = "1"
+    koordinator_multi_quota_tree: bool = True
+    koordinator_min_quota_scale: bool = False
 
     @property
     def kueue_api_version(self) -> str:

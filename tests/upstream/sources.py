@@ -2,11 +2,11 @@
 
 Every module but the GPU Operator is pinned by the simulated cluster's go.mod files
 (tests/simcluster/go), version and go.sum hash alike, so the CRDs the tests check against are
-those of the controllers the sim runs: Kueue, Volcano and NFD by their own components, and
-JobSet, LeaderWorkerSet and the training operator (v1 PyTorchJob, v2 TrainJob) by the versions
-Kueue v0.19.2 itself is built against (its go.mod). The GPU Operator's tags (v22.9 and later)
-are not valid Go module versions (its go.mod has no /vN suffix), so the proxy serves it only
-as pseudo-versions; it is pinned here by commit.
+those of the controllers the sim runs: Kueue, Volcano, NFD and Koordinator by their own
+components, and JobSet, LeaderWorkerSet and the training operator (v1 PyTorchJob, v2 TrainJob)
+by the versions Kueue v0.19.2 itself is built against (its go.mod). The GPU Operator's tags
+(v22.9 and later) are not valid Go module versions (its go.mod has no /vN suffix), so the proxy
+serves it only as pseudo-versions; it is pinned here by commit.
 """
 
 from __future__ import annotations
@@ -171,6 +171,15 @@ def sources() -> tuple[Source, ...]:
                 # The operator's own mig-parted configs (all-1g.10gb, all-balanced, ...).
                 "assets/state-mig-manager/0400_configmap.yaml": "default-mig-parted-config.yaml",
             },
+        ),
+        Source(
+            "koordinator",
+            pinned_by_sim("koordinator", "github.com/koordinator-sh/koordinator"),
+            (
+                "config/crd/bases/scheduling.sigs.k8s.io_elasticquotas.yaml",
+                "config/crd/bases/quota.koordinator.sh_elasticquotaprofiles.yaml",
+                "config/crd/bases/scheduling.sigs.k8s.io_podgroups.yaml",
+            ),
         ),
         Source(
             "jobset",

@@ -16,7 +16,8 @@ from hetgitops.plan import quota_plan, routing
 from hetgitops.plan.quota_plan import FlavorPlan, team_plan
 from hetgitops.plan.routing import Route, candidate_teams, fits, shortfall
 
-KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"
+KUEUE, VOLCANO, KOORDINATOR, DEFAULT = "kueue", "volcano", "koordinator", "default"
+SCHEDULERS = (KUEUE, VOLCANO, KOORDINATOR)
 
 
 @dataclass(frozen=True)
@@ -46,14 +47,19 @@ class JobTarget:
         return len(self.routes) == 1
 
 
-def scheduler(fleet: Fleet | None, profile: WorkloadProfile) -> str:
-    """Who queues the job: a Volcano Job always goes to Volcano; anything else goes to Kueue
-    when the fleet renders Kueue, else to Volcano when it renders Volcano."""
+def scheduler(fleet: Fleet | None, profile: WorkloadProfile, prefer: str | None = None) -> str:
+    """Who queues the job: a Volcano Job always goes to Volcano; anything else goes to the
+    scheduler asked for (`jobs --scheduler`), else to Kueue when the fleet renders Kueue, else
+    to Koordinator when it renders Koordinator, else to Volcano when it renders Volcano."""
     if profile.framework == "volcano-job":
         return VOLCANO
+    if prefer is not None:
+        return prefer
     targets = fleet.targets if fleet else ()
     if KUEUE in targets:
         return KUEUE
+    if KOORDINATOR in targets:
+        return KOORDINATOR
     return VOLCANO if VOLCANO in targets else DEFAULT
 
 
@@ -69,11 +75,13 @@ def _holds(
 
 def _narrow(routes: list[Route], chosen: str, profile: WorkloadProfile) -> tuple[Route, ...]:
     """One pod spec must fit every pool left: same resource as the preferred pool. Volcano
-    queues a job in one leaf queue, which is bound to one pool; with the `single` MIG
-    strategy a slice is requested as a whole card, so only the pool tells them apart."""
+    queues a job in one leaf queue, which is bound to one pool, and Koordinator counts a pod
+    in the one quota its label names, in one pool's tree (no flavor fallback); with the
+    `single` MIG strategy a slice is requested as a whole card, so only the pool tells them
+    apart."""
     first = routes[0]
     single_mig = profile.mig_profile is not None and first.resource == first.card.resource_name
-    if chosen == VOLCANO or single_mig:
+    if chosen in (VOLCANO, KOORDINATOR) or single_mig:
         return (first,)
     return tuple(r for r in routes if r.resource == first.resource)
 
@@ -81,8 +89,9 @@ def _narrow(routes: list[Route], chosen: str, profile: WorkloadProfile) -> tuple
 class Selector:
     """Routes every profile once per policy; `targets` then filters them per team."""
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, prefer: str | None = None) -> None:
         self.policy = policy
+        self.prefer = prefer
         self.router = routing.router(policy)
 
     def targets(
@@ -90,7 +99,7 @@ class Selector:
     ) -> Iterator[JobTarget]:
         """Templates of one profile, by team name, then card type name."""
         placeable = [r for r in self.router.routes(profile) if fits(r, profile)]
-        chosen = scheduler(self.policy.fleet, profile)
+        chosen = scheduler(self.policy.fleet, profile, self.prefer)
         candidates = sorted(candidate_teams(self.policy, profile), key=lambda t: t[1].name)
         for _, team in candidates:
             if teams is None or team.name in teams:
