@@ -68,6 +68,7 @@ def ray_pod_sets(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
             "spec",
             "ray",
             "workerGroups",
+            key=True,
             hint="merge worker groups, or use submissionMode HTTPMode (no submitter pod set)",
         )
 
@@ -209,5 +210,6 @@ def ray_volcano_mixed(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]
             "spec",
             "ray",
             "workerGroups",
+            key=True,
             hint="render Kueue for the fleet, or use one card type (no workerGroups)",
         )
