@@ -118,6 +118,22 @@ def test_kueue_rules_are_met_by_construction() -> None:
     assert spec["submissionMode"] == "K8sJobMode" and spec["entrypoint"] == "python rlhf.py"
 
 
+def test_the_submitter_pod_sits_beside_the_head() -> None:
+    stated = MIXED + "    head: {pool: l40s-a}\n"
+    spec = _jobs(DELTA + "---\n" + stated)["rlhf/delta/h100+l40s.yaml"]["spec"]
+    submitter = spec["submitterPodTemplate"]["spec"]
+    head = spec["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    assert submitter["nodeSelector"] == head["nodeSelector"]
+    assert submitter["tolerations"] == head["tolerations"] != []
+    assert submitter["restartPolicy"] == "Never"
+    (container,) = submitter["containers"]
+    assert "command" not in container  # KubeRay writes `ray job submit ...`
+    assert container["resources"]["limits"] == {"cpu": "500m", "memory": "512Mi"}
+    http = stated + "    submissionMode: HTTPMode\n"
+    spec = _jobs(DELTA + "---\n" + http)["rlhf/delta/h100+l40s.yaml"]["spec"]
+    assert "submitterPodTemplate" not in spec
+
+
 def test_the_cpu_only_head_sits_in_the_first_groups_pool_or_a_stated_one() -> None:
     job = _jobs(DELTA + "---\n" + MIXED)["rlhf/delta/h100+l40s.yaml"]
     head = job["spec"]["rayClusterSpec"]["headGroupSpec"]

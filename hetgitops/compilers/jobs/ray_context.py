@@ -1,7 +1,8 @@
 """Compile stage, `jobs`: the `ray` part of a template's context (RayJob, RayCluster, RayService).
 
 Keys of `ray` (for `--templates` authors): name, suspend, autoscaling, submitter (bool: a
-K8sJobMode RayJob), submission_mode, entrypoint, serve_config, head (a pod, see below) and
+K8sJobMode RayJob), submission_mode, entrypoint, serve_config, head and submitter_pod (pods,
+see below; submitter_pod None unless `submitter`) and
 groups (each a pod plus group_name, replicas, min_replicas, max_replicas). A Ray pod has the
 keys of a `leader`/`worker` pod plus container, ports ([{name, containerPort}]) and
 ray_start_params. Upstream rules met here (KubeRay ray-operator v1.6.2, Kueue v0.19.2) are
@@ -61,7 +62,7 @@ def _start_params(target: JobTarget) -> dict[str, str]:
 
 def _ray_pod(pod: dict[str, Any], name: str, container: str) -> dict[str, Any]:
     labels = dict(pod["labels"], **{NAME_LABEL: name})
-    return dict(pod, labels=dict(sorted(labels.items())), container=container)
+    return dict(pod, labels=dict(sorted(labels.items())), container=container, restart_policy="")
 
 
 def _worker(policy: Policy, target: JobTarget, group: GroupTarget, queue: str) -> dict[str, Any]:
@@ -131,6 +132,29 @@ def _head(policy: Policy, target: JobTarget, queue: str) -> dict[str, Any]:
     )
 
 
+# What Kueue assumes for KubeRay's default submitter (kueue rayjob_controller.go:252-263); as
+# requests == limits, so the pod is Guaranteed like every other pod of the templates.
+SUBMITTER_RESOURCES = {"cpu": "500m", "memory": "512Mi"}
+
+
+def _submitter(head: dict[str, Any]) -> dict[str, Any]:
+    """The K8sJobMode submitter pod beside the head (same pool, selector and tolerations), so
+    Kueue's `submitter` pod set takes the head's flavor instead of the first one its lack of
+    tolerations allows; KubeRay fills in the `ray job submit` command (rayjob_controller.go:
+    607-620)."""
+    amounts = dict(SUBMITTER_RESOURCES)
+    return dict(
+        head,
+        container="ray-job-submitter",
+        env=[],
+        ports=[],
+        resources={"requests": dict(amounts), "limits": dict(amounts)},
+        restart_policy="Never",
+        liveness_probe=None,
+        readiness_probe=None,
+    )
+
+
 def _name(target: JobTarget) -> str:
     return ray_name(target.profile, None if target.mixed else target.card.name)
 
@@ -158,6 +182,7 @@ def ray_values(policy: Policy, target: JobTarget, queue: str) -> dict[str, Any]:
     """The `ray` key of the context; raises ContextError when KubeRay would refuse the job."""
     _check(target)
     profile, ray = target.profile, target.profile.ray
+    head = _head(policy, target, queue)
     return {
         "name": _name(target),
         "autoscaling": bool(ray and ray.autoscaling),
@@ -165,6 +190,7 @@ def ray_values(policy: Policy, target: JobTarget, queue: str) -> dict[str, Any]:
         "submission_mode": ray.submission_mode if ray else "K8sJobMode",
         "entrypoint": shlex.join(profile.command),
         "serve_config": (ray.serve_config if ray else None) or "",
-        "head": _head(policy, target, queue),
+        "head": head,
+        "submitter_pod": _submitter(head) if submitter(profile) else None,
         "groups": [_worker(policy, target, g, queue) for g in target.groups],
     }
