@@ -12,6 +12,7 @@ from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, scheduler
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy, WorkloadProfile
 from hetgitops.plan import routing
+from hetgitops.plan.quota_plan import team_plan
 from hetgitops.plan.ray import (
     ELASTIC_DEFAULT_ON,
     MAX_NAME,
@@ -80,9 +81,9 @@ def ray_accelerator_invisible(policy: Policy, ctx: CheckContext) -> Iterator[Dia
     KubeRay turns only limits named `*gpu` or `nvidia.com/mig-<n>g.<m>gb` into `--num-gpus`,
     and only Neuron cores and TPUs into custom resources (ray-operator
     controllers/ray/utils/resources.go:8-17, common/pod.go:46-49, :1023-1070). The templates
-    declare the others: NVIDIA MIG profiles such as `1g.10gb+me` as GPUs, Ascend as `NPU`,
-    Gaudi as `HPU`; for other vendors (Cambricon MLU, ...) the profile must name one, or Ray
-    tasks asking for the accelerator never schedule.
+    declare the others: NVIDIA MIG profiles such as `1g.10gb+me` and Intel GPUs as GPUs, Ascend
+    as `NPU`, Gaudi as `HPU`; for other vendors (Cambricon MLU, ...) the profile must name
+    one, or Ray tasks asking for the accelerator never schedule.
     Fails: `framework: rayjob` routed to a `cambricon.com/mlu` card without `ray.resourceName`.
     Passes: the same with `ray: {resourceName: MLU}`; any `nvidia.com/gpu` card.
     Fix: set `spec.ray.resourceName` to the Ray resource your tasks request.
@@ -213,3 +214,56 @@ def ray_volcano_mixed(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]
             key=True,
             hint="render Kueue for the fleet, or use one card type (no workerGroups)",
         )
+
+
+@rule("ray-head-pool", Severity.ERROR)
+def ray_head_pool(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A Ray profile's `spec.ray.head.pool` names no Pool, or one a team that gets its
+    template holds no quota in.
+
+    Kueue gives the head pod set a flavor only among the team's ClusterQueue's, and the head's
+    selector names the pool: a pool outside them leaves the head (and the whole Ray cluster,
+    admitted all at once) pending with NoMatchingFlavor. `jobs` puts such a team's head in the
+    first worker group's pool instead, which is not what the profile says.
+    Fails: `ray: {head: {pool: cpu-pool}}` when team `ml` gets the template but holds no quota
+    in `cpu-pool`.
+    Passes: a head pool every such team holds quota in; no `head.pool` (the workers' pool).
+    Fix: name a pool those teams hold quota in, give them quota there, or drop `head.pool`.
+    """
+    router = routing.router(policy)
+    for profile in _ray_profiles(policy):
+        stated = profile.ray.head_pool if profile.ray else None
+        if stated is None:
+            continue
+        if stated not in policy.pools:
+            yield error_at(
+                "ray-head-pool",
+                f"profile '{profile.name}' places its Ray head in pool '{stated}', which is not "
+                "defined",
+                profile.origin,
+                "spec",
+                "ray",
+                "head",
+                "pool",
+                hint="name a defined Pool, or drop head.pool (the workers' pool)",
+            )
+            continue
+        used = {r.pool.name for r in router.routes(profile)}
+        missing = []
+        for _, team in routing.candidate_teams(policy, profile):
+            held = {plan.pool.name for plan in team_plan(policy, team)}
+            if held & used and stated not in held:
+                missing.append(team.name)
+        if missing:
+            yield error_at(
+                "ray-head-pool",
+                f"profile '{profile.name}' places its Ray head in pool '{stated}', where team(s) "
+                f"{', '.join(sorted(missing))} hold no quota: Kueue has no flavor there for "
+                "their head, so `jobs` puts it in the first worker group's pool",
+                profile.origin,
+                "spec",
+                "ray",
+                "head",
+                "pool",
+                hint="give those teams quota in the pool, name another pool, or drop head.pool",
+            )

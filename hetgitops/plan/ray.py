@@ -44,9 +44,13 @@ GCS_PORT, DASHBOARD_PORT, CLIENT_PORT = 6379, 8265, 10001
 _MIG = re.compile(r"nvidia\.com/mig-\d+g\.\d+gb$")
 # controllers/ray/common/pod.go:46-49: the only non-GPU limits KubeRay turns into Ray resources.
 _CUSTOM = {"aws.amazon.com/neuroncore": "neuron_cores", "google.com/tpu": "TPU"}
-# Ray's own accelerator managers' resource names for vendors KubeRay does not map
-# (ray/_private/accelerators: npu.py "NPU" for Huawei Ascend, hpu.py "HPU" for Intel Gaudi).
-VENDOR_RAY_RESOURCE = {"huawei": "NPU", "intel": "HPU"}
+# Ray's own accelerator managers' resource names for what KubeRay does not map
+# (ray-project/ray python/ray/_private/accelerators: npu.py "NPU" for Huawei Ascend, hpu.py
+# "HPU" for Intel Gaudi, intel_gpu.py "GPU" for Intel GPUs, whose device plugin's
+# gpu.intel.com/i915 does not end in "gpu").
+VENDOR_RAY_RESOURCE = {"huawei": "NPU"}
+RESOURCE_RAY = {"habana.ai/gaudi": "HPU"}
+GPU_PREFIXES = ("gpu.intel.com/",)
 
 
 def is_ray(profile: WorkloadProfile) -> bool:
@@ -66,14 +70,15 @@ def ray_sees(resource: str) -> bool:
 
 def ray_resource_name(profile: WorkloadProfile, card: CardType, resource: str) -> str | None:
     """The Ray resource a template must declare for `resource`: None when Ray sees it; `GPU`
-    (as `--num-gpus`) for an NVIDIA resource KubeRay's pattern misses (`mig-1g.10gb+me`); else
-    the profile's `ray.resourceName`, else Ray's name for the vendor; "" when none is known."""
+    (as `--num-gpus`) for an NVIDIA or Intel GPU resource KubeRay's pattern misses
+    (`mig-1g.10gb+me`, `gpu.intel.com/i915`); else the profile's `ray.resourceName`, else
+    Ray's name for it (Ascend `NPU`, Gaudi `HPU`); "" when none is known."""
     if ray_sees(resource):
         return None
-    if card.vendor == "nvidia":
+    if card.vendor == "nvidia" or resource.startswith(GPU_PREFIXES):
         return "GPU"
     named = profile.ray.resource_name if profile.ray else None
-    return named or VENDOR_RAY_RESOURCE.get(card.vendor, "")
+    return named or RESOURCE_RAY.get(resource) or VENDOR_RAY_RESOURCE.get(card.vendor, "")
 
 
 def pod_set_count(profile: WorkloadProfile, groups: int) -> int:

@@ -162,3 +162,36 @@ def test_the_rules_are_quiet_on_a_policy_without_ray(policy):
     assert "ray" in FAMILIES
     found = {d.rule for d in policy.diagnostics(dt.date(2026, 12, 1))}
     assert not {r for r in found if r.startswith("ray-")}
+
+
+EXTRA_POOL = """\
+kind: Pool
+metadata:
+  name: h100-extra
+spec:
+  cardType: h100-80gb
+  purpose: training
+  cardsPerNode: 8
+  nodes:
+    - {names: "gpu-h100-[03:04]", zone: zone-a, rack: rack-a2}
+"""
+
+
+def test_a_head_pool_that_is_undefined_or_not_held_is_an_error(policy):
+    policy.add("pools.yaml", EXTRA_POOL)
+    policy.add("profiles.yaml", _profile(ray="  ray: {head: {pool: nowhere}}\n"))
+    policy.add("profiles.yaml", _profile(ray="  ray: {head: {pool: h100-extra}}\n", name="rl2"))
+    assert policy.spans("ray-head-pool") == sorted(
+        [
+            policy.pos("profiles.yaml", "  ray: {head: {pool: ^h100-extra}}"),
+            policy.pos("profiles.yaml", "  ray: {head: {pool: ^nowhere}}"),
+        ]
+    )
+    held = [d for d in policy.findings("ray-head-pool") if "h100-extra" in d.message]
+    assert "team(s) ml hold no quota" in held[0].message
+
+
+def test_a_head_pool_the_team_holds_passes(policy):
+    policy.add("profiles.yaml", _profile(ray="  ray: {head: {pool: l40s-infer}}\n"))
+    assert policy.spans("ray-head-pool") == []
+    assert _errors(policy) == []

@@ -175,6 +175,8 @@ def test_ray_sees_gpus_and_plain_mig_but_not_me_profiles_or_other_vendors() -> N
     assert ray_resource_name(profile, cards["h100"], "nvidia.com/mig-1g.10gb+me") == "GPU"
     assert ray_resource_name(profile, cards["ascend"], "huawei.com/Ascend910") == "NPU"
     assert ray_resource_name(profile, cards["h100"], "nvidia.com/gpu") is None
+    assert ray_resource_name(profile, cards["ascend"], "habana.ai/gaudi") == "HPU"
+    assert ray_resource_name(profile, cards["ascend"], "gpu.intel.com/i915") == "GPU"
 
 
 def test_rayservice_serves_on_the_profile_port_and_is_not_suspended() -> None:
