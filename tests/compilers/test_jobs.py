@@ -85,7 +85,7 @@ def test_a_gang_whose_cpu_the_team_can_never_hold_gets_no_template() -> None:
 
 def test_bundled_routing(scenario_policy: Load) -> None:
     jobs = _jobs(scenario_policy("bundled"))
-    assert len(jobs) == 25
+    assert len(jobs) == 30
     research = sorted(f for f in jobs if f.startswith("data-filter/research/"))
     # research holds only MIG instances on the H100s, so no whole-card data-filter there
     assert research == [

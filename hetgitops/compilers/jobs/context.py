@@ -10,6 +10,7 @@ pods get probes. Keys of the context (documented for `--templates` authors):
 - `leader`, `worker`: pod settings of rank 0 and of the other pods (see `_pod`); only the
   leader listens on the rendezvous port, so only it gets probes
 - `profile`, `team`, `card`, `fleet`: names and facts for custom templates
+- `ray`: None, or a Ray profile's cluster (see ray_context.py)
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ from hetgitops.plan.flavors import toleration
 from hetgitops.plan.koordinator_priority import koord_tiers
 from hetgitops.plan.koordinator_quota import leaf_quota_name
 from hetgitops.plan.node_labels import domain, pool_node_labels, topology_label
+from hetgitops.plan.ray import (
+    ELASTIC_ANNOTATION,
+    VOLCANO_PRIORITY_LABEL,
+    VOLCANO_QUEUE_LABEL,
+    is_ray,
+)
 from hetgitops.plan.routing import pod_request
 from hetgitops.plan.volcano_quota import leaf_queue_name
 
@@ -32,7 +39,7 @@ OWN_QUEUE = frozenset({"volcano-job", "pytorchjob"})
 # Frameworks whose gang is a leader pod set plus a worker pod set.
 TWO_POD_SETS = frozenset({"jobset", "pytorchjob", "leaderworkerset"})
 # Kueue's webhook suspends these itself, but a job created suspended never races admission.
-SUSPENDABLE = frozenset({"job", "jobset", "pytorchjob"})
+SUSPENDABLE = frozenset({"job", "jobset", "pytorchjob", "rayjob", "raycluster"})
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 TAS_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
@@ -268,11 +275,19 @@ def _job_labels(policy: Policy, target: JobTarget, queue: str) -> dict[str, str]
         labels[policy.fleet.label("fleet")] = policy.fleet.cluster
     if target.scheduler == KUEUE:
         labels |= {KUEUE_QUEUE: queue, KUEUE_PRIORITY: target.profile.tier}
+    if target.scheduler == VOLCANO and is_ray(target.profile):
+        # KubeRay's Volcano batch scheduler (--batch-scheduler=volcano) builds the PodGroup.
+        labels |= {VOLCANO_QUEUE_LABEL: queue, VOLCANO_PRIORITY_LABEL: target.profile.tier}
     return dict(sorted(labels.items()))
 
 
 def _job_annotations(target: JobTarget) -> dict[str, str]:
-    """Volcano's podgroup controller takes the gang size of plain pods from their owner."""
+    """Volcano's podgroup controller takes the gang size of plain pods from their owner;
+    a Ray object asks Kueue for elastic workload slicing by annotation."""
+    ray = target.profile.ray
+    if is_ray(target.profile):
+        elastic = target.scheduler == KUEUE and ray is not None and ray.elastic
+        return {ELASTIC_ANNOTATION: "true"} if elastic else {}
     if target.scheduler == VOLCANO and target.profile.framework != "volcano-job":
         return {VOLCANO_MIN_MEMBER: str(target.profile.gang)}
     return {}
@@ -282,12 +297,18 @@ def context(policy: Policy, target: JobTarget) -> dict[str, Any]:
     """Everything a template needs; raises ContextError when the policy lacks an input."""
     profile, team, card = target.profile, target.team, target.card
     queue = _queue(policy, target)
+    ray: dict[str, Any] | None = None
+    if is_ray(profile):
+        from hetgitops.compilers.jobs.ray_context import ray_values  # needs this module
+
+        ray = ray_values(policy, target, queue)
+    name = ray["name"] if ray else job_name(target)
     job: dict[str, Any] = {
-        "name": job_name(target),
+        "name": name,
         "namespace": team.namespaces[0] if team.namespaces else team.name,
         "labels": _job_labels(policy, target, queue),
         "annotations": _job_annotations(target),
-        "selector": {NAME_LABEL: job_name(target)},
+        "selector": {NAME_LABEL: name},
         "gang": profile.gang,
         "workers": profile.gang - 1,
         "scheduler": target.scheduler,
@@ -310,6 +331,7 @@ def context(policy: Policy, target: JobTarget) -> dict[str, Any]:
             "pools": [route.pool.name for route in target.routes],
         },
         "fleet": _fleet(policy),
+        "ray": ray,
     }
 
 

@@ -48,6 +48,9 @@ TEMPLATES: Mapping[str, str] = {
     "volcano-job": "volcano-job.yaml.j2",
     "deployment": "deployment.yaml.j2",
     "leaderworkerset": "leaderworkerset.yaml.j2",
+    "rayjob": "rayjob.yaml.j2",
+    "raycluster": "raycluster.yaml.j2",
+    "rayservice": "rayservice.yaml.j2",
 }
 
 
