@@ -16,14 +16,18 @@ import shlex
 from typing import Any
 
 from hetgitops.compilers.jobs.context import (
+    KOORD_GANG,
+    KOORD_GANG_MIN,
+    KOORD_QUOTA,
     NAME_LABEL,
     ContextError,
     _pod,
 )
-from hetgitops.compilers.jobs.targets import VOLCANO, GroupTarget, JobTarget
+from hetgitops.compilers.jobs.targets import KOORDINATOR, VOLCANO, GroupTarget, JobTarget
 from hetgitops.model import quantities
 from hetgitops.model.policy import Policy
 from hetgitops.plan.flavors import toleration
+from hetgitops.plan.koordinator_quota import leaf_quota_name
 from hetgitops.plan.node_labels import domain, pool_node_labels
 from hetgitops.plan.quota_plan import per_card
 from hetgitops.plan.ray import (
@@ -143,8 +147,12 @@ def _submitter(head: dict[str, Any]) -> dict[str, Any]:
     tolerations allows; KubeRay fills in the `ray job submit` command (rayjob_controller.go:
     607-620)."""
     amounts = dict(SUBMITTER_RESOURCES)
+    gangless = {
+        k: v for k, v in head["annotations"].items() if k not in (KOORD_GANG, KOORD_GANG_MIN)
+    }
     return dict(
         head,
+        annotations=gangless,
         container="ray-job-submitter",
         env=[],
         ports=[],
@@ -183,6 +191,9 @@ def ray_values(policy: Policy, target: JobTarget, queue: str) -> dict[str, Any]:
     _check(target)
     profile, ray = target.profile, target.profile.ray
     head = _head(policy, target, queue)
+    groups = [_worker(policy, target, g, queue) for g in target.groups]
+    if target.scheduler == KOORDINATOR:
+        head, groups = _koordinator(target, head, groups)
     return {
         "name": _name(target),
         "autoscaling": bool(ray and ray.autoscaling),
@@ -192,5 +203,26 @@ def ray_values(policy: Policy, target: JobTarget, queue: str) -> dict[str, Any]:
         "serve_config": (ray.serve_config if ray else None) or "",
         "head": head,
         "submitter_pod": _submitter(head) if submitter(profile) else None,
-        "groups": [_worker(policy, target, g, queue) for g in target.groups],
+        "groups": groups,
     }
+
+
+def _koordinator(
+    target: JobTarget, head: dict[str, Any], groups: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Under koord-scheduler each pod counts against the leaf quota of its own pool (a worker
+    group on another card type than the head is another pool's leaf; the quota webhook binds a
+    pod to the quota its label names, pod_check.go:55-58), and the Ray cluster is one gang:
+    the head and every worker, so no group starts without the others (coscheduling.go:28-33).
+    The K8sJobMode submitter is created only once the cluster is ready, so it is no member."""
+    team = target.team.name
+    head_pool = (target.head_pool or target.route.pool).name
+    members = 1 + sum(int(g["min_replicas"]) for g in groups)
+    gang = {KOORD_GANG: _name(target), KOORD_GANG_MIN: str(members)} if members > 1 else {}
+
+    def placed(pod: dict[str, Any], pool: str) -> dict[str, Any]:
+        labels = dict(pod["labels"], **{KOORD_QUOTA: leaf_quota_name(team, pool)})
+        return dict(pod, labels=dict(sorted(labels.items())), annotations=dict(gang))
+
+    pools = [g.routes[0].pool.name for g in target.groups]
+    return placed(head, head_pool), [placed(g, p) for g, p in zip(groups, pools, strict=True)]
