@@ -222,6 +222,8 @@ NOUNS = {
     "localqueue-removed": "stranded:",
     "clusterqueue-removed": "holding the queue Terminating:",
     "priority-class-removed": "refused when recreated:",
+    "priority-class-recreated": "of the tier that a controller could recreate during the gap "
+    "(refused while the class is gone):",
     "kueue-resource-uncovered": "never admitted again or left uncounted:",
     "node-removed": "running outside the pool's accounting:",
     "node-moved": "running on the moving nodes, double-booked:",
