@@ -11,8 +11,9 @@ Admitted and pending are `hetgitops.live.workloads`' `holds_quota` and `waiting`
 HasActiveQuotaReservation and IsAdmissible), the answer `explain` gives too. What counts, per
 scope (Kueue v0.19 Workload status; Kubernetes Pod spec):
 - flavor: admitted workloads whose `status.admission` assigns that flavor to some pod set;
-- nodes (+ taint): pods bound to those nodes (`spec.nodeName`), not finished, that do not
-  tolerate the taint key (DaemonSet pods are counted apart: their controller recreates them);
+- nodes (+ taint, + requests): pods bound to those nodes (`spec.nodeName`), not finished, that
+  do not tolerate the taint key and request one of the listed resources (DaemonSet pods are
+  counted apart: their controller recreates them);
 - namespace: workloads and unfinished pods in it;
 - localqueue: workloads in its namespace that name it (`spec.queueName`);
 - clusterqueue: workloads admitted by it (`status.admission.clusterQueue`);
@@ -147,10 +148,13 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
     if "nodes" in scope:
         nodes = set(scope["nodes"].split(","))
         taints = [value for what, value in hazard.scope if what == "taint"]
+        wanted = [value for what, value in hazard.scope if what == "requests"]
         for pod in work.pods:
             if pod_finished(pod) or pod_node(pod) not in nodes:
                 continue
             if taints and _tolerates(pod, taints):
+                continue
+            if wanted and not _requests_any(pod, wanted):
                 continue
             if _daemon(pod):
                 found.daemon_pods += 1
@@ -201,6 +205,12 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
     return found
 
 
+def _requests_any(pod: Obj, resources: Sequence[str]) -> bool:
+    """The pod requests some of `resources` (a "requests" scope narrows "nodes" to them)."""
+    asked = pod_requests(pod.get("spec") or {}, _value)
+    return any(asked.get(r, Decimal(0)) > 0 for r in resources)
+
+
 def _in(obj: Obj, namespace: str) -> bool:
     return bool(obj.get("metadata", {}).get("namespace") == namespace)
 
@@ -227,6 +237,7 @@ NOUNS = {
     "kueue-resource-uncovered": "never admitted again or left uncounted:",
     "node-removed": "running outside the pool's accounting:",
     "node-moved": "running on the moving nodes, double-booked:",
+    "mig-strategy-single": "whole-GPU pods on the pool's nodes, each a slice once recreated:",
     "sharing-reduced": "sharing the GPUs now:",
     "sharing-staged": "sharing the GPUs now:",
     "sharing-retired": "sharing the GPUs now:",

@@ -13,7 +13,7 @@ from hetgitops.checks.reuse import NodeReuse
 from hetgitops.conformance import output_checks
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.diff import drains as drain_plans
-from hetgitops.diff.hazards import Hazard, hazards
+from hetgitops.diff.hazards import Hazard, hazards, policy_hazards
 from hetgitops.diff.hazards.jobs import jobs_unmatched, selection_changed
 from hetgitops.diff.hazards.sharing import staged
 from hetgitops.diff.impact import Impact, cluster_sides, impact
@@ -235,6 +235,7 @@ def compare(
     if result.invalid:
         return result  # an empty side would read as "everything removed"
     result.drains, found = _day2(old, new)
+    found += policy_hazards(old.model, new.model)
     result.hazards = staged(old.model, new.model, found)
     changes = object_changes(old.result.manifests, new.result.manifests)
     result.objects = [c for c in changes if not ignored(c, ignore)]

@@ -44,3 +44,55 @@ def test_a_recreated_priority_class_counts_the_tier_pods_a_controller_could_recr
         "live: of the tier that a controller could recreate during the gap (refused while the "
         "class is gone): 2 pod(s) (online-inference 2)"
     )
+
+
+FLEET_SINGLE = ("fleet.yaml", "    migStrategy: mixed\n", "    migStrategy: single\n")
+H100_UNIFORM = (
+    "pools/inference.yaml",
+    "      - gpus: [0, 1]\n        profiles: {1g.10gb: 7}\n"
+    "      - gpus: [2, 3]\n        profiles: {3g.40gb: 2}\n",
+    "      - gpus: all\n        profiles: {1g.10gb: 7}\n",
+)
+# Under single a MIG pool's quota is written in slices (`mig:`): the bundled h100-infer quotas
+# become slices of the one profile, so both sides validate.
+H100_QUOTAS = [
+    ("teams/others.yaml", "      cards: 16\n      mig: {1g.10gb: 56, 3g.40gb: 24}\n",
+     "      mig: {1g.10gb: 56}\n"),
+    ("teams/training.yaml", "    - {pool: h100-infer, normalized: 23.2}\n", ""),
+]
+
+
+def test_switching_to_mig_strategy_single_says_whole_gpu_pods_become_slices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(5) mixed -> single: the MIG pool h100-infer gets the hazard at the fleet's migStrategy
+    line; its live radius counts only the pods on its nodes that request nvidia.com/gpu."""
+    from tests.diff.test_hazards import _compare
+
+    result = _compare(
+        tmp_path, monkeypatch, [H100_UNIFORM, *H100_QUOTAS],
+        [FLEET_SINGLE, H100_UNIFORM, *H100_QUOTAS],
+    )
+    assert not result.invalid
+    (single,) = [h for h in result.hazards if h.rule == "mig-strategy-single"]
+    assert single.subject == "Pool h100-infer"
+    assert "runs on one 1g.10gb slice, not a GPU" in single.message
+    assert single.span.line == 22 and single.span.file.endswith("fleet.yaml")
+    whole = {"requests": {"nvidia.com/gpu": "1"}}
+    slice_ = {"requests": {"nvidia.com/mig-1g.10gb": "1"}}
+    work = LiveWork(
+        pods=[
+            pod("w-0", "serve", "gpu-h100-001", containers=[{"name": "c", "resources": whole}]),
+            pod("s-0", "serve", "gpu-h100-001", containers=[{"name": "c", "resources": slice_}]),
+            pod("w-1", "serve", "gpu-l40s-01", containers=[{"name": "c", "resources": whole}]),
+        ],
+        team_of_namespace=TEAMS,
+    )
+    (counted,) = annotate([single], work)
+    assert counted.live.endswith(": 1 pod(s) (online-inference 1)")
+    # Already single on both sides: nothing to announce.
+    again = _compare(
+        tmp_path / "again", monkeypatch, [FLEET_SINGLE, H100_UNIFORM, *H100_QUOTAS],
+        [FLEET_SINGLE, H100_UNIFORM, *H100_QUOTAS],
+    )
+    assert not [h for h in again.hazards if h.rule == "mig-strategy-single"]

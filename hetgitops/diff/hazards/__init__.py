@@ -18,6 +18,7 @@ from hetgitops.diff.hazards import (
     flavor_transitions,
     flavors,
     mig,
+    mig_strategy,
     nodes,
     priorities,
     queues,
@@ -27,9 +28,18 @@ from hetgitops.diff.hazards import (
 from hetgitops.diff.hazards import jobs as _jobs  # noqa: F401 (registers jobs-unmatched)
 from hetgitops.diff.hazards.reading import Indexed
 from hetgitops.diff.hazards.registry import HAZARDS, Hazard, HazardRule, hazard_rule
+from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 
-__all__ = ["HAZARDS", "HAZARD_RULES", "Hazard", "HazardRule", "hazard_rule", "hazards"]
+__all__ = [
+    "HAZARDS",
+    "HAZARD_RULES",
+    "Hazard",
+    "HazardRule",
+    "hazard_rule",
+    "hazards",
+    "policy_hazards",
+]
 
 # Every hazard id (public API, like rule ids): schemas/diff.schema.json lists them.
 HAZARD_RULES = tuple(HAZARDS)
@@ -65,3 +75,9 @@ def hazards(
         *priorities.priority_class_recreated(before, after),
     ]
     return sorted(found, key=lambda h: (h.rule, h.subject))
+
+
+def policy_hazards(old: Policy | None, new: Policy | None) -> list[Hazard]:
+    """The hazards read from the two policies rather than their manifests (a fleet setting
+    whose effect the manifests do not spell)."""
+    return [*mig_strategy.strategy_single(old, new)]
