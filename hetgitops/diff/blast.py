@@ -326,6 +326,11 @@ def _capacity_text(hazard: Hazard, work: LiveWork) -> str:
     used = in_use(work, set(scope.get("nodes", "").split(",")), resource)
     held = Decimal(units)
     shown = f"; {quantities.canonical(used)} {resource} in use on those nodes, {units} after"
+    crowded = _crowded_nodes(work, scope.get("node-capacity", ""))
+    if used <= held and crowded:
+        if hazard.rule == "sharing-staged":
+            return shown + f" in all, but above it on {crowded}: they stay running, new work waits"
+        return shown + f" in all, but NOT safe yet: above the new capacity on {crowded}"
     if used <= held:
         return shown + ": safe now"
     over = quantities.canonical(used - held)
@@ -334,6 +339,26 @@ def _capacity_text(hazard: Hazard, work: LiveWork) -> str:
     return (
         shown + f": NOT safe yet, {over} {resource} above the new capacity would overbook the nodes"
     )
+
+
+def _crowded_nodes(work: LiveWork, node_capacity: str) -> str:
+    """The nodes of a "node-capacity" scope (`RESOURCE|n1=4,n2=4`) with more of the resource in
+    use than they hold after the change: the scheduler packs shared replicas per node, so a
+    pool whose total fits can still overbook one node."""
+    resource, _, entries = node_capacity.partition("|")
+    held = dict(e.partition("=")[::2] for e in entries.split(",") if e)
+    by_node: dict[str, Decimal] = {}
+    for pod in work.pods:  # one pass: a big pool has thousands of nodes
+        node = pod_node(pod)
+        if node in held and not pod_finished(pod):
+            asked = pod_requests(pod.get("spec") or {}, _value).get(resource, Decimal(0))
+            by_node[node] = by_node.get(node, Decimal(0)) + asked
+    crowded = []
+    for node, units in held.items():
+        used = by_node.get(node, Decimal(0))
+        if used > Decimal(units):
+            crowded.append(f"{node} ({quantities.canonical(used)} in use, {units} after)")
+    return ", ".join(crowded)
 
 
 def annotate(hazards: Sequence[Hazard], work: LiveWork) -> list[Hazard]:

@@ -4,12 +4,12 @@ pairs (or the manifests it reads), with its live radius where it has one."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from hetgitops.diff.blast import LiveWork, annotate
-from hetgitops.diff.hazards import hazards
+from hetgitops.diff.hazards import Hazard, hazards
+from hetgitops.diff.run import DiffResult
 from hetgitops.output.manifests import Manifest
 from tests.diff.test_blast import TEAMS, pod
 
@@ -35,7 +35,10 @@ def test_a_recreated_priority_class_counts_the_tier_pods_a_controller_could_recr
             pod("d-1", "serve", "n2", priorityClassName="online"),
             pod("bare", "serve", "n2", priorityClassName="online", owners=[]),
             pod("t-0", "train", "n1", priorityClassName="training"),
-            {**pod("done", "serve", "n1", priorityClassName="online"), "status": {"phase": "Failed"}},
+            {
+                **pod("done", "serve", "n1", priorityClassName="online"),
+                "status": {"phase": "Failed"},
+            },
         ],
         team_of_namespace=TEAMS,
     )
@@ -56,8 +59,11 @@ H100_UNIFORM = (
 # Under single a MIG pool's quota is written in slices (`mig:`): the bundled h100-infer quotas
 # become slices of the one profile, so both sides validate.
 H100_QUOTAS = [
-    ("teams/others.yaml", "      cards: 16\n      mig: {1g.10gb: 56, 3g.40gb: 24}\n",
-     "      mig: {1g.10gb: 56}\n"),
+    (
+        "teams/others.yaml",
+        "      cards: 16\n      mig: {1g.10gb: 56, 3g.40gb: 24}\n",
+        "      mig: {1g.10gb: 56}\n",
+    ),
     ("teams/training.yaml", "    - {pool: h100-infer, normalized: 23.2}\n", ""),
 ]
 
@@ -70,7 +76,9 @@ def test_switching_to_mig_strategy_single_says_whole_gpu_pods_become_slices(
     from tests.diff.test_hazards import _compare
 
     result = _compare(
-        tmp_path, monkeypatch, [H100_UNIFORM, *H100_QUOTAS],
+        tmp_path,
+        monkeypatch,
+        [H100_UNIFORM, *H100_QUOTAS],
         [FLEET_SINGLE, H100_UNIFORM, *H100_QUOTAS],
     )
     assert not result.invalid
@@ -92,7 +100,82 @@ def test_switching_to_mig_strategy_single_says_whole_gpu_pods_become_slices(
     assert counted.live.endswith(": 1 pod(s) (online-inference 1)")
     # Already single on both sides: nothing to announce.
     again = _compare(
-        tmp_path / "again", monkeypatch, [FLEET_SINGLE, H100_UNIFORM, *H100_QUOTAS],
+        tmp_path / "again",
+        monkeypatch,
+        [FLEET_SINGLE, H100_UNIFORM, *H100_QUOTAS],
         [FLEET_SINGLE, H100_UNIFORM, *H100_QUOTAS],
     )
     assert not [h for h in again.hazards if h.rule == "mig-strategy-single"]
+
+
+SHARING_OFF = ("pools/dev.yaml", "  timeSlicing:\n    replicas: 4\n", "")
+RENAMED = (
+    "pools/dev.yaml",
+    "  timeSlicing:\n    replicas: 4\n",
+    "  timeSlicing:\n    replicas: 4\n    renameByDefault: true\n",
+)
+# rtx4090-dev: 3 nodes of 4 GPUs (12 whole GPUs); the quotas 32 + 16 replicas, lowered to fit.
+WHOLE_QUOTAS = [
+    ("teams/others.yaml", "{pool: rtx4090-dev, cards: 32}", "{pool: rtx4090-dev, cards: 8}"),
+    ("teams/others.yaml", "{pool: rtx4090-dev, cards: 16}", "{pool: rtx4090-dev, cards: 4}"),
+]
+
+
+def _sharing_off(result: DiffResult) -> Hazard:
+    found = [h for h in result.hazards if h.rule == "sharing-reduced"]
+    assert len(found) == 1, [h.rule for h in result.hazards]
+    return found[0]
+
+
+def test_turning_time_slicing_off_gives_a_staged_path_the_schema_accepts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(1) The mode comes from the old pool (timeSlicing, not mps) and no `replicas: 1` is
+    proposed: step 1 lowers the quotas keeping the stanza (valid, and no sharing hazard),
+    step 2 removes it and says when it is safe, node by node."""
+    from tests.diff.test_hazards import _compare
+
+    one = _sharing_off(_compare(tmp_path / "one", monkeypatch, [], [SHARING_OFF, *WHOLE_QUOTAS]))
+    assert "mps" not in one.action and "replicas: 1" not in one.action
+    assert "keep spec.timeSlicing as it is and lower the quotas on pool rtx4090-dev to 12" in (
+        one.action
+    )
+    assert "admit 48 nvidia.com/gpu" in one.message
+    assert ("capacity", "nvidia.com/gpu|12") in one.scope
+    step1 = _compare(tmp_path / "step1", monkeypatch, [], WHOLE_QUOTAS)
+    assert not step1.invalid and not [h for h in step1.hazards if h.rule.startswith("sharing")]
+    step2 = _compare(tmp_path / "step2", monkeypatch, WHOLE_QUOTAS, [SHARING_OFF, *WHOLE_QUOTAS])
+    last = _sharing_off(step2)
+    assert "already fit 12 nvidia.com/gpu (step 1 done)" in last.message
+    assert last.action.startswith("merge only when")
+    # 12 replicas in use in all fit 12 GPUs, but 8 of them on dev-4090-1 (4 GPUs) do not.
+    requests = {"requests": {"nvidia.com/gpu": "1"}}
+    packed = LiveWork(
+        pods=[
+            pod(
+                f"p{i}",
+                "train",
+                "dev-4090-1" if i < 8 else "dev-4090-2",
+                containers=[{"name": "c", "resources": requests}],
+            )
+            for i in range(12)
+        ]
+    )
+    (live,) = annotate([last], packed)
+    assert "NOT safe yet: above the new capacity on dev-4090-1 (8 in use, 4 after)" in live.live
+    spread = LiveWork(pods=packed.pods[:4] + packed.pods[8:])
+    (fine,) = annotate([last], spread)
+    assert fine.live.endswith("8 nvidia.com/gpu in use on those nodes, 12 after: safe now")
+
+
+def test_turning_renamed_time_slicing_off_says_drain_those_nodes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(1) With renameByDefault the pods hold nvidia.com/gpu.shared, which vanishes while the
+    same GPUs become free nvidia.com/gpu: no staged path, drain."""
+    from tests.diff.test_hazards import _compare
+
+    off = _sharing_off(_compare(tmp_path, monkeypatch, [RENAMED], [SHARING_OFF, *WHOLE_QUOTAS]))
+    assert off.action.startswith("drain those nodes")
+    assert "two steps" not in off.action
+    assert "request nvidia.com/gpu.shared" in off.message
