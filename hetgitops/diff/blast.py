@@ -17,6 +17,7 @@ scope (Kueue v0.19 Workload status; Kubernetes Pod spec):
 - namespace: workloads and unfinished pods in it;
 - localqueue: workloads in its namespace that name it (`spec.queueName`);
 - clusterqueue: workloads admitted by it (`status.admission.clusterQueue`);
+- volcanoqueue: PodGroups in that Volcano Queue (`spec.queue`) with pods running;
 - priorityclass: unfinished pods with that `priorityClassName` that a controller owns (what is
   recreated and refused);
 - resource (CQ|R): workloads admitted by the ClusterQueue, or pending in it, that request R.
@@ -43,6 +44,8 @@ from hetgitops.live.workloads import (
     pod_finished,
     pod_node,
     pod_requests,
+    podgroup_queue,
+    podgroup_running,
     requested,
     waiting,
 )
@@ -106,6 +109,7 @@ class Radius:
     pending: Counter[str] = field(default_factory=Counter)
     pods: Counter[str] = field(default_factory=Counter)
     daemon_pods: int = 0
+    gangs: Counter[str] = field(default_factory=Counter)  # running Volcano PodGroups
 
     def text(self, noun: str) -> str:
         parts = []
@@ -118,6 +122,8 @@ class Radius:
             parts.append(f"{sum(self.pods.values())} pod(s){_teams(self.pods)}")
         if self.daemon_pods:
             parts.append(f"{self.daemon_pods} DaemonSet pod(s) (node agents)")
+        if self.gangs:
+            parts.append(f"{sum(self.gangs.values())} running PodGroup(s){_teams(self.gangs)}")
         return f"live: {noun} " + "; ".join(parts) if parts else f"live: {noun} nothing now"
 
 
@@ -186,6 +192,11 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
             spec = pod.get("spec") or {}
             if spec.get("priorityClassName") == name and _owned(pod) and not pod_finished(pod):
                 found.pods[work.team(pod)] += 1
+    if "volcanoqueue" in scope:
+        queue = scope["volcanoqueue"]
+        for group in work.podgroups:
+            if podgroup_queue(group) == queue and podgroup_running(group):
+                found.gangs[work.team(group)] += 1
     if "unmatched" in scope:
         value = scope["unmatched"]
         _count_workloads(found, work, (w for w in live_workloads if unmatched_workload(w, value)))
@@ -238,6 +249,7 @@ NOUNS = {
     "node-removed": "running outside the pool's accounting:",
     "node-moved": "running on the moving nodes, double-booked:",
     "mig-strategy-single": "whole-GPU pods on the pool's nodes, each a slice once recreated:",
+    "volcano-queue-pruned": "gangs in the queue (the prune is refused while they run):",
     "sharing-reduced": "sharing the GPUs now:",
     "sharing-staged": "sharing the GPUs now:",
     "sharing-retired": "sharing the GPUs now:",

@@ -179,11 +179,18 @@ def _day2(old: SideResult, new: SideResult) -> tuple[list[drain_plans.Drain], li
             _drain_inputs(old, cluster), _drain_inputs(new, cluster), pools
         )
         drains += planned
-        for hazard in hazards(_of(old, cluster), _of(new, cluster), planned):
+        declared = _volcano(old.model, new.model)
+        for hazard in hazards(_of(old, cluster), _of(new, cluster), planned, volcano=declared):
             subject = f"{cluster}: {hazard.subject}" if cluster else hazard.subject
             found.append(replace(hazard, subject=subject))
     found += _unmatched_jobs(old, new)
     return drains, found
+
+
+def _volcano(*policies: Policy | None) -> tuple[int, ...] | None:
+    """The highest Volcano version either side declares: the sync may meet either."""
+    versions = [p.fleet.volcano for p in policies if p and p.fleet and p.fleet.volcano]
+    return max(versions) if versions else None
 
 
 def _unmatched_jobs(old: SideResult, new: SideResult) -> list[Hazard]:

@@ -179,3 +179,58 @@ def test_turning_renamed_time_slicing_off_says_drain_those_nodes(
     assert off.action.startswith("drain those nodes")
     assert "two steps" not in off.action
     assert "request nvidia.com/gpu.shared" in off.message
+
+
+MLU_POOL = (
+    "---\napiVersion: hetgitops.io/v1alpha1\nkind: Pool\nmetadata:\n  name: mlu370-eval\n"
+    "spec:\n  description: One Cambricon MLU370 node under evaluation; volunteers only.\n"
+    "  cardType: mlu370-x8\n  purpose: batch\n  cardsPerNode: 8\n  nodes:\n"
+    "    - {names: mlu-370-01, zone: zone-c, rack: rack-c03}\n  taints:\n"
+    "    - {key: hetgitops.io/pool, value: mlu370-eval, effect: NoSchedule}\n  labels:\n"
+    "    hetgitops.io/cost-center: cc-research\n"
+)
+POOL_REMOVED = [
+    ("pools/dev.yaml", MLU_POOL, ""),
+    ("teams/others.yaml", "    - {pool: mlu370-eval, cards: 8}\n", ""),
+]
+
+
+def _podgroup(name: str, queue: str, phase: str) -> dict[str, object]:
+    return {
+        "metadata": {"name": name, "namespace": "research"},
+        "spec": {"queue": queue, "minMember": 2},
+        "status": {"phase": phase, "running": 2 if phase == "Running" else 0},
+    }
+
+
+def test_removing_a_pool_under_a_volcano_gang_is_a_hazard_from_volcano_1_15(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(4) The bundled fleet declares Volcano 1.15.1: pruning the pool's Queue is announced at
+    the queue's policy line and the live radius counts the running gangs in it; declared
+    1.14.1 (no queue-delete check), nothing."""
+    from tests.diff.test_hazards import _compare
+
+    result = _compare(tmp_path / "v115", monkeypatch, [], POOL_REMOVED)
+    assert not result.invalid
+    (pruned,) = [h for h in result.hazards if h.rule == "volcano-queue-pruned"]
+    assert pruned.subject == "Queue research-mlu370-eval"
+    assert "--enable-queue-allocated-pods-check (off by default)" in pruned.message
+    assert pruned.span.file.endswith("others.yaml") and pruned.span.line > 1
+    work = LiveWork(
+        podgroups=[
+            _podgroup("gang-a", "research-mlu370-eval", "Running"),
+            _podgroup("gang-b", "research-mlu370-eval", "Pending"),
+            _podgroup("gang-c", "research-rtx4090-dev", "Running"),
+        ],
+        team_of_namespace={"research": "research"},
+    )
+    (live,) = annotate([pruned], work)
+    assert live.live.endswith(
+        "gangs in the queue (the prune is refused while they run): 1 running PodGroup(s) "
+        "(research 1)"
+    )
+    v114 = ("fleet.yaml", 'volcano: "1.15.1"', 'volcano: "1.14.1"')
+    older = _compare(tmp_path / "v114", monkeypatch, [v114], [v114, *POOL_REMOVED])
+    assert not older.invalid
+    assert not [h for h in older.hazards if h.rule == "volcano-queue-pruned"]

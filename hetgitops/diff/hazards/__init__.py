@@ -24,6 +24,7 @@ from hetgitops.diff.hazards import (
     queues,
     sharing,
     topology,
+    volcano_prune,
 )
 from hetgitops.diff.hazards import jobs as _jobs  # noqa: F401 (registers jobs-unmatched)
 from hetgitops.diff.hazards.reading import Indexed
@@ -46,10 +47,15 @@ HAZARD_RULES = tuple(HAZARDS)
 
 
 def hazards(
-    before: Sequence[Manifest], after: Sequence[Manifest], drains: Sequence[Drain]
+    before: Sequence[Manifest],
+    after: Sequence[Manifest],
+    drains: Sequence[Drain],
+    *,
+    volcano: tuple[int, ...] | None = None,
 ) -> list[Hazard]:
     """The hazards of the manifests and drain plan of one cluster (`jobs-unmatched` and the
-    sharing steps, which read the policies, are added by diff/run.py)."""
+    sharing steps, which read the policies, are added by diff/run.py); `volcano` is the
+    Volcano version the policy declares (what its webhook refuses depends on it)."""
     before, after = Indexed(before), Indexed(after)
     found = [
         *nodes.node_removed(before, after),
@@ -73,6 +79,7 @@ def hazards(
         *mig.mig_mode_flips(drains),
         *mig.mig_repartitions(drains),
         *priorities.priority_class_recreated(before, after),
+        *volcano_prune.queue_pruned(before, after, volcano),
     ]
     return sorted(found, key=lambda h: (h.rule, h.subject))
 
