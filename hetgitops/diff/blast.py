@@ -237,7 +237,7 @@ NOUNS = {
     "kueue-flavor-retired": "admitted on the retiring flavor:",
     "taint-evicts": "evicted:",
     "mig-mode-flip": "stopped while the GPUs reset:",
-    "mig-repartition": "on the nodes whose MIG slices are re-made:",
+    "mig-repartition": "on the nodes, requesting the MIG slices being re-made:",
     "jobs-unmatched": "made from the old templates, matching no flavor after the change:",
     "namespace-removed": "left outside every queue and quota:",
     "localqueue-removed": "stranded:",

@@ -15,6 +15,7 @@ from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.diff import drains as drain_plans
 from hetgitops.diff.hazards import Hazard, hazards, policy_hazards
 from hetgitops.diff.hazards.jobs import jobs_unmatched, selection_changed
+from hetgitops.diff.hazards.mig_quota import quota_follows
 from hetgitops.diff.hazards.sharing import staged
 from hetgitops.diff.impact import Impact, cluster_sides, impact
 from hetgitops.diff.objects import ObjectChange, ignored, object_changes
@@ -243,6 +244,7 @@ def compare(
         return result  # an empty side would read as "everything removed"
     result.drains, found = _day2(old, new)
     found += policy_hazards(old.model, new.model)
+    found = quota_follows(old.model, new.model, found)
     result.hazards = staged(old.model, new.model, found)
     changes = object_changes(old.result.manifests, new.result.manifests)
     result.objects = [c for c in changes if not ignored(c, ignore)]

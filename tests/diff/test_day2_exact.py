@@ -234,3 +234,66 @@ def test_removing_a_pool_under_a_volcano_gang_is_a_hazard_from_volcano_1_15(
     older = _compare(tmp_path / "v114", monkeypatch, [v114], [v114, *POOL_REMOVED])
     assert not older.invalid
     assert not [h for h in older.hazards if h.rule == "volcano-queue-pruned"]
+
+
+# GPU 1 of every h100-infer node goes from 7 x 1g.10gb to 2 x 3g.40gb, and online-inference's
+# quota follows: 3g.40gb 24 -> 36 on nodes whose old layout holds 24 (6 nodes x 2 GPUs x 2).
+REPARTITION = (
+    "pools/inference.yaml",
+    "      - gpus: [0, 1]\n        profiles: {1g.10gb: 7}\n"
+    "      - gpus: [2, 3]\n        profiles: {3g.40gb: 2}\n",
+    "      - gpus: [0]\n        profiles: {1g.10gb: 7}\n"
+    "      - gpus: [1, 2, 3]\n        profiles: {3g.40gb: 2}\n",
+)
+QUOTA_FOLLOWS = (
+    "teams/others.yaml",
+    "mig: {1g.10gb: 56, 3g.40gb: 24}",
+    "mig: {1g.10gb: 14, 3g.40gb: 36}",
+)
+QUOTA_STAYS = (
+    "teams/others.yaml",
+    "mig: {1g.10gb: 56, 3g.40gb: 24}",
+    "mig: {1g.10gb: 14, 3g.40gb: 24}",
+)
+
+
+def _mig_pod(name: str, node: str, resource: str) -> dict[str, object]:
+    requests = {"requests": {resource: "1"}}
+    return pod(name, "serve", node, containers=[{"name": "c", "resources": requests}])
+
+
+def test_a_mig_repartition_with_the_quota_following_says_the_pool_is_overbooked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(2) The quota that follows the new layout overbooks the pool during the sync (by 12
+    nvidia.com/mig-3g.40gb: quotas 36, the old layout holds 24); the live radius counts the pods
+    requesting the slices GPU 1 held (1g.10gb), not whole-GPU or 3g.40gb pods on the nodes."""
+    from tests.diff.test_hazards import _compare
+
+    result = _compare(tmp_path / "follows", monkeypatch, [], [REPARTITION, QUOTA_FOLLOWS])
+    assert not result.invalid
+    (remade,) = [h for h in result.hazards if h.rule == "mig-repartition"]
+    assert (
+        "pool h100-infer is overbooked during the sync by 12 nvidia.com/mig-3g.40gb (quotas 36, "
+        "the old layout holds 24)" in remade.message
+    )
+    assert "keep the quotas within what the old layout holds (24 nvidia.com/mig-3g.40gb)" in (
+        remade.action
+    )
+    work = LiveWork(
+        pods=[
+            _mig_pod("s-0", "gpu-h100-001", "nvidia.com/mig-1g.10gb"),
+            _mig_pod("s-1", "gpu-h100-002", "nvidia.com/mig-1g.10gb"),
+            _mig_pod("m-0", "gpu-h100-001", "nvidia.com/mig-3g.40gb"),
+            _mig_pod("w-0", "gpu-h100-001", "nvidia.com/gpu"),
+            _mig_pod("o-0", "gpu-l40s-01", "nvidia.com/mig-1g.10gb"),
+        ],
+        team_of_namespace=TEAMS,
+    )
+    (live,) = annotate([remade], work)
+    assert live.live == (
+        "live: on the nodes, requesting the MIG slices being re-made: 2 pod(s) (online-inference 2)"
+    )
+    stays = _compare(tmp_path / "stays", monkeypatch, [], [REPARTITION, QUOTA_STAYS])
+    (quiet,) = [h for h in stays.hazards if h.rule == "mig-repartition"]
+    assert "overbooked" not in quiet.message

@@ -539,4 +539,4 @@ def test_a_mig_repartition_without_a_mode_flip_says_what_mig_manager_does() -> N
     assert "evicts no workload pod" in repartition.message
     assert "nvidia.com/mig.config.state=failed" in repartition.message
     assert repartition.action.startswith("one node at a time: cordon, drain")
-    assert repartition.scope == (("nodes", "n0,n1"),)
+    assert repartition.scope == (("nodes", "n0,n1"), ("pool", "p"), ("gpus", "2,3"))

@@ -42,19 +42,6 @@ def per_node(pool: Pool, nodes: Collection[str], per_gpu: int) -> str:
     return ",".join(f"{n.name}={n.cards * per_gpu}" for n in pool.nodes if n.name in nodes)
 
 
-def quota_total(policy: Policy, pool: Pool, resource: str) -> int:
-    """What the teams' nominal quotas in `pool` add up to in `resource`."""
-    card = policy.card_types.get(pool.card_type)
-    if card is None:
-        return 0
-    return sum(
-        capacity.quota_resources(quota, pool, card, policy.fleet).get(resource, 0)
-        for team in policy.teams.values()
-        for quota in team.quotas
-        if quota.pool == pool.name
-    )
-
-
 def turned_off(old: Policy, new: Policy, was: Pool, now: Pool, hazard: Hazard) -> Hazard:
     """`sharing-reduced` for a pool whose sharing goes away: drain (renamed resource), the two
     steps (the old quotas exceed the whole GPUs), or step 2 (they already fit)."""
@@ -84,7 +71,7 @@ def turned_off(old: Policy, new: Policy, was: Pool, now: Pool, hazard: Hazard) -
         ("capacity", f"{shared}|{gpus}"),
         ("node-capacity", f"{shared}|{per_node(now, nodes, 1)}"),
     )
-    quotas = quota_total(old, was, shared)
+    quotas = capacity.pool_quota_total(old, was, shared)
     if quotas > gpus:
         return replace(
             hazard,
