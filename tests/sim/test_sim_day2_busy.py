@@ -723,3 +723,88 @@ def test_one_step_change_is_flagged_live(
             h for h in _diff(POLICIES, after_dir, sim) if h["rule"] == "kueue-flavor-renamed"
         ]
         assert any("admitted usage (holds:" in h.get("live", "") for h in renamed), renamed
+
+
+# ---- the control experiment (issue 38, item 6): no policy change, two disruptions ---------
+
+POD_LESS = ("JobSet", "PyTorchJob", "LeaderWorkerSet")  # no controller in the sim: no pods
+
+
+def _owned(obj: dict[str, Any], kinds: tuple[str, ...]) -> bool:
+    return any(o.get("kind") in kinds for o in obj["metadata"].get("ownerReferences") or [])
+
+
+def _workload(sim: cluster.SimCluster, key: str) -> dict[str, Any]:
+    namespace, name = key.split("/", 1)
+    result = sim.kubectl("get", "workloads.kueue.x-k8s.io", name, "-n", namespace, "-o", "json")
+    return dict(json.loads(result.stdout))
+
+
+def _set_active(sim: cluster.SimCluster, key: str, active: bool) -> None:
+    namespace, name = key.split("/", 1)
+    patch = json.dumps({"spec": {"active": active}})
+    sim.kubectl(
+        "patch", "workloads.kueue.x-k8s.io", name, "-n", namespace, "--type", "merge", "-p", patch
+    )
+
+
+def test_control_experiment_the_watch_sees_an_evict_readmit_and_a_pod_deletion(
+    sim: cluster.SimCluster, busy_fleet: busy.BusyFleet
+) -> None:
+    """No policy change: one pod-less JobSet workload deactivated and re-activated (evicted,
+    then admitted again before the fleet settles) and one Deployment pod deleted (its
+    ReplicaSet makes another). Two snapshots miss the eviction; the watches from the baseline
+    LIST's resourceVersion (tests/simcluster/watch.py) see both."""
+    from simcluster import watch
+
+    baseline = busy.measure(sim, busy_fleet.pools)
+    chosen = sorted(
+        (POD_LESS.index(o["kind"]), k)
+        for k, w in baseline.workloads.items()
+        if busy.admitted(w)
+        for o in w["metadata"].get("ownerReferences") or []
+        if o.get("kind") in POD_LESS
+    )
+    served = sorted(
+        k
+        for k, p in baseline.live_pods.items()
+        if _owned(p, ("ReplicaSet",)) and (p.get("status") or {}).get("phase") == "Running"
+    )
+    assert chosen and served, (chosen, served)
+    workload, pod = chosen[0][1], served[0]
+    recorder = watch.Recorder(sim).start()
+    try:
+        _set_active(sim, workload, False)
+        recorder.wait_for(
+            lambda r: workload in r.workloads.left, timeout=120, saying=f"{workload} evicted"
+        )
+        _set_active(sim, workload, True)
+        namespace, name = pod.split("/", 1)
+        sim.kubectl("delete", "pod", name, "-n", namespace, "--wait=false")
+        recorder.wait_for(lambda r: pod in r.pods.left, timeout=120, saying=f"{pod} deleted")
+        deadline = time.monotonic() + 180
+        while not watch.admitted(_workload(sim, workload)):
+            if time.monotonic() > deadline:
+                raise cluster.SimError(f"{workload} not admitted again: {_workload(sim, workload)}")
+            time.sleep(1)
+        load = busy.settled(sim, busy_fleet.pools)
+    finally:
+        recorder.stop()
+    snapshot = Measured("control-experiment", "none", [], 0, 0)
+    _measure(snapshot, Sampler(sim, busy_fleet.pools), baseline, load)
+    by_watch = Measured(
+        "control-experiment-by-watch",
+        "none",
+        [],
+        0,
+        0,
+        pods_deleted=recorder.deleted(),
+        workloads_evicted=recorder.evicted(),
+    )
+    _report(snapshot)
+    _report(by_watch)
+    print(f"snapshots saw {snapshot.disruptions()}, the watches {recorder.seen()}")
+    busy.restore(sim, busy_fleet)
+    assert workload in recorder.evicted(), recorder.seen()
+    assert pod in recorder.deleted(), recorder.seen()
+    assert not recorder.seen()["errors"], recorder.seen()
