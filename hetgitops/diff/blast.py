@@ -33,6 +33,7 @@ from typing import Any
 
 from hetgitops.diff.hazards import Hazard
 from hetgitops.diff.hazards.jobs import unmatched_workload
+from hetgitops.diff.live_capacity import capacity_text, value
 from hetgitops.live import resources
 from hetgitops.live.client import Cluster, NotServed
 from hetgitops.live.workloads import (
@@ -218,7 +219,7 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
 
 def _requests_any(pod: Obj, resources: Sequence[str]) -> bool:
     """The pod requests some of `resources` (a "requests" scope narrows "nodes" to them)."""
-    asked = pod_requests(pod.get("spec") or {}, _value)
+    asked = pod_requests(pod.get("spec") or {}, value)
     return any(asked.get(r, Decimal(0)) > 0 for r in resources)
 
 
@@ -310,69 +311,6 @@ def _usage_text(hazard: Hazard, work: LiveWork) -> str:
     return f"; admitted usage (holds: {_holds_text(usage)})"
 
 
-def in_use(work: LiveWork, nodes: set[str], resource: str) -> Decimal:
-    """What the unfinished pods bound to `nodes` request of `resource`, each pod's request as
-    Kueue reads it (`live.workloads.pod_requests`: containers summed, at least any init
-    container's). For a time-sliced GPU: the replicas in use, what the device plugin's devices
-    must cover."""
-    total = Decimal(0)
-    for pod in work.pods:
-        if pod_finished(pod) or pod_node(pod) not in nodes:
-            continue
-        total += pod_requests(pod.get("spec") or {}, _value).get(resource, Decimal(0))
-    return total
-
-
-def _value(_: str, quantity: Any) -> Decimal:
-    """A quantity as a number; one that does not parse counts as nothing."""
-    try:
-        return quantities.value_of(quantity)
-    except quantities.QuantityError:
-        return Decimal(0)
-
-
-def _capacity_text(hazard: Hazard, work: LiveWork) -> str:
-    """A sharing reduction: the replicas in use on the nodes against what they hold after."""
-    scope = dict(hazard.scope)
-    resource, _, units = scope["capacity"].partition("|")
-    used = in_use(work, set(scope.get("nodes", "").split(",")), resource)
-    held = Decimal(units)
-    shown = f"; {quantities.canonical(used)} {resource} in use on those nodes, {units} after"
-    crowded = _crowded_nodes(work, scope.get("node-capacity", ""))
-    if used <= held and crowded:
-        if hazard.rule == "sharing-staged":
-            return shown + f" in all, but above it on {crowded}: they stay running, new work waits"
-        return shown + f" in all, but NOT safe yet: above the new capacity on {crowded}"
-    if used <= held:
-        return shown + ": safe now"
-    over = quantities.canonical(used - held)
-    if hazard.rule == "sharing-staged":
-        return shown + f": {over} above it stay counted and running, new work waits"
-    return (
-        shown + f": NOT safe yet, {over} {resource} above the new capacity would overbook the nodes"
-    )
-
-
-def _crowded_nodes(work: LiveWork, node_capacity: str) -> str:
-    """The nodes of a "node-capacity" scope (`RESOURCE|n1=4,n2=4`) with more of the resource in
-    use than they hold after the change: the scheduler packs shared replicas per node, so a
-    pool whose total fits can still overbook one node."""
-    resource, _, entries = node_capacity.partition("|")
-    held = dict(e.partition("=")[::2] for e in entries.split(",") if e)
-    by_node: dict[str, Decimal] = {}
-    for pod in work.pods:  # one pass: a big pool has thousands of nodes
-        node = pod_node(pod)
-        if node in held and not pod_finished(pod):
-            asked = pod_requests(pod.get("spec") or {}, _value).get(resource, Decimal(0))
-            by_node[node] = by_node.get(node, Decimal(0)) + asked
-    crowded = []
-    for node, units in held.items():
-        used = by_node.get(node, Decimal(0))
-        if used > Decimal(units):
-            crowded.append(f"{node} ({quantities.canonical(used)} in use, {units} after)")
-    return ", ".join(crowded)
-
-
 def annotate(hazards: Sequence[Hazard], work: LiveWork) -> list[Hazard]:
     """`hazards` with `live` set wherever the hazard has a scope to count in."""
     return [
@@ -380,7 +318,7 @@ def annotate(hazards: Sequence[Hazard], work: LiveWork) -> list[Hazard]:
             h,
             live=radius(h, work).text(NOUNS.get(h.rule, "reached:"))
             + (_usage_text(h, work) if h.rule in USAGE_RULES else "")
-            + (_capacity_text(h, work) if "capacity" in dict(h.scope) else ""),
+            + (capacity_text(h, work.pods) if "capacity" in dict(h.scope) else ""),
         )
         if h.scope
         else h

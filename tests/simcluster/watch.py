@@ -177,3 +177,6 @@ class Recorder:
                 proc.wait()
         for thread in self._threads:
             thread.join(timeout=10)
+        for proc in self._procs:
+            if proc.stdout is not None:
+                proc.stdout.close()
