@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 import yaml
-from simcluster import busy, cluster, gitops, policyfleet
+from simcluster import busy, cluster, gitops, policyfleet, watch
 
 from . import test_sim_day2 as day2
 from .conftest import NOW, POLICIES, render
@@ -420,6 +420,7 @@ class Measured:
     seconds: float = 0.0
     restored_by_refill: bool = False
     error: str = ""
+    watched: dict[str, Any] = field(default_factory=dict)  # what the watches saw (watch.py)
 
     def disruptions(self) -> dict[str, int]:
         return {
@@ -586,7 +587,10 @@ def test_day2_change_under_load(
     announced_workloads, announced_pods = _live_counts(hazards, rules)
     measured = Measured(change, tool, sorted(rules), announced_pods, announced_workloads)
     sampler = Sampler(sim, pools)
+    recorder = watch.Recorder(sim)
     try:
+        # Watches from here on: what leaves and comes back before the fleet settles is seen.
+        recorder.start()
         # New nodes and node changes (capacity, taints) come before the policy that uses them.
         policyfleet.create_from(sim, after)
         sampler.start()
@@ -596,8 +600,10 @@ def test_day2_change_under_load(
         finally:
             sampler.stopped.set()
             sampler.join()
+            recorder.stop()
         sampler.take(load)
         _measure(measured, sampler, baseline, load)
+        _watched(measured, recorder, baseline)
         failures = _unannounced(measured, hazards)
         if change in STEP_2:
             failures += _staged(measured, change, after_dir, tmp_path / "step2", sim)
@@ -642,6 +648,22 @@ def _measure(measured: Measured, sampler: Sampler, baseline: busy.Load, load: bu
         if busy.admitted(workload)
         and (key not in baseline.workloads or not busy.admitted(baseline.workloads[key]))
     )
+
+
+def _watched(measured: Measured, recorder: watch.Recorder, baseline: busy.Load) -> None:
+    """Add what the watches saw leave and come back (issue 38, item 6: an evict-then-re-admit
+    between the baseline and the settled reading): workloads admitted in the baseline that
+    were ever not admitted, baseline pods ever deleted or failed (a pod integration's Workload
+    goes with its pod: counted as evicted too, as the snapshots count it)."""
+    measured.watched = recorder.seen()
+    pods = set(measured.pods_deleted) | {k for k in recorder.deleted() if k in baseline.live_pods}
+    workloads = set(measured.workloads_evicted) | {
+        k
+        for k in recorder.evicted()
+        if k in baseline.workloads and busy.admitted(baseline.workloads[k])
+    }
+    measured.pods_deleted = sorted(pods)
+    measured.workloads_evicted = sorted(workloads)
 
 
 def _unannounced(measured: Measured, hazards: list[dict[str, Any]]) -> list[str]:
@@ -755,8 +777,6 @@ def test_control_experiment_the_watch_sees_an_evict_readmit_and_a_pod_deletion(
     then admitted again before the fleet settles) and one Deployment pod deleted (its
     ReplicaSet makes another). Two snapshots miss the eviction; the watches from the baseline
     LIST's resourceVersion (tests/simcluster/watch.py) see both."""
-    from simcluster import watch
-
     baseline = busy.measure(sim, busy_fleet.pools)
     chosen = sorted(
         (POD_LESS.index(o["kind"]), k)
