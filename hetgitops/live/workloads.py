@@ -147,3 +147,17 @@ def pod_finished(pod: Obj) -> bool:
 def pod_node(pod: Obj) -> str:
     """The node the pod is bound to (`spec.nodeName`), "" while unscheduled."""
     return str((pod.get("spec") or {}).get("nodeName") or "")
+
+
+def podgroup_queue(group: Obj) -> str:
+    """The Volcano Queue a PodGroup is in (`spec.queue`; Volcano's webhook fills in "default"
+    when it is unset)."""
+    return str((group.get("spec") or {}).get("queue") or "default")
+
+
+def podgroup_running(group: Obj) -> bool:
+    """The gang holds pods now: phase Running, or some of its pods running (`status.running`),
+    which is what the scheduler counts in its queue's `status.allocated` (pods: one per task,
+    Volcano v1.15.1 pkg/scheduler/api/pod_info.go:119, written by framework/session.go:544-550)."""
+    status = group.get("status") or {}
+    return status.get("phase") == "Running" or int(status.get("running") or 0) > 0

@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Literal
 
 from hetgitops.model import mig
-from hetgitops.model.policy import CardType, Fleet, Pool, Quota
+from hetgitops.model.policy import CardType, Fleet, Policy, Pool, Quota
 
 
 def main_resource(pool: Pool, card: CardType) -> str:
@@ -105,6 +105,25 @@ def quota_resources(
         name = card.resource_name if mig_strategy(fleet) == "single" else mig.resource_name(profile)
         claimed[name] += count
     return dict(sorted(claimed.items()))
+
+
+def pool_quota_total(policy: Policy, pool: Pool, resource: str) -> int:
+    """What every team's nominal quota in `pool` adds up to in `resource` (what Kueue may
+    admit there before any borrowing)."""
+    card = policy.card_types.get(pool.card_type)
+    if card is None:
+        return 0
+    return sum(
+        quota_resources(quota, pool, card, policy.fleet).get(resource, 0)
+        for team in policy.teams.values()
+        for quota in team.quotas
+        if quota.pool == pool.name
+    )
+
+
+def mig_resource(card: CardType, fleet: Fleet | None, profile: str) -> str:
+    """The resource one instance of `profile` is advertised as (the card's own under single)."""
+    return card.resource_name if mig_strategy(fleet) == "single" else mig.resource_name(profile)
 
 
 def mig_profiles(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> list[str]:

@@ -489,8 +489,13 @@ def test_real_compile_pool_split_names_the_moving_node(
         ),
     ]
     result = run_edits(tmp_path, monkeypatch, edits)
-    # data-preprocessing's templates pin pool rtx4090-dev, which its queue no longer lists.
-    assert [h.rule for h in result.hazards] == ["jobs-unmatched", "node-moved"]
+    # data-preprocessing's templates pin pool rtx4090-dev, which its queue no longer lists;
+    # its Volcano Queue for that pool is pruned (refused under a running gang on Volcano 1.15).
+    assert [h.rule for h in result.hazards] == [
+        "jobs-unmatched",
+        "node-moved",
+        "volcano-queue-pruned",
+    ]
     assert "data-filter/data-preprocessing/rtx4090-24gb.yaml" in result.hazards[0].message
     assert "(dev-4090-3) from rtx4090-dev" in result.hazards[1].message
 
@@ -534,4 +539,4 @@ def test_a_mig_repartition_without_a_mode_flip_says_what_mig_manager_does() -> N
     assert "evicts no workload pod" in repartition.message
     assert "nvidia.com/mig.config.state=failed" in repartition.message
     assert repartition.action.startswith("one node at a time: cordon, drain")
-    assert repartition.scope == (("nodes", "n0,n1"),)
+    assert repartition.scope == (("nodes", "n0,n1"), ("pool", "p"), ("gpus", "2,3"))
