@@ -47,7 +47,7 @@ def capacity(paths: tuple[Path, ...], output_format: str, now: dt.date) -> None:
 
             echo_report(failure.render(failed.result, output_format))
             return EXIT_FINDINGS
-        built = report.capacity_report(policy)
+        built = report.capacity_report(policy, now)
         if output_format == "html":
             from hetgitops.capacity import html
 

@@ -40,7 +40,7 @@ def test_state_includes_both_days() -> None:
     )
 
 
-def _policy(tmp_path: Path) -> Path:
+def granted_policy(tmp_path: Path) -> Path:
     """The bundled fleet with finetune-vision granted 8 A800 for December, pretraining giving
     8 back for good so the cards exist, and vision's budget raised to pay for them."""
     root = tmp_path / "policy"
@@ -76,7 +76,7 @@ def _nominal(root: Path, day: str, team: str = "finetune-vision") -> str:
 
 
 def test_render_counts_the_grant_only_while_in_force(tmp_path: Path) -> None:
-    root = _policy(tmp_path)
+    root = granted_policy(tmp_path)
     assert [_nominal(root, d) for d in ("2026-11-30", "2026-12-01", "2026-12-31")] == [
         "24",
         "32",
@@ -88,7 +88,7 @@ def test_render_counts_the_grant_only_while_in_force(tmp_path: Path) -> None:
 
 
 def test_render_check_catches_a_render_stale_because_a_date_passed(tmp_path: Path) -> None:
-    root, out = _policy(tmp_path), tmp_path / "out"
+    root, out = granted_policy(tmp_path), tmp_path / "out"
     args = ["render", str(root), "--target", "kueue", "--output", str(out)]
     assert CliRunner().invoke(main, [*args, "--now", "2026-11-30"]).exit_code == 0
     assert CliRunner().invoke(main, [*args, "--check", "--now", "2026-11-30"]).exit_code == 0
