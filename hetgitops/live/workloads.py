@@ -147,3 +147,30 @@ def pod_finished(pod: Obj) -> bool:
 def pod_node(pod: Obj) -> str:
     """The node the pod is bound to (`spec.nodeName`), "" while unscheduled."""
     return str((pod.get("spec") or {}).get("nodeName") or "")
+
+
+def priority(workload: Obj) -> int:
+    """`spec.priority`, 0 when unset (Kueue v0.19.2 pkg/util/priority/priority.go:37-42,
+    Priority: ptr.Deref(Spec.Priority, constants.DefaultPriority), which is 0)."""
+    value = (workload.get("spec") or {}).get("priority")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def owner_uids(obj: Obj) -> set[str]:
+    """The uids of the object's owners (`metadata.ownerReferences`): a Workload's are its job's
+    (a batch Job, a JobSet, ... or for plain-pod integration and pod groups the pods), a
+    pod's its controller's (a Job, a ReplicaSet, ...)."""
+    owners = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return {str(o["uid"]) for o in owners if isinstance(o, Mapping) and o.get("uid")}
+
+
+def pod_workload(pod: Obj, by_owner: Mapping[str, Obj]) -> Obj | None:
+    """The Workload a pod runs for, from `by_owner` (owner uid -> Workload): the pod's owner is
+    the Workload's (a Job's pods), or the pod itself is (plain pods, pod groups). A pod two
+    owners below its Workload (a JobSet's pods, through their Job) is not matched: that needs
+    the Jobs read too."""
+    own = str((pod.get("metadata") or {}).get("uid") or "")
+    for uid in [own, *sorted(owner_uids(pod))]:
+        if uid and uid in by_owner:
+            return by_owner[uid]
+    return None
