@@ -21,7 +21,7 @@ def _granted(policy: Policy) -> Iterator[tuple[Team, Quota, Grant]]:
 
 def _what(team: Team, quota: Quota, grant: Grant) -> str:
     why = f" ({grant.reason})" if grant.reason else ""
-    return f"team '{team.name}''s grant of {grant.cards} card(s) in pool '{quota.pool}'{why}"
+    return f"the grant of {grant.cards} card(s) to team '{team.name}' in pool '{quota.pool}'{why}"
 
 
 @rule("quota-grant-ending", Severity.WARNING)

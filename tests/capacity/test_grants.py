@@ -47,9 +47,9 @@ def test_capacity_counts_the_grant_on_its_days_and_shows_the_drop(tmp_path: Path
 def test_capacity_text_and_markdown_name_the_grant(tmp_path: Path) -> None:
     root = granted_policy(tmp_path)
     text = _capacity(root, "2026-12-27", "text")
-    assert "finetune-vision  a800-train  +8 cards (INFRA-1)" in text
+    assert "finetune-vision  a800-train  +8 cards (INFRA-1 CVPR deadline)" in text
     assert "in force, 4 day(s) left  32           24 from 2027-01-01" in text
-    assert "| finetune-vision | a800-train | +8 cards (INFRA-1) |" in _capacity(
+    assert "| finetune-vision | a800-train | +8 cards (INFRA-1 CVPR deadline) |" in _capacity(
         root, "2026-12-27", "markdown"
     )
 

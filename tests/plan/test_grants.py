@@ -16,11 +16,7 @@ from hetgitops.model.policy import Grant, Origin
 from hetgitops.plan import grants
 
 BUNDLED = Path(__file__).resolve().parents[2] / "policies"
-ENTRY = "    - {pool: a800-train, cards: 24, borrowingLimit: 8}\n"
-GRANTED = (
-    "    - pool: a800-train\n      cards: 24\n      borrowingLimit: 8\n      grants:\n"
-    "        - {cards: 8, from: 2026-12-01, until: 2026-12-31, reason: INFRA-1}\n"
-)
+EXAMPLE = BUNDLED.parent / "examples" / "time-boxed-quota" / "training.yaml"
 
 
 def _grant(start: str, until: str) -> Grant:
@@ -41,19 +37,12 @@ def test_state_includes_both_days() -> None:
 
 
 def granted_policy(tmp_path: Path) -> Path:
-    """The bundled fleet with finetune-vision granted 8 A800 for December, pretraining giving
-    8 back for good so the cards exist, and vision's budget raised to pay for them."""
+    """The bundled fleet with teams/training.yaml from examples/time-boxed-quota: finetune-vision
+    granted 8 A800 for December (reason INFRA-1), pretraining giving 8 back for good so the cards
+    exist, and vision's budget raised to pay for them."""
     root = tmp_path / "policy"
     shutil.copytree(BUNDLED, root)
-    teams = root / "teams" / "training.yaml"
-    text = teams.read_text()
-    assert text.count(ENTRY) == 1
-    text = text.replace(ENTRY, GRANTED)
-    text = text.replace("{pool: a800-train, cards: 80,", "{pool: a800-train, cards: 72,")
-    text = text.replace(
-        "budget: {monthly: 40000, currency: USD}", "budget: {monthly: 60000, currency: USD}"
-    )
-    teams.write_text(text)
+    shutil.copyfile(EXAMPLE, root / "teams" / "training.yaml")
     return root
 
 
