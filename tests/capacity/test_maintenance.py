@@ -210,3 +210,22 @@ def test_live_mode_reads_workloads_and_pods_once(
 def test_kubeconfig_needs_without() -> None:
     result = CliRunner().invoke(main, ["capacity", str(REPO / "policies"), "--context", "x"])
     assert result.exit_code == 2
+
+
+def test_preemption_seam_takes_the_live_workloads_and_the_reduced_policy() -> None:
+    """issue 37 item 1's model plugs in here: it is asked with the policy during the window."""
+    import datetime as dt
+
+    from hetgitops.capacity import maintenance
+    from hetgitops.explain import run
+
+    class Model:
+        def victims(self, policy: Any, live: maintenance_live.LiveOnNodes) -> list[str]:
+            cards = sum(n.cards for n in policy.pools["a800-train"].nodes)
+            return [f"{w.namespace}/{w.name}@{cards}" for w in live.workloads]
+
+    policy = run.load_policy([REPO / "policies"], dt.date(2026, 12, 5))
+    live = maintenance_live.on_nodes(WORKLOADS, PODS, {"gpu-a800-016"})
+    plan = maintenance.build(policy, ["gpu-a800-016"], live=live, preemption=Model())
+    assert plan.preempted == ("pretrain/job-low@120", "pretrain/job-high@120")
+    assert maintenance.build(policy, ["gpu-a800-016"], preemption=Model()).preempted is None
