@@ -1,6 +1,7 @@
 """`capacity --without ... --kubeconfig`: the admitted Workloads whose pods run on the nodes a
-maintenance window takes out, read once (read-only: one LIST of Workloads, one of Pods) and
-judged only through `hetgitops.live.workloads` (habit 11: the one reader of those shapes)."""
+maintenance window takes out, read once (read-only: one LIST each of Workloads, Pods and batch
+Jobs, the Jobs to reach a JobSet's Workload from its pods) and judged only through
+`hetgitops.live.workloads` (habit 11: the one reader of those shapes)."""
 
 from __future__ import annotations
 
@@ -42,11 +43,20 @@ def _daemon(pod: Obj) -> bool:
 
 
 def on_nodes(
-    workloads: Sequence[Obj], pods: Sequence[Obj], nodes: Set[str], *, server: str = ""
+    workloads: Sequence[Obj],
+    pods: Sequence[Obj],
+    nodes: Set[str],
+    *,
+    jobs: Sequence[Obj] = (),
+    server: str = "",
 ) -> LiveOnNodes:
-    """Which admitted Workloads have unfinished pods on `nodes` (pure: the tests feed it)."""
+    """Which admitted Workloads have unfinished pods on `nodes` (pure: the tests feed it);
+    `jobs` (batch Jobs) match the pods of a JobSet's Jobs to the JobSet's Workload."""
     admitted = [w for w in workloads if wl.holds_quota(w)]
     by_owner = {uid: w for w in admitted for uid in wl.owner_uids(w)}
+    parents = {
+        str(j["metadata"]["uid"]): wl.owner_uids(j) for j in jobs if j["metadata"].get("uid")
+    }
     counts: Counter[tuple[str, str]] = Counter()
     where: dict[tuple[str, str], set[str]] = {}
     found: dict[tuple[str, str], Obj] = {}
@@ -55,7 +65,7 @@ def on_nodes(
         node = wl.pod_node(pod)
         if wl.pod_finished(pod) or node not in nodes:
             continue
-        workload = wl.pod_workload(pod, by_owner)
+        workload = wl.pod_workload(pod, by_owner, parents)
         if workload is None:
             daemon, other = (daemon + 1, other) if _daemon(pod) else (daemon, other + 1)
             continue
@@ -95,13 +105,14 @@ def read(
     try:
         listed = cluster.list(resources.workloads(kueue_api_version))
         pods = cluster.list(resources.PODS)
+        jobs = cluster.list(resources.JOBS)
     except Forbidden as exc:
         raise LiveUnavailable(f"the kubeconfig may not list {exc.what}: {exc.message}") from None
     except (ClusterError, RequestFailed, NotServed) as exc:
         raise LiveUnavailable(f"cannot read the cluster at {cluster.server}: {exc}") from None
     finally:
         cluster.close()
-    found = on_nodes(listed, pods, nodes, server=cluster.server)
+    found = on_nodes(listed, pods, nodes, jobs=jobs, server=cluster.server)
     return LiveOnNodes(
         found.server, found.workloads, found.other_pods, found.daemon_pods, cluster.requests
     )

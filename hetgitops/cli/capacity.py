@@ -47,8 +47,8 @@ from hetgitops.cli.common import (
 @click.option(
     "--kubeconfig",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="With --without: also read the live cluster (read-only: one LIST of Workloads and "
-    "of Pods) and list the admitted Workloads with pods on those nodes.",
+    help="With --without: also read the live cluster (read-only: one LIST each of Workloads, "
+    "Pods and batch Jobs) and list the admitted Workloads with pods on those nodes.",
 )
 @click.option("--context", metavar="CONTEXT", help="Kubeconfig context (implies --kubeconfig).")
 @NOW_OPTION

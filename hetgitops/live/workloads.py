@@ -164,13 +164,17 @@ def owner_uids(obj: Obj) -> set[str]:
     return {str(o["uid"]) for o in owners if isinstance(o, Mapping) and o.get("uid")}
 
 
-def pod_workload(pod: Obj, by_owner: Mapping[str, Obj]) -> Obj | None:
-    """The Workload a pod runs for, from `by_owner` (owner uid -> Workload): the pod's owner is
-    the Workload's (a Job's pods), or the pod itself is (plain pods, pod groups). A pod two
-    owners below its Workload (a JobSet's pods, through their Job) is not matched: that needs
-    the Jobs read too."""
+def pod_workload(
+    pod: Obj, by_owner: Mapping[str, Obj], parents: Mapping[str, set[str]] | None = None
+) -> Obj | None:
+    """The Workload a pod runs for, from `by_owner` (owner uid -> Workload): the pod itself is
+    the Workload's owner (plain pods, pod groups), or the pod's owner is (a Job's pods), or, with
+    `parents` (a controller's uid -> its owners' uids, from the Jobs read), the owner's owner is
+    (a JobSet's pods, through their Job)."""
     own = str((pod.get("metadata") or {}).get("uid") or "")
-    for uid in [own, *sorted(owner_uids(pod))]:
+    owners = sorted(owner_uids(pod))
+    above = sorted({uid for o in owners for uid in (parents or {}).get(o, set())})
+    for uid in [own, *owners, *above]:
         if uid and uid in by_owner:
             return by_owner[uid]
     return None

@@ -146,6 +146,7 @@ def _workload(name: str, owner: str, priority: int | None, *, admitted: bool = T
 
 
 WORKLOADS = [
+    _workload("jobset-mid", "jobset-1", 5000),
     _workload("job-high", "job-1", 10000),
     _workload("job-low", "job-2", None),
     _workload("job-pending", "job-3", 500, admitted=False),
@@ -159,16 +160,21 @@ PODS = [
     _pod("pending-0", "gpu-a800-016", "job-3"),
     _pod("elsewhere-0", "gpu-a800-001", "job-4"),
     _pod("exporter", "gpu-a800-016", "ds-1", kind="DaemonSet"),
+    _pod("jobset-0", "gpu-a800-016", "job-9"),  # its Job is the JobSet's
 ]
+JOBS = [{"metadata": {"name": "js-main", "uid": "job-9", "ownerReferences": [{"uid": "jobset-1"}]}}]
 
 
 def test_on_nodes_lists_admitted_workloads_lowest_priority_first() -> None:
-    live = maintenance_live.on_nodes(WORKLOADS, PODS, {"gpu-a800-016", "gpu-a800-015"})
+    live = maintenance_live.on_nodes(WORKLOADS, PODS, {"gpu-a800-016", "gpu-a800-015"}, jobs=JOBS)
     assert [(w.name, w.priority, w.pods, w.nodes) for w in live.workloads] == [
         ("job-low", 0, 1, ("gpu-a800-016",)),
+        ("jobset-mid", 5000, 1, ("gpu-a800-016",)),
         ("job-high", 10000, 2, ("gpu-a800-015", "gpu-a800-016")),
     ]
     assert (live.other_pods, live.daemon_pods) == (1, 1)  # the pending job's pod; the exporter
+    without_jobs = maintenance_live.on_nodes(WORKLOADS, PODS, {"gpu-a800-016"})
+    assert "jobset-mid" not in [w.name for w in without_jobs.workloads]
 
 
 class _Cluster:
@@ -182,7 +188,7 @@ class _Cluster:
     def list(self, resource: Any, *, selector: str = "") -> list[Any]:
         self.requests += 1
         _Cluster.listed.append(resource.kind)
-        return {"Workload": WORKLOADS, "Pod": PODS}[resource.kind]
+        return {"Workload": WORKLOADS, "Pod": PODS, "Job": JOBS}[resource.kind]
 
     def close(self) -> None:
         pass
@@ -198,13 +204,14 @@ def test_live_mode_reads_workloads_and_pods_once(
     config = tmp_path / "kubeconfig"
     config.write_text("{}")
     data = _plan("--without", "gpu-a800-016", "--kubeconfig", str(config))
-    assert _Cluster.listed == ["Workload", "Pod"]
+    assert _Cluster.listed == ["Workload", "Pod", "Job"]
     assert [(w["name"], w["priority"], w["pods"]) for w in data["live"]["workloads"]] == [
         ("job-low", 0, 1),
+        ("jobset-mid", 5000, 1),
         ("job-high", 10000, 1),
     ]
     text = _plan("--without", "gpu-a800-016", "--kubeconfig", str(config), fmt="text")
-    assert "2 admitted Workload(s) on the nodes, lowest priority first" in text
+    assert "3 admitted Workload(s) on the nodes, lowest priority first" in text
 
 
 def test_kubeconfig_needs_without() -> None:
@@ -227,5 +234,5 @@ def test_preemption_seam_takes_the_live_workloads_and_the_reduced_policy() -> No
     policy = run.load_policy([REPO / "policies"], dt.date(2026, 12, 5))
     live = maintenance_live.on_nodes(WORKLOADS, PODS, {"gpu-a800-016"})
     plan = maintenance.build(policy, ["gpu-a800-016"], live=live, preemption=Model())
-    assert plan.preempted == ("pretrain/job-low@120", "pretrain/job-high@120")
+    assert plan.preempted == ("pretrain/job-low@120", "pretrain/job-high@120")  # no Jobs given
     assert maintenance.build(policy, ["gpu-a800-016"], preemption=Model()).preempted is None
