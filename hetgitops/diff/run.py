@@ -13,6 +13,7 @@ from hetgitops.checks.reuse import NodeReuse
 from hetgitops.conformance import output_checks
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.diff import drains as drain_plans
+from hetgitops.diff.grant_changes import grant_changes
 from hetgitops.diff.hazards import Hazard, hazards, policy_hazards
 from hetgitops.diff.hazards.jobs import jobs_unmatched, selection_changed
 from hetgitops.diff.hazards.mig_quota import quota_follows
@@ -235,7 +236,11 @@ def compare(
     del memo, clean, nodes
     both = old.model is not None and new.model is not None
     empty = Impact((), (), (), ())
-    result = DiffResult(old, new, impact(old.model, new.model) if both else empty)
+    effect = impact(old.model, new.model) if both else empty
+    if old.model is not None and new.model is not None:  # time-boxed quota, on --now's day
+        added = tuple(grant_changes(old.model, new.model, options.now))
+        effect = replace(effect, changes=(*effect.changes, *added))
+    result = DiffResult(old, new, effect)
     result.ignored = tuple(ignore)
     result.introduced, result.resolved = findings_delta(
         old.result.diagnostics, new.result.diagnostics

@@ -321,6 +321,17 @@ class Pool:
 
 
 @dataclass(frozen=True)
+class Grant:
+    """Time-boxed quota: `cards` more whole cards from `start` through `until` (plan.grants)."""
+
+    cards: int
+    start: dt.date
+    until: dt.date
+    reason: str | None
+    origin: Origin
+
+
+@dataclass(frozen=True)
 class Quota:
     pool: str
     cards: int | None
@@ -329,6 +340,10 @@ class Quota:
     borrowing_limit: int | None
     lending_limit: int | None
     origin: Origin
+    grants: tuple[Grant, ...] = ()
+    # Cards the grants in force on the analysed day add; already counted in `cards`
+    # (plan.grants.at sets both).
+    granted: int = 0
 
 
 @dataclass(frozen=True)
