@@ -41,8 +41,7 @@ def configuration(policy: Policy) -> dict[str, Any]:
     """The fragment to merge into Kueue's controller_manager_config.yaml; Kueue reads it once
     at start-up (pkg/dra/mapper.go:44-45), so a change needs a restart of its manager."""
     mappings = [
-        {"name": name, "deviceClassNames": list(classes)}
-        for name, classes in dra.mappings(policy)
+        {"name": name, "deviceClassNames": list(classes)} for name, classes in dra.mappings(policy)
     ]
     return {
         "apiVersion": KUEUE_CONFIG_API,
@@ -78,7 +77,9 @@ def claim_templates(policy: Policy, fleet: Fleet) -> Iterator[Manifest]:
                     "metadata": metadata(fleet, name, namespace=namespace),
                     "spec": spec,
                 }
-                seen.setdefault((namespace, name), Manifest(TARGET, obj, target.route.pool.origin.span))
+                seen.setdefault(
+                    (namespace, name), Manifest(TARGET, obj, target.route.pool.origin.span)
+                )
     for key in sorted(seen):
         yield seen[key]
 

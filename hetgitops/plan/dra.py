@@ -219,3 +219,45 @@ def mig_profile_of(card: CardType, resource: str) -> str | None:
         if quota_resource(card, profile) == resource:
             return profile
     return None
+
+
+_ATTRIBUTE = re.compile(r"device\.attributes\['([^']+)'\]\.([A-Za-z_][A-Za-z0-9_]*)")
+_CAPACITY = re.compile(r"device\.capacity\['([^']+)'\]\.([A-Za-z_][A-Za-z0-9_]*)")
+_PAIRS = {")": "(", "]": "["}
+
+
+def _balanced(expression: str) -> str:
+    """ "" when quotes and brackets pair up, else what does not."""
+    stack: list[str] = []
+    quote = ""
+    for char in expression:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([":
+            stack.append(char)
+        elif char in _PAIRS and (not stack or stack.pop() != _PAIRS[char]):
+            return f"unmatched '{char}'"
+    if quote:
+        return f"unterminated string ({quote})"
+    return f"unclosed '{stack[-1]}'" if stack else ""
+
+
+def cel_problems(expression: str, *, mig_device: bool) -> list[str]:
+    """What keeps a DeviceClass selector from compiling or from matching the pinned driver's
+    devices: a structural check only (quotes, brackets, attribute and capacity names of the
+    driver's domain). The real compile is the API server's (docs/targets/dra.md)."""
+    problems = [p for p in [_balanced(expression)] if p]
+    attributes = MIG_ATTRIBUTES if mig_device else GPU_ATTRIBUTES
+    capacities = MIG_CAPACITIES if mig_device else GPU_CAPACITIES
+    for domain, name in _ATTRIBUTE.findall(expression):
+        if domain != DRIVER or name in attributes:
+            continue
+        removed = REMOVED.get(name)
+        why = f"removed in {removed}" if removed else "not published"
+        problems.append(f"attribute '{name}' is {why} by {DRIVER} {DRIVER_RELEASE}")
+    for domain, name in _CAPACITY.findall(expression):
+        if domain == DRIVER and name not in capacities and not MEMORY_SLICE.fullmatch(name):
+            problems.append(f"capacity '{name}' is not published by {DRIVER} {DRIVER_RELEASE}")
+    return problems
