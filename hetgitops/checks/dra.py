@@ -10,7 +10,7 @@ from hetgitops.checks._common import error_at, note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy, Pool
-from hetgitops.plan import dra
+from hetgitops.plan import dra, routing
 from hetgitops.plan.capacity import main_resource
 from hetgitops.plan.quota_plan import cohort_root
 
@@ -107,29 +107,37 @@ def dra_selector(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 @rule("dra-claims-topology", Severity.ERROR)
 def dra_claims_topology(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
-    """A pool on the claims path has no topology-aware flavor: Kueue's topology-aware
-    scheduling does not count DRA devices (site/.../dynamic_resource_allocation.md@v0.19.2), so
-    it would place pods on nodes whose devices are taken.
+    """No topology-aware placement on DRA pools: Kueue's topology-aware scheduling does not
+    count DRA devices (site/content/en/docs/concepts/dynamic_resource_allocation.md@v0.19.2);
+    it reads node capacity from `status.allocatable` (pkg/cache/scheduler/
+    tas_topology_tree.go:167), where neither claimed devices nor DRA-backed extended resources
+    appear. A DRA pool's flavor therefore has no Topology (plan/flavors.py) and a profile asking
+    for one cannot be admitted there.
 
-    Fails: a Fleet with `topology` and a pool with `allocation: draClaims`.
-    Passes: the same pool with `allocation: draExtendedResource` or no Fleet topology.
-    Fix: drop the Fleet's topology, or put the pool on the extended-resource path.
+    Fails: a profile with `topology: {preferred: rack}` routed to a `draClaims` pool.
+    Passes: the same profile without `topology`.
+    Fix: drop the profile's topology, or keep the pool on the device plugin.
     """
     fleet = policy.fleet
     if fleet is None or not fleet.topology_name:
         return
-    for pool in _dra_pools(policy):
-        if dra.claims(pool):
+    router = routing.router(policy)
+    for profile in sorted(policy.profiles.values(), key=lambda p: p.name):
+        asked = "required" if profile.topology_required else "preferred"
+        if not (profile.topology_required or profile.topology_preferred):
+            continue
+        claiming = sorted({r.pool.name for r in router.routes(profile) if dra.on_dra(r.pool)})
+        if claiming:
             yield error_at(
                 "dra-claims-topology",
-                f"pool '{pool.name}' claims devices through ResourceClaimTemplates, but its "
-                "Kueue flavor is topology-aware and Kueue's topology-aware scheduling does not "
-                "count DRA devices",
-                pool.origin,
+                f"profile '{profile.name}' asks for topology-aware placement, but pool(s) "
+                f"{', '.join(claiming)} get their GPUs from the DRA driver, which Kueue's "
+                "topology-aware scheduling does not count",
+                profile.origin,
                 "spec",
-                "devices",
-                "allocation",
-                hint="use allocation: draExtendedResource, or remove the Fleet's topology",
+                "topology",
+                asked,
+                hint="drop the profile's topology, or keep the pool on the device plugin",
             )
 
 

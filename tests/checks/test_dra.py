@@ -47,24 +47,29 @@ def test_card_the_driver_does_not_publish(policy):
     ]
 
 
+TOPOLOGY = "  topology:\n    name: dc\n    levels: [zone, rack]\n  cohorts:\n"
+RACK = "  image: pytorch\n  topology: {preferred: rack}\n"
+
+
 def test_claims_pool_under_topology(policy):
-    on_dra(policy).replace(
-        "fleet.yaml",
-        "  cohorts:\n",
-        "  topology:\n    name: dc\n    levels: [zone, rack]\n  cohorts:\n",
-    )
+    on_dra(policy).replace("fleet.yaml", "  cohorts:\n", TOPOLOGY)
+    policy.replace("profiles.yaml", "  image: pytorch\n", RACK)
     assert policy.spans("dra-claims-topology") == [
-        policy.pos("pools.yaml", "devices: {allocation: ^draClaims}")
+        policy.pos("profiles.yaml", "topology: {preferred: ^rack}")
     ]
 
 
-def test_extended_resource_pool_under_topology_passes(policy):
-    on_dra(policy, "draExtendedResource").replace(
-        "fleet.yaml",
-        "  cohorts:\n",
-        "  topology:\n    name: dc\n    levels: [zone, rack]\n  cohorts:\n",
-    )
+def test_claims_pool_without_topology_request_passes(policy):
+    on_dra(policy).replace("fleet.yaml", "  cohorts:\n", TOPOLOGY)
     assert policy.spans("dra-claims-topology") == []
+
+
+def test_extended_resource_pool_under_topology(policy):
+    on_dra(policy, "draExtendedResource").replace("fleet.yaml", "  cohorts:\n", TOPOLOGY)
+    policy.replace("profiles.yaml", "  image: pytorch\n", RACK)
+    assert policy.spans("dra-claims-topology") == [
+        policy.pos("profiles.yaml", "topology: {preferred: ^rack}")
+    ]
 
 
 def test_device_plugin_sharing_on_a_dra_pool(policy):
