@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from hetgitops.diff.drains import Drain
 from hetgitops.diff.hazards import (
+    dra,
     flavor_transitions,
     flavors,
     mig,
@@ -63,5 +64,7 @@ def hazards(
         *mig.mig_mode_flips(drains),
         *mig.mig_repartitions(drains),
         *priorities.priority_class_recreated(before, after),
+        *dra.dra_mappings_changed(before, after),
+        *dra.dra_pool_moved(before, after),
     ]
     return sorted(found, key=lambda h: (h.rule, h.subject))
