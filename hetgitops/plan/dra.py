@@ -261,3 +261,23 @@ def cel_problems(expression: str, *, mig_device: bool) -> list[str]:
         if domain == DRIVER and name not in capacities and not MEMORY_SLICE.fullmatch(name):
             problems.append(f"capacity '{name}' is not published by {DRIVER} {DRIVER_RELEASE}")
     return problems
+
+
+# The largest device count a rendered claim template asks for that readers look up by name.
+MAX_CLAIM_COUNT = 64
+
+
+def claim_charges(policy: Policy) -> Mapping[str, tuple[str, int]]:
+    """Template name -> (the Kueue resource it charges, devices per pod), for every template
+    the policy would render (names are content digests, so every count is tried)."""
+    return derived(policy, ("dra-claim-charges",), lambda: _claim_charges(policy))
+
+
+def _claim_charges(policy: Policy) -> dict[str, tuple[str, int]]:
+    found: dict[str, tuple[str, int]] = {}
+    for fact in device_classes(policy):
+        if fact.extended_resource_name is None:
+            for count in range(1, MAX_CLAIM_COUNT + 1):
+                name = claim_template_name(claim_template_spec(fact.name, count))
+                found[name] = (fact.resource, count)
+    return found
