@@ -262,3 +262,20 @@ def test_volcano_scheduler_actions_compare_as_volcano_splits_them() -> None:
     assert diffs('"enqueue, allocate"', '"enqueue, allocate,"') == [f"data.{key}"]
     assert diffs('"enqueue, allocate"', '"allocate, enqueue"') == [f"data.{key}"]
     assert diffs('"enqueue, allocate"', '"enqueue,allocate"', "other.conf") == ["data.other.conf"]
+
+
+def test_dra_device_classes_are_listed_and_compared() -> None:
+    from hetgitops.drift.kinds import Catalogue, KindKey
+    from hetgitops.drift.objects import compare_object
+    from hetgitops.output.manifests import Manifest
+
+    resource = Catalogue().resource(KindKey("resource.k8s.io", "v1", "DeviceClass"))
+    assert resource is not None and not resource.namespaced
+    template = Catalogue().resource(KindKey("resource.k8s.io", "v1", "ResourceClaimTemplate"))
+    assert template is not None and template.namespaced
+    cel = "device.driver == 'gpu.nvidia.com'"
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "c"}}
+    desired = Manifest("kueue", {**obj, "spec": {"selectors": [{"cel": {"expression": cel}}]}})
+    live = {**obj, "spec": {"selectors": [{"cel": {"expression": cel + " && true"}}]}}
+    assert [d.rule for d in compare_object(desired, live, None, managers=())] == ["drift-changed"]
+    assert compare_object(desired, dict(desired.obj), None, managers=()) == []
