@@ -20,7 +20,6 @@ MAX_MAPPINGS = 16
 MAX_CLASSES_PER_MAPPING = 8
 # resource.k8s.io/v1 (DeviceClass, ResourceClaimTemplate) is served from Kubernetes 1.34.
 MIN_KUBERNETES = (1, 34)
-DEVICE_PLUGIN_SWITCH = "nvidia.com/gpu.deploy.device-plugin"
 
 
 def _dra_pools(policy: Policy) -> Iterator[Pool]:
@@ -160,8 +159,8 @@ def dra_device_plugin_on(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
         if pool.time_slicing_replicas or pool.mps_replicas:
             field = "timeSlicing" if pool.time_slicing_replicas else "mps"
             why = f"its {field} is a device plugin configuration"
-        elif pool.labels.get(DEVICE_PLUGIN_SWITCH) == "true":
-            field, why = "labels", f'it labels its nodes {DEVICE_PLUGIN_SWITCH}: "true"'
+        elif pool.labels.get(dra.DEVICE_PLUGIN_SWITCH) == "true":
+            field, why = "labels", f'it labels its nodes {dra.DEVICE_PLUGIN_SWITCH}: "true"'
         if why:
             yield error_at(
                 "dra-device-plugin-on",

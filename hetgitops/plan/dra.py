@@ -37,6 +37,9 @@ DRIVER_RELEASE = "v25.12.0"
 CLAIMS = "draClaims"
 EXTENDED = "draExtendedResource"
 DEVICE_PLUGIN = "devicePlugin"
+# The GPU Operator's per-node switch of its device-plugin DaemonSet (gpu-operator
+# controllers/state_manager.go:86-96).
+DEVICE_PLUGIN_SWITCH = "nvidia.com/gpu.deploy.device-plugin"
 # The quota resources and DeviceClasses hetgitops names live under this domain.
 DOMAIN = "dra.hetgitops.io"
 STANDARD = "resource.kubernetes.io/"

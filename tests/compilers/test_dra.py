@@ -198,3 +198,15 @@ def test_dra_objects_are_checked_against_resource_v1(variant, kind, edit, path):
     assert clean == []
     found = [d for d in output_checks.check(manifests, policy) if d.rule == "k8s-schema"]
     assert found and all(path in d.message for d in found), [d.message for d in found]
+
+
+def test_device_plugin_off_where_the_driver_runs(variant):
+    from hetgitops.plan.node_labels import pool_node_labels
+
+    policy = variant.policy
+    assert policy is not None
+    l40s = pool_node_labels(policy, policy.pools["l40s-infer"])
+    assert l40s[dra.DEVICE_PLUGIN_SWITCH] == "false"
+    # migrating: the device plugin still serves the pods it gave devices to
+    assert dra.DEVICE_PLUGIN_SWITCH not in pool_node_labels(policy, policy.pools["h100-infer"])
+    assert dra.DEVICE_PLUGIN_SWITCH not in pool_node_labels(policy, policy.pools["a800-train"])
