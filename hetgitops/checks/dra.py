@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from hetgitops.checks._common import error_at, note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
+from hetgitops.compilers.jobs.targets import VOLCANO, scheduler
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy, Pool
 from hetgitops.plan import dra, routing
@@ -292,4 +293,31 @@ def dra_cohort_units(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
                 "devices",
                 hint="move the card type's pools to one path, or mark the move with migratingFrom",
                 related=[note(f"pool '{p.name}'", p.origin, "spec") for p in pools[:-1]],
+            )
+
+
+@rule("dra-volcano-claims", Severity.ERROR)
+def dra_volcano_claims(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Volcano does not charge DRA claims to its queues: it counts a pod's container requests
+    only (volcano v1.14.1 pkg/scheduler/api/pod_info.go:68-90), so a Volcano job on a claims
+    pool would run outside every Volcano quota.
+
+    Fails: a `volcano-job` profile routed to a `draClaims` pool.
+    Passes: the profile on a device-plugin or extended-resource pool.
+    Fix: narrow the profile's cardTypes, or keep the pool on the device plugin.
+    """
+    router = routing.router(policy)
+    for profile in sorted(policy.profiles.values(), key=lambda p: p.name):
+        if scheduler(policy.fleet, profile) != VOLCANO:
+            continue
+        claiming = sorted({r.pool.name for r in router.routes(profile) if dra.claims(r.pool)})
+        if claiming:
+            yield error_at(
+                "dra-volcano-claims",
+                f"profile '{profile.name}' is scheduled by Volcano, which does not charge DRA "
+                f"claims to its queues, but may land on claims pool(s) {', '.join(claiming)}",
+                profile.origin,
+                "spec",
+                "framework",
+                hint="narrow the profile's cardTypes, or keep those pools on the device plugin",
             )

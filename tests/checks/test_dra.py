@@ -232,3 +232,16 @@ def test_rendered_selectors_use_the_pinned_vocabulary(policy):
     assert dra.cel_problems(facts[0].cel, mig_device=False) == []
     assert "productName.replace(' ', '-') in ['NVIDIA-H100-80GB-HBM3']" in facts[0].cel
     assert "architecture == 'Hopper'" in facts[0].cel
+
+
+def test_volcano_job_on_a_claims_pool(policy):
+    on_dra(policy).replace("profiles.yaml", "  framework: job\n", "  framework: volcano-job\n")
+    assert policy.spans("dra-volcano-claims") == [
+        policy.pos("profiles.yaml", "  framework: ^volcano-job")
+    ]
+
+
+def test_volcano_job_on_an_extended_resource_pool_passes(policy):
+    on_dra(policy, "draExtendedResource")
+    policy.replace("profiles.yaml", "  framework: job\n", "  framework: volcano-job\n")
+    assert policy.spans("dra-volcano-claims") == []
