@@ -284,3 +284,17 @@ def _claim_charges(policy: Policy) -> dict[str, tuple[str, int]]:
                 name = claim_template_name(claim_template_spec(fact.name, count))
                 found[name] = (fact.resource, count)
     return found
+
+
+# A ResourceQuota key counting the devices claimed with one DeviceClass (k8s.io/api
+# core/v1/types.go:7724, ResourceClaimsPerClass).
+CLAIMS_PER_CLASS = ".deviceclass.resource.k8s.io/devices"
+
+
+def namespace_quota_key(policy: Policy, resource: str) -> str | None:
+    """The ResourceQuota key that caps a claims-path quota resource in a namespace: the devices
+    claimed with its DeviceClass; None for a resource pods request directly."""
+    for name, classes in mappings(policy):
+        if name == resource and len(classes) == 1:
+            return classes[0] + CLAIMS_PER_CLASS
+    return None

@@ -210,3 +210,14 @@ def test_device_plugin_off_where_the_driver_runs(variant):
     # migrating: the device plugin still serves the pods it gave devices to
     assert dra.DEVICE_PLUGIN_SWITCH not in pool_node_labels(policy, policy.pools["h100-infer"])
     assert dra.DEVICE_PLUGIN_SWITCH not in pool_node_labels(policy, policy.pools["a800-train"])
+
+
+def test_namespace_quota_counts_the_devices_of_each_class(variant):
+    quota = next(
+        m.obj
+        for m in variant.manifests
+        if m.kind == "ResourceQuota" and m.obj["metadata"]["namespace"] == "ft-vision"
+    )
+    hard = quota["spec"]["hard"]
+    assert hard["l40s-48gb.gpu.dra.hetgitops.io.deviceclass.resource.k8s.io/devices"] == "20"
+    assert not any(k.startswith("requests." + dra.DOMAIN) for k in hard)
