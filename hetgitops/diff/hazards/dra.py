@@ -85,8 +85,8 @@ def dra_pool_moved(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
             "these pools are no longer admitted",
             "1. run NVIDIA's DRA driver on the pools' nodes (ResourceSlices published); "
             "2. sync the DeviceClasses; 3. merge the mappings and restart Kueue; 4. sync the "
-            "ClusterQueues, claim templates and job templates; 5. drain the device-plugin "
-            "pods, turn the device plugin off (nvidia.com/gpu.deploy.device-plugin=false) and "
-            "remove devices.migratingFrom",
+            "ClusterQueues, claim templates and job templates; 5. once the device-plugin "
+            "pods are gone, remove devices.migratingFrom: the nodes target then labels the "
+            "nodes nvidia.com/gpu.deploy.device-plugin=false and the device plugin leaves",
             m.origin,
         )
