@@ -161,6 +161,8 @@ def podgroup_running(group: Obj) -> bool:
     Volcano v1.15.1 pkg/scheduler/api/pod_info.go:119, written by framework/session.go:544-550)."""
     status = group.get("status") or {}
     return status.get("phase") == "Running" or int(status.get("running") or 0) > 0
+
+
 def priority(workload: Obj) -> int:
     """`spec.priority`, 0 when unset (Kueue v0.19.2 pkg/util/priority/priority.go:37-42,
     Priority: ptr.Deref(Spec.Priority, constants.DefaultPriority), which is 0)."""

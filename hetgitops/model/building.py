@@ -328,6 +328,8 @@ def _pool(doc: Document, spec: dict[str, Any], origin: Origin, problems: list[Di
         flavor_name=spec.get("kueue", {}).get("flavorName"),
         flavor_node_labels=_optional_map(spec.get("kueue", {}).get("nodeLabels")),
         volcano_node_group=spec.get("volcano", {}).get("nodeGroup"),
+        allocation=spec.get("devices", {}).get("allocation", "devicePlugin"),
+        migrating_from=spec.get("devices", {}).get("migratingFrom"),
         mig_config_name=spec.get("mig", {}).get("configName"),
         sharing_config_name=sharing.get("configName") or spec.get("mps", {}).get("configName"),
         retiring_flavor=_retiring_flavor(spec.get("kueue", {}).get("retiringFlavor"), origin),

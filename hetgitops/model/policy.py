@@ -302,6 +302,10 @@ class Pool:
     # `spec.volcano.nodeGroup`: the volcano.sh/nodegroup-name an adopted cluster's nodes
     # already carry (import); None: the pool's name, which the nodes target labels them with.
     volcano_node_group: str | None = None
+    # `spec.devices`: how the GPUs reach pods: "devicePlugin", "draClaims" or
+    # "draExtendedResource" (plan/dra.py), and "devicePlugin" while the pool moves from it.
+    allocation: str = "devicePlugin"
+    migrating_from: str | None = None
 
     @property
     def node_group(self) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from hetgitops.diff.drains import Drain
 from hetgitops.diff.hazards import (
+    dra,
     flavor_transitions,
     flavors,
     koordinator,
@@ -86,6 +87,8 @@ def hazards(
         *koordinator.is_parent_flipped(before, after),
         *koordinator.tree_changed(before, after),
         *volcano_prune.queue_pruned(before, after, volcano),
+        *dra.dra_mappings_changed(before, after),
+        *dra.dra_pool_moved(before, after),
     ]
     return sorted(found, key=lambda h: (h.rule, h.subject))
 

@@ -33,7 +33,7 @@ def _remade(policy: Policy, pool: Pool, nodes: set[str], gpus: set[int]) -> list
         layout = capacity.covered_gpus(pool, node.cards)
         for index in gpus or set(range(node.cards)):
             for profile in layout.get(index, {}):
-                found.add(capacity.mig_resource(card, policy.fleet, profile))
+                found.add(capacity.mig_resource(pool, card, profile, policy.fleet))
     return sorted(found)
 
 
