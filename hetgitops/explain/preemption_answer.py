@@ -52,6 +52,12 @@ WHY: Mapping[str, str] = {
         "preempting every workload Kueue may preempt ({count}) would still not free "
         "{amount} {resource} in {flavor} for ClusterQueue {cq} ({settings})"
     ),
+    "would-borrow": (
+        "{count} workload(s) Kueue may preempt hold {resource} in {flavor}, but only if "
+        "ClusterQueue {cq} would not borrow afterwards ({settings}); with {used} in use, "
+        "{amount} more is above its nominal quota {nominal} (preemption.go:310-316, "
+        "candidate_generator.go:140-142): it waits until {short} {resource} are released"
+    ),
     "fair-sharing": (
         "fair sharing is enabled in Kueue's configuration: its preemption "
         "(pkg/scheduler/preemption/fairsharing, preemption.go:534-587) is not replayed by "
@@ -143,6 +149,14 @@ def _why_none(snap: Snapshot, probe: Running, fr: FR, words: dict[str, object], 
         else []
     )
     count = len(hierarchy) + len(priority) + len(same)
+    value = int(str(words["amount"]))
+    held = preemptor.cq.usage.get(fr, 0)
+    without = [c for c in [*hierarchy, *priority] if c.variant == "ReclaimWithoutBorrowing"]
+    if without and preemptor.cq.borrowing_with(fr, value):
+        extra = {"used": held, "nominal": preemptor.cq.nominal(fr), "short": short}
+        return _words(
+            "would-borrow", count=len(without), settings=settings(rules), **extra, **words
+        )
     if count:
         return _words("not-enough", count=count, settings=settings(rules), **words)
     return _words("no-candidates", settings=settings(rules), short=short, **words)
