@@ -202,9 +202,10 @@ def _preempt(
             source = "the cluster"
         else:
             assert usage is not None
-            text = run.manifest_text(usage.read(run.MAX_MANIFEST_BYTES + 1), usage.name)
-            holders = preemption_input.read_usage(policy, text, usage.name)
-            source = usage.name
+            name = str(getattr(usage, "name", "<stdin>"))
+            text = run.manifest_text(usage.read(run.MAX_MANIFEST_BYTES + 1), name)
+            holders = preemption_input.read_usage(policy, text, name)
+            source = name
         reports = run.preemption_reports(policy, asked_for(policy), holders)
     except WorkloadError as exc:
         note(f"hetgitops explain: {exc}")

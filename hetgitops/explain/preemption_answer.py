@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hetgitops.explain.kueue_messages import fmt
+
 from hetgitops.explain.preemption import (
     IN_CLUSTER_QUEUE,
     IN_COHORT_RECLAIM_WHILE_BORROWING,
@@ -110,17 +112,20 @@ def answer(snap: Snapshot, probe: Running, *, fair_sharing: bool = False) -> Ans
     need: list[FR] = []
     for fr, value in sorted(probe.usage.items()):
         flavor, resource = fr
-        words = {"amount": value, "resource": resource, "flavor": flavor, "cq": cq.name}
+        words = {"amount": fmt(resource, value), "resource": resource, "flavor": flavor}
+        words["cq"] = cq.name
         most = potential_available(cq, fr)
         if value > most:
-            return Answer(NONE, why=(_words("exceeds-max-quota", most=most, **words),))
+            why = _words("exceeds-max-quota", most=fmt(resource, most), **words)
+            return Answer(NONE, why=(why,))
         available = cq_available(cq, fr)
         if value <= available:
             continue
-        short = value - available
+        short = fmt(resource, value - available)
         _, may_reclaim = lowest_subtree_that_fits(cq, fr, value)
         if not (cq.nominal(fr) >= value or may_reclaim or rules.borrow_within_cohort != NEVER):
-            why = _words("above-nominal", nominal=cq.nominal(fr), short=short, **words)
+            nominal = fmt(resource, cq.nominal(fr))
+            why = _words("above-nominal", nominal=nominal, short=short, **words)
             return Answer(NONE, why=(why,), needs=(fr,))
         # The oracle: preemption must be possible for this resource alone (:43-81).
         if not Preemptor(snap, probe, {fr}).targets({fr: value}):
@@ -132,28 +137,29 @@ def answer(snap: Snapshot, probe: Running, *, fair_sharing: bool = False) -> Ans
     chosen = preemptor.targets(probe.usage)
     if not chosen:
         fr = need[0]
-        words = {"amount": probe.usage[fr], "resource": fr[1], "flavor": fr[0], "cq": cq.name}
-        short = probe.usage[fr] - cq_available(cq, fr)
+        words = {"amount": fmt(fr[1], probe.usage[fr]), "resource": fr[1], "flavor": fr[0]}
+        words["cq"] = cq.name
+        short = fmt(fr[1], probe.usage[fr] - cq_available(cq, fr))
         return Answer(NONE, why=(_why_none(snap, probe, fr, words, short),), needs=tuple(need))
     victims = tuple(_victim(c, rules) for c in chosen)
     return Answer(PREEMPT, victims, needs=tuple(need))
 
 
-def _why_none(snap: Snapshot, probe: Running, fr: FR, words: dict[str, object], short: int) -> str:
+def _why_none(snap: Snapshot, probe: Running, fr: FR, words: dict[str, str], short: str) -> str:
     rules = snap.specs[probe.cluster_queue].rules
     preemptor = Preemptor(snap, probe, {fr})
-    hierarchy, priority = preemptor.hierarchical({fr: int(str(words["amount"]))})
+    value = probe.usage[fr]
+    hierarchy, priority = preemptor.hierarchical({fr: value})
     same = (
         preemptor.from_queue(preemptor.cq, None, False)
         if rules.within_cluster_queue != NEVER
         else []
     )
     count = len(hierarchy) + len(priority) + len(same)
-    value = int(str(words["amount"]))
-    held = preemptor.cq.usage.get(fr, 0)
+    held = fmt(fr[1], preemptor.cq.usage.get(fr, 0))
     without = [c for c in [*hierarchy, *priority] if c.variant == "ReclaimWithoutBorrowing"]
     if without and preemptor.cq.borrowing_with(fr, value):
-        extra = {"used": held, "nominal": preemptor.cq.nominal(fr), "short": short}
+        extra = {"used": held, "nominal": fmt(fr[1], preemptor.cq.nominal(fr)), "short": short}
         return _words(
             "would-borrow", count=len(without), settings=settings(rules), **extra, **words
         )
