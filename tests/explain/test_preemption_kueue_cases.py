@@ -1,6 +1,7 @@
-"""The preemptor against Kueue v0.19.2's own TestPreemption table cases
-(pkg/scheduler/preemption/preemption_test.go; ported in preemption/kueue_cases.yaml): the
-same victims, with the same reasons."""
+"""The preemptor against Kueue v0.19.2's own table cases, TestPreemption
+(pkg/scheduler/preemption/preemption_test.go; ported in preemption/kueue_cases.yaml) and
+TestHierarchicalPreemptions (preemption_hierarchical_test.go; kueue_hierarchical_cases.yaml):
+the same victims, with the same reasons."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import yaml
 
 from hetgitops.explain.preemption import (
     NEVER,
+    CohortSpec,
     Preemptor,
     QueueSpec,
     Rules,
@@ -21,7 +23,12 @@ from hetgitops.explain.preemption import (
 from hetgitops.explain.preemption_answer import _victim
 from hetgitops.explain.preemption_tree import FR, Quota
 
-CASES = yaml.safe_load((Path(__file__).parent / "preemption" / "kueue_cases.yaml").read_text())
+HERE = Path(__file__).parent / "preemption"
+FILES = {
+    f: yaml.safe_load((HERE / f).read_text())
+    for f in ("kueue_cases.yaml", "kueue_hierarchical_cases.yaml")
+}
+CASES = [(f, name) for f, body in FILES.items() for name in sorted(body["cases"])]
 
 
 def _fr(key: str) -> FR:
@@ -42,6 +49,11 @@ def _queue(name: str, spec: dict[str, Any]) -> QueueSpec:
     return QueueSpec(name, spec.get("cohort"), quotas, rules)
 
 
+def _cohort(name: str, spec: dict[str, Any]) -> CohortSpec:
+    quotas = {_fr(k): Quota(*v) for k, v in (spec.get("quotas") or {}).items()}
+    return CohortSpec(name, spec.get("parent"), quotas)
+
+
 def _running(w: dict[str, Any], name: str = "in") -> Running:
     return Running(
         w.get("name", name),
@@ -53,11 +65,13 @@ def _running(w: dict[str, Any], name: str = "in") -> Running:
     )
 
 
-@pytest.mark.parametrize("case", sorted(CASES["cases"]))
-def test_kueue_table_case(case: str) -> None:
-    spec = CASES["cases"][case]
-    queues = [_queue(n, q) for n, q in CASES["queues"].items()]
-    snap = Snapshot(queues, [], [_running(w) for w in spec["admitted"]])
+@pytest.mark.parametrize(("file", "case"), CASES, ids=[c for _, c in CASES])
+def test_kueue_table_case(file: str, case: str) -> None:
+    body = FILES[file]
+    spec = body["cases"][case]
+    queues = [_queue(n, q) for n, q in (spec.get("queues") or body["queues"]).items()]
+    cohorts = [_cohort(n, c) for n, c in (spec.get("cohorts") or {}).items()]
+    snap = Snapshot(queues, cohorts, [_running(w) for w in spec["admitted"]])
     probe = _running(spec["incoming"])
     frs = {_fr(k) for k in spec["preempt"]}
     chosen = Preemptor(snap, probe, frs).targets(probe.usage)
