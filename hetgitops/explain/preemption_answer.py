@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hetgitops.explain.kueue_messages import fmt
-
 from hetgitops.explain.preemption import (
     IN_CLUSTER_QUEUE,
     IN_COHORT_RECLAIM_WHILE_BORROWING,

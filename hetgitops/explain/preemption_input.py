@@ -24,6 +24,7 @@ from hetgitops.live import resources, workloads
 from hetgitops.live.client import Cluster
 from hetgitops.load.resources import data_dir
 from hetgitops.model.policy import Policy
+from hetgitops.plan.preemption_rules import preemption
 from hetgitops.plan.quota_plan import kueue_amount
 
 USAGE_SCHEMA = "preempt-usage.schema.json"
@@ -33,8 +34,7 @@ USAGE_KIND = "RunningWorkloads"
 def queues(policy: Policy) -> list[QueueSpec]:
     """Every team's ClusterQueue: nominal, borrowing and lending limits per (pool, resource)
     from the plan explain's flavor replay uses (`quotas.transition_reach`), preemption as the
-    kueue compiler writes it (`kueue_queues.preemption`)."""
-    from hetgitops.compilers.kueue_queues import preemption
+    kueue compiler writes it (`plan.preemption_rules`)."""
     from hetgitops.explain.quotas import transition_reach
 
     reach = transition_reach(policy)
