@@ -21,6 +21,7 @@ from hetgitops.plan.preemption_rules import preemption
 from hetgitops.plan.quota_plan import FlavorPlan, accelerator_resources, host_entries, team_plan
 
 TARGET = "kueue"
+NEVER = "Never"
 # v1beta2 merged v1beta1's `Borrow` / `Preempt` into `MayStopSearch`; Kueue < 0.15 knows only
 # the old spellings.
 V1BETA1_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
