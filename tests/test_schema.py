@@ -156,6 +156,8 @@ def test_every_schema_file_is_a_kind_or_shared() -> None:
     expected |= {"diff.schema.json"}  # a report shape (hetgitops diff --format json), no kind
     expected |= {"explain.schema.json"}  # hetgitops explain --format json
     expected |= {"maintenance.schema.json"}  # hetgitops capacity --without ... --format json
+    expected |= {"explain-preempt.schema.json"}  # hetgitops explain --preempt --format json
+    expected |= {"preempt-usage.schema.json"}  # explain --preempt --usage FILE
     assert {p.name for p in SCHEMA_FILES} == expected
 
 

@@ -57,6 +57,19 @@ from hetgitops.cli.common import (
 @click.option("--mig", multiple=True, metavar="PROFILE=N", help="N MIG instances of PROFILE.")
 @click.option("--tier", help="PriorityTier (WorkloadPriorityClass) of the job.")
 @click.option(
+    "--preempt",
+    is_flag=True,
+    help="Who Kueue would preempt to admit the job now (Kueue v0.19.2's preemption replayed): "
+    "among the admitted workloads of --usage FILE, or of the cluster with --kubeconfig. "
+    "Exit 0 when it is admitted (with or without preemption), 1 when no preemption helps.",
+)
+@click.option(
+    "--usage",
+    type=click.File("rb"),
+    help="With --preempt, offline: the admitted workloads, a RunningWorkloads file "
+    "(schemas/preempt-usage.schema.json) or a List of Kueue Workloads; - reads stdin.",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["text", "json", "markdown"]),
@@ -80,6 +93,8 @@ def explain(
     gang: int | None,
     mig: tuple[str, ...],
     tier: str | None,
+    preempt: bool,
+    usage: BinaryIO | None,
     output_format: str,
     now: dt.date,
 ) -> None:
@@ -106,6 +121,24 @@ def explain(
         raise click.UsageError("--team is required with --profile, --gpus and --mig")
     if card and pool:
         raise click.UsageError("--card and --pool exclude each other")
+    if usage is not None and not preempt:
+        raise click.UsageError("--usage goes with --preempt")
+    if preempt and (workload_ref is not None or (usage is None) == (kubeconfig is None)):
+        raise click.UsageError(
+            "--preempt reads the admitted workloads from --usage FILE or from --kubeconfig (one)"
+        )
+
+    def asked_for(policy: Any) -> list[Any]:
+        text = None
+        if manifest is not None:
+            raw = manifest.read(run.MAX_MANIFEST_BYTES + 1)
+            text = (run.manifest_text(raw, manifest.name), manifest.name)
+        asked = None
+        if team is not None and profile is None and manifest is None:
+            asked = request.Request(
+                team, gpus, card, pool, per_node, gang, request.parse_mig(mig), tier
+            )
+        return run.workloads_asked(policy, text=text, profile=profile, team=team, asked=asked)
 
     def go() -> int:
         try:
@@ -123,6 +156,8 @@ def explain(
             echo_report(formats.render_workload(report, output_format))
             done = ("admitted", "finished", "running", "succeeded")
             return EXIT_OK if report.state in done else EXIT_FINDINGS
+        if preempt:
+            return _preempt(policy, kubeconfig, context, usage, output_format, asked_for)
         state = _live(lambda c: read_state(policy, c), kubeconfig, context) if kubeconfig else None
         try:
             if manifest is not None:
@@ -146,6 +181,38 @@ def explain(
         return EXIT_OK if all(e.verdict == "admitted" for e in found) else EXIT_FINDINGS
 
     sys.exit(guarded(go))
+
+
+def _preempt(
+    policy: Any,
+    kubeconfig: Path | None,
+    context: str | None,
+    usage: BinaryIO | None,
+    output_format: str,
+    asked_for: Callable[[Any], list[Any]],
+) -> int:
+    """`explain --preempt`: the admitted workloads (file or cluster), then each job's answer."""
+    from hetgitops.explain import preemption_formats, preemption_input, run
+    from hetgitops.explain.workload import WorkloadError
+
+    try:
+        if kubeconfig is not None:
+            read = lambda c: preemption_input.live_holders(policy, c)  # noqa: E731
+            holders = _live(read, kubeconfig, context)
+            source = "the cluster"
+        else:
+            assert usage is not None
+            name = str(getattr(usage, "name", "<stdin>"))
+            text = run.manifest_text(usage.read(run.MAX_MANIFEST_BYTES + 1), name)
+            holders = preemption_input.read_usage(policy, text, name)
+            source = name
+        reports = run.preemption_reports(policy, asked_for(policy), holders)
+    except WorkloadError as exc:
+        note(f"hetgitops explain: {exc}")
+        return EXIT_USAGE
+    echo_report(preemption_formats.FORMATS[output_format](reports, source))
+    admitted = ("fits", "preempt")
+    return EXIT_OK if all(r.outcome in admitted for r in reports) else EXIT_FINDINGS
 
 
 def _split_target(target: tuple[str, ...]) -> tuple[tuple[str, str] | None, tuple[Path, ...]]:

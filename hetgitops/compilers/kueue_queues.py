@@ -17,6 +17,7 @@ from hetgitops.model import quantities
 from hetgitops.model.policy import CohortSpec, Fleet, Policy, Pool, Team, derived
 from hetgitops.output.manifests import Manifest, metadata
 from hetgitops.plan.flavors import flavor_name
+from hetgitops.plan.preemption_rules import preemption
 from hetgitops.plan.quota_plan import FlavorPlan, accelerator_resources, host_entries, team_plan
 
 TARGET = "kueue"
@@ -109,29 +110,6 @@ def fungibility(fleet: Fleet) -> dict[str, str]:
     if is_v1beta1(fleet):
         return {k: V1BETA1_FUNGIBILITY[k] if v == "MayStopSearch" else v for k, v in values.items()}
     return values
-
-
-def _reclaims(policy: Policy, team: Team) -> bool:
-    """A pool that lends with `reclaim` lets its quota holders preempt borrowers."""
-    pools = (policy.pools.get(q.pool) for q in team.quotas)
-    return team.cohort is not None and any(
-        p is not None and not p.isolated and p.lend_max_percent is not None and p.reclaim
-        for p in pools
-    )
-
-
-def preemption(policy: Policy, team: Team) -> dict[str, Any]:
-    """Team settings first, then Kueue's own defaults (`Never`), all three fields written."""
-    wanted = team.preemption
-    reclaim = wanted.reclaim_within_cohort or ("Any" if _reclaims(policy, team) else NEVER)
-    borrow: dict[str, Any] = {"policy": wanted.borrow_within_cohort or NEVER}
-    if wanted.borrow_max_priority_threshold is not None:
-        borrow["maxPriorityThreshold"] = wanted.borrow_max_priority_threshold
-    return {
-        "borrowWithinCohort": borrow,
-        "reclaimWithinCohort": reclaim,
-        "withinClusterQueue": wanted.within_cluster_queue or NEVER,
-    }
 
 
 def _entry(

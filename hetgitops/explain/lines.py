@@ -1,5 +1,6 @@
 """The answer lines of live mode: what the team's queue holds and who it queues behind, its
-Volcano queues, whom Kueue may preempt for it, and a Kueue pending message in policy terms.
+Volcano queues, and a Kueue pending message in policy terms (whom Kueue preempts for it is the
+preemption model's, `preemption_report`).
 
 Why apart from the state (`state.py`): these only format; they take the frozen `LiveState`
 (or a message) and the policy and return lines, so they are tested without a cluster. Kueue's
@@ -7,7 +8,7 @@ messages are parsed with the patterns of `kueue_messages`, the module that also 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from hetgitops.diagnostics import listing
 from hetgitops.explain import quotas
@@ -104,95 +105,3 @@ def volcano_lines(policy: Policy, team: str | None, state: LiveState) -> tuple[s
             f"pending {queue.pending}"
         )
     return tuple(lines)
-
-
-def _priority(policy: Policy, tier: str | None) -> int:
-    if tier is not None and tier in policy.tiers:
-        return policy.tiers[tier].value
-    default = next((t for t in policy.tiers.values() if t.global_default), None)
-    return default.value if default is not None else 0
-
-
-def preemption_lines(
-    policy: Policy, team_name: str | None, tier: str | None, message: str, state: LiveState
-) -> tuple[str, ...]:
-    """For each "insufficient unused quota ... N more needed" of a pending verdict: the admitted
-    Workloads Kueue's preemption rules let it take (withinClusterQueue among its own queue's,
-    reclaimWithinCohort among other queues' borrowed quota, as render writes them) and how much
-    of the N they hold. Candidates by rule, not the preemptor's exact choice (it also orders
-    by priority and admission time, and stops once enough is free)."""
-    from hetgitops.compilers.kueue_queues import preemption
-
-    team = policy.teams.get(team_name or "")
-    if team is None:
-        return ()
-    rules = preemption(policy, team)
-    mine = _priority(policy, tier)
-    pools = flavor_pools(policy)
-    nominal = {
-        (t.name, p.pool.name, r): v
-        for t in policy.teams.values()
-        for p in team_plan(policy, t)
-        for r, v in p.nominal.items()
-    }
-    lines = []
-    for m in WAITING.finditer(message):
-        pool, resource = pool_of(policy, m["flavor"], pools), m["resource"]
-        if pool is None:
-            continue
-        more = kueue_amount(resource, m["more"])
-        within = _eligible(rules["withinClusterQueue"], mine)
-        reclaim = _eligible(rules["reclaimWithinCohort"], mine)
-        own = [
-            h
-            for h in state.holders
-            if h.cluster_queue == team.name and within(h.priority) and h.usage.get((pool, resource))
-        ]
-        borrowed = {
-            cq: used - nominal.get((cq, p, r), 0)
-            for (cq, p, r), used in state.usage.items()
-            if p == pool
-            and r == resource
-            and cq != team.name
-            and cq in policy.teams
-            and policy.teams[cq].cohort is not None
-            and team.cohort is not None
-            and used > nominal.get((cq, p, r), 0)
-        }
-        others = [
-            h
-            for h in state.holders
-            if h.cluster_queue in borrowed and reclaim(h.priority) and h.usage.get((pool, resource))
-        ]
-        freed = sum(h.usage[pool, resource] for h in own) + min(
-            sum(h.usage[pool, resource] for h in others), sum(borrowed.values())
-        )
-        if not own and not others:
-            lines.append(
-                f"preemption in pool {pool}: nothing Kueue may preempt holds {resource} "
-                f"(withinClusterQueue {rules['withinClusterQueue']}, reclaimWithinCohort "
-                f"{rules['reclaimWithinCohort']}): it waits until {fmt(resource, more)} "
-                "are released"
-            )
-            continue
-        names = ", ".join(h.name for h in [*own, *others][:10])
-        enough = "enough" if freed >= more else "not enough: it also waits for releases"
-        lines.append(
-            f"preemption in pool {pool}: Kueue may preempt {len(own)} lower-priority workload(s) "
-            f"of ClusterQueue {team.name} and {len(others)} borrowing from the cohort ({names}); "
-            f"they would free {fmt(resource, freed)} of the {fmt(resource, more)} "
-            f"{resource} needed ({enough})"
-        )
-    return tuple(lines)
-
-
-def _eligible(rule: str, mine: int) -> Callable[[int], bool]:
-    """Kueue's preemption policies on the candidate's priority (LowerOrNewerEqualPriority
-    also takes equal priorities admitted later; counted here as equal)."""
-    if rule == "Any":
-        return lambda _: True
-    if rule == "LowerPriority":
-        return lambda p: p < mine
-    if rule == "LowerOrNewerEqualPriority":
-        return lambda p: p <= mine
-    return lambda _: False

@@ -13,8 +13,10 @@ from hetgitops.diagnostics import has_errors
 from hetgitops.explain import manifest
 from hetgitops.explain import request as requests
 from hetgitops.explain.explanation import Explanation, explain
-from hetgitops.explain.lines import live_lines, preemption_lines, volcano_lines
-from hetgitops.explain.state import LiveState
+from hetgitops.explain.lines import live_lines, volcano_lines
+from hetgitops.explain.preemption_formats import live_lines as preemption_lines
+from hetgitops.explain.preemption_report import PreemptReport, preempt
+from hetgitops.explain.state import Holder, LiveState
 from hetgitops.explain.workload import Workload, WorkloadError, from_manifest
 from hetgitops.load.documents import LoadResult, load_paths
 from hetgitops.load.policyfiles import MAX_FILE_BYTES
@@ -102,11 +104,21 @@ def explain_all(
             f"read from {state.server}",
             *live_lines(policy, e.team, state),
             *volcano_lines(policy, e.team, state),
-            *preemption_lines(policy, e.team, workload.tier, e.message, state),
+            *_preemption(policy, workload, e, state),
             *state.notes,
         )
         found.append(dataclasses.replace(e, notes=lines))
     return found
+
+
+def _preemption(
+    policy: Policy, workload: Workload, e: Explanation, state: LiveState
+) -> tuple[str, ...]:
+    """For a job Kueue would not admit now: whom it preempts instead, or why none helps (the
+    preemption model `explain --preempt` answers with)."""
+    if e.verdict == "admitted" or e.kueue is None:
+        return ()
+    return preemption_lines([preempt(policy, workload, state.holders)])
 
 
 def profile_explanations(
@@ -158,3 +170,32 @@ def _why_not_rendered(policy: Policy, profile_name: str, team_name: str) -> list
         f"best pool {verdict.route.pool.name}: the gang needs {need} {verdict.route.resource}, "
         f"the team reaches {verdict.most}"
     ]
+
+
+def workloads_asked(
+    policy: Policy,
+    *,
+    text: tuple[str, str] | None,
+    profile: str | None,
+    team: str | None,
+    asked: requests.Request | None,
+) -> list[Workload]:
+    """The workloads a command line asks about: a manifest's (`text`: its text and name), a
+    profile's rendered templates (or its request when none renders), or a request."""
+    if text is not None:
+        return manifests(*text)
+    if profile is not None and team is not None:
+        rendered = requests.from_profile(policy, profile, team)
+        if rendered:
+            return list(rendered)
+        return [requests.from_request(policy, requests.profile_request(policy, profile, team))]
+    assert asked is not None
+    return [requests.from_request(policy, asked)]
+
+
+def preemption_reports(
+    policy: Policy, workloads: Iterable[Workload], holders: Iterable[Holder]
+) -> list[PreemptReport]:
+    """`explain --preempt`: each workload's preemption answer among the admitted `holders`."""
+    held = tuple(holders)
+    return [preempt(policy, w, held) for w in workloads]

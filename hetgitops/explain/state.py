@@ -63,6 +63,11 @@ class Holder:
     cluster_queue: str
     priority: int
     usage: Mapping[tuple[str, str], int]
+    # RFC 3339 times as Kueue wrote them ("" unknown): quota reserved, created; and whether it
+    # is being evicted already. The preemption model orders candidates by them.
+    admitted: str = ""
+    created: str = ""
+    evicted: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,11 +119,9 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
         meta = wl["metadata"]
         ref = f"{meta.get('namespace', '')}/{meta['name']}"
         if workloads.holds_quota(wl):
-            queue = workloads.cluster_queue(wl)
-            admitted.setdefault(queue, []).append(ref)
-            priority = int((wl.get("spec") or {}).get("priority") or 0)
-            held = _held(policy, workloads.admission(wl), pools)
-            holders.append(Holder(ref, queue, priority, held))
+            holder = holder_of(policy, wl, pools)
+            admitted.setdefault(holder.cluster_queue, []).append(ref)
+            holders.append(holder)
             continue
         reserved = workloads.condition(wl, "QuotaReserved")
         if workloads.waiting(wl) and reserved is not None and reserved.get("status") == "False":
@@ -142,6 +145,21 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
         tuple(sorted(holders, key=lambda h: h.name)),
         volcano,
         node_free,
+    )
+
+
+def holder_of(policy: Policy, wl: Mapping[str, Any], pools: Mapping[str, str]) -> Holder:
+    """An admitted Workload (one that `workloads.holds_quota`) as the preemption model and the
+    live lines read it."""
+    meta = wl["metadata"]
+    return Holder(
+        f"{meta.get('namespace', '')}/{meta['name']}",
+        workloads.cluster_queue(wl),
+        int((wl.get("spec") or {}).get("priority") or 0),
+        _held(policy, workloads.admission(wl), pools),
+        workloads.quota_reserved_at(wl),
+        workloads.created_at(wl),
+        workloads.evicted(wl),
     )
 
 

@@ -192,3 +192,25 @@ def pod_workload(
         if uid and uid in by_owner:
             return by_owner[uid]
     return None
+
+
+def evicted(workload: Obj) -> bool:
+    """Evicted=True (pkg/workload/evict/evict.go:71-73, IsEvicted): the preemptor orders such a
+    Workload first, it is on its way out already (common/ordering.go:39-46)."""
+    return _true(workload, "Evicted")
+
+
+def quota_reserved_at(workload: Obj) -> str:
+    """When QuotaReserved became True (its lastTransitionTime), "" when it is not True: the
+    preemptor's "admitted more recently first" (common/ordering.go:91-98, quotaReservationTime,
+    which takes now for a Workload without it)."""
+    found = condition(workload, "QuotaReserved")
+    if found is None or found.get("status") != "True":
+        return ""
+    return str(found.get("lastTransitionTime") or "")
+
+
+def created_at(workload: Obj) -> str:
+    """metadata.creationTimestamp: the queue-order time LowerOrNewerEqualPriority compares
+    (workload.go:1148-1167, GetQueueOrderTimestamp, without its eviction-time variants)."""
+    return str((workload.get("metadata") or {}).get("creationTimestamp") or "")

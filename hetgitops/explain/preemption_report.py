@@ -1,0 +1,126 @@
+"""`explain --preempt` and explain's live preemption lines: for one workload, the flavor Kueue
+would preempt in and the victims, from the one preemption model (`preemption_answer`).
+
+Why apart from the model: this picks the flavor (the pools explain's flavor replay finds the
+pod sets may run on, in the ClusterQueue's order, then the fleet's whenCanPreempt), turns an
+explain `Workload` into the model's probe, and holds the report the formats lay out."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from hetgitops.explain.explanation import explain, team_of
+from hetgitops.explain.kueue_messages import NO_MATCHING_FLAVOR
+from hetgitops.explain.preemption import Answer, Running, Snapshot, Victim
+from hetgitops.explain.preemption_answer import FITS, NONE, PREEMPT, answer
+from hetgitops.explain.preemption_input import cohorts, fair_sharing, queues, running
+from hetgitops.explain.quotas import Usage, covered
+from hetgitops.explain.state import Holder
+from hetgitops.explain.workload import Workload
+from hetgitops.model.policy import Policy
+
+
+@dataclass(frozen=True)
+class PreemptReport:
+    workload: str
+    team: str | None
+    priority: int
+    pool: str | None  # the flavor's pool the answer is for (None: no pool could take it)
+    outcome: str  # fits | preempt | none | unknown
+    victims: tuple[Victim, ...] = ()
+    why: tuple[str, ...] = ()
+    requests: Mapping[str, int] = field(default_factory=dict)  # the workload's, Kueue's integers
+
+
+def priority_of(policy: Policy, tier: str | None) -> int:
+    """The workload's priority: its tier's value, else the default tier's, else 0
+    (Kueue's WorkloadPriorityClass, or 0 without one)."""
+    if tier is not None and tier in policy.tiers:
+        return policy.tiers[tier].value
+    default = next((t for t in policy.tiers.values() if t.global_default), None)
+    return default.value if default is not None else 0
+
+
+def usage_of(holders: Iterable[Holder]) -> Usage:
+    """What each ClusterQueue holds per (pool, resource): the usage explain's replay subtracts."""
+    total: Counter[tuple[str, str, str]] = Counter()
+    for h in holders:
+        for (pool, resource), value in h.usage.items():
+            total[h.cluster_queue, pool, resource] += value
+    return dict(total)
+
+
+def _name(workload: Workload) -> str:
+    return f"{workload.namespace or ''}/{workload.name}" if workload.namespace else workload.name
+
+
+def _pools(policy: Policy, workload: Workload, usage: Usage) -> list[str]:
+    """The pools, in the ClusterQueue's flavor order, whose flavor the pod sets match (explain's
+    replay: node selector, affinity, topology, taints), whatever their quota says."""
+    verdict = explain(policy, workload, usage=usage).kueue
+    if verdict is None:
+        return []
+    found: list[str] = []
+    matched: list[set[str]] = []
+    for result in verdict.pod_sets:
+        ok = {a.pool for a in result.attempts if a.reason != NO_MATCHING_FLAVOR}
+        matched.append(ok)
+        found += [a.pool for a in result.attempts if a.pool in ok and a.pool not in found]
+    return [p for p in found if all(p in m for m in matched)]
+
+
+def preempt(policy: Policy, workload: Workload, holders: Iterable[Holder]) -> PreemptReport:
+    """Whom Kueue preempts to admit `workload` now, among `holders` (the admitted workloads)."""
+    held = tuple(holders)
+    team = team_of(policy, workload)
+    priority = priority_of(policy, workload.tier)
+    if team is None:
+        why = f"namespace {workload.namespace} belongs to no team: Kueue never admits it"
+        return PreemptReport(_name(workload), None, priority, None, NONE, why=(why,), requests={})
+    resources = [r for r in covered(policy, team) if any(ps.total(r) for ps in workload.pod_sets)]
+    requests = {r: sum(ps.total(r) for ps in workload.pod_sets) for r in resources}
+    snap = Snapshot(queues(policy), cohorts(policy), running(held))
+    stop = policy.fleet is not None and policy.fleet.when_can_preempt in (
+        "MayStopSearch",
+        "Preempt",
+    )
+    first: tuple[str, Answer] | None = None
+    chosen: tuple[str, Answer] | None = None
+    for pool in _pools(policy, workload, usage_of(held)):
+        probe = Running(
+            _name(workload),
+            team.name,
+            priority,
+            {(pool, r): v for r, v in requests.items() if v},
+            admitted=math.inf,
+            created=math.inf,
+        )
+        found = answer(snap, probe, fair_sharing=fair_sharing(policy))
+        first = first or (pool, found)
+        if found.outcome == FITS:
+            chosen = (pool, found)
+            break
+        if found.outcome == PREEMPT and chosen is None:
+            chosen = (pool, found)
+            if stop:
+                break
+    picked = chosen or first
+    if picked is None:
+        why = "no flavor of the team's ClusterQueue matches the job's node selector"
+        return PreemptReport(
+            _name(workload), team.name, priority, None, NONE, why=(why,), requests=requests
+        )
+    pool, found = picked
+    return PreemptReport(
+        _name(workload),
+        team.name,
+        priority,
+        pool,
+        found.outcome,
+        found.victims,
+        found.why,
+        requests,
+    )
