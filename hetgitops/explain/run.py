@@ -23,6 +23,7 @@ from hetgitops.load.policyfiles import MAX_FILE_BYTES
 from hetgitops.model import schema
 from hetgitops.model.building import build_policy
 from hetgitops.model.policy import Policy
+from hetgitops.plan import grants
 
 if TYPE_CHECKING:
     from hetgitops.api import Result
@@ -48,7 +49,8 @@ def load_policy(paths: Iterable[Path], now: dt.date) -> Policy:
     """The policy model, refused when a file does not load, a document fails its schema or
     the model cannot be built. The semantic rules are `validate`'s (the CI gate) and are not
     run again: they cost most of the time at 5,000 nodes and none changes what Kueue does."""
-    del now  # expiry is a rule of validate's; Kueue admits onto an expired pool all the same
+    # Pool expiry is a rule of validate's (Kueue admits onto an expired pool all the same), but
+    # a time-boxed grant in force on `now` is nominal quota, as render writes it (plan/grants).
     loaded = load_paths(list(paths))
     found = list(loaded.diagnostics)
     for problems in schema.check_documents(loaded.documents):
@@ -62,7 +64,7 @@ def load_policy(paths: Iterable[Path], now: dt.date) -> Policy:
         result.diagnostics = found
         result.policy = policy
         raise PolicyError(result)
-    return policy
+    return grants.at(policy, now)
 
 
 MAX_MANIFEST_BYTES = MAX_FILE_BYTES

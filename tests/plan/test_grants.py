@@ -86,3 +86,15 @@ def test_render_check_catches_a_render_stale_because_a_date_passed(tmp_path: Pat
     assert "clusterqueue-finetune-vision.yaml: stale" in stale.stderr
     queue = yaml.safe_load((out / "kueue" / "clusterqueue-finetune-vision.yaml").read_text())
     assert "32" not in str(queue["spec"]["resourceGroups"])  # --check wrote nothing
+
+
+def test_explain_counts_the_grant_in_force_as_render_does(tmp_path: Path) -> None:
+    """32 A800 fit finetune-vision's nominal 24 + 8 granted during December; after the grant
+    they need 8 borrowed, as the rendered ClusterQueue says (explain ignored `--now` before)."""
+    root = granted_policy(tmp_path)
+    ask = ["explain", "--policy", str(root), "--team", "finetune-vision", "--pool", "a800-train"]
+    ask += ["--gpus", "32", "--per-node", "8", "--tier", "training", "--now"]
+    during = CliRunner().invoke(main, [*ask, "2026-12-05"])
+    after = CliRunner().invoke(main, [*ask, "2027-01-01"])
+    assert "(pool a800-train): fits\n" in during.output, during.output
+    assert "fits, borrowing 8 nvidia.com/gpu" in after.output, after.output
