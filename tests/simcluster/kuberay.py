@@ -217,6 +217,7 @@ def wait_seen(
 CLUSTER_LABEL = "ray.io/cluster"  # on every Pod the operator creates (utils/constant.go:19-21)
 GROUP_LABEL = "ray.io/group"
 NODE_TYPE_LABEL = "ray.io/node-type"
+ORIGIN_LABEL = "ray.io/originated-from-cr-name"  # the RayCluster's, RayJob's or RayService's
 ACCOUNTING = ("cpu", "memory", "pods")
 
 

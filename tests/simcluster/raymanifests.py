@@ -36,7 +36,7 @@ def _template(group: Group, container: str) -> dict[str, Any]:
             {
                 "name": container,
                 "image": RAY_IMAGE,
-                "resources": {"requests": resources, "limits": resources},
+                "resources": {"requests": resources, "limits": dict(resources)},
             }
         ]
     }
