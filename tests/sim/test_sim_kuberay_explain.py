@@ -174,10 +174,11 @@ def placed_pools(
     namespace, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
 
     def look() -> tuple[bool, Any]:
+        clusters = kuberay.clusters_of(sim, obj)
         pods = [
             p
             for p in kuberay.get(sim, "pods", "-n", namespace)["items"]
-            if p["metadata"]["labels"].get(kuberay.ORIGIN_LABEL) == name
+            if p["metadata"]["labels"].get(kuberay.CLUSTER_LABEL) in clusters
             or p["metadata"]["labels"].get("job-name") == name
         ]
         found: dict[str, list[str]] = {}
@@ -228,6 +229,7 @@ def test_every_rendered_ray_template_is_admitted_on_the_predicted_flavors_and_ru
             count = sum(n for _, n in kuberay.pod_sets(workload))
             runs = placed_pools(sim, labelled, count, pools)
             expected = {ps: [flavor_pool[f]] for ps, f in got[1].items()}
+            print(f"{what}: admitted {got[1]}; pods run in {runs}")
             if runs != expected:
                 failures.append(f"{what}: pods on {runs}, flavors select {expected}")
         finally:
