@@ -26,6 +26,7 @@ from hetgitops.model import schema
 from hetgitops.model.building import build_policy
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
+from hetgitops.plan import grants
 
 if TYPE_CHECKING:
     from hetgitops.conformance.output_checks import Memo
@@ -60,7 +61,7 @@ class Options:
     # Rules that render() and jobs() report as warnings while validate() (the CI gate) keeps
     # them errors: an expired pool's nodes stay in the cluster until the policy changes, and
     # refusing to render would break every GitOps sync the night the date passes.
-    render_warnings: frozenset[str] = frozenset({"pool-expired"})
+    render_warnings: frozenset[str] = frozenset({"pool-expired", "quota-grant-ended"})
     # File -> lines a change touched (`validate --changed-since`): an aggregate finding is then
     # reported at a contributor inside the change (Diagnostic.focus). None: not known.
     changed: Mapping[str, frozenset[int]] | None = None
@@ -105,6 +106,7 @@ def analyse(
     if not valid and not invalid and not loaded.diagnostics:
         return result
     policy, problems = build_policy(valid, lost)
+    policy = grants.at(policy, options.now)  # time-boxed quota in force today is nominal
     result.policy = policy
     result.diagnostics.extend(problems)
     result.model_complete = not invalid and not has_errors([*loaded.diagnostics, *problems])

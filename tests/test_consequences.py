@@ -57,8 +57,8 @@ def test_utf16_tiers_file_is_one_error_and_its_references_are_consequences(bundl
     (root,) = independent(found)
     assert (root.rule, root.span.file, root.span.line) == ("encoding", str(tiers), 1)
     following = [d for d in found if d.consequence_of is not None]
-    # Before: 1 encoding error and 18 unresolved-reference errors.
-    assert len(following) == 18
+    # Before: 1 encoding error and 21 unresolved-reference errors.
+    assert len(following) == 21
     assert {d.rule for d in following} == {"unresolved-reference"}
     assert {d.consequence_of for d in following} == {root.cause}
     assert all("which did not load" in d.hint for d in following)
@@ -71,13 +71,13 @@ def test_utf16_tiers_file_counts_one_error_and_still_exits_1(bundled: Path) -> N
     text = runner.invoke(cli.main, ["validate", str(bundled), "--now", "2026-12-01"])
     assert text.exit_code == 1
     # The warnings: BUNDLED_WARNINGS, untouched by the edit.
-    assert text.stdout.splitlines()[-1].startswith("1 error(s), 2 warning(s), 18 consequence(s)")
+    assert text.stdout.splitlines()[-1].startswith("1 error(s), 2 warning(s), 21 consequence(s)")
     as_json = runner.invoke(
         cli.main, ["validate", str(bundled), "--now", "2026-12-01", "--format", "json"]
     )
     assert as_json.exit_code == 1
     summary = json.loads(as_json.stdout)["summary"]
-    assert (summary["errors"], summary["consequences"]) == (1, 18)
+    assert (summary["errors"], summary["consequences"]) == (1, 21)
 
 
 def test_a_typo_is_still_its_own_error_while_a_file_is_lost(bundled: Path) -> None:
@@ -175,11 +175,11 @@ def test_a_document_without_a_readable_name_leaves_the_loss_open() -> None:
 # Issue 22 item 3: the policy's own unresolved names (and an unknown kind) fold what follows.
 TYPOS = [
     pytest.param(OTHERS, "tiers: [online-inference]", "tiers: [online-inferenc]",
-                 "unresolved-reference", {"tier-not-allowed": 2}, id="team-tier"),
+                 "unresolved-reference", {"tier-not-allowed": 3}, id="team-tier"),
     pytest.param(Path("pools") / "training.yaml", "cardType: a800-80gb", "cardType: a800-80g",
                  "unresolved-reference", {"profile-no-eligible-card": 1}, id="pool-card-type"),
     pytest.param(OTHERS, "kind: Team\n", "kind: Teams\n",
-                 "unknown-kind", {"tier-not-allowed": 2}, id="kind-Teams"),
+                 "unknown-kind", {"tier-not-allowed": 3}, id="kind-Teams"),
     pytest.param(Path("pools") / "inference.yaml", "profiles: {1g.10gb: 7}",
                  "profiles: {1g.11gb: 7}", "mig-profile-unknown",
                  {"profile-no-eligible-card": 1, "quota-resource-unavailable": 2},

@@ -155,6 +155,7 @@ def test_every_schema_file_is_a_kind_or_shared() -> None:
     expected |= {"policy.schema.json", "common.schema.json"}
     expected |= {"diff.schema.json"}  # a report shape (hetgitops diff --format json), no kind
     expected |= {"explain.schema.json"}  # hetgitops explain --format json
+    expected |= {"maintenance.schema.json"}  # hetgitops capacity --without ... --format json
     assert {p.name for p in SCHEMA_FILES} == expected
 
 

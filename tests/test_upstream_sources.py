@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 # v0.10.0 / v0.9.0; PyTorchJob v1.9.4 / v1.9.3; TrainJob v2.3.0 / v2.2.1; GPU Operator
 # v26.7.0 / the 2025-09-17 pseudo-version.
 SAME_VERSION_AS_SHARED = ("kueue", "nfd", "jobset")
+# Projects the pins fetch that ../shared/upstream was assembled without (KubeRay: issue 35).
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRDs are megabytes of YAML
 
 
@@ -128,7 +129,7 @@ def test_cross_check_with_the_shared_copy() -> None:
     for crd in sorted(root.glob("*/crds/*.yaml")):
         relative = crd.relative_to(root)
         if not (shared / relative.parts[0]).is_dir():
-            continue  # a project the shared copy never held (koordinator): nothing to compare
+            continue  # a project the shared copy never held (Koordinator, KubeRay)
         copy = shared / relative
         assert copy.is_file(), f"{relative} is not in {shared}"
         assert _identities(crd) == _identities(copy), relative

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from hetgitops.capacity import grant_lines
 from hetgitops.capacity.run import CapacityReport, TeamCost
 from hetgitops.plan.entitlement import Entitlement
 
@@ -135,6 +136,9 @@ def render_text(report: CapacityReport) -> str:
         "  " + line
         for line in _table(["card type", "committed", "cards", "ratio", "by team"], card_rows)
     ]
+    if report.grants:
+        out += ["", grant_lines.title(report), ""]
+        out += ["  " + line for line in _table(grant_lines.HEADER, grant_lines.rows(report))]
     return "\n".join(out) + "\n"
 
 
@@ -170,6 +174,7 @@ def as_data(report: CapacityReport) -> dict[str, Any]:
             for c in report.cards
         ],
         "cohorts": [{"name": n, "parent": p, "teams": list(t)} for n, p, t in report.cohorts],
+        **({"grants": grant_lines.as_data(report)} if report.grants else {}),
     }
 
 
@@ -264,6 +269,9 @@ def render_markdown(report: CapacityReport) -> str:
         ["card type", "committed (card-equivalents)", "cards"],
         [[c.card_type, number(c.committed), str(c.capacity)] for c in report.cards],
     )
+    if report.grants:
+        out += ["", "## Time-boxed quota grants", "", grant_lines.title(report), ""]
+        out += table(grant_lines.HEADER, grant_lines.rows(report))
     return "\n".join(out) + "\n"
 
 

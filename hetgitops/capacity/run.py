@@ -9,12 +9,14 @@ with each team's share."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from fractions import Fraction
 
 from hetgitops.checks._common import quota_uses
 from hetgitops.checks.budget import monthly_cost
 from hetgitops.model.policy import Policy
+from hetgitops.plan import grants
 from hetgitops.plan.entitlement import Entitlement, entitlements
 
 
@@ -41,6 +43,9 @@ class CapacityReport:
     costs: tuple[TeamCost, ...]
     cards: tuple[CardCommitment, ...]
     cohorts: tuple[tuple[str, str | None, tuple[str, ...]], ...]  # name, parent, member teams
+    # Time-boxed quota on the report's day: the rows above count the grants in force.
+    grants: tuple[grants.GrantView, ...] = ()
+    today: dt.date | None = None
 
 
 def _costs(policy: Policy) -> tuple[TeamCost, ...]:
@@ -97,6 +102,16 @@ def _cohorts(policy: Policy) -> tuple[tuple[str, str | None, tuple[str, ...]], .
     )
 
 
-def capacity_report(policy: Policy) -> CapacityReport:
+def capacity_report(policy: Policy, today: dt.date | None = None) -> CapacityReport:
+    """The report of `policy` on `today` (grants in force counted; None: as written)."""
+    if today is not None:
+        policy = grants.at(policy, today)
     rows = entitlements(policy)
-    return CapacityReport(tuple(rows), _costs(policy), _cards(policy, rows), _cohorts(policy))
+    return CapacityReport(
+        tuple(rows),
+        _costs(policy),
+        _cards(policy, rows),
+        _cohorts(policy),
+        () if today is None else grants.views(policy, today),
+        today,
+    )

@@ -10,6 +10,7 @@ from hetgitops.compilers.argocd import NEVER_PRUNE, RECREATE_ON_IMMUTABLE
 from hetgitops.model import quantities
 from hetgitops.model.policy import Fleet, Policy, PriorityTier, Team
 from hetgitops.output.manifests import Manifest, metadata
+from hetgitops.plan import dra
 from hetgitops.plan.quota_plan import admissible
 
 TARGET = "core"
@@ -61,6 +62,11 @@ def namespace(fleet: Fleet, team: Team, name: str) -> dict[str, Any]:
     }
 
 
+def _quota_key(policy: Policy, resource: str) -> str:
+    """`requests.<resource>`, or for a DRA claims resource the devices of its DeviceClass."""
+    return dra.namespace_quota_key(policy, resource) or f"requests.{resource}"
+
+
 def resource_quota(policy: Policy, team: Team, *, fleet: Fleet, name: str) -> dict[str, Any] | None:
     """Caps accelerator requests at what the team's queue can ever admit, so pods created
     around Kueue (no queue label) cannot take more than the team's share."""
@@ -69,7 +75,7 @@ def resource_quota(policy: Policy, team: Team, *, fleet: Fleet, name: str) -> di
         return None
     # An adopted quota's other limits (cpu, pods, ...) are kept; the accelerators are ours.
     hard = {k: quantities.normalize(v) for k, v in team.namespace_quota_hard.items()}
-    hard.update({f"requests.{res}": quantities.normalize(count) for res, count in caps.items()})
+    hard.update({_quota_key(policy, res): quantities.normalize(n) for res, n in caps.items()})
     return {
         "apiVersion": "v1",
         "kind": "ResourceQuota",

@@ -288,6 +288,9 @@ def _old_cohort_api(policy: Policy, manifests: list[Manifest]) -> Iterator[Diagn
         )
 
 
+CONFIG_FILES = frozenset({"Configuration"})
+
+
 def check(
     manifests: list[Manifest],
     policy: Policy,
@@ -303,7 +306,13 @@ def check(
     context = _context(policy, crd_dirs)
     found = [*context.notes, *_old_cohort_api(policy, manifests)]
     found += koordinator_rules.check(manifests, policy)
-    checked = [m for m in manifests if m.obj.get("apiVersion") and m.obj.get("kind")]
+    # A component's configuration file (Kueue's Configuration fragment, compilers/dra.py) is
+    # no API object: it has no metadata and no API server to validate it.
+    checked = [
+        m
+        for m in manifests
+        if m.obj.get("apiVersion") and m.obj.get("kind") and m.obj["kind"] not in CONFIG_FILES
+    ]
     seen = None
     if memo is not None:
         seen = memo.entries.setdefault((context.minor, context.legacy_kueue, crd_dirs), {})

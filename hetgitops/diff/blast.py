@@ -11,11 +11,13 @@ Admitted and pending are `hetgitops.live.workloads`' `holds_quota` and `waiting`
 HasActiveQuotaReservation and IsAdmissible), the answer `explain` gives too. What counts, per
 scope (Kueue v0.19 Workload status; Kubernetes Pod spec):
 - flavor: admitted workloads whose `status.admission` assigns that flavor to some pod set;
-- nodes (+ taint): pods bound to those nodes (`spec.nodeName`), not finished, that do not
-  tolerate the taint key (DaemonSet pods are counted apart: their controller recreates them);
+- nodes (+ taint, + requests): pods bound to those nodes (`spec.nodeName`), not finished, that
+  do not tolerate the taint key and request one of the listed resources (DaemonSet pods are
+  counted apart: their controller recreates them);
 - namespace: workloads and unfinished pods in it;
 - localqueue: workloads in its namespace that name it (`spec.queueName`);
 - clusterqueue: workloads admitted by it (`status.admission.clusterQueue`);
+- volcanoqueue: PodGroups in that Volcano Queue (`spec.queue`) with pods running;
 - priorityclass: unfinished pods with that `priorityClassName` that a controller owns (what is
   recreated and refused);
 - resource (CQ|R): workloads admitted by the ClusterQueue, or pending in it, that request R.
@@ -31,6 +33,7 @@ from typing import Any
 
 from hetgitops.diff.hazards import Hazard
 from hetgitops.diff.hazards.jobs import unmatched_workload
+from hetgitops.diff.live_capacity import capacity_text, value
 from hetgitops.live import resources
 from hetgitops.live.client import Cluster, NotServed
 from hetgitops.live.workloads import (
@@ -42,6 +45,8 @@ from hetgitops.live.workloads import (
     pod_finished,
     pod_node,
     pod_requests,
+    podgroup_queue,
+    podgroup_running,
     requested,
     waiting,
 )
@@ -105,6 +110,7 @@ class Radius:
     pending: Counter[str] = field(default_factory=Counter)
     pods: Counter[str] = field(default_factory=Counter)
     daemon_pods: int = 0
+    gangs: Counter[str] = field(default_factory=Counter)  # running Volcano PodGroups
 
     def text(self, noun: str) -> str:
         parts = []
@@ -117,6 +123,8 @@ class Radius:
             parts.append(f"{sum(self.pods.values())} pod(s){_teams(self.pods)}")
         if self.daemon_pods:
             parts.append(f"{self.daemon_pods} DaemonSet pod(s) (node agents)")
+        if self.gangs:
+            parts.append(f"{sum(self.gangs.values())} running PodGroup(s){_teams(self.gangs)}")
         return f"live: {noun} " + "; ".join(parts) if parts else f"live: {noun} nothing now"
 
 
@@ -147,10 +155,13 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
     if "nodes" in scope:
         nodes = set(scope["nodes"].split(","))
         taints = [value for what, value in hazard.scope if what == "taint"]
+        wanted = [value for what, value in hazard.scope if what == "requests"]
         for pod in work.pods:
             if pod_finished(pod) or pod_node(pod) not in nodes:
                 continue
             if taints and _tolerates(pod, taints):
+                continue
+            if wanted and not _requests_any(pod, wanted):
                 continue
             if _daemon(pod):
                 found.daemon_pods += 1
@@ -182,6 +193,11 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
             spec = pod.get("spec") or {}
             if spec.get("priorityClassName") == name and _owned(pod) and not pod_finished(pod):
                 found.pods[work.team(pod)] += 1
+    if "volcanoqueue" in scope:
+        queue = scope["volcanoqueue"]
+        for group in work.podgroups:
+            if podgroup_queue(group) == queue and podgroup_running(group):
+                found.gangs[work.team(group)] += 1
     if "unmatched" in scope:
         value = scope["unmatched"]
         _count_workloads(found, work, (w for w in live_workloads if unmatched_workload(w, value)))
@@ -201,6 +217,12 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
     return found
 
 
+def _requests_any(pod: Obj, resources: Sequence[str]) -> bool:
+    """The pod requests some of `resources` (a "requests" scope narrows "nodes" to them)."""
+    asked = pod_requests(pod.get("spec") or {}, value)
+    return any(asked.get(r, Decimal(0)) > 0 for r in resources)
+
+
 def _in(obj: Obj, namespace: str) -> bool:
     return bool(obj.get("metadata", {}).get("namespace") == namespace)
 
@@ -216,15 +238,19 @@ NOUNS = {
     "kueue-flavor-retired": "admitted on the retiring flavor:",
     "taint-evicts": "evicted:",
     "mig-mode-flip": "stopped while the GPUs reset:",
-    "mig-repartition": "on the nodes whose MIG slices are re-made:",
+    "mig-repartition": "on the nodes, requesting the MIG slices being re-made:",
     "jobs-unmatched": "made from the old templates, matching no flavor after the change:",
     "namespace-removed": "left outside every queue and quota:",
     "localqueue-removed": "stranded:",
     "clusterqueue-removed": "holding the queue Terminating:",
     "priority-class-removed": "refused when recreated:",
+    "priority-class-recreated": "of the tier that a controller could recreate during the gap "
+    "(refused while the class is gone):",
     "kueue-resource-uncovered": "never admitted again or left uncounted:",
     "node-removed": "running outside the pool's accounting:",
     "node-moved": "running on the moving nodes, double-booked:",
+    "mig-strategy-single": "whole-GPU pods on the pool's nodes, each a slice once recreated:",
+    "volcano-queue-pruned": "gangs in the queue (the prune is refused while they run):",
     "sharing-reduced": "sharing the GPUs now:",
     "sharing-staged": "sharing the GPUs now:",
     "sharing-retired": "sharing the GPUs now:",
@@ -285,44 +311,6 @@ def _usage_text(hazard: Hazard, work: LiveWork) -> str:
     return f"; admitted usage (holds: {_holds_text(usage)})"
 
 
-def in_use(work: LiveWork, nodes: set[str], resource: str) -> Decimal:
-    """What the unfinished pods bound to `nodes` request of `resource`, each pod's request as
-    Kueue reads it (`live.workloads.pod_requests`: containers summed, at least any init
-    container's). For a time-sliced GPU: the replicas in use, what the device plugin's devices
-    must cover."""
-    total = Decimal(0)
-    for pod in work.pods:
-        if pod_finished(pod) or pod_node(pod) not in nodes:
-            continue
-        total += pod_requests(pod.get("spec") or {}, _value).get(resource, Decimal(0))
-    return total
-
-
-def _value(_: str, quantity: Any) -> Decimal:
-    """A quantity as a number; one that does not parse counts as nothing."""
-    try:
-        return quantities.value_of(quantity)
-    except quantities.QuantityError:
-        return Decimal(0)
-
-
-def _capacity_text(hazard: Hazard, work: LiveWork) -> str:
-    """A sharing reduction: the replicas in use on the nodes against what they hold after."""
-    scope = dict(hazard.scope)
-    resource, _, units = scope["capacity"].partition("|")
-    used = in_use(work, set(scope.get("nodes", "").split(",")), resource)
-    held = Decimal(units)
-    shown = f"; {quantities.canonical(used)} {resource} in use on those nodes, {units} after"
-    if used <= held:
-        return shown + ": safe now"
-    over = quantities.canonical(used - held)
-    if hazard.rule == "sharing-staged":
-        return shown + f": {over} above it stay counted and running, new work waits"
-    return (
-        shown + f": NOT safe yet, {over} {resource} above the new capacity would overbook the nodes"
-    )
-
-
 def annotate(hazards: Sequence[Hazard], work: LiveWork) -> list[Hazard]:
     """`hazards` with `live` set wherever the hazard has a scope to count in."""
     return [
@@ -330,7 +318,7 @@ def annotate(hazards: Sequence[Hazard], work: LiveWork) -> list[Hazard]:
             h,
             live=radius(h, work).text(NOUNS.get(h.rule, "reached:"))
             + (_usage_text(h, work) if h.rule in USAGE_RULES else "")
-            + (_capacity_text(h, work) if "capacity" in dict(h.scope) else ""),
+            + (capacity_text(h, work.pods) if "capacity" in dict(h.scope) else ""),
         )
         if h.scope
         else h

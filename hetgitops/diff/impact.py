@@ -76,7 +76,8 @@ class PolicyChange:
     """A change of the policy itself. `flag` marks what a reviewer must not miss: removal,
     demotion, expiry (None for the rest)."""
 
-    topic: str  # team, pool, card-type, tier, team-tiers, expiry, lifecycle, cohort, cluster
+    topic: str  # team, pool, card-type, tier, team-tiers, expiry, lifecycle, cohort, cluster,
+    # quota-grant (diff.grant_changes)
     subject: str
     before: str
     after: str

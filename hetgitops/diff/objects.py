@@ -56,9 +56,10 @@ class ObjectChange:
 def object_key(manifest: Manifest) -> ObjectKey:
     """Objects are the same when cluster, target, API group, kind, namespace and name match
     (an apiVersion bump is a field change, not a new object; the same ClusterQueue on two
-    clusters is two objects); files without a kind (Helm values) by their file name."""
+    clusters is two objects); files without a kind (Helm values) or a name (Kueue's
+    Configuration fragment) by their file name."""
     cluster = manifest.cluster or ""
-    if not manifest.kind:
+    if not manifest.kind or (not manifest.name and manifest.filename):
         return (cluster, manifest.target, "", "", "", manifest.relative_path())
     group = str(manifest.obj.get("apiVersion", "")).rpartition("/")[0]
     return (cluster, manifest.target, group, manifest.kind, manifest.namespace, manifest.name)
@@ -224,7 +225,7 @@ def replay(before: Sequence[Manifest], changes: Sequence[ObjectChange]) -> dict[
 
 
 def _key_of(change: ObjectChange, obj: Mapping[str, Any] | None, name: str) -> ObjectKey:
-    if obj is None or not obj.get("kind"):
+    if obj is None or not obj.get("kind") or not (obj.get("metadata") or {}).get("name"):
         return (change.cluster, change.target, "", "", "", change.file)
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     return (change.cluster, change.target, group, change.kind, change.namespace, name)

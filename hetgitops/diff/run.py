@@ -13,8 +13,10 @@ from hetgitops.checks.reuse import NodeReuse
 from hetgitops.conformance import output_checks
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.diff import drains as drain_plans
-from hetgitops.diff.hazards import Hazard, hazards
+from hetgitops.diff.grant_changes import grant_changes
+from hetgitops.diff.hazards import Hazard, hazards, policy_hazards
 from hetgitops.diff.hazards.jobs import jobs_unmatched, selection_changed
+from hetgitops.diff.hazards.mig_quota import quota_follows
 from hetgitops.diff.hazards.sharing import staged
 from hetgitops.diff.impact import Impact, cluster_sides, impact
 from hetgitops.diff.objects import ObjectChange, ignored, object_changes
@@ -179,11 +181,18 @@ def _day2(old: SideResult, new: SideResult) -> tuple[list[drain_plans.Drain], li
             _drain_inputs(old, cluster), _drain_inputs(new, cluster), pools
         )
         drains += planned
-        for hazard in hazards(_of(old, cluster), _of(new, cluster), planned):
+        declared = _volcano(old.model, new.model)
+        for hazard in hazards(_of(old, cluster), _of(new, cluster), planned, volcano=declared):
             subject = f"{cluster}: {hazard.subject}" if cluster else hazard.subject
             found.append(replace(hazard, subject=subject))
     found += _unmatched_jobs(old, new)
     return drains, found
+
+
+def _volcano(*policies: Policy | None) -> tuple[int, ...] | None:
+    """The highest Volcano version either side declares: the sync may meet either."""
+    versions = [p.fleet.volcano for p in policies if p and p.fleet and p.fleet.volcano]
+    return max(versions) if versions else None
 
 
 def _unmatched_jobs(old: SideResult, new: SideResult) -> list[Hazard]:
@@ -227,7 +236,11 @@ def compare(
     del memo, clean, nodes
     both = old.model is not None and new.model is not None
     empty = Impact((), (), (), ())
-    result = DiffResult(old, new, impact(old.model, new.model) if both else empty)
+    effect = impact(old.model, new.model) if both else empty
+    if old.model is not None and new.model is not None:  # time-boxed quota, on --now's day
+        added = tuple(grant_changes(old.model, new.model, options.now))
+        effect = replace(effect, changes=(*effect.changes, *added))
+    result = DiffResult(old, new, effect)
     result.ignored = tuple(ignore)
     result.introduced, result.resolved = findings_delta(
         old.result.diagnostics, new.result.diagnostics
@@ -235,6 +248,8 @@ def compare(
     if result.invalid:
         return result  # an empty side would read as "everything removed"
     result.drains, found = _day2(old, new)
+    found += policy_hazards(old.model, new.model)
+    found = quota_follows(old.model, new.model, found)
     result.hazards = staged(old.model, new.model, found)
     changes = object_changes(old.result.manifests, new.result.manifests)
     result.objects = [c for c in changes if not ignored(c, ignore)]

@@ -23,6 +23,9 @@ BUILTIN: dict[tuple[str, str], tuple[str, bool]] = {
     ("", "ServiceAccount"): ("serviceaccounts", True),
     ("", "Node"): ("nodes", False),
     ("scheduling.k8s.io", "PriorityClass"): ("priorityclasses", False),
+    # The DRA claims path (compilers/dra.py): compared like any rendered object.
+    ("resource.k8s.io", "DeviceClass"): ("deviceclasses", False),
+    ("resource.k8s.io", "ResourceClaimTemplate"): ("resourceclaimtemplates", True),
     ("rbac.authorization.k8s.io", "ClusterRole"): ("clusterroles", False),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ("clusterrolebindings", False),
 }

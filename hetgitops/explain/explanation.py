@@ -4,7 +4,7 @@ view, and the policy lines to change, as plain data the formats lay out."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.diagnostics import Span
@@ -27,6 +27,7 @@ from hetgitops.explain.workload import (
     Workload,
 )
 from hetgitops.model.policy import Policy, Pool, Team, derived
+from hetgitops.plan import dra
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
 from hetgitops.plan.volcano_quota import QueuePlan, queue_plans
 
@@ -82,6 +83,25 @@ def team_of(policy: Policy, workload: Workload) -> Team | None:
     return None
 
 
+def charged(policy: Policy, workload: Workload) -> Workload:
+    """The workload with each pod's DRA claims added to its requests as Kueue charges them:
+    the mapped resource x the devices the policy's template asks for (plan/dra.py). A template
+    the policy does not render is left out: its class and count are unknown here."""
+    if not any(ps.claims for ps in workload.pod_sets):
+        return workload
+    charges = dra.claim_charges(policy)
+    sets = []
+    for ps in workload.pod_sets:
+        requests = dict(ps.requests)
+        for name in ps.claims:
+            if name in charges:
+                resource, count = charges[name]
+                requests[resource] = requests.get(resource, 0) + count
+        # charged once: the claims are now requests
+        sets.append(replace(ps, requests=dict(sorted(requests.items())), claims=()))
+    return replace(workload, pod_sets=tuple(sets))
+
+
 def explain(
     policy: Policy,
     workload: Workload,
@@ -89,6 +109,7 @@ def explain(
     usage: Usage | None = None,
     node_free: Mapping[str, Mapping[str, int]] | None = None,
 ) -> Explanation:
+    workload = charged(policy, workload)
     team = team_of(policy, workload)
     if workload.scheduler == VOLCANO:
         return _volcano(policy, workload, team)

@@ -138,8 +138,7 @@ def _lines(e: Explanation, bullet: str, code: Callable[[str], str]) -> list[str]
         out.append(f"{bullet}Kueue, ClusterQueue {cq}{again}, flavors in order:")
         out += _pod_sets(e.kueue, bullet, code)
     if e.verdict == "admitted":
-        where = f" in flavor {e.flavor} (pool {e.pool})" if e.flavor else ""
-        out.append(f"{bullet}verdict: admitted{where}")
+        out.append(f"{bullet}verdict: admitted{_where(e)}")
     else:
         out.append(f"{bullet}verdict: {e.verdict}, {e.reason}: {code(e.message)}")
         if e.kueue is not None and e.kueue.cycles:
@@ -157,6 +156,21 @@ def _lines(e: Explanation, bullet: str, code: Callable[[str], str]) -> list[str]
         for line in lines:
             out.append(f"{bullet}{title}: {line}")
     return out
+
+
+def _where(e: Explanation) -> str:
+    """The flavor of an admitted workload; per pod set when they differ (a RayJob's worker
+    groups on two card types: Kueue gives each pod set its own flavor)."""
+    chosen = [(r.pod_set.name, r.flavor) for r in e.kueue.pod_sets if r.flavor] if e.kueue else []
+    flavors = dict.fromkeys((f.flavor, f.pool) for _, f in chosen)
+    if len(flavors) <= 1:
+        return f" in flavor {e.flavor} (pool {e.pool})" if e.flavor else ""
+    parts = [
+        f"{', '.join(n for n, f in chosen if (f.flavor, f.pool) == key)} in flavor {key[0]} "
+        f"(pool {key[1]})"
+        for key in flavors
+    ]
+    return ": " + "; ".join(parts)
 
 
 def _pod_sets(verdict: KueueVerdict, bullet: str, code: Callable[[str], str]) -> list[str]:

@@ -51,6 +51,9 @@ class PodSet:
     # kueue.x-k8s.io/podset-group-name: pod sets of one group get one flavor for their
     # summed requests; Kueue reads it only beside a required or preferred topology.
     group: str | None = None
+    # `resourceClaims[].resourceClaimTemplateName`: DRA claims Kueue charges through its
+    # deviceClassMappings (explain/explanation.py resolves them against the policy).
+    claims: tuple[str, ...] = ()
 
     def total(self, resource: str) -> int:
         return self.requests.get(resource, 0) * self.count
@@ -92,6 +95,17 @@ def pod_set(name: str, count: int, template: Field) -> PodSet:
         preferred_topology=annotations.get(TAS_PREFERRED),
         node_affinity=podspec.required_affinity(spec),
         group=annotations.get(TAS_GROUP) if topology else None,
+        claims=_claims(spec.mapping()),
+    )
+
+
+def _claims(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    claims = spec.get("resourceClaims")
+    listed = claims if isinstance(claims, list) else []
+    return tuple(
+        str(c["resourceClaimTemplateName"])
+        for c in listed
+        if isinstance(c, Mapping) and c.get("resourceClaimTemplateName")
     )
 
 

@@ -147,3 +147,48 @@ def pod_finished(pod: Obj) -> bool:
 def pod_node(pod: Obj) -> str:
     """The node the pod is bound to (`spec.nodeName`), "" while unscheduled."""
     return str((pod.get("spec") or {}).get("nodeName") or "")
+
+
+def podgroup_queue(group: Obj) -> str:
+    """The Volcano Queue a PodGroup is in (`spec.queue`; Volcano's webhook fills in "default"
+    when it is unset)."""
+    return str((group.get("spec") or {}).get("queue") or "default")
+
+
+def podgroup_running(group: Obj) -> bool:
+    """The gang holds pods now: phase Running, or some of its pods running (`status.running`),
+    which is what the scheduler counts in its queue's `status.allocated` (pods: one per task,
+    Volcano v1.15.1 pkg/scheduler/api/pod_info.go:119, written by framework/session.go:544-550)."""
+    status = group.get("status") or {}
+    return status.get("phase") == "Running" or int(status.get("running") or 0) > 0
+
+
+def priority(workload: Obj) -> int:
+    """`spec.priority`, 0 when unset (Kueue v0.19.2 pkg/util/priority/priority.go:37-42,
+    Priority: ptr.Deref(Spec.Priority, constants.DefaultPriority), which is 0)."""
+    value = (workload.get("spec") or {}).get("priority")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def owner_uids(obj: Obj) -> set[str]:
+    """The uids of the object's owners (`metadata.ownerReferences`): a Workload's are its job's
+    (a batch Job, a JobSet, ... or for plain-pod integration and pod groups the pods), a
+    pod's its controller's (a Job, a ReplicaSet, ...)."""
+    owners = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return {str(o["uid"]) for o in owners if isinstance(o, Mapping) and o.get("uid")}
+
+
+def pod_workload(
+    pod: Obj, by_owner: Mapping[str, Obj], parents: Mapping[str, set[str]] | None = None
+) -> Obj | None:
+    """The Workload a pod runs for, from `by_owner` (owner uid -> Workload): the pod itself is
+    the Workload's owner (plain pods, pod groups), or the pod's owner is (a Job's pods), or, with
+    `parents` (a controller's uid -> its owners' uids, from the Jobs read), the owner's owner is
+    (a JobSet's pods, through their Job)."""
+    own = str((pod.get("metadata") or {}).get("uid") or "")
+    owners = sorted(owner_uids(pod))
+    above = sorted({uid for o in owners for uid in (parents or {}).get(o, set())})
+    for uid in [own, *owners, *above]:
+        if uid and uid in by_owner:
+            return by_owner[uid]
+    return None

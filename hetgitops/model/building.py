@@ -22,6 +22,7 @@ from hetgitops.model.policy import (
     DriftIgnore,
     ExtraAdmissionCheck,
     Fleet,
+    Grant,
     LabelRule,
     LabelTaxonomy,
     MigDevice,
@@ -327,6 +328,8 @@ def _pool(doc: Document, spec: dict[str, Any], origin: Origin, problems: list[Di
         flavor_name=spec.get("kueue", {}).get("flavorName"),
         flavor_node_labels=_optional_map(spec.get("kueue", {}).get("nodeLabels")),
         volcano_node_group=spec.get("volcano", {}).get("nodeGroup"),
+        allocation=spec.get("devices", {}).get("allocation", "devicePlugin"),
+        migrating_from=spec.get("devices", {}).get("migratingFrom"),
         mig_config_name=spec.get("mig", {}).get("configName"),
         sharing_config_name=sharing.get("configName") or spec.get("mps", {}).get("configName"),
         retiring_flavor=_retiring_flavor(spec.get("kueue", {}).get("retiringFlavor"), origin),
@@ -404,6 +407,20 @@ def _tracked_pool(
     return pool
 
 
+def _grants(entries: Iterable[dict[str, Any]], origin: Origin) -> tuple[Grant, ...]:
+    """A quota entry's time-boxed grants (the schema checked the dates' format)."""
+    return tuple(
+        Grant(
+            g["cards"],
+            dt.date.fromisoformat(g["from"]),
+            dt.date.fromisoformat(g["until"]),
+            g.get("reason"),
+            origin.child("grants", i),
+        )
+        for i, g in enumerate(entries)
+    )
+
+
 def _team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | None) -> Team:
     preemption = spec.get("preemption", {})
     borrow = preemption.get("borrowWithinCohort", {})
@@ -424,6 +441,7 @@ def _team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | No
                 q.get("borrowingLimit"),
                 q.get("lendingLimit"),
                 origin.child("spec", "quotas", i),
+                _grants(q.get("grants", ()), origin.child("spec", "quotas", i)),
             )
             for i, q in enumerate(spec["quotas"])
         ),

@@ -302,6 +302,10 @@ class Pool:
     # `spec.volcano.nodeGroup`: the volcano.sh/nodegroup-name an adopted cluster's nodes
     # already carry (import); None: the pool's name, which the nodes target labels them with.
     volcano_node_group: str | None = None
+    # `spec.devices`: how the GPUs reach pods: "devicePlugin", "draClaims" or
+    # "draExtendedResource" (plan/dra.py), and "devicePlugin" while the pool moves from it.
+    allocation: str = "devicePlugin"
+    migrating_from: str | None = None
 
     @property
     def node_group(self) -> str:
@@ -321,6 +325,17 @@ class Pool:
 
 
 @dataclass(frozen=True)
+class Grant:
+    """Time-boxed quota: `cards` more whole cards from `start` through `until` (plan.grants)."""
+
+    cards: int
+    start: dt.date
+    until: dt.date
+    reason: str | None
+    origin: Origin
+
+
+@dataclass(frozen=True)
 class Quota:
     pool: str
     cards: int | None
@@ -329,6 +344,10 @@ class Quota:
     borrowing_limit: int | None
     lending_limit: int | None
     origin: Origin
+    grants: tuple[Grant, ...] = ()
+    # Cards the grants in force on the analysed day add; already counted in `cards`
+    # (plan.grants.at sets both).
+    granted: int = 0
 
 
 @dataclass(frozen=True)

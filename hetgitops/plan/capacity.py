@@ -13,11 +13,15 @@ from fractions import Fraction
 from typing import Literal
 
 from hetgitops.model import mig
-from hetgitops.model.policy import CardType, Fleet, Pool, Quota
+from hetgitops.model.policy import CardType, Fleet, Policy, Pool, Quota
+from hetgitops.plan import dra
 
 
 def main_resource(pool: Pool, card: CardType) -> str:
-    """The resource a pool's whole (or time-sliced) cards are requested by."""
+    """The resource a pool's whole (or time-sliced) cards are requested by: on the DRA claims
+    path the Kueue quota resource its DeviceClass is mapped to (`plan.dra`)."""
+    if dra.claims(pool):
+        return dra.quota_resource(card)
     if pool.time_slicing_replicas and pool.rename_by_default:
         return f"{card.resource_name}.shared"
     return card.resource_name
@@ -25,6 +29,13 @@ def main_resource(pool: Pool, card: CardType) -> str:
 
 def mig_strategy(fleet: Fleet | None) -> str:
     return fleet.mig_strategy if fleet else "mixed"
+
+
+def mig_resource(pool: Pool, card: CardType, profile: str, fleet: Fleet | None) -> str:
+    """The resource one MIG instance of `profile` is requested (and charged) by."""
+    if dra.claims(pool):
+        return dra.quota_resource(card, profile)
+    return card.resource_name if mig_strategy(fleet) == "single" else mig.resource_name(profile)
 
 
 def covered_gpus(pool: Pool, cards: int) -> dict[int, dict[str, int]]:
@@ -57,8 +68,7 @@ def node_units(
     units[main_resource(pool, card)] += (cards - len(layout)) * per_gpu
     for profiles in layout.values():
         for profile, count in profiles.items():
-            name = card.resource_name if strategy == "single" else mig.resource_name(profile)
-            units[name] += count
+            units[mig_resource(pool, card, profile, fleet)] += count
     return units
 
 
@@ -102,13 +112,29 @@ def quota_resources(
     if cards or not quota.mig:
         claimed[main_resource(pool, card)] += cards
     for profile, count in quota.mig.items():
-        name = card.resource_name if mig_strategy(fleet) == "single" else mig.resource_name(profile)
-        claimed[name] += count
+        claimed[mig_resource(pool, card, profile, fleet)] += count
     return dict(sorted(claimed.items()))
+
+
+def pool_quota_total(policy: Policy, pool: Pool, resource: str) -> int:
+    """What every team's nominal quota in `pool` adds up to in `resource` (what Kueue may
+    admit there before any borrowing)."""
+    card = policy.card_types.get(pool.card_type)
+    if card is None:
+        return 0
+    return sum(
+        quota_resources(quota, pool, card, policy.fleet).get(resource, 0)
+        for team in policy.teams.values()
+        for quota in team.quotas
+        if quota.pool == pool.name
+    )
 
 
 def mig_profiles(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> list[str]:
     """The MIG profiles one unit of `resource` may be; empty for whole cards and replicas."""
+    if dra.claims(pool):
+        profile = dra.mig_profile_of(card, resource)
+        return [profile] if profile else []
     strategy = mig_strategy(fleet)
     if strategy == "single" and resource == card.resource_name:
         return [p for device in pool.mig for p in device.profiles] if pool.mig else []

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from hetgitops.model import mig
 from hetgitops.model.policy import Policy, Pool, Team, derived
-from hetgitops.plan import capacity
+from hetgitops.plan import capacity, dra
 from hetgitops.plan.quota_plan import FlavorPlan, lendable, reach, team_plan
 
 WHOLE, MIG, REPLICA = "whole", "mig", "replica"
@@ -42,7 +42,7 @@ class Entitlement:
         """The resource as a reader names it: `whole`, `mig 1g.10gb`, `replica 1/4`, and under
         migStrategy single `mig 1g.10gb as nvidia.com/gpu`."""
         if self.kind == MIG:
-            if self.resource.startswith(mig.resource_name("")):
+            if self.resource.startswith((mig.resource_name(""), dra.DOMAIN)):
                 return f"mig {self.profile}"
             # migStrategy single: the slices are advertised as the card's own resource, which
             # a reader must tell apart from the same profile's mixed-strategy resource.

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hetgitops.model.policy import Fleet, Policy, Pool, Taint
+from hetgitops.plan import dra
 from hetgitops.plan.node_labels import domain, flavor_node_labels, topology_label
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -56,7 +57,9 @@ def flavor_spec(policy: Policy, fleet: Fleet, pool: Pool) -> dict[str, Any]:
     }
     if pool.taints:
         spec["tolerations"] = [toleration(t) for t in pool.taints]
-    if fleet.topology_name:
+    # Kueue's topology-aware scheduling does not count DRA devices (plan/dra.py): a pool whose
+    # pods claim them gets a flavor without a Topology.
+    if fleet.topology_name and not dra.on_dra(pool):
         spec["topologyName"] = topology_name(policy, fleet)
     return spec
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from hetgitops.model.policy import CardType, Node, Policy, Pool, derived
+from hetgitops.plan import dra
 
 DEFAULT_DOMAIN = "hetgitops.io"
 # Sources whose value differs from node to node; they are not pool-wide labels.
@@ -132,6 +133,10 @@ def pool_node_labels(policy: Policy, pool: Pool) -> dict[str, str]:
 def _pool_labels(policy: Policy, pool: Pool) -> dict[str, str]:
     card = policy.card_type_of(pool)
     labels = {k: v for k, v in pool.labels.items()}
+    if dra.on_dra(pool) and not pool.migrating_from:
+        # The GPU Operator keeps a deploy label a node already has (gpu-operator
+        # controllers/state_manager.go:376-380): "false" keeps its device plugin off there.
+        labels.setdefault(dra.DEVICE_PLUGIN_SWITCH, "false")
     for source, key in _rules(policy):
         if source in PER_NODE_SOURCES:
             continue

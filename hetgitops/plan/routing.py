@@ -112,8 +112,7 @@ class Router:
         if profile.mig_profile is not None:
             if not any(units.values()):
                 return None  # the pool does not carve this profile
-            single = strategy == "single"
-            resource = card.resource_name if single else mig.resource_name(profile.mig_profile)
+            resource = capacity.mig_resource(pool, card, profile.mig_profile, self.policy.fleet)
             per_pod = 1
         else:
             resource, per_pod = capacity.main_resource(pool, card), profile.cards_per_node

@@ -109,7 +109,18 @@ def _bench_fleet(folder: Path) -> Path:
 
 
 BENCH = Path("bench-small")  # a marker: the fleet is generated under the test's tmp_path
-SCENARIOS = [REPO / "policies", *sorted((REPO / "tests/cases/render").glob("*/policy")), BENCH]
+# `dra` is left out until import reads DeviceClasses and Kueue's deviceClassMappings back
+# (issue 36 item 3): its claims pools' flavors cover resources import does not know yet.
+NOT_IMPORTED = {"dra"}
+SCENARIOS = [
+    REPO / "policies",
+    *sorted(
+        p
+        for p in (REPO / "tests/cases/render").glob("*/policy")
+        if p.parent.name not in NOT_IMPORTED
+    ),
+    BENCH,
+]
 KINDS = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass",
          "PriorityClass", "Topology"}  # fmt: skip
 # What each fleet's round trip may still report, by rule and object: a difference the written

@@ -219,3 +219,20 @@ def test_a_name_kuberay_refuses_is_a_finding_not_a_manifest() -> None:
     assert not [m for m in manifests if m.kind == "RayJob"]
     (problem,) = [d for d in found if d.rule == "job-template"]
     assert "48 characters; KubeRay accepts at most 47" in problem.message
+
+
+def test_a_per_card_profile_puts_its_head_in_the_stated_pool() -> None:
+    # alpha holds l40s-b (first in its order) and l40s-a; the head goes to the stated l40s-a.
+    profile = NPU.replace("name: ray-npu", "name: rc").replace(
+        "vendors: [huawei]", "vendors: [nvidia]"
+    )
+    profile = profile.replace("  image: pytorch\n", "  teams: [alpha]\n  image: pytorch\n")
+    profile += "  ray: {head: {pool: l40s-a}}\n"
+    job = _jobs(profile.replace("cardsPerNode: 8", "cardsPerNode: 4"))["rc/alpha/l40s.yaml"]
+    head = job["spec"]["headGroupSpec"]["template"]["spec"]
+    assert head["nodeSelector"] == {"example.io/card-type": "l40s", "example.io/pool": "l40s-a"}
+    assert head["tolerations"] == [
+        {"key": "example.io/pool", "operator": "Equal", "value": "l40s-a", "effect": "NoSchedule"}
+    ]
+    (group,) = _groups(job).values()
+    assert "example.io/pool" not in group["template"]["spec"]["nodeSelector"]  # either pool

@@ -24,6 +24,7 @@ CRD_DIRS = (
     "jobset/crds",
     "kubeflow/crds",
     "lws/crds",
+    "kuberay/crds",
 )
 
 

@@ -125,6 +125,16 @@ SCENARIOS: dict[str, list[Edit]] = {
             "  namespaces: [dataproc]\n  cohort: training",
         ),
     ],
+    # A pool moves from the device plugin to DRA claims (docs/targets/dra.md).
+    "pool-to-dra": [
+        ("fleet.yaml", 'kubernetes: "1.33"', 'kubernetes: "1.35"'),
+        (
+            "pools/inference.yaml",
+            "  cardType: l40s-48gb\n  purpose: inference\n",
+            "  cardType: l40s-48gb\n  purpose: inference\n"
+            "  devices: {allocation: draClaims, migratingFrom: devicePlugin}\n",
+        ),
+    ],
     "invalid-policy": [
         (TRAINING, "cards: 80, borrowingLimit: 32", "cards: 800, borrowingLimit: 32"),
     ],

@@ -98,8 +98,13 @@ def test_deleted_policy_file_removes_its_team(repo: Path) -> None:
         "after": "removed",
         "flag": "removal",
     } in report["impact"]["changes"]
-    # The team's ClusterQueue lingers while it has admitted work; its Namespace is never pruned.
-    assert [h["rule"] for h in report["hazards"]] == ["clusterqueue-removed", "namespace-removed"]
+    # The team's ClusterQueue lingers while it has admitted work; its Namespace is never pruned;
+    # its Volcano Queue's prune can be refused under a running gang (Volcano 1.15, issue 38).
+    assert [h["rule"] for h in report["hazards"]] == [
+        "clusterqueue-removed",
+        "namespace-removed",
+        "volcano-queue-pruned",
+    ]
     assert {h["location"]["file"] for h in report["hazards"]} == {"policies/teams/speech.yaml"}
 
 

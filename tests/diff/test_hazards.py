@@ -489,8 +489,13 @@ def test_real_compile_pool_split_names_the_moving_node(
         ),
     ]
     result = run_edits(tmp_path, monkeypatch, edits)
-    # data-preprocessing's templates pin pool rtx4090-dev, which its queue no longer lists.
-    assert [h.rule for h in result.hazards] == ["jobs-unmatched", "node-moved"]
+    # data-preprocessing's templates pin pool rtx4090-dev, which its queue no longer lists;
+    # its Volcano Queue for that pool is pruned (refused under a running gang on Volcano 1.15).
+    assert [h.rule for h in result.hazards] == [
+        "jobs-unmatched",
+        "node-moved",
+        "volcano-queue-pruned",
+    ]
     assert "data-filter/data-preprocessing/rtx4090-24gb.yaml" in result.hazards[0].message
     assert "(dev-4090-3) from rtx4090-dev" in result.hazards[1].message
 
@@ -534,4 +539,39 @@ def test_a_mig_repartition_without_a_mode_flip_says_what_mig_manager_does() -> N
     assert "evicts no workload pod" in repartition.message
     assert "nvidia.com/mig.config.state=failed" in repartition.message
     assert repartition.action.startswith("one node at a time: cordon, drain")
-    assert repartition.scope == (("nodes", "n0,n1"),)
+    assert repartition.scope == (("nodes", "n0,n1"), ("pool", "p"), ("gpus", "2,3"))
+
+
+def _dra(classes: list[str], mappings: dict[str, list[str]]) -> list[Manifest]:
+    config = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "resources": {
+            "deviceClassMappings": [
+                {"name": n, "deviceClassNames": c} for n, c in sorted(mappings.items())
+            ]
+        },
+    }
+    out = [Manifest("t", config, applied=False)] if mappings else []
+    for name in classes:
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass"}
+        out.append(Manifest("t", {**body, "metadata": {"name": name}, "spec": {}}))
+    return out
+
+
+def test_dra_mapping_change_says_restart_kueue() -> None:
+    before = _dra(["a.gpu"], {"x/a": ["a.gpu"]})
+    after = _dra(["a.gpu"], {"x/a": ["a.gpu", "b.gpu"]})
+    found = hazards(before, after, [])
+    assert [h.rule for h in found] == ["dra-mappings-changed"]
+    assert "restart" in found[0].action
+
+
+def test_dra_unchanged_mappings_are_quiet() -> None:
+    same = _dra(["a.gpu"], {"x/a": ["a.gpu"]})
+    assert rules(same, _dra(["a.gpu"], {"x/a": ["a.gpu"]})) == []
+
+
+def test_dra_pool_moving_from_the_device_plugin() -> None:
+    after = _dra(["a.gpu"], {"x/a": ["a.gpu"]})
+    assert sorted(rules([], after)) == ["dra-mappings-changed", "dra-pool-moved"]

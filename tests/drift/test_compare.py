@@ -305,3 +305,20 @@ def test_what_koordinator_writes_on_a_quota_is_no_drift() -> None:
     live["metadata"]["annotations"]["note"] = "x"
     found = compare_object(desired, live, None, managers=("argocd-controller",))
     assert [d.rule for d in found] == ["drift-added"]
+
+
+def test_dra_device_classes_are_listed_and_compared() -> None:
+    from hetgitops.drift.kinds import Catalogue, KindKey
+    from hetgitops.drift.objects import compare_object
+    from hetgitops.output.manifests import Manifest
+
+    resource = Catalogue().resource(KindKey("resource.k8s.io", "v1", "DeviceClass"))
+    assert resource is not None and not resource.namespaced
+    template = Catalogue().resource(KindKey("resource.k8s.io", "v1", "ResourceClaimTemplate"))
+    assert template is not None and template.namespaced
+    cel = "device.driver == 'gpu.nvidia.com'"
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "c"}}
+    desired = Manifest("kueue", {**obj, "spec": {"selectors": [{"cel": {"expression": cel}}]}})
+    live = {**obj, "spec": {"selectors": [{"cel": {"expression": cel + " && true"}}]}}
+    assert [d.rule for d in compare_object(desired, live, None, managers=())] == ["drift-changed"]
+    assert compare_object(desired, dict(desired.obj), None, managers=()) == []

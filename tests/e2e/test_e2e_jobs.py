@@ -1,5 +1,5 @@
 """E2E: the jobs tree of the bundled fleet passes a server-side dry-run apply (strict field
-validation against the real JobSet, PyTorchJob, LeaderWorkerSet and Volcano CRDs)."""
+validation against the real JobSet, PyTorchJob, LeaderWorkerSet, Volcano and KubeRay CRDs)."""
 
 from __future__ import annotations
 

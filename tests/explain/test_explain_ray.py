@@ -13,6 +13,7 @@ import yaml
 
 from hetgitops.explain import run
 from hetgitops.explain.explanation import explain
+from hetgitops.explain.formats import render_text
 from hetgitops.explain.workload import VOLCANO, WorkloadError, from_manifest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,3 +106,7 @@ def test_the_bundled_heterogeneous_rayjob_gets_one_flavor_per_pod_set() -> None:
         "rollout": "l40s-infer",
         "submitter": "a800-train",
     }
+    assert (
+        "verdict: admitted: head, policy, submitter in flavor a800-train-6db26c16 (pool "
+        "a800-train); rollout in flavor l40s-infer-f397d926 (pool l40s-infer)"
+    ) in render_text([found])

@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 import yaml
-from simcluster import busy, cluster, gitops, policyfleet
+from simcluster import busy, cluster, gitops, policyfleet, watch
 
 from . import test_sim_day2 as day2
 from .conftest import NOW, POLICIES, render
@@ -420,6 +420,7 @@ class Measured:
     seconds: float = 0.0
     restored_by_refill: bool = False
     error: str = ""
+    watched: dict[str, Any] = field(default_factory=dict)  # what the watches saw (watch.py)
 
     def disruptions(self) -> dict[str, int]:
         return {
@@ -586,7 +587,10 @@ def test_day2_change_under_load(
     announced_workloads, announced_pods = _live_counts(hazards, rules)
     measured = Measured(change, tool, sorted(rules), announced_pods, announced_workloads)
     sampler = Sampler(sim, pools)
+    recorder = watch.Recorder(sim)
     try:
+        # Watches from here on: what leaves and comes back before the fleet settles is seen.
+        recorder.start()
         # New nodes and node changes (capacity, taints) come before the policy that uses them.
         policyfleet.create_from(sim, after)
         sampler.start()
@@ -596,8 +600,10 @@ def test_day2_change_under_load(
         finally:
             sampler.stopped.set()
             sampler.join()
+            recorder.stop()
         sampler.take(load)
         _measure(measured, sampler, baseline, load)
+        _watched(measured, recorder, baseline)
         failures = _unannounced(measured, hazards)
         if change in STEP_2:
             failures += _staged(measured, change, after_dir, tmp_path / "step2", sim)
@@ -642,6 +648,22 @@ def _measure(measured: Measured, sampler: Sampler, baseline: busy.Load, load: bu
         if busy.admitted(workload)
         and (key not in baseline.workloads or not busy.admitted(baseline.workloads[key]))
     )
+
+
+def _watched(measured: Measured, recorder: watch.Recorder, baseline: busy.Load) -> None:
+    """Add what the watches saw leave and come back (issue 38, item 6: an evict-then-re-admit
+    between the baseline and the settled reading): workloads admitted in the baseline that
+    were ever not admitted, baseline pods ever deleted or failed (a pod integration's Workload
+    goes with its pod: counted as evicted too, as the snapshots count it)."""
+    measured.watched = recorder.seen()
+    pods = set(measured.pods_deleted) | {k for k in recorder.deleted() if k in baseline.live_pods}
+    workloads = set(measured.workloads_evicted) | {
+        k
+        for k in recorder.evicted()
+        if k in baseline.workloads and busy.admitted(baseline.workloads[k])
+    }
+    measured.pods_deleted = sorted(pods)
+    measured.workloads_evicted = sorted(workloads)
 
 
 def _unannounced(measured: Measured, hazards: list[dict[str, Any]]) -> list[str]:
@@ -723,3 +745,86 @@ def test_one_step_change_is_flagged_live(
             h for h in _diff(POLICIES, after_dir, sim) if h["rule"] == "kueue-flavor-renamed"
         ]
         assert any("admitted usage (holds:" in h.get("live", "") for h in renamed), renamed
+
+
+# ---- the control experiment (issue 38, item 6): no policy change, two disruptions ---------
+
+POD_LESS = ("JobSet", "PyTorchJob", "LeaderWorkerSet")  # no controller in the sim: no pods
+
+
+def _owned(obj: dict[str, Any], kinds: tuple[str, ...]) -> bool:
+    return any(o.get("kind") in kinds for o in obj["metadata"].get("ownerReferences") or [])
+
+
+def _workload(sim: cluster.SimCluster, key: str) -> dict[str, Any]:
+    namespace, name = key.split("/", 1)
+    result = sim.kubectl("get", "workloads.kueue.x-k8s.io", name, "-n", namespace, "-o", "json")
+    return dict(json.loads(result.stdout))
+
+
+def _set_active(sim: cluster.SimCluster, key: str, active: bool) -> None:
+    namespace, name = key.split("/", 1)
+    patch = json.dumps({"spec": {"active": active}})
+    sim.kubectl(
+        "patch", "workloads.kueue.x-k8s.io", name, "-n", namespace, "--type", "merge", "-p", patch
+    )
+
+
+def test_control_experiment_the_watch_sees_an_evict_readmit_and_a_pod_deletion(
+    sim: cluster.SimCluster, busy_fleet: busy.BusyFleet
+) -> None:
+    """No policy change: one pod-less JobSet workload deactivated and re-activated (evicted,
+    then admitted again before the fleet settles) and one Deployment pod deleted (its
+    ReplicaSet makes another). Two snapshots miss the eviction; the watches from the baseline
+    LIST's resourceVersion (tests/simcluster/watch.py) see both."""
+    baseline = busy.measure(sim, busy_fleet.pools)
+    chosen = sorted(
+        (POD_LESS.index(o["kind"]), k)
+        for k, w in baseline.workloads.items()
+        if busy.admitted(w)
+        for o in w["metadata"].get("ownerReferences") or []
+        if o.get("kind") in POD_LESS
+    )
+    served = sorted(
+        k
+        for k, p in baseline.live_pods.items()
+        if _owned(p, ("ReplicaSet",)) and (p.get("status") or {}).get("phase") == "Running"
+    )
+    assert chosen and served, (chosen, served)
+    workload, pod = chosen[0][1], served[0]
+    recorder = watch.Recorder(sim).start()
+    try:
+        _set_active(sim, workload, False)
+        recorder.wait_for(
+            lambda r: workload in r.workloads.left, timeout=120, saying=f"{workload} evicted"
+        )
+        _set_active(sim, workload, True)
+        namespace, name = pod.split("/", 1)
+        sim.kubectl("delete", "pod", name, "-n", namespace, "--wait=false")
+        recorder.wait_for(lambda r: pod in r.pods.left, timeout=120, saying=f"{pod} deleted")
+        deadline = time.monotonic() + 180
+        while not watch.admitted(_workload(sim, workload)):
+            if time.monotonic() > deadline:
+                raise cluster.SimError(f"{workload} not admitted again: {_workload(sim, workload)}")
+            time.sleep(1)
+        load = busy.settled(sim, busy_fleet.pools)
+    finally:
+        recorder.stop()
+    snapshot = Measured("control-experiment", "none", [], 0, 0)
+    _measure(snapshot, Sampler(sim, busy_fleet.pools), baseline, load)
+    by_watch = Measured(
+        "control-experiment-by-watch",
+        "none",
+        [],
+        0,
+        0,
+        pods_deleted=recorder.deleted(),
+        workloads_evicted=recorder.evicted(),
+    )
+    _report(snapshot)
+    _report(by_watch)
+    print(f"snapshots saw {snapshot.disruptions()}, the watches {recorder.seen()}")
+    busy.restore(sim, busy_fleet)
+    assert workload in recorder.evicted(), recorder.seen()
+    assert pod in recorder.deleted(), recorder.seen()
+    assert not recorder.seen()["errors"], recorder.seen()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from hetgitops.compilers.dra import CLAIM, pod_claim
 from hetgitops.compilers.jobs.targets import KOORDINATOR, KUEUE, VOLCANO, JobTarget
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.model.policy import Policy, WorkloadProfile
@@ -101,7 +102,19 @@ def _resources(policy: Policy, target: JobTarget) -> dict[str, Any]:
     """Requests == limits for everything: the pod is Guaranteed QoS, last to be evicted under
     node pressure, and extended resources must be equal anyway."""
     amounts = pod_request(policy, target.team, target.profile, target.route)
-    return {"requests": dict(amounts), "limits": dict(amounts)}
+    if _claim(target) is None:
+        return {"requests": dict(amounts), "limits": dict(amounts)}
+    # On the DRA claims path the card comes from the pod's claim, not an extended resource.
+    amounts.pop(target.route.resource)
+    return {"requests": dict(amounts), "limits": dict(amounts), "claims": [{"name": CLAIM}]}
+
+
+def _claim(target: JobTarget) -> list[dict[str, str]] | None:
+    """The pod's `resourceClaims` on the DRA claims path (plan/dra.py), else None."""
+    claim = pod_claim(target)
+    if claim is None:
+        return None
+    return [{"name": CLAIM, "resourceClaimTemplateName": claim[0]}]
 
 
 def _probes(target: JobTarget) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -214,6 +227,7 @@ def _pod(policy: Policy, target: JobTarget, queue: str, *, leader: bool) -> dict
         "env": _env(target, leader=leader),
         "port": profile.port,
         "resources": _resources(policy, target),
+        "resource_claims": _claim(target),
         "liveness_probe": liveness,
         "readiness_probe": readiness,
     }

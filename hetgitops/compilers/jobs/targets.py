@@ -133,7 +133,17 @@ class Selector:
                 yield from self._mixed_target(profile, team, chosen)
                 continue
             for target in self._team_targets(profile, team, placeable, chosen):
-                yield _with_group(target) if is_ray(profile) else target
+                yield self._with_group(target) if is_ray(profile) else target
+
+    def _with_group(self, target: JobTarget) -> JobTarget:
+        """A per-card Ray template: one worker group of `gang` pods; the head in the stated
+        pool (when the team holds quota there) or the group's first pool. Volcano queues the
+        cluster in one pool's leaf queue, so there the head always joins the workers."""
+        group = GroupTarget(DEFAULT_GROUP, target.card, target.routes, target.profile.gang)
+        head = self._head(target.profile, target.team, group)
+        if target.scheduler == VOLCANO:
+            head = target.route.pool
+        return dataclasses.replace(target, groups=(group,), head_pool=head)
 
     def _usable(self, profile: WorkloadProfile, team: Team, routes: list[Route]) -> list[Route]:
         """The routes whose pool the team holds enough quota in, in the team's order."""
@@ -195,9 +205,3 @@ class Selector:
         for name in sorted(by_card):
             routes = by_card[name]
             yield JobTarget(profile, team, routes[0].card, _narrow(routes, chosen, profile), chosen)
-
-
-def _with_group(target: JobTarget) -> JobTarget:
-    """A per-card Ray template: one worker group of `gang` pods, the head in its first pool."""
-    group = GroupTarget(DEFAULT_GROUP, target.card, target.routes, target.profile.gang)
-    return dataclasses.replace(target, groups=(group,), head_pool=target.route.pool)

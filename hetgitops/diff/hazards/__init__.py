@@ -16,32 +16,49 @@ from collections.abc import Sequence
 
 from hetgitops.diff.drains import Drain
 from hetgitops.diff.hazards import (
+    dra,
     flavor_transitions,
     flavors,
     koordinator,
     mig,
+    mig_strategy,
     nodes,
     priorities,
     queues,
     sharing,
     topology,
+    volcano_prune,
 )
 from hetgitops.diff.hazards import jobs as _jobs  # noqa: F401 (registers jobs-unmatched)
 from hetgitops.diff.hazards.reading import Indexed
 from hetgitops.diff.hazards.registry import HAZARDS, Hazard, HazardRule, hazard_rule
+from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 
-__all__ = ["HAZARDS", "HAZARD_RULES", "Hazard", "HazardRule", "hazard_rule", "hazards"]
+__all__ = [
+    "HAZARDS",
+    "HAZARD_RULES",
+    "Hazard",
+    "HazardRule",
+    "hazard_rule",
+    "hazards",
+    "policy_hazards",
+]
 
 # Every hazard id (public API, like rule ids): schemas/diff.schema.json lists them.
 HAZARD_RULES = tuple(HAZARDS)
 
 
 def hazards(
-    before: Sequence[Manifest], after: Sequence[Manifest], drains: Sequence[Drain]
+    before: Sequence[Manifest],
+    after: Sequence[Manifest],
+    drains: Sequence[Drain],
+    *,
+    volcano: tuple[int, ...] | None = None,
 ) -> list[Hazard]:
     """The hazards of the manifests and drain plan of one cluster (`jobs-unmatched` and the
-    sharing steps, which read the policies, are added by diff/run.py)."""
+    sharing steps, which read the policies, are added by diff/run.py); `volcano` is the
+    Volcano version the policy declares (what its webhook refuses depends on it)."""
     before, after = Indexed(before), Indexed(after)
     found = [
         *nodes.node_removed(before, after),
@@ -69,5 +86,14 @@ def hazards(
         *koordinator.quota_removed(before, after),
         *koordinator.is_parent_flipped(before, after),
         *koordinator.tree_changed(before, after),
+        *volcano_prune.queue_pruned(before, after, volcano),
+        *dra.dra_mappings_changed(before, after),
+        *dra.dra_pool_moved(before, after),
     ]
     return sorted(found, key=lambda h: (h.rule, h.subject))
+
+
+def policy_hazards(old: Policy | None, new: Policy | None) -> list[Hazard]:
+    """The hazards read from the two policies rather than their manifests (a fleet setting
+    whose effect the manifests do not spell)."""
+    return [*mig_strategy.strategy_single(old, new)]

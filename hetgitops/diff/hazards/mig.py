@@ -86,5 +86,9 @@ def mig_repartitions(drains: Sequence[Drain]) -> Iterator[Hazard]:
             "one node at a time: cordon, drain the pods on those GPUs' MIG slices (or let them "
             "finish), wait for nvidia.com/mig.config.state=success, uncordon",
             members[0].span,
-            scope=(("nodes", ",".join(d.node for d in members)),),
+            scope=(
+                ("nodes", ",".join(d.node for d in members)),
+                ("pool", pool),
+                ("gpus", ",".join(map(str, gpus))),
+            ),
         )

@@ -100,4 +100,7 @@ def priority_class_recreated(
             "(serving Deployments) to take the new priority; with plain kubectl run "
             f"`kubectl replace --force -f core/priorityclass-{name}.yaml` (apply cannot change it)",
             new[name].origin,
+            # diff --kubeconfig counts the tier's controller-owned pods: what a controller
+            # recreates (a retry, a rollout, a reschedule) is what the gap can refuse.
+            scope=(("priorityclass", name),),
         )

@@ -27,6 +27,7 @@ import yaml
 from hetgitops.diff.hazards.nodes import nfd_rules, rule_nodes
 from hetgitops.diff.hazards.reading import listed_nodes, of_kind
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
+from hetgitops.diff.hazards.sharing_off import field_of, per_node, shares, turned_off
 from hetgitops.model.policy import Policy, Pool
 from hetgitops.output.manifests import Manifest
 from hetgitops.plan import capacity
@@ -64,7 +65,9 @@ def _replicas(manifests: Sequence[Manifest]) -> dict[str, int]:
     fix=(
         "reduce in two steps: first `retiringReplicas` (the old count) next to the new "
         "`replicas` and lowered quotas, then remove it once `diff --kubeconfig` says 'safe now'; "
-        "or drain the nodes before the sync."
+        "to turn sharing off, first lower the quotas to the whole GPUs keeping the stanza, then "
+        "remove it once 'safe now' (with renameByDefault: drain the nodes); or drain the nodes "
+        "before the sync."
     ),
 )
 def sharing_reduced(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
@@ -111,10 +114,6 @@ def _held(policy: Policy, pool: Pool, nodes: set[str], replicas: int) -> tuple[s
     return resource, capacity.pool_resources(subset, card, policy.fleet).get(resource, 0)
 
 
-def _field(pool: Pool) -> str:
-    return "timeSlicing" if pool.time_slicing_replicas else "mps"
-
-
 @hazard_rule(
     "sharing-retired",
     when=(
@@ -131,11 +130,17 @@ def _reduced(old: Policy | None, new: Policy | None, hazard: Hazard) -> Hazard:
     nodes = set(dict(hazard.scope).get("nodes", "").split(",")) - {""}
     first = min(nodes) if nodes else ""
     was, now = _pool_of(old, first), _pool_of(new, first)
-    if new is None or now is None or was is None:
+    if old is None or new is None or now is None or was is None:
         return hazard
+    if shares(was) and not shares(now):
+        return turned_off(old, new, was, now, hazard)
     resource, held = _held(new, now, nodes, now.advertised_replicas)
-    scope = (*hazard.scope, ("capacity", f"{resource}|{held}"))
-    span = now.origin.at("spec", _field(now), "replicas")
+    scope = (
+        *hazard.scope,
+        ("capacity", f"{resource}|{held}"),
+        ("node-capacity", f"{resource}|{per_node(now, nodes, now.advertised_replicas)}"),
+    )
+    span = now.origin.at("spec", field_of(now), "replicas")
     if was.retiring_replicas:
         return replace(
             hazard,
@@ -147,7 +152,7 @@ def _reduced(old: Policy | None, new: Policy | None, hazard: Hazard) -> Hazard:
             f"{held} overbook the nodes until they finish",
             action="merge only when `hetgitops diff --kubeconfig` says 'safe now' (no more "
             f"than {held} {resource} in use on those nodes); until then keep "
-            f"spec.{_field(now)}.retiringReplicas: {was.advertised_replicas}",
+            f"spec.{field_of(was)}.retiringReplicas: {was.advertised_replicas}",
             span=span,
             scope=scope,
         )
@@ -156,7 +161,7 @@ def _reduced(old: Policy | None, new: Policy | None, hazard: Hazard) -> Hazard:
         message=hazard.message + f" (the nodes then hold {held} {resource}); in one change "
         "with the quotas this overbooks the pool by whatever runs above that",
         action=f"do it in two steps: first keep the device plugin at {was.advertised_replicas} "
-        f"with spec.{_field(now)}.retiringReplicas: {was.advertised_replicas} next to "
+        f"with spec.{field_of(was)}.retiringReplicas: {was.advertised_replicas} next to "
         f"replicas: {now.shared_replicas} (Kueue's quotas shrink, the nodes still hold what "
         "runs), sync, then remove retiringReplicas once `hetgitops diff --kubeconfig` says "
         "'safe now'; or drain those nodes before this sync",
@@ -198,9 +203,13 @@ def _started(old: Policy | None, new: Policy) -> Iterator[Hazard]:
             f"node(s)) while Kueue's quotas drop to fit {held}; nothing is evicted and what "
             f"runs above {held} stays counted, new work on the pool waits until it fits",
             f"when `hetgitops diff --kubeconfig` on the change removing "
-            f"spec.{_field(pool)}.retiringReplicas says 'safe now', merge that change",
-            pool.origin.at("spec", _field(pool), "retiringReplicas"),
-            scope=(("nodes", ",".join(listed)), ("capacity", f"{resource}|{held}")),
+            f"spec.{field_of(pool)}.retiringReplicas says 'safe now', merge that change",
+            pool.origin.at("spec", field_of(pool), "retiringReplicas"),
+            scope=(
+                ("nodes", ",".join(listed)),
+                ("capacity", f"{resource}|{held}"),
+                ("node-capacity", f"{resource}|{per_node(pool, nodes, pool.shared_replicas)}"),
+            ),
         )
 
 

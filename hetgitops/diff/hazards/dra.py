@@ -1,0 +1,92 @@
+"""Diff stage, day-2 hazards of Dynamic Resource Allocation (compilers/dra.py, docs/targets/
+dra.md): Kueue's deviceClassMappings changing (read once at start-up) and a pool's GPUs moving
+from the device plugin to the DRA driver (a DeviceClass appears)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from hetgitops.diff.hazards.reading import of_kind
+from hetgitops.diff.hazards.registry import Hazard, hazard_rule
+from hetgitops.output.manifests import Manifest
+
+
+def _mappings(manifests: Sequence[Manifest]) -> tuple[Manifest | None, dict[str, list[str]]]:
+    """The Kueue Configuration fragment and its mappings: name -> device class names."""
+    found = of_kind(manifests, "Configuration")
+    if not found:
+        return None, {}
+    resources: Mapping[str, Any] = found[0].obj.get("resources") or {}
+    return found[0], {
+        str(m.get("name")): sorted(m.get("deviceClassNames") or [])
+        for m in resources.get("deviceClassMappings") or []
+    }
+
+
+@hazard_rule(
+    "dra-mappings-changed",
+    when=(
+        "Kueue's resources.deviceClassMappings change (a pool joins or leaves the DRA claims "
+        "path, a MIG profile is added): Kueue reads them once at start-up, so until its "
+        "manager restarts, workloads claiming a new class are inadmissible and a removed one "
+        "keeps being charged."
+    ),
+    fix="merge kueue/kueue-configuration-dra.yaml into Kueue's Configuration and restart "
+    "kueue-controller-manager, then sync the templates that claim the new classes.",
+)
+def dra_mappings_changed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """Kueue v0.19.2 builds its DRA ResourceMapper from the Configuration once
+    (pkg/dra/mapper.go:44-45, cmd/kueue/main.go:330); a class missing from it makes a claiming
+    workload inadmissible (pkg/dra/claims.go:212-219)."""
+    _, old = _mappings(before)
+    config, new = _mappings(after)
+    if old == new:
+        return
+    changed = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n))
+    where = config if config is not None else of_kind(before, "Configuration")[0]
+    yield Hazard(
+        "dra-mappings-changed",
+        "Kueue Configuration deviceClassMappings",
+        f"change for {', '.join(changed)}: Kueue reads the mappings only at start-up, so "
+        'workloads claiming a newly mapped class stay inadmissible ("DeviceClass ... is not '
+        'mapped in DRA configuration") and a removed mapping keeps charging until it restarts',
+        "restart Kueue: merge kueue/kueue-configuration-dra.yaml into its Configuration "
+        "(Helm managerConfig.controllerManagerConfigYaml), `kubectl -n kueue-system rollout "
+        "restart deployment/kueue-controller-manager`, then sync the job templates",
+        where.origin,
+    )
+
+
+@hazard_rule(
+    "dra-pool-moved",
+    when=(
+        "A card type (or MIG profile) gets its DRA DeviceClass: its pools move from the device "
+        "plugin to the DRA driver. Job templates switch from extended resources to claims, "
+        "running pods keep their devices, and the ClusterQueues charge the new resource."
+    ),
+    fix="follow docs/targets/dra.md's migration sequence: driver on the nodes, DeviceClasses, "
+    "Kueue mappings and restart, templates, then the device plugin off.",
+)
+def dra_pool_moved(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
+    """The order matters: a template claiming a class the scheduler has no DeviceClass or
+    ResourceSlice for stays Pending, and one Kueue has no mapping for is inadmissible."""
+    old = {m.name for m in of_kind(before, "DeviceClass")}
+    for m in of_kind(after, "DeviceClass"):
+        if m.name in old:
+            continue
+        yield Hazard(
+            "dra-pool-moved",
+            f"DeviceClass {m.name}",
+            "is new: the pools of its card type take their GPUs from the DRA driver. Jobs "
+            "rendered from the new templates claim devices instead of requesting extended "
+            "resources; running pods keep the devices the device plugin gave them; the "
+            "ClusterQueues charge the mapped resource, so plain extended-resource jobs for "
+            "these pools are no longer admitted",
+            "1. run NVIDIA's DRA driver on the pools' nodes (ResourceSlices published); "
+            "2. sync the DeviceClasses; 3. merge the mappings and restart Kueue; 4. sync the "
+            "ClusterQueues, claim templates and job templates; 5. once the device-plugin "
+            "pods are gone, remove devices.migratingFrom: the nodes target then labels the "
+            "nodes nvidia.com/gpu.deploy.device-plugin=false and the device plugin leaves",
+            m.origin,
+        )
