@@ -55,6 +55,7 @@ class Component:
 _KWOK_STAGES = "kustomize/stage"
 _ARGOCD_CRDS = "manifests/crds"
 _FLUX_CRDS = "config/crd/bases"
+_RAY_CRDS = "config/crd/bases"
 
 COMPONENTS: dict[str, Component] = {
     c.name: c
@@ -152,6 +153,17 @@ COMPONENTS: dict[str, Component] = {
                 f"{_FLUX_CRDS}/kustomize.toolkit.fluxcd.io_kustomizations.yaml": (
                     "crd-kustomizations.yaml"
                 ),
+            },
+        ),
+        # The real KubeRay operator (tests/simcluster/kuberay.py), started on demand; the CRDs of
+        # the kinds Kueue admits come from the same module (RayCronJob's only with its gate).
+        Component(
+            "kuberay",
+            "github.com/ray-project/kuberay/ray-operator",
+            {"ray-operator": "github.com/ray-project/kuberay/ray-operator"},
+            data={
+                f"{_RAY_CRDS}/ray.io_{kind}.yaml": f"crd-{kind}.yaml"
+                for kind in ("rayclusters", "rayjobs", "rayservices")
             },
         ),
         # The real Argo CD (tests/simcluster/argocd.py): one multi-call binary, started as

@@ -71,7 +71,9 @@ ARGOCD_DAEMONS = (
     "argocd-repo-server",
     "argocd-application-controller",
 )
-ON_DEMAND_DAEMONS = FLUX_DAEMONS + ARGOCD_DAEMONS
+# The KubeRay operator (tests/simcluster/kuberay.py), started by the tests that need it.
+KUBERAY_DAEMONS = ("ray-operator",)
+ON_DEMAND_DAEMONS = FLUX_DAEMONS + ARGOCD_DAEMONS + KUBERAY_DAEMONS
 # Integrations for the kinds `hetgitops jobs` renders. kubeflow.org/pytorchjob is off by default
 # since Kueue v0.19.0 and must be listed, or a PyTorchJob would never be queued.
 KUEUE_FRAMEWORKS = (
@@ -82,6 +84,10 @@ KUEUE_FRAMEWORKS = (
     "deployment",
     "statefulset",
     "leaderworkerset.x-k8s.io/leaderworkerset",
+    # KubeRay's kinds: their CRDs come with the operator (tests/simcluster/kuberay.py).
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
 )
 KCM_CONTROLLERS = (
     "namespace-controller",
@@ -463,6 +469,14 @@ def _start_kueue(cluster: SimCluster, folder: Path, pki: Path, kubeconfig: Path)
         alive=partial(procs.is_tracked_running, _pid_file(directory, "kueue")),
         what="kueue webhooks",
     )
+
+
+def restart_kueue(cluster: SimCluster) -> None:
+    """Stop the Kueue manager and start it again with the same configuration, as a rollout of
+    its Deployment would."""
+    procs.stop(_pid_file(cluster.run_dir, "kueue"))
+    pki = cluster.plane.run_dir / "pki"
+    _start_kueue(cluster, build.ensure("kueue"), pki, cluster.plane.admin_kubeconfig)
 
 
 # Kueue v0.19.2 reads its metrics serving certificate from this fixed path whenever internal
