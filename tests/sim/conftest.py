@@ -30,14 +30,26 @@ def unavailable(reason: str) -> None:
     pytest.skip(f"simulated cluster unavailable: {reason}")
 
 
-# .ci/run starts this slice while the last Go build (Argo CD, scripts/gobuilds) may still run:
-# the one module that needs it goes last, and waits there for the build if it must
+# .ci/run starts this slice while the last Go builds (KubeRay and Argo CD in one lane,
+# Koordinator in the other, scripts/gobuilds) may still run: the modules that need them go last,
+# in the order the builds finish, and wait there for the build if they must
 # (tests/controlplane/build.py build_lock). Whole modules move, so module fixtures stay shared.
-BUILT_LAST = ("test_sim_argocd.py",)
+BUILT_LAST = (
+    ("test_sim_kuberay.py", "test_sim_kuberay_explain.py"),
+    ("test_sim_argocd.py",),
+    ("test_sim_koordinator.py", "test_sim_koordinator_fleet.py"),
+)
+
+
+def _built_last(item: pytest.Item) -> int:
+    for rank, names in enumerate(BUILT_LAST, 1):
+        if item.path.name in names:
+            return rank
+    return 0
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.path.name in BUILT_LAST)  # stable: the rest keep their order
+    items.sort(key=_built_last)  # stable: the rest keep their order
 
 
 @pytest.fixture(scope="session")

@@ -277,10 +277,6 @@ def test_gobuilds_builds_every_component_once_and_the_sim_core_first() -> None:
     built on first use inside a test instead, and one listed twice would wait on itself."""
     gobuilds = _gobuilds()
     names = [name for lane in gobuilds.LANES for name in lane]
-    # kuberay (issue 35 item 5) joins the lanes at merge; until then its test builds it on
-    # first use.
-    assert sorted(names) == sorted(
-        ["controlplane", *(c for c in build.COMPONENTS if c != "kuberay")]
-    )
+    assert sorted(names) == sorted(["controlplane", *build.COMPONENTS])
     assert len(names) == len(set(names))
     assert set(gobuilds.SIM_CORE) == {component for component, _ in cluster.DAEMONS}
