@@ -29,7 +29,6 @@ What the harness sets up, and why:
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from dataclasses import dataclass
@@ -100,11 +99,14 @@ def pids(sim: SimCluster) -> dict[str, int]:
 
 
 def start(sim: SimCluster, *, scheduler_args: dict[str, Any] | None = None) -> Started:
-    """Start koord-manager and koord-scheduler on `sim` (idempotent while both run).
-    `scheduler_args`: the ElasticQuotaArgs koord-scheduler runs with (the rendered Helm
-    values' ones); none = upstream's defaults plus the quota group namespace."""
+    """Start koord-manager and koord-scheduler on `sim` (idempotent while both run with the
+    same scheduler configuration; restarted, as a Helm upgrade rolls them, when it changes).
+    `scheduler_args`: the ElasticQuotaArgs koord-scheduler runs with (the rendered ones);
+    none = upstream's defaults plus the quota group namespace."""
+    config = yaml.safe_dump(scheduler_config(sim, scheduler_args or {}), sort_keys=True)
     with procs.locked(sim.run_dir / ".koordinator.lock"):
-        if running(sim):
+        path = sim.run_dir / "koord-scheduler-config.yaml"
+        if running(sim) and path.is_file() and path.read_text() == config:
             return Started({})
         _stop(sim)
         folder = build.ensure("koordinator")
@@ -116,7 +118,7 @@ def start(sim: SimCluster, *, scheduler_args: dict[str, Any] | None = None) -> S
         apply_objects(sim, webhook_configurations(folder, port), manager=MANAGER)
         seconds = {
             "koord-manager": _start_manager(sim, folder, port, health, metrics),
-            "koord-scheduler": _start_scheduler(sim, folder, sched_port, scheduler_args or {}),
+            "koord-scheduler": _start_scheduler(sim, folder, sched_port, config),
         }
         return Started(seconds)
 
@@ -274,10 +276,10 @@ def scheduler_config(sim: SimCluster, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _start_scheduler(sim: SimCluster, folder: Path, port: int, args: dict[str, Any]) -> float:
+def _start_scheduler(sim: SimCluster, folder: Path, port: int, text: str) -> float:
     (debug_port,) = procs.free_ports(1)
     config = sim.run_dir / "koord-scheduler-config.yaml"
-    config.write_text(yaml.safe_dump(scheduler_config(sim, args), sort_keys=True))
+    config.write_text(text)
     kubeconfig = sim.plane.admin_kubeconfig
     command = [
         str(folder / "koord-scheduler"),
@@ -302,10 +304,3 @@ def _start_scheduler(sim: SimCluster, folder: Path, port: int, args: dict[str, A
         timeout=180,
     )
     return time.monotonic() - began
-
-
-def ca_bundle(sim: SimCluster) -> bytes:
-    """The CA koord-manager patched into its validating configuration (empty until then)."""
-    listed = sim.kubectl("get", "validatingwebhookconfiguration", VALIDATING, "-o", "json")
-    hooks = json.loads(listed.stdout).get("webhooks") or [{}]
-    return base64.b64decode(hooks[0].get("clientConfig", {}).get("caBundle", ""))
