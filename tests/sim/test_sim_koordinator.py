@@ -450,3 +450,34 @@ def test_pod_bound_to_a_parent_quota_is_refused(tree: Tree) -> None:
     assert result.returncode != 0, "a pod bound to a parent quota was admitted"
     assert "vpod.koordinator.sh" in result.stderr, result.stderr
     assert f"pod can not be linked to a parentQuotaGroup,quota:{ORG}" in result.stderr
+
+
+def test_misspelled_quota_label_falls_silently_into_the_default_quota(
+    tree: Tree, bound_pod: Obj
+) -> None:
+    """A quota label naming no quota is admitted (pod_check.go:77-85 takes the label as is)
+    and scheduled under koordinator-default-quota (plugin.go:353-357): team-a's namespace and
+    its 8 used GPUs of 12 do not count, and no pool affinity is added."""
+    name = "koord-sim-misspelled"
+    result = _send(tree.sim, "create", _pod(name, TEAM_A + "x", 8))
+    assert result.returncode == 0, result.stderr
+    try:
+        _wait(
+            lambda: bool(_pod_state(tree.sim, name).get("spec", {}).get("nodeName")),
+            what=f"pod {name} bound under the default quota",
+            seen=lambda: _pod_state(tree.sim, name).get("status"),
+        )
+        assert "affinity" not in _pod_state(tree.sim, name)["spec"]
+    finally:
+        tree.sim.kubectl("delete", "pod", "-n", TEAM_NS, name, "--ignore-not-found", "--wait=true")
+
+
+@pytest.mark.parametrize(
+    "reserved", ["koordinator-root-quota", "koordinator-default-quota", "koordinator-system-quota"]
+)
+def test_reserved_quotas_cannot_be_deleted(tree: Tree, reserved: str) -> None:
+    """koord-scheduler creates the three (ElasticQuota plugin start-up); quota_topology.go:
+    164-166 refuses their deletion, so a tree must never use those names."""
+    result = tree.sim.kubectl("delete", "elasticquota", "-n", NS, reserved, check=False)
+    assert result.returncode != 0, f"{reserved} was deleted"
+    assert f"can not delete quotaGroup :{reserved}" in result.stderr, result.stderr

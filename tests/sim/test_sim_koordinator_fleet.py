@@ -23,7 +23,7 @@ from simcluster import cluster, gitops, koordinator, policyfleet
 
 from hetgitops.model.policy import Policy
 
-from .checks import converged
+from .checks import converged, settle
 from .conftest import NOW, POLICIES, render
 from .test_sim_day2 import CHANGES
 
@@ -46,14 +46,16 @@ def with_koordinator(policy_dir: Path) -> None:
     path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
 
 
-def render_with_koordinator(out: Path, change: str | None = None) -> tuple[Path, Path]:
-    """(policy folder, rendered tree) of the bundled policy plus `koordinator`, after `change`."""
+def render_with_koordinator(out: Path, change: str | None = None) -> tuple[Policy, Path]:
+    """(policy, rendered tree) of the bundled policy after `change`, rendered with
+    `koordinator` added to its targets (the policy's nodes do not depend on the targets)."""
     policy_dir = out / "policy"
     shutil.copytree(POLICIES, policy_dir)
-    with_koordinator(policy_dir)
     if change is not None:
         CHANGES[change](policy_dir)
-    return policy_dir, render(policy_dir, out / "tree")
+    policy = policyfleet.load(policy_dir, now=NOW)
+    with_koordinator(policy_dir)
+    return policy, render(policy_dir, out / "tree")
 
 
 def koord_objects(tree: Path) -> list[Obj]:
@@ -123,6 +125,7 @@ def koord_fleet(
     finally:
         try:
             gitops.sync_argocd(sim, synced, koord_tree)
+            _delete_roots(sim, sorted(roots(koord_tree)))  # left behind by the profiles
         finally:
             koordinator.stop(sim)
 
@@ -252,23 +255,149 @@ def _why(sim: cluster.SimCluster, pod: Obj) -> str:
     return "; ".join(c.get("message", "") for c in conditions if c.get("type") == "PodScheduled")
 
 
+# Day-2 changes the real webhook refuses in Argo CD's order (waves ascending: profiles,
+# parents, leaves; prunes last), by (change, direction): the outcome and the rule.
+# - "staged": converges once the removed quotas are pruned first and the rest applied leaves
+#   before parents: a parent's min may not drop under its children's sum
+#   (quota_topology_check.go:292-300) while the children still hold the old min.
+# - "recreate": no order converges: the set of resource keys changes, and a quota's max keys
+#   must equal its parent's and children's (quota_topology_check.go:213-253, koordinator
+#   #1747); only deleting the tree and creating it again does.
+SHRINK = "checkMinQuotaSum all children's MinQuota > current MinQuota"
+KEYS_DIFFER = "max keys are not the same with"
+EXPECTED: dict[tuple[str, str], tuple[str, str]] = {
+    ("grow-quota", "revert"): ("staged", SHRINK),
+    ("shrink-quota", "forward"): ("staged", SHRINK),
+    ("remove-team", "forward"): ("staged", SHRINK),
+    ("repartition-mig", "forward"): ("recreate", KEYS_DIFFER),
+    ("repartition-mig", "revert"): ("recreate", KEYS_DIFFER),
+}
+# A new pool's root quota counts its nodes only once nfd-master has labelled them and the
+# profile controller has requeued (profile_controller.go:236, every 10 s): until then its
+# children are refused (:276-284). Argo CD's retry converges; so does the replay's.
+ROOT_LAGS = "checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: "
+
+
+def sync_or_refusal(sim: cluster.SimCluster, tree: Path, previous: Path) -> str:
+    """Argo CD's sync of `tree` after `previous`; "" when it succeeds, else what refused it."""
+    try:
+        gitops.sync_argocd(sim, tree, previous, attempts=2)
+    except gitops.SyncFailed as error:
+        return str(error)
+    return ""
+
+
+def replay(sim: cluster.SimCluster, tree: Path, previous: Path) -> tuple[str, str]:
+    """Sync `tree` after `previous` as Argo CD would; if refused, converge the way the
+    outcome allows. (outcome, refusal): ("", "") | ("staged", why) | ("recreate", why)."""
+    refusal = sync_or_refusal(sim, tree, previous)
+    if any(ROOT_LAGS + root in refusal for root in roots(tree)):
+        wait_roots_counted(sim, tree)
+        refusal = sync_or_refusal(sim, tree, previous)
+    if not refusal:
+        return "", ""
+    if not staged(sim, tree, previous):
+        return "staged", refusal
+    gitops.prune(sim, _quotas(previous) + _quotas(tree))
+    gitops.sync_argocd(sim, tree, previous)
+    return "recreate", refusal
+
+
+def _quotas(tree: Path) -> list[Obj]:
+    return [o for o in koord_objects(tree) if o["kind"] == "ElasticQuota"]
+
+
+def wait_roots_counted(sim: cluster.SimCluster, tree: Path) -> None:
+    """Until each profile's root quota holds at least its children's min sum (the nodes
+    labelled and counted by the controller)."""
+    from hetgitops.model import quantities
+
+    def short() -> list[str]:
+        live = live_quotas(sim)
+        problems = []
+        for root in roots(tree):
+            need: dict[str, Any] = {}
+            for child in _quotas(tree):
+                if child["metadata"]["labels"].get(f"{LABEL}/parent") == root:
+                    for key, value in child["spec"].get("min", {}).items():
+                        need[key] = need.get(key, 0) + quantities.value_of(value)
+            have = live.get(root, {}).get("spec", {}).get("min", {})
+            problems += [
+                f"{root} {key}: {have.get(key)} < {amount}"
+                for key, amount in need.items()
+                if quantities.value_of(have.get(key, "0")) < amount
+            ]
+        return problems
+
+    settle(short, timeout=90, what="profile root quotas counting their labelled nodes")
+
+
+def staged(sim: cluster.SimCluster, tree: Path, previous: Path) -> list[str]:
+    """The staged sequence: the quotas that left the tree pruned first (deepest wave first),
+    then each quota of `tree` applied alone, deepest wave first, then ascending, until all
+    are admitted; then the plain sync. Returns the refusals left ([] = converged)."""
+    gone = gitops.stale(_quotas(previous), _quotas(tree))
+    if gone:
+        gitops.prune(sim, gone)
+    refused: list[str] = []
+    for _ in range(3):
+        refused = []
+        for obj in [*sorted(_quotas(tree), key=gitops.wave, reverse=True), *_quotas(tree)]:
+            result = sim.kubectl(
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                f"--field-manager={gitops.ARGOCD_MANAGER}",
+                "-f",
+                "-",
+                input=json.dumps(obj),
+                check=False,
+            )
+            if result.returncode:
+                refused.append(result.stderr.strip())
+        if not missing(sim, tree):
+            gitops.sync_argocd(sim, tree, previous)
+            return []
+    return refused
+
+
+def roots(tree: Path) -> set[str]:
+    return {o["spec"]["quotaName"] for o in koord_objects(tree) if o["kind"] == KINDS[0]}
+
+
 @pytest.mark.parametrize("change", sorted(CHANGES))
 def test_day2_change_replays_through_the_real_webhook(
     sim: cluster.SimCluster, koord_fleet: Path, fleet_policy: Policy, tmp_path: Path, change: str
 ) -> None:
-    """Sync the change after the bundled koordinator tree in Argo CD's order (waves up,
-    prunes down, children first), then revert it the same way: every ElasticQuota and profile
-    of each tree is admitted by koord-manager's webhooks (a refusal fails the sync with its
-    message) and the live quotas are what the tree says."""
-    after_dir, after_tree = render_with_koordinator(tmp_path, change)
-    after = policyfleet.load(after_dir, now=NOW)
+    """Sync the change after the bundled koordinator tree in Argo CD's order, then revert it
+    the same way, every object through koord-manager's webhooks: exactly the EXPECTED steps
+    are refused, with their rule, and each converges the way EXPECTED says. A pruned profile
+    leaves its root quota behind (the controller sets no owner reference,
+    profile_controller.go:202-215): the harness deletes it by hand, as an operator must."""
+    after, after_tree = render_with_koordinator(tmp_path, change)
     policyfleet.create_from(sim, after)  # new nodes come before the policy that uses them
+    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    orphans = sorted(roots(koord_fleet) - roots(after_tree))
     try:
-        gitops.sync_argocd(sim, after_tree, koord_fleet)
+        seen[change, "forward"] = replay(sim, after_tree, koord_fleet)
         converged(sim, after, after_tree)
         assert missing(sim, after_tree) == []
+        assert set(orphans) <= set(live_quotas(sim)), orphans
     finally:
+        _delete_roots(sim, orphans)
         policyfleet.create_from(sim, fleet_policy)
-        gitops.sync_argocd(sim, koord_fleet, after_tree)
+        seen[change, "revert"] = replay(sim, koord_fleet, after_tree)
+        _delete_roots(sim, sorted(roots(after_tree) - roots(koord_fleet)))
     converged(sim, fleet_policy, koord_fleet)
     assert missing(sim, koord_fleet) == []
+    refused = {k: (outcome, why[-300:]) for k, (outcome, why) in seen.items() if outcome}
+    expected = {k: v for k, v in EXPECTED.items() if k[0] == change}
+    assert {k: v[0] for k, v in refused.items()} == {k: v[0] for k, v in expected.items()}, refused
+    for key, (_, rule) in expected.items():
+        assert rule in refused[key][1], refused[key]
+
+
+def _delete_roots(sim: cluster.SimCluster, names: list[str]) -> None:
+    namespace = koordinator.NAMESPACE
+    for name in names:
+        sim.kubectl("delete", "elasticquota", "-n", namespace, name, "--ignore-not-found")
