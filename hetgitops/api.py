@@ -114,7 +114,7 @@ def analyse(
     record = taken.record
     found = checks.run_checks(
         policy,
-        checks.CheckContext(options.now),
+        checks.CheckContext(options.now, options.targets),
         given=taken.rules,
         kept=None if record is None else record.rules,
         keep=NODE_RULES,
@@ -235,9 +235,11 @@ def jobs(
     profiles: Iterable[str] = (),
     teams: Iterable[str] = (),
     templates: Path | None = None,
+    scheduler: str | None = None,
 ) -> Result:
     """Validate, then compile job templates (all profiles and teams unless narrowed). Like
-    render(), a policy or template with errors yields no manifests."""
+    render(), a policy or template with errors yields no manifests. `scheduler` (kueue,
+    volcano, koordinator) overrides the Fleet's choice for every job but Volcano Jobs."""
     from hetgitops.compilers.jobs.render import compile_jobs  # Jinja2 is needed only here
 
     options = options or Options()
@@ -252,7 +254,11 @@ def jobs(
     if unknown:
         raise SelectionError("; ".join(unknown))
     manifests, found = compile_jobs(
-        policy, profiles=profiles or None, teams=teams or None, templates=templates
+        policy,
+        profiles=profiles or None,
+        teams=teams or None,
+        templates=templates,
+        scheduler=scheduler,
     )
     if options.check_output:
         # The bundled schemas lack the job CRDs (PyTorchJob, JobSet, Volcano Job): say so only

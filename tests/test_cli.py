@@ -58,7 +58,7 @@ def test_clean_policy_exits_0(in_repo: None) -> None:
     # The one warning: job-integration (PyTorchJob on Kueue 0.19), as `jobs` reports it too.
     assert "warning[job-integration]" in result.stdout
     assert "warning[kueue-volcano-share-pool]" in result.stdout  # ascend-910b: Kueue TAS + Volcano
-    assert result.stdout.endswith("0 error(s), 2 warning(s) in 11 file(s), 32 document(s)\n")
+    assert result.stdout.endswith("0 error(s), 2 warning(s) in 12 file(s), 35 document(s)\n")
 
 
 def test_default_path_is_policies(in_repo: None) -> None:

@@ -35,7 +35,7 @@ def test_stdout_is_the_stream_of_every_job() -> None:
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("---\n")
     documents = [d for d in yaml.safe_load_all(result.stdout) if d]
-    assert len(documents) == 25
+    assert len(documents) == 30
     golden = sorted(p.relative_to(GOLDEN).as_posix() for p in GOLDEN.rglob("*.yaml"))
     assert documents == [yaml.safe_load((GOLDEN / path).read_text()) for path in golden]
     assert "warning[job-integration]" in result.stderr  # PyTorchJob on Kueue 0.19

@@ -1,5 +1,6 @@
 """Conformance: every rendered job validates against the real upstream CRDs (JobSet, Kubeflow
-PyTorchJob, LeaderWorkerSet, Volcano batch Job) and core kinds against the Kubernetes schemas.
+PyTorchJob, LeaderWorkerSet, Volcano batch Job, KubeRay RayJob / RayCluster / RayService) and
+core kinds against the Kubernetes schemas.
 
 Runs through `output_checks.check(..., crd_dirs=...)`, the `--crd-dir` path users get. Covers
 the bundled fleet, the same fleet with a LeaderWorkerSet profile, and a Volcano-only variant
@@ -25,7 +26,7 @@ from hetgitops.diagnostics import Severity
 pytestmark = pytest.mark.upstream
 
 REPO = Path(__file__).resolve().parents[1]
-CRD_FOLDERS = ("jobset/crds", "kubeflow/crds", "lws/crds", "volcano/crds")
+CRD_FOLDERS = ("jobset/crds", "kubeflow/crds", "kuberay/crds", "lws/crds", "volcano/crds")
 NOW = dt.date(2026, 9, 1)
 LWS_PROFILE = """\
 apiVersion: hetgitops.io/v1alpha1
@@ -47,6 +48,9 @@ ALL_KINDS = {
     ("jobset.x-k8s.io/v1alpha2", "JobSet"),
     ("batch.volcano.sh/v1alpha1", "Job"),
     ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
+    ("ray.io/v1", "RayJob"),
+    ("ray.io/v1", "RayCluster"),
+    ("ray.io/v1", "RayService"),
 }
 
 
@@ -111,4 +115,4 @@ def test_jobs_crd_dir_option_end_to_end() -> None:
     PyTorchJob integration warning."""
     result = api.jobs([REPO / "policies"], api.Options(now=NOW, crd_dirs=_crd_dirs()))
     assert [d.rule for d in result.diagnostics] == ["kueue-volcano-share-pool", "job-integration"]
-    assert len(result.manifests) == 25
+    assert len(result.manifests) == 30

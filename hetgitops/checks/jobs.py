@@ -22,6 +22,9 @@ KUEUE_INTEGRATION = {
     "pytorchjob": "kubeflow.org/pytorchjob",
     "deployment": "deployment",
     "leaderworkerset": "leaderworkerset.x-k8s.io/leaderworkerset",
+    "rayjob": "ray.io/rayjob",
+    "raycluster": "ray.io/raycluster",
+    "rayservice": "ray.io/rayservice",
 }
 
 

@@ -16,6 +16,8 @@ class CheckContext:
     """Inputs a rule may need besides the policy; `now` makes expiry checks deterministic."""
 
     now: dt.date
+    # The targets asked for (`render --target`), when not the Fleet's `spec.targets`.
+    targets: tuple[str, ...] | None = None
 
 
 RuleFunction = Callable[[Policy, CheckContext], Iterator[Diagnostic]]

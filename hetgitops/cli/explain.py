@@ -45,7 +45,7 @@ from hetgitops.cli.common import (
     "manifest",
     type=click.File("rb"),
     help="A manifest to explain (Job, JobSet, PyTorchJob, Volcano Job, "
-    "LeaderWorkerSet, Deployment, Pod); - reads stdin.",
+    "LeaderWorkerSet, Deployment, Pod, RayJob, RayCluster, RayService); - reads stdin.",
 )
 @click.option("--team", help="The team asking (request and --profile).")
 @click.option("--profile", help="Explain the team's job templates of this WorkloadProfile.")

@@ -54,6 +54,13 @@ stdout carries only the YAML stream; diagnostics go to stderr."""
     help="Use the templates in DIR (same file names as the bundled ones; any it lacks come "
     "from the bundled set).",
 )
+@click.option(
+    "--scheduler",
+    type=click.Choice(["kueue", "volcano", "koordinator"]),
+    default=None,
+    help="Who queues the jobs (Volcano Jobs always go to Volcano). Default: kueue when the "
+    "Fleet renders it, else koordinator, else volcano.",
+)
 @NOW_OPTION
 @crd_dir_option("Also check the jobs against CRDs in DIR (JobSet, PyTorchJob, Volcano, LWS).")
 def jobs(
@@ -62,6 +69,7 @@ def jobs(
     profiles: tuple[str, ...],
     teams: tuple[str, ...],
     templates: Path | None,
+    scheduler: str | None,
     now: dt.date,
     crd_dirs: tuple[Path, ...],
 ) -> None:
@@ -74,7 +82,14 @@ def jobs(
         if output is not None:
             refuse_unsafe_output(output, sources)
         try:
-            result = api.jobs(inputs, options, profiles=profiles, teams=teams, templates=templates)
+            result = api.jobs(
+                inputs,
+                options,
+                profiles=profiles,
+                teams=teams,
+                templates=templates,
+                scheduler=scheduler,
+            )
         except api.SelectionError as exc:
             raise click.UsageError(str(exc)) from None
         return _emit_jobs(result, output, sources)

@@ -78,7 +78,7 @@ def compile_single(
 from hetgitops.compilers import core, kueue  # noqa: E402,F401
 
 # isort: split
-from hetgitops.compilers import gpu_operator, nodes, volcano  # noqa: E402,F401
+from hetgitops.compilers import gpu_operator, koordinator, nodes, volcano  # noqa: E402,F401
 
 # isort: split
 from hetgitops.compilers import monitoring  # noqa: E402,F401

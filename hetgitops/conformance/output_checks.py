@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from hetgitops.conformance import k8s_schemas, kueue_rules
+from hetgitops.conformance import k8s_schemas, koordinator_rules, kueue_rules
 from hetgitops.diagnostics import Diagnostic, Severity, Span, register_rules
 from hetgitops.model.fastschema import Checker
 from hetgitops.model.policy import Policy
@@ -302,6 +302,7 @@ def check(
     crd_dirs = tuple(crd_dirs)
     context = _context(policy, crd_dirs)
     found = [*context.notes, *_old_cohort_api(policy, manifests)]
+    found += koordinator_rules.check(manifests, policy)
     checked = [m for m in manifests if m.obj.get("apiVersion") and m.obj.get("kind")]
     seen = None
     if memo is not None:

@@ -28,6 +28,29 @@ TRACKING_ANNOTATIONS = (
     "kustomize.toolkit.fluxcd.io/",
 )
 TRACKING_LABELS = ("app.kubernetes.io/instance", "kustomize.toolkit.fluxcd.io/")
+# What Koordinator v1.8.0 writes on the ElasticQuotas hetgitops renders, ignored unless the
+# policy sets them: the scheduler's and controllers' accounting (apis/extension/
+# elastic_quota.go:45-58: runtime, request, child-request, guaranteed, allocated, the
+# non-preemptible ones, admission; the profile controller's total-resource and
+# unschedulable-resource, profile_controller.go:195-212) and the webhook's default
+# shared-weight (= max, pkg/webhook/elasticquota/quota_topology.go:251-252). status.used goes
+# with status; each profile's root quota carries no hetgitops label, so it is never an orphan.
+KOORDINATOR_ANNOTATIONS = tuple(
+    f"quota.scheduling.koordinator.sh/{name}"
+    for name in (
+        "runtime",
+        "request",
+        "child-request",
+        "guaranteed",
+        "allocated",
+        "non-preemptible-request",
+        "non-preemptible-used",
+        "unschedulable-resource",
+        "total-resource",
+        "admission",
+        "shared-weight",
+    )
+)
 
 
 def _namespace_defaults(obj: dict[str, Any]) -> None:
@@ -58,10 +81,14 @@ def strip_live(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def drop_tracking(live: dict[str, Any], desired: Mapping[str, Any]) -> None:
-    """Remove GitOps tracking labels/annotations from `live` unless `desired` declares them."""
+    """Remove GitOps tracking labels/annotations (and what Koordinator's controllers write)
+    from `live` unless `desired` declares them."""
     meta = live.get("metadata") or {}
     wanted = desired.get("metadata") or {}
-    for field, prefixes in (("annotations", TRACKING_ANNOTATIONS), ("labels", TRACKING_LABELS)):
+    for field, prefixes in (
+        ("annotations", (*TRACKING_ANNOTATIONS, *KOORDINATOR_ANNOTATIONS)),
+        ("labels", TRACKING_LABELS),
+    ):
         values = meta.get(field)
         if not isinstance(values, dict):
             continue

@@ -17,6 +17,7 @@ TAS_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 TAS_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 TAS_GROUP = "kueue.x-k8s.io/podset-group-name"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
+RAY_VOLCANO_QUEUE = "volcano.sh/queue-name"  # read by KubeRay's --batch-scheduler=volcano
 VOLCANO_MIN_MEMBER = "scheduling.k8s.io/group-min-member"
 KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"
 # Kubernetes' built-in PriorityClasses (every cluster has them, values from
@@ -153,6 +154,69 @@ def _vcjob(obj: Field) -> list[PodSet]:
     ]
 
 
+# Containers KubeRay adds to the head pod at build time, which Kueue counts in the head pod set:
+# the autoscaler sidecar (kueue pkg/controller/jobs/raycluster/common.go:98-106, 159-185) and a
+# SidecarMode submitter (rayjob_controller.go:252-263, 313-330). Kueue's default submitter
+# (K8sJobMode without submitterPodTemplate) asks the same requests (ibid. 265-286).
+AUTOSCALER = {"requests": {"cpu": "500m", "memory": "512Mi"}}
+SUBMITTER = {
+    "requests": {"cpu": "500m", "memory": "200Mi"},
+    "limits": {"cpu": "1", "memory": "1Gi"},
+}
+
+
+def _with_container(template: Field, name: str, resources: Mapping[str, Any]) -> Field:
+    """`template` with one more container, as Kueue builds the head pod set."""
+    value = dict(template.mapping())
+    spec = dict(Field(value.get("spec"), (*template.path, "spec")).mapping())
+    spec["containers"] = [*spec.get("containers", []), {"name": name, "resources": resources}]
+    return Field(dict(value, spec=spec), template.path, template.source)
+
+
+def _ray_cluster(cluster: Field, *, sidecar_submitter: bool = False) -> list[PodSet]:
+    """`head` (1 pod) and one pod set per worker group named after it, `replicas x numOfHosts`
+    pods (raycluster/common.go:60-128). Absent `replicas` is 0: the KubeRay CRD defaults it
+    (ray.io_rayclusters.yaml), so Kueue's own nil-means-1 never applies to a created object."""
+    head = cluster["headGroupSpec"]["template"]
+    if cluster["enableInTreeAutoscaling"].value is True:
+        head = _with_container(head, "autoscaler", AUTOSCALER)
+    if sidecar_submitter:
+        head = _with_container(head, "ray-job-submitter", SUBMITTER)
+    found = [pod_set("head", 1, head)]
+    for group in cluster["workerGroupSpecs"].each():
+        name = group["groupName"].text() or group["groupName"].refuse("required")
+        if name == "head":
+            group["groupName"].refuse('"head" is reserved for the head group (Kueue webhook)')
+        hosts = group["numOfHosts"].count(1)
+        count = group["replicas"].count(0) * (hosts if hosts > 1 else 1)
+        found.append(pod_set(name, count, group["template"]))
+    return found
+
+
+def _raycluster(obj: Field) -> list[PodSet]:
+    return _ray_cluster(obj["spec"])
+
+
+def _rayservice(obj: Field) -> list[PodSet]:
+    return _ray_cluster(obj["spec"]["rayClusterConfig"])
+
+
+def _rayjob(obj: Field) -> list[PodSet]:
+    """The cluster's pod sets, then in K8sJobMode (the CRD's default) a `submitter` of one pod:
+    its submitterPodTemplate, else KubeRay's default submitter (rayjob_controller.go:133-155)."""
+    spec = obj["spec"]
+    if spec["rayClusterSpec"].absent:
+        spec["rayClusterSpec"].refuse("required: Kueue refuses a RayJob on an existing cluster")
+    mode = spec["submissionMode"].text("K8sJobMode")
+    found = _ray_cluster(spec["rayClusterSpec"], sidecar_submitter=mode == "SidecarMode")
+    if mode == "K8sJobMode":
+        template = spec["submitterPodTemplate"]
+        if template.absent:
+            template = Field({"spec": {"containers": [{"resources": SUBMITTER}]}}, template.path)
+        found.append(pod_set("submitter", 1, template))
+    return found
+
+
 READERS: dict[tuple[str, str], Callable[[Field], list[PodSet]]] = {
     ("batch", "Job"): _job,
     ("jobset.x-k8s.io", "JobSet"): _jobset,
@@ -161,6 +225,9 @@ READERS: dict[tuple[str, str], Callable[[Field], list[PodSet]]] = {
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): _lws,
     ("apps", "Deployment"): _deployment,
     ("", "Pod"): _pod,
+    ("ray.io", "RayJob"): _rayjob,
+    ("ray.io", "RayCluster"): _raycluster,
+    ("ray.io", "RayService"): _rayservice,
 }
 
 
@@ -193,6 +260,11 @@ def from_manifest(manifest: Mapping[str, Any] | Field) -> Workload:
     if group == "batch.volcano.sh":
         scheduler, queue = VOLCANO, obj["spec"]["queue"].text("default")
         min_available = obj["spec"]["minAvailable"].count(pods)
+    elif queue is None and group == "ray.io" and labels.get(RAY_VOLCANO_QUEUE):
+        # KubeRay's Volcano batch scheduler: one PodGroup in the labelled queue, its
+        # minMember without the submitter (volcano_scheduler.go:73-90, 253-258).
+        scheduler, queue = VOLCANO, labels[RAY_VOLCANO_QUEUE]
+        min_available = sum(p.count for p in pod_sets if p.name != "submitter")
     elif queue is None and (
         pod_annotations.get(VOLCANO_QUEUE) or template["spec"]["schedulerName"].text() == VOLCANO
     ):
@@ -243,4 +315,9 @@ def _first_template(obj: Field) -> Field:
         return lwt["workerTemplate"] if lwt["leaderTemplate"].absent else lwt["leaderTemplate"]
     if "tasks" in spec.mapping():
         return spec["tasks"][0]["template"]
+    for key in ("rayClusterSpec", "rayClusterConfig"):
+        if key in spec.mapping():
+            return spec[key]["headGroupSpec"]["template"]
+    if "headGroupSpec" in spec.mapping():
+        return spec["headGroupSpec"]["template"]
     return Field(None)

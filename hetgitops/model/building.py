@@ -34,6 +34,8 @@ from hetgitops.model.policy import (
     Preemption,
     PriorityTier,
     Quota,
+    RayGroup,
+    RaySpec,
     RetiringFlavor,
     RetiringTopology,
     Taint,
@@ -110,6 +112,9 @@ def _fleet(doc: Document, spec: dict[str, Any], origin: Origin) -> Fleet:
         gpu_operator=parse_version(versions.get("gpuOperator")),
         targets=tuple(spec.get("targets", default_targets)),
         label_domain=spec.get("labelDomain", "hetgitops.io"),
+        koordinator_ratio=spec.get("koordinator", {}).get("resourceRatio", "1"),
+        koordinator_multi_quota_tree=spec.get("koordinator", {}).get("multiQuotaTree", True),
+        koordinator_min_quota_scale=spec.get("koordinator", {}).get("enableMinQuotaScale", False),
         gpu_operator_namespace=operator.get("namespace", "gpu-operator"),
         mig_strategy=operator.get("migStrategy", "mixed"),
         mig_config_name=operator.get("migConfigName", "hetgitops-mig-config"),
@@ -480,6 +485,9 @@ def _profile(doc: Document, spec: dict[str, Any], origin: Origin) -> WorkloadPro
     probes = spec.get("probes", {})
     topology = spec.get("topology", {})
     teams, card_types = spec.get("teams"), spec.get("cardTypes")
+    if card_types is None and spec.get("ray", {}).get("workerGroups"):
+        # Heterogeneous Ray groups name their card types: only those are eligible.
+        card_types = list(dict.fromkeys(g["cardType"] for g in spec["ray"]["workerGroups"]))
     return WorkloadProfile(
         name=doc.name,
         framework=spec["framework"],
@@ -507,6 +515,27 @@ def _profile(doc: Document, spec: dict[str, Any], origin: Origin) -> WorkloadPro
         topology_preferred=topology.get("preferred"),
         topology_required=topology.get("required"),
         origin=origin,
+        ray=_ray(spec.get("ray")),
+    )
+
+
+def _ray(spec: dict[str, Any] | None) -> RaySpec | None:
+    if spec is None:
+        return None
+    head = spec.get("head", {})
+    return RaySpec(
+        groups=tuple(
+            RayGroup(g["name"], g["cardType"], g.get("replicas", 1))
+            for g in spec.get("workerGroups", ())
+        ),
+        head_pool=head.get("pool"),
+        head_cpu=_quantity(head.get("cpu")),
+        head_memory=_quantity(head.get("memory")),
+        autoscaling=spec.get("autoscaling", False),
+        elastic=spec.get("elasticSlicing", False),
+        submission_mode=spec.get("submissionMode", "K8sJobMode"),
+        resource_name=spec.get("resourceName"),
+        serve_config=spec.get("serveConfigV2"),
     )
 
 

@@ -149,6 +149,11 @@ class Fleet:
     # said, Kueue's shipped defaults assumed).
     kueue_integrations: tuple[str, ...] | None = None
     kueue_fair_sharing: bool | None = None
+    # `spec.koordinator` (the koordinator target): profile resourceRatio, the MultiQuotaTree
+    # gate, ElasticQuotaArgs.enableMinQuotaScale.
+    koordinator_ratio: str = "1"
+    koordinator_multi_quota_tree: bool = True
+    koordinator_min_quota_scale: bool = False
 
     @property
     def kueue_api_version(self) -> str:
@@ -391,6 +396,31 @@ class PriorityTier:
 
 
 @dataclass(frozen=True)
+class RayGroup:
+    """One worker group of a heterogeneous Ray profile (`spec.ray.workerGroups[]`)."""
+
+    name: str
+    card_type: str
+    replicas: int
+
+
+@dataclass(frozen=True)
+class RaySpec:
+    """`spec.ray` of a rayjob / raycluster / rayservice profile. `groups` empty: one group of
+    `gang` workers per card type, one template per card type."""
+
+    groups: tuple[RayGroup, ...]
+    head_pool: str | None
+    head_cpu: str | None
+    head_memory: str | None
+    autoscaling: bool
+    elastic: bool
+    submission_mode: str
+    resource_name: str | None
+    serve_config: str | None
+
+
+@dataclass(frozen=True)
 class WorkloadProfile:
     name: str
     framework: str
@@ -418,6 +448,7 @@ class WorkloadProfile:
     topology_preferred: str | None
     topology_required: str | None
     origin: Origin
+    ray: RaySpec | None = None
 
 
 MANAGER, WORKER, STANDALONE = "manager", "worker", "standalone"

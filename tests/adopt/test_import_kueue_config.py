@@ -145,11 +145,13 @@ def _bundled_with(tmp_path: Path, configuration: str) -> api.Result:
     "configuration, warned",
     [
         # Kueue's shipped list: PyTorchJob is not in it (the bundled training profile warns).
-        ("{integrations: [batch/job, jobset.x-k8s.io/jobset, deployment]}", ["training.yaml:7"]),
+        ("{integrations: [batch/job, jobset.x-k8s.io/jobset, deployment, ray.io/rayjob, "
+         "ray.io/raycluster, ray.io/rayservice]}", ["training.yaml:7"]),
         ("{integrations: [batch/job, kubeflow.org/pytorchjob, jobset.x-k8s.io/jobset, "
-         "deployment]}", []),
+         "deployment, ray.io/rayjob, ray.io/raycluster, ray.io/rayservice]}", []),
         ("{integrations: [batch/job]}",
-         ["serving.yaml:7", "serving.yaml:25", "training.yaml:7", "training.yaml:34"]),
+         ["ray.yaml:9", "ray.yaml:32", "ray.yaml:51",
+          "serving.yaml:7", "serving.yaml:25", "training.yaml:7", "training.yaml:34"]),
     ],
 )  # fmt: skip
 def test_job_integration_reads_the_configurations_integrations(

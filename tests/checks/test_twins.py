@@ -53,12 +53,18 @@ def _qty(value: Any) -> int:
     return int(quantities.value_of(value))
 
 
+def _cohort_of(cq: dict[str, Any]) -> str | None:
+    """v1beta2's `cohortName`, v1beta1's `cohort`."""
+    found = cq["spec"].get("cohortName") or cq["spec"].get("cohort")
+    return str(found) if found else None
+
+
 def _kueue_ceilings(objs: Objects) -> dict[tuple[str, str, str], tuple[int, int, int]]:
     """(team, flavor, resource) -> (nominal, ceiling, kept = never lent)."""
     cqs = {name: o for (kind, name), o in objs.items() if kind == "ClusterQueue"}
     lent: dict[tuple[str, str, str], int] = {}
     for cq in cqs.values():
-        cohort = cq["spec"].get("cohortName")
+        cohort = _cohort_of(cq)
         for (flavor, resource), e in _entries(cq).items():
             if cohort:
                 key = (_root(objs, cohort), flavor, resource)
@@ -66,7 +72,7 @@ def _kueue_ceilings(objs: Objects) -> dict[tuple[str, str, str], tuple[int, int,
                 lent[key] = lent.get(key, 0) + min(lend, _qty(e["nominalQuota"]))
     found = {}
     for name, cq in cqs.items():
-        cohort = cq["spec"].get("cohortName")
+        cohort = _cohort_of(cq)
         for (flavor, resource), e in _entries(cq).items():
             nominal = _qty(e["nominalQuota"])
             if not cohort:
@@ -200,3 +206,77 @@ def test_the_twin_check_runs_on_every_scenario_with_both_targets() -> None:
     """It skipped 8 of 11 scenarios (no machine lacks a scenario): now each runs or is left out."""
     assert {"bundled", "isolated-pool", "no-mig"} <= set(TWINS)
     assert "volcano-only" not in TWINS and "kueue-only" not in TWINS
+
+
+# Koordinator, the third twin: every team x pool x resource of every scenario that renders
+# Kueue, rendered again with the `koordinator` target beside it.
+KUEUE_SCENARIOS = [
+    s
+    for s in SCENARIOS
+    if any(
+        "kueue" in doc["spec"].get("targets", ["kueue"])
+        for path in sorted(_policy(s).rglob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if isinstance(doc, dict) and doc.get("kind") == "Fleet"
+    )
+]
+TEAM_LABEL, POOL_LABEL = "/team", "/pool"
+LENT = "quota.scheduling.koordinator.sh/allow-lent-resource"
+
+
+def _label(obj: dict[str, Any], suffix: str) -> str | None:
+    labels = obj["metadata"].get("labels", {})
+    return next((v for k, v in labels.items() if k.endswith(suffix) and "hetgitops" in k), None)
+
+
+def _with_koordinator(scenario: str) -> tuple[Objects, list[Diagnostic]]:
+    options = api.Options(check_output=False, targets=("core", "kueue", "koordinator"))
+    result = api.render([_policy(scenario)], options)
+    assert not result.failed(), scenario
+    objs = {(m.kind, m.name): dict(m.obj) for m in result.manifests if m.applied}
+    return objs, result.diagnostics
+
+
+@pytest.mark.parametrize("scenario", KUEUE_SCENARIOS)
+def test_koordinator_and_kueue_ceilings_agree(scenario: str) -> None:
+    """min = nominal, max = Kueue's ceiling, allow-lent-resource = Kueue lends any of it;
+    every leaf carries every resource key of its tree (min and max alike)."""
+    objs, diagnostics = _with_koordinator(scenario)
+    leaves = {
+        (_label(o, TEAM_LABEL), _label(o, POOL_LABEL)): o["spec"]
+        for (kind, _), o in objs.items()
+        if kind == "ElasticQuota" and _label(o, TEAM_LABEL)
+    }
+    lends = {
+        (_label(o, TEAM_LABEL), _label(o, POOL_LABEL)): o["metadata"]["labels"][LENT] == "true"
+        for (kind, _), o in objs.items()
+        if kind == "ElasticQuota" and _label(o, TEAM_LABEL)
+    }
+    explained = {d.message for d in diagnostics if d.rule == "volcano-kueue-mismatch"}
+    keep: dict[tuple[str, str], bool] = {}
+    checked = 0
+    for (team, flavor, resource), (nominal, ceiling, kept) in _kueue_ceilings(objs).items():
+        key = (team, _pool(flavor))
+        spec = leaves[key]
+        assert set(spec["min"]) == set(spec["max"]), (scenario, key)
+        if resource not in spec["max"]:
+            # A resource of another pool's flavor in the ClusterQueue's group: 0 there.
+            assert (nominal, ceiling) == (0, 0), (scenario, key, resource)
+            continue
+        if resource in ("cpu", "memory"):
+            assert _qty(spec["max"][resource]) == ceiling, (scenario, key, resource)
+            continue
+        if resource in spec["min"]:
+            keep[key] = keep.get(key, False) or kept < nominal
+        checked += 1
+        found = (_qty(spec["min"][resource]), _qty(spec["max"][resource]))
+        if found == (nominal, ceiling):
+            continue
+        said = [m for m in explained if f"'{team}" in m and resource in m]
+        assert said, (scenario, key, resource, found, (nominal, ceiling))
+    assert checked
+    assert {k: lends[k] for k in keep} == keep, scenario
+
+
+def test_the_koordinator_twin_runs_on_the_bundled_fleet() -> None:
+    assert {"bundled", "kueue-only", "isolated-pool"} <= set(KUEUE_SCENARIOS)

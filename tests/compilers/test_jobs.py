@@ -85,7 +85,7 @@ def test_a_gang_whose_cpu_the_team_can_never_hold_gets_no_template() -> None:
 
 def test_bundled_routing(scenario_policy: Load) -> None:
     jobs = _jobs(scenario_policy("bundled"))
-    assert len(jobs) == 25
+    assert len(jobs) == 30
     research = sorted(f for f in jobs if f.startswith("data-filter/research/"))
     # research holds only MIG instances on the H100s, so no whole-card data-filter there
     assert research == [
@@ -402,3 +402,51 @@ def test_tree_refuses_to_overwrite_one_template_with_another() -> None:
     twice = [Manifest("jobs", {"kind": "Job"}, filename="p/a/b.yaml")] * 2
     with pytest.raises(ValueError, match=r"p/a/b\.yaml"):
         tree(twice)
+
+
+# -- koordinator -------------------------------------------------------------------------------
+
+KOORD_GOLDEN = REPO / "tests" / "cases" / "jobs" / "koordinator" / "expected"
+
+
+def test_bundled_koordinator_jobs_match_golden(scenario_policy: Load, update_golden: bool) -> None:
+    manifests, found = compile_jobs(scenario_policy("bundled"), scheduler="koordinator")
+    assert found == []
+    golden.check_tree(tree(manifests), KOORD_GOLDEN, update_golden)
+
+
+def test_koordinator_jobs_name_only_leaf_quotas_the_policy_defines(scenario_policy: Load) -> None:
+    """The quota label names a leaf the `koordinator` target renders in the pod's own pool (a
+    parent is refused by the pod webhook, pod_check.go:55-58; an unknown name falls silently
+    into koordinator-default-quota, :69-74); gang annotations from coscheduling.go:28-33; the
+    PriorityClass is the tier's in-band one."""
+    from hetgitops.compilers.koordinator import compile_koordinator
+
+    policy = scenario_policy("bundled")
+    rendered = compile_koordinator(policy)
+    leaves = {
+        m.name: m.obj["metadata"]["labels"]
+        for m in rendered
+        if m.kind == "ElasticQuota"
+        and m.obj["metadata"]["labels"]["quota.scheduling.koordinator.sh/is-parent"] == "false"
+    }
+    classes = {m.name for m in rendered if m.kind == "PriorityClass"}
+    jobs = _jobs(policy, scheduler="koordinator")
+    seen = 0
+    for name, job in jobs.items():
+        for pod in _pods(job):
+            labels = pod["metadata"]["labels"]
+            if pod["spec"].get("schedulerName") == "volcano":
+                continue  # a Volcano Job stays Volcano's
+            seen += 1
+            quota = labels["quota.scheduling.koordinator.sh/name"]
+            assert quota in leaves, name
+            assert leaves[quota]["hetgitops.io/pool"] == pod["spec"]["nodeSelector"].get(
+                "hetgitops.io/pool"
+            ), name
+            assert pod["spec"]["schedulerName"] == "koord-scheduler"
+            assert pod["spec"]["priorityClassName"] in classes
+    assert seen
+    gang = next(_pods(jobs["llm-pretrain/pretraining/a800-80gb.yaml"]))["metadata"]["annotations"]
+    assert gang["gang.scheduling.koordinator.sh/min-available"] == "4"
+    assert gang["gang.scheduling.koordinator.sh/name"] == "llm-pretrain-a800-80gb"

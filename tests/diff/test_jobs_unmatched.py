@@ -25,9 +25,14 @@ def test_a_renamed_pool_strands_the_templates_pinned_to_its_old_label(
     result = run_edits(tmp_path, monkeypatch, RENAME)
     (found,) = [h for h in result.hazards if h.rule == "jobs-unmatched"]
     assert found.subject == "Job templates for pool l40s-infer"
-    assert (
-        "(data-filter/finetune-vision/l40s-48gb.yaml, llm-serving/online-inference/l40s-48gb.yaml)"
-        in found.message
+    # ray-rlhf: only its rollout group (one of four Kueue pod sets) selected l40s-infer.
+    templates = (
+        "data-filter/finetune-vision/l40s-48gb.yaml, llm-serving/online-inference/l40s-48gb.yaml, "
+        "ray-rlhf/finetune-vision/a800-80gb+l40s-48gb.yaml, "
+        "ray-serve/online-inference/l40s-48gb.yaml"
+    )
+    assert f"4 job template(s) that `hetgitops jobs` rendered before this change ({templates})" in (
+        found.message
     )
     assert "re-render the job templates" in found.action
     queues = json.loads(dict(found.scope)["unmatched"])["queues"]
@@ -105,3 +110,38 @@ def test_live_counts_the_workloads_whose_pods_no_flavor_admits_now(
         {"online-inference": 1},
         {"online-inference": 1},
     )
+
+
+def test_live_counts_a_heterogeneous_ray_workload_one_of_whose_pod_sets_lost_its_flavor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kueue gives each pod set its own flavor: a RayJob whose head sits on the A800s and whose
+    rollout group sat on l40s-infer is stranded by the rename, though the head still fits."""
+    result = run_edits(tmp_path, monkeypatch, RENAME)
+    (found,) = [h for h in result.hazards if h.rule == "jobs-unmatched"]
+    a800 = {"hetgitops.io/card-type": "a800-80gb", "hetgitops.io/pool": "a800-train"}
+    l40s = {"hetgitops.io/card-type": "l40s-48gb", "hetgitops.io/pool": "l40s-infer"}
+    toleration = {"key": "hetgitops.io/pool", "operator": "Equal", "value": "a800-train"}
+
+    def pod_set(selector: dict[str, str], tolerations: list[object]) -> dict[str, object]:
+        spec = {"nodeSelector": selector, "tolerations": tolerations, "containers": []}
+        return {"template": {"spec": spec}}
+
+    def ray_workload(name: str, groups: list[dict[str, object]]) -> dict[str, object]:
+        head = pod_set(a800, [dict(toleration, effect="NoSchedule")])
+        return {
+            "metadata": {"name": name, "namespace": "ft-vision"},
+            "spec": {"queueName": "finetune-vision", "podSets": [head, *groups]},
+            "status": {},
+        }
+
+    work = LiveWork(
+        workloads=[
+            ray_workload("rayjob-ray-rlhf-x", [pod_set(l40s, [])]),
+            ray_workload(
+                "rayjob-a800-only", [pod_set(a800, [dict(toleration, effect="NoSchedule")])]
+            ),
+        ],
+        team_of_namespace={"ft-vision": "finetune-vision"},
+    )
+    assert dict(radius(found, work).pending) == {"finetune-vision": 1}

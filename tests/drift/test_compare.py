@@ -3,12 +3,15 @@ attribution from managedFields, ignore rules."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hetgitops.drift.compare import compare, display
 from hetgitops.drift.ignore import Ignores, pointer_segments
 from hetgitops.drift.ownership import Ownership, Writer
 from hetgitops.drift.schema import apply_defaults, is_quantity
+
+REPO = Path(__file__).resolve().parents[2]
 
 QUANTITY = {
     "anyOf": [{"type": "integer"}, {"type": "string"}],
@@ -262,3 +265,43 @@ def test_volcano_scheduler_actions_compare_as_volcano_splits_them() -> None:
     assert diffs('"enqueue, allocate"', '"enqueue, allocate,"') == [f"data.{key}"]
     assert diffs('"enqueue, allocate"', '"allocate, enqueue"') == [f"data.{key}"]
     assert diffs('"enqueue, allocate"', '"enqueue,allocate"', "other.conf") == ["data.other.conf"]
+
+
+def test_what_koordinator_writes_on_a_quota_is_no_drift() -> None:
+    """The accounting annotations, the defaulted shared-weight and status.used are Koordinator's
+    (apis/extension/elastic_quota.go:45-58, quota_topology.go:251-252); another annotation a
+    person adds is still reported."""
+    from hetgitops import api
+    from hetgitops.drift.objects import compare_object
+
+    rendered = api.render([REPO / "policies"], api.Options(targets=("koordinator",)))
+    desired = next(m for m in rendered.manifests if m.name == "pretraining-a800-train")
+    prefix = "quota.scheduling.koordinator.sh"
+    written = {
+        f"{prefix}/{name}": '{"nvidia.com/gpu":"80"}'
+        for name in ("runtime", "request", "child-request", "guaranteed", "allocated",
+                     "non-preemptible-request", "non-preemptible-used", "shared-weight",
+                     "unschedulable-resource", "total-resource", "admission")
+    }  # fmt: skip
+    meta = desired.obj["metadata"]
+    fields = {f"f:{key}": {} for key in [*written, "note"]}
+    live = {
+        **desired.obj,
+        "metadata": {
+            **meta,
+            "annotations": {**meta["annotations"], **written},
+            "managedFields": [
+                {
+                    "manager": "koord-manager",
+                    "operation": "Update",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:metadata": {"f:annotations": fields}},
+                }
+            ],
+        },
+        "status": {"used": {"nvidia.com/gpu": "8"}},
+    }
+    assert compare_object(desired, live, None, managers=("argocd-controller",)) == []
+    live["metadata"]["annotations"]["note"] = "x"
+    found = compare_object(desired, live, None, managers=("argocd-controller",))
+    assert [d.rule for d in found] == ["drift-added"]

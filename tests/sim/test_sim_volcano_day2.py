@@ -38,8 +38,8 @@ Obj = dict[str, Any]
 PREFIX = "sim-replay-"
 MANAGER = "hetgitops-sim-replay"
 GPU = "nvidia.com/gpu"
-# How long the webhook's queue informer may lag behind a write it is judged against.
-INFORMER_LAG = 1.0
+# How long the webhook's queue informer may take to see a write before the test gives up.
+INFORMER_DEADLINE = 60.0
 
 
 def _q(
@@ -135,8 +135,38 @@ def _real(sim: cluster.SimCluster, operation: str, arg: Any) -> tuple[bool, str]
             input=json.dumps(arg),
             check=False,
         )
-    time.sleep(INFORMER_LAG)
+    _barrier(sim)
     return result.returncode == 0, (result.stdout + result.stderr).strip()
+
+
+_barriers = iter(range(1_000_000))
+
+
+def _barrier(sim: cluster.SimCluster) -> None:
+    """Wait until the webhook's queue informer has seen every write made so far.
+
+    The webhook judges each request against its informer's cache, not the API server
+    (validate_queue.go:347, :397 of v1.14.1 read `config.QueueLister`), so a request made right
+    after a write may be judged on the state before it. The informer receives a resource's
+    events in resourceVersion order: once it has seen a queue created after those writes, it
+    has seen them all. That queue is a fresh empty `barrier-N` under root; the webhook shows it
+    has it by accepting a server-side dry run of a child under it, which it refuses with
+    "parent queue ... not found" until then (validate_queue.go:397-399)."""
+    name = f"barrier-{next(_barriers)}"
+    created = sim.kubectl("apply", "-f", "-", input=json.dumps(_q(name, "root")), check=False)
+    assert created.returncode == 0, f"cannot create the informer barrier {name}: {created.stderr}"
+    probe = json.dumps(_q(f"{name}-probe", name))
+    deadline = time.monotonic() + INFORMER_DEADLINE
+    while True:
+        seen = sim.kubectl("apply", "--dry-run=server", "-f", "-", input=probe, check=False)
+        if seen.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"the Volcano webhook did not see queue {PREFIX}{name} within "
+                f"{INFORMER_DEADLINE:.0f}s; its last answer: {seen.stderr.strip()}"
+            )
+        time.sleep(0.2)
 
 
 @pytest.fixture
@@ -147,8 +177,10 @@ def scratch_queues(sim: cluster.SimCluster) -> Iterator[None]:
 
 
 def _delete_scratch(sim: cluster.SimCluster) -> None:
-    """Children before parents, each gone before the next (the webhook refuses otherwise)."""
-    for _ in range(3):
+    """Children before parents: the webhook refuses a parent until its informer has seen its
+    children go, so leaves are deleted round after round until no scratch queue is left."""
+    deadline = time.monotonic() + INFORMER_DEADLINE
+    while True:
         listed = json.loads(
             sim.kubectl("get", "queues.scheduling.volcano.sh", "-o", "json").stdout
         )["items"]
@@ -156,10 +188,14 @@ def _delete_scratch(sim: cluster.SimCluster) -> None:
         mine = {name: q for name, q in mine.items() if name.startswith(PREFIX)}
         if not mine:
             return
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"scratch queues left after {INFORMER_DEADLINE:.0f}s: {sorted(mine)}"
+            )
         parents = {q["spec"].get("parent") for q in mine.values()}
         leaves = [name for name in mine if name not in parents]
-        sim.kubectl("delete", "queues.scheduling.volcano.sh", *leaves, check=False)
-        time.sleep(INFORMER_LAG)
+        sim.kubectl("delete", "--wait=false", "queues.scheduling.volcano.sh", *leaves, check=False)
+        time.sleep(0.5)
 
 
 def test_replay_agrees_with_the_real_webhook(

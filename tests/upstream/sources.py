@@ -2,11 +2,12 @@
 
 Every module but the GPU Operator is pinned by the simulated cluster's go.mod files
 (tests/simcluster/go), version and go.sum hash alike, so the CRDs the tests check against are
-those of the controllers the sim runs: Kueue, Volcano and NFD by their own components, and
-JobSet, LeaderWorkerSet and the training operator (v1 PyTorchJob, v2 TrainJob) by the versions
-Kueue v0.19.2 itself is built against (its go.mod). The GPU Operator's tags (v22.9 and later)
-are not valid Go module versions (its go.mod has no /vN suffix), so the proxy serves it only
-as pseudo-versions; it is pinned here by commit.
+those of the controllers the sim runs: Kueue, Volcano, NFD and Koordinator by their own
+components, and JobSet, LeaderWorkerSet, KubeRay and the training operator (v1 PyTorchJob, v2
+TrainJob) by the versions Kueue v0.19.2 itself is built against (its go.mod). The GPU
+Operator's tags (v22.9 and later) are not valid Go module versions (its go.mod has no /vN
+suffix), so the proxy
+serves it only as pseudo-versions; it is pinned here by commit.
 """
 
 from __future__ import annotations
@@ -173,6 +174,15 @@ def sources() -> tuple[Source, ...]:
             },
         ),
         Source(
+            "koordinator",
+            pinned_by_sim("koordinator", "github.com/koordinator-sh/koordinator"),
+            (
+                "config/crd/bases/scheduling.sigs.k8s.io_elasticquotas.yaml",
+                "config/crd/bases/quota.koordinator.sh_elasticquotaprofiles.yaml",
+                "config/crd/bases/scheduling.sigs.k8s.io_podgroups.yaml",
+            ),
+        ),
+        Source(
             "jobset",
             pinned_by_sim("kueue", "sigs.k8s.io/jobset"),
             ("config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml",),
@@ -182,6 +192,15 @@ def sources() -> tuple[Source, ...]:
             pinned_by_sim("kueue", "sigs.k8s.io/lws"),
             ("config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml",),
             {"docs/examples/sample/lws.yaml": "lws.yaml"},
+        ),
+        # KubeRay v1.6.2: the version Kueue v0.19.2 is built against (and the sim's operator).
+        Source(
+            "kuberay",
+            pinned_by_sim("kueue", "github.com/ray-project/kuberay/ray-operator"),
+            tuple(
+                f"config/crd/bases/ray.io_{kind}.yaml"
+                for kind in ("rayclusters", "rayjobs", "rayservices")
+            ),
         ),
         Source(
             "kubeflow",

@@ -4,11 +4,13 @@ Every decision is taken here, so templates only place values: which queue, which
 pods get probes. Keys of the context (documented for `--templates` authors):
 
 - `job`: name, namespace, labels, annotations, selector, gang, workers (= gang - 1), scheduler
-  (`kueue`, `volcano` or `default`), queue (LocalQueue or Volcano leaf queue; "" for default),
+  (`kueue`, `volcano`, `koordinator` or `default`), queue (LocalQueue, Volcano leaf queue or
+  Koordinator leaf ElasticQuota; "" for default),
   priority_class, suspend (bool: Kueue admits by un-suspending), port
 - `leader`, `worker`: pod settings of rank 0 and of the other pods (see `_pod`); only the
   leader listens on the rendezvous port, so only it gets probes
 - `profile`, `team`, `card`, `fleet`: names and facts for custom templates
+- `ray`: None, or a Ray profile's cluster (see ray_context.py)
 """
 
 from __future__ import annotations
@@ -16,11 +18,19 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, JobTarget
+from hetgitops.compilers.jobs.targets import KOORDINATOR, KUEUE, VOLCANO, JobTarget
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.model.policy import Policy, WorkloadProfile
 from hetgitops.plan.flavors import toleration
+from hetgitops.plan.koordinator_priority import koord_tiers
+from hetgitops.plan.koordinator_quota import leaf_quota_name
 from hetgitops.plan.node_labels import domain, pool_node_labels, topology_label
+from hetgitops.plan.ray import (
+    ELASTIC_ANNOTATION,
+    VOLCANO_PRIORITY_LABEL,
+    VOLCANO_QUEUE_LABEL,
+    is_ray,
+)
 from hetgitops.plan.routing import pod_request
 from hetgitops.plan.volcano_quota import leaf_queue_name
 
@@ -29,7 +39,7 @@ OWN_QUEUE = frozenset({"volcano-job", "pytorchjob"})
 # Frameworks whose gang is a leader pod set plus a worker pod set.
 TWO_POD_SETS = frozenset({"jobset", "pytorchjob", "leaderworkerset"})
 # Kueue's webhook suspends these itself, but a job created suspended never races admission.
-SUSPENDABLE = frozenset({"job", "jobset", "pytorchjob"})
+SUSPENDABLE = frozenset({"job", "jobset", "pytorchjob", "rayjob", "raycluster"})
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 TAS_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
@@ -37,6 +47,12 @@ TAS_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 TAS_GROUP = "kueue.x-k8s.io/podset-group-name"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 VOLCANO_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+# Koordinator v1.8.0: the pod's quota (apis/extension/elastic_quota.go:38) and its gang
+# (apis/extension/coscheduling.go:28-33); koord-scheduler is the chart's scheduler name.
+KOORD_QUOTA = "quota.scheduling.koordinator.sh/name"
+KOORD_GANG = "gang.scheduling.koordinator.sh/name"
+KOORD_GANG_MIN = "gang.scheduling.koordinator.sh/min-available"
+KOORD_SCHEDULER = "koord-scheduler"
 NAME_LABEL = "app.kubernetes.io/name"  # on every pod; a Deployment selects its pods by it
 READINESS_PERIOD = 10
 
@@ -155,17 +171,42 @@ def _pod_annotations(policy: Policy, target: JobTarget, queue: str) -> dict[str,
     # by the podgroup controller, which reads the queue from the pod annotation only.
     if target.scheduler == VOLCANO and profile.framework not in OWN_QUEUE:
         return {VOLCANO_QUEUE: queue}
+    if target.scheduler == KOORDINATOR and profile.gang > 1:
+        return {KOORD_GANG: job_name(target), KOORD_GANG_MIN: str(profile.gang)}
     return {}
+
+
+def _scheduler_name(target: JobTarget) -> str:
+    return {VOLCANO: VOLCANO, KOORDINATOR: KOORD_SCHEDULER}.get(target.scheduler, "")
+
+
+def _priority_class(policy: Policy, target: JobTarget) -> str:
+    """The tier's PriorityClass; under Koordinator the one inside its bands
+    (plan/koordinator_priority.py), since a value outside them is no priority class there."""
+    tier = target.profile.tier
+    if target.scheduler == KOORDINATOR and tier in koord_tiers(policy):
+        return koord_tiers(policy)[tier].name
+    return tier
+
+
+def _pod_labels(policy: Policy, target: JobTarget, queue: str) -> dict[str, str]:
+    """The identity labels; under Koordinator also the quota the pod counts against, only
+    ever a leaf the policy defines (a misspelled name falls silently into the default quota,
+    pkg/scheduler/plugins/elasticquota/plugin_helper.go:84-115)."""
+    labels = {**_identity(policy, target), NAME_LABEL: job_name(target)}
+    if target.scheduler == KOORDINATOR:
+        labels[KOORD_QUOTA] = queue
+    return dict(sorted(labels.items()))
 
 
 def _pod(policy: Policy, target: JobTarget, queue: str, *, leader: bool) -> dict[str, Any]:
     profile = target.profile
     liveness, readiness = _probes(target) if leader else (None, None)
     return {
-        "labels": dict(sorted({**_identity(policy, target), NAME_LABEL: job_name(target)}.items())),
+        "labels": _pod_labels(policy, target, queue),
         "annotations": _pod_annotations(policy, target, queue),
-        "scheduler_name": VOLCANO if target.scheduler == VOLCANO else "",
-        "priority_class_name": profile.tier,
+        "scheduler_name": _scheduler_name(target),
+        "priority_class_name": _priority_class(policy, target),
         "node_selector": _node_selector(policy, target),
         "tolerations": _tolerations(target),
         "image": _image(target),
@@ -221,6 +262,8 @@ def _queue(policy: Policy, target: JobTarget) -> str:
         return local_queue_name(policy.fleet, target.team)
     if target.scheduler == VOLCANO:
         return leaf_queue_name(target.team, target.route.pool.name)
+    if target.scheduler == KOORDINATOR:
+        return leaf_quota_name(target.team.name, target.route.pool.name)
     return ""
 
 
@@ -232,11 +275,19 @@ def _job_labels(policy: Policy, target: JobTarget, queue: str) -> dict[str, str]
         labels[policy.fleet.label("fleet")] = policy.fleet.cluster
     if target.scheduler == KUEUE:
         labels |= {KUEUE_QUEUE: queue, KUEUE_PRIORITY: target.profile.tier}
+    if target.scheduler == VOLCANO and is_ray(target.profile):
+        # KubeRay's Volcano batch scheduler (--batch-scheduler=volcano) builds the PodGroup.
+        labels |= {VOLCANO_QUEUE_LABEL: queue, VOLCANO_PRIORITY_LABEL: target.profile.tier}
     return dict(sorted(labels.items()))
 
 
 def _job_annotations(target: JobTarget) -> dict[str, str]:
-    """Volcano's podgroup controller takes the gang size of plain pods from their owner."""
+    """Volcano's podgroup controller takes the gang size of plain pods from their owner;
+    a Ray object asks Kueue for elastic workload slicing by annotation."""
+    ray = target.profile.ray
+    if is_ray(target.profile):
+        elastic = target.scheduler == KUEUE and ray is not None and ray.elastic
+        return {ELASTIC_ANNOTATION: "true"} if elastic else {}
     if target.scheduler == VOLCANO and target.profile.framework != "volcano-job":
         return {VOLCANO_MIN_MEMBER: str(target.profile.gang)}
     return {}
@@ -246,17 +297,23 @@ def context(policy: Policy, target: JobTarget) -> dict[str, Any]:
     """Everything a template needs; raises ContextError when the policy lacks an input."""
     profile, team, card = target.profile, target.team, target.card
     queue = _queue(policy, target)
+    ray: dict[str, Any] | None = None
+    if is_ray(profile):
+        from hetgitops.compilers.jobs.ray_context import ray_values  # needs this module
+
+        ray = ray_values(policy, target, queue)
+    name = ray["name"] if ray else job_name(target)
     job: dict[str, Any] = {
-        "name": job_name(target),
+        "name": name,
         "namespace": team.namespaces[0] if team.namespaces else team.name,
         "labels": _job_labels(policy, target, queue),
         "annotations": _job_annotations(target),
-        "selector": {NAME_LABEL: job_name(target)},
+        "selector": {NAME_LABEL: name},
         "gang": profile.gang,
         "workers": profile.gang - 1,
         "scheduler": target.scheduler,
         "queue": queue,
-        "priority_class": profile.tier,
+        "priority_class": _priority_class(policy, target),
         "suspend": target.scheduler == KUEUE and profile.framework in SUSPENDABLE,
         "port": profile.port,
     }
@@ -274,6 +331,7 @@ def context(policy: Policy, target: JobTarget) -> dict[str, Any]:
             "pools": [route.pool.name for route in target.routes],
         },
         "fleet": _fleet(policy),
+        "ray": ray,
     }
 
 

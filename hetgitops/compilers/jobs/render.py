@@ -48,6 +48,9 @@ TEMPLATES: Mapping[str, str] = {
     "volcano-job": "volcano-job.yaml.j2",
     "deployment": "deployment.yaml.j2",
     "leaderworkerset": "leaderworkerset.yaml.j2",
+    "rayjob": "rayjob.yaml.j2",
+    "raycluster": "raycluster.yaml.j2",
+    "rayservice": "rayservice.yaml.j2",
 }
 
 
@@ -299,11 +302,13 @@ def compile_jobs(
     profiles: Iterable[str] | None = None,
     teams: Iterable[str] | None = None,
     templates: Path | None = None,
+    scheduler: str | None = None,
 ) -> tuple[list[Manifest], list[Diagnostic]]:
-    """Job templates ordered by profile, team and card type (their file names), and findings."""
+    """Job templates ordered by profile, team and card type (their file names), and findings.
+    `scheduler` picks who queues every job but Volcano Jobs (default: the Fleet's targets)."""
     env, budget = environment(templates), RunBudget()
     wanted, team_names = _chosen(profiles), _chosen(teams)
-    selector = Selector(policy)
+    selector = Selector(policy, scheduler)
     manifests: list[Manifest] = []
     found: list[Diagnostic] = []
     for profile in policy.profiles.values():

@@ -3,7 +3,8 @@ updates the target systems refuse or handle badly, each with what to do.
 
 Judged from the two sides' manifests alone, so they stay right when the compilers change.
 Sources: Kueue v0.19 CRD transition rules (ResourceFlavor, LocalQueue, Topology), Volcano's
-queue webhook (child <= parent on every update), Kueue's resource-in-use finalizer, the
+queue webhook (child <= parent on every update), Koordinator's quota webhook (key sets, deletes,
+is-parent, tree ids), Kueue's resource-in-use finalizer, the
 Prune=false Namespace hetgitops writes and the immutable PriorityClass value. One module per
 kind of object; each rule's user text is registered with `@hazard_rule` (`registry`), and
 docs/diff.md's table is generated from it.
@@ -17,6 +18,7 @@ from hetgitops.diff.drains import Drain
 from hetgitops.diff.hazards import (
     flavor_transitions,
     flavors,
+    koordinator,
     mig,
     nodes,
     priorities,
@@ -63,5 +65,9 @@ def hazards(
         *mig.mig_mode_flips(drains),
         *mig.mig_repartitions(drains),
         *priorities.priority_class_recreated(before, after),
+        *koordinator.key_set_changed(before, after),
+        *koordinator.quota_removed(before, after),
+        *koordinator.is_parent_flipped(before, after),
+        *koordinator.tree_changed(before, after),
     ]
     return sorted(found, key=lambda h: (h.rule, h.subject))

@@ -186,10 +186,30 @@ def selection_changed(before: Sequence[Manifest], after: Sequence[Manifest]) -> 
     return bool(key(Queues(before)) != key(Queues(after)))
 
 
-def _admitted_by(specs: Sequence[Obj], flavors: Sequence[Flavor]) -> Flavor | None:
-    """The first flavor every pod set fits (Kueue gives a pod set one flavor; the templates'
-    pod sets all select alike)."""
-    return next((f for f in flavors if all(f.admits(s) for s in specs)), None)
+def _flavors_of(specs: Sequence[Obj], flavors: Sequence[Flavor]) -> list[Flavor] | None:
+    """The first flavor each pod set fits, in pod set order; None when one fits none. Kueue
+    gives every pod set its own flavor (flavorassigner.go, assignFlavors: one
+    PodSetAssignment per pod set), so a RayJob's worker groups may sit on two card types."""
+    found = []
+    for spec in specs:
+        flavor = next((f for f in flavors if f.admits(spec)), None)
+        if flavor is None:
+            return None
+        found.append(flavor)
+    return found
+
+
+def _lost(specs: Sequence[Obj], before: Sequence[Flavor], after: Sequence[Flavor]) -> Flavor | None:
+    """The old flavor of the first pod set no flavor admits after the change, when every pod
+    set had one before; else None."""
+    was = _flavors_of(specs, before)
+    if was is None:
+        return None
+    return next((f for f, s in zip(was, specs, strict=True) if not _fits_any(s, after)), None)
+
+
+def _fits_any(spec: Obj, flavors: Sequence[Flavor]) -> bool:
+    return any(f.admits(spec) for f in flavors)
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -249,15 +269,16 @@ def jobs_unmatched(
         before_flavors, after_flavors = old.of(local), new.of(local)
         if before_flavors is None or after_flavors is None:
             continue  # no queue before, or its LocalQueue is pruned: localqueue-removed's case
-        previous = _admitted_by(specs, before_flavors)
-        if previous is None or _admitted_by(specs, after_flavors) is not None:
+        previous = _lost(specs, before_flavors, after_flavors)
+        if previous is None:
             continue
         group = groups.setdefault(
             pool_label(previous.labels, previous.name), _Group([], {}, {}, template.origin)
         )
         group.templates.append(name)
         group.queues[local] = [f.as_json() for f in after_flavors]
-        group.was[previous.name] = previous.as_json()
+        for flavor in _flavors_of(specs, before_flavors) or ():
+            group.was[flavor.name] = flavor.as_json()
     for pool, group in sorted(groups.items()):
         count = len(group.templates)
         if group.volcano:
@@ -305,4 +326,4 @@ def unmatched_workload(workload: Obj, value: str) -> bool:
         return False
     was = [Flavor.from_json(v) for v in scope["was"].values()]
     now = [Flavor.from_json(v) for v in scope["queues"][local]]
-    return _admitted_by(specs, was) is not None and _admitted_by(specs, now) is None
+    return _lost(specs, was, now) is not None
