@@ -258,20 +258,19 @@ def _why(sim: cluster.SimCluster, pod: Obj) -> str:
 # Day-2 changes the real webhook refuses in Argo CD's order (waves ascending: profiles,
 # parents, leaves; prunes last), by (change, direction): the outcome and the rule.
 # - "staged": converges once the removed quotas are pruned first and the rest applied leaves
-#   before parents: a parent's min may not drop under its children's sum
-#   (quota_topology_check.go:292-300) while the children still hold the old min.
+#   before parents (a parent's min may not drop under its children's sum,
+#   quota_topology_check.go:292-300). None since the render labels every quota
+#   allow-force-update (:266-268).
 # - "recreate": no order converges: the set of resource keys changes, and a quota's max keys
 #   must equal its parent's and children's (quota_topology_check.go:213-253, koordinator
-#   #1747); only deleting the tree and creating it again does.
-SHRINK = "checkMinQuotaSum all children's MinQuota > current MinQuota"
+#   #1747); only deleting the tree and creating it again does. hetgitops' `diff` must say
+#   so with the hazard koordinator-key-set-changed (checked below).
 KEYS_DIFFER = "max keys are not the same with"
 EXPECTED: dict[tuple[str, str], tuple[str, str]] = {
-    ("grow-quota", "revert"): ("staged", SHRINK),
-    ("shrink-quota", "forward"): ("staged", SHRINK),
-    ("remove-team", "forward"): ("staged", SHRINK),
     ("repartition-mig", "forward"): ("recreate", KEYS_DIFFER),
     ("repartition-mig", "revert"): ("recreate", KEYS_DIFFER),
 }
+KEY_HAZARD = "koordinator-key-set-changed"
 # A new pool's root quota counts its nodes only once nfd-master has labelled them and the
 # profile controller has requeued (profile_controller.go:236, every 10 s): until then its
 # children are refused (:276-284). Argo CD's retry converges; so does the replay's.
@@ -375,6 +374,7 @@ def test_day2_change_replays_through_the_real_webhook(
     leaves its root quota behind (the controller sets no owner reference,
     profile_controller.go:202-215): the harness deletes it by hand, as an operator must."""
     after, after_tree = render_with_koordinator(tmp_path, change)
+    predicted = {h.rule for h in diff_hazards(koord_fleet.parent / "policy", after_tree)}
     policyfleet.create_from(sim, after)  # new nodes come before the policy that uses them
     seen: dict[tuple[str, str], tuple[str, str]] = {}
     orphans = sorted(roots(koord_fleet) - roots(after_tree))
@@ -395,6 +395,22 @@ def test_day2_change_replays_through_the_real_webhook(
     assert {k: v[0] for k, v in refused.items()} == {k: v[0] for k, v in expected.items()}, refused
     for key, (_, rule) in expected.items():
         assert rule in refused[key][1], refused[key]
+    # `diff` predicts exactly the changes no order syncs.
+    recreated = any(outcome == "recreate" for outcome, _ in refused.values())
+    assert (KEY_HAZARD in predicted) == recreated, predicted
+
+
+def diff_hazards(before_policy: Path, after_tree: Path) -> list[Any]:
+    """hetgitops' day-2 hazards of the Koordinator objects, before -> after (as `diff`)."""
+    from hetgitops import api
+    from hetgitops.diff.hazards import hazards
+
+    def manifests(policy_dir: Path) -> list[Any]:
+        result = api.render([policy_dir], api.Options(targets=(TARGET,), now=NOW))
+        assert not result.failed()
+        return [m for m in result.manifests if m.applied]
+
+    return hazards(manifests(before_policy), manifests(after_tree.parent / "policy"), [])
 
 
 def _delete_roots(sim: cluster.SimCluster, names: list[str]) -> None:
