@@ -153,3 +153,20 @@ def test_a_pod_requesting_a_resource_its_quota_lacks(
     ]
     said = _messages(policy, jobs, "koordinator-quota-label")
     assert said and all("does not list koordinator.sh/gpu-core" in m for m in said), said
+
+
+def test_a_root_without_the_is_parent_quota_label(
+    rendered: tuple[Policy, list[Manifest]],
+) -> None:
+    """The real webhook refuses every child of a root whose profile has no quotaLabels
+    is-parent (tests/sim/test_sim_koordinator.py, quota_topology_check.go:196-198)."""
+    policy, manifests = rendered
+    out = []
+    for m in manifests:
+        if m.kind == "ElasticQuotaProfile":
+            obj = copy.deepcopy(dict(m.obj))
+            obj["spec"].pop("quotaLabels")
+            m = replace(m, obj=obj)
+        out.append(m)
+    said = _messages(policy, out, koordinator_rules.WEBHOOK)
+    assert said and all("a profile's root without" in s for s in said), said

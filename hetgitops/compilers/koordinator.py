@@ -74,6 +74,11 @@ def _profile(fleet: Fleet, tree: TreePlan) -> Manifest:
             "quotaName": tree.root,
             "resourceRatio": tree.ratio,
             "nodeSelector": {"matchLabels": dict(tree.node_selector)},
+            # The controller copies quotaLabels onto the root quota it writes
+            # (pkg/quota-controller/profile/profile_controller.go:184-188) and labels nothing
+            # else: without is-parent there the webhook refuses every child of the root
+            # (quota_topology_check.go:196-198, seen in tests/sim/test_sim_koordinator.py).
+            "quotaLabels": {IS_PARENT: "true"},
         },
     }
     return Manifest(TARGET, obj, tree.origin, depth=0)

@@ -111,8 +111,9 @@ def _self(quota: _Quota) -> Iterator[str]:
         yield f"the name {quota.name} is Koordinator's own"
 
 
-def _roots(manifests: list[Manifest]) -> dict[str, tuple[str, list[str]]]:
-    """Root quota name -> (tree id, resource keys) of each rendered profile."""
+def _roots(manifests: list[Manifest]) -> dict[str, tuple[str, list[str], bool]]:
+    """Root quota name -> (tree id, resource keys, is a parent) of each rendered profile: the
+    root carries only the profile's quotaLabels (profile_controller.go:184-188)."""
     found = {}
     for m in manifests:
         if m.kind != "ElasticQuotaProfile":
@@ -124,13 +125,20 @@ def _roots(manifests: list[Manifest]) -> dict[str, tuple[str, list[str]]]:
             keys = [str(k) for k in json.loads(text)] if text else ["cpu", "memory"]
         except (TypeError, ValueError):
             keys = ["cpu", "memory"]
-        found[str(_map(m.obj.get("spec")).get("quotaName", ""))] = (tree, keys)
+        spec = _map(m.obj.get("spec"))
+        parent = _map(spec.get("quotaLabels")).get(f"{PREFIX}/is-parent") == "true"
+        found[str(spec.get("quotaName", ""))] = (tree, keys, parent)
     return found
 
 
 def _topology(quota: _Quota, quotas: dict[str, _Quota], roots: Mapping[str, Any]) -> Iterator[str]:
     if quota.parent in roots:
-        tree, keys = roots[quota.parent]
+        tree, keys, is_parent = roots[quota.parent]
+        if not is_parent:
+            yield (
+                f"its parent {quota.parent} is a profile's root without "
+                '`quotaLabels: {is-parent: "true"}` (quota_topology_check.go:196-198)'
+            )
         parent_keys, parent_min = set(keys), None
     elif quota.parent in quotas:
         parent = quotas[quota.parent]

@@ -56,6 +56,22 @@ _KWOK_STAGES = "kustomize/stage"
 _ARGOCD_CRDS = "manifests/crds"
 _FLUX_CRDS = "config/crd/bases"
 _RAY_CRDS = "config/crd/bases"
+_KOORD_CRDS = "config/crd/bases"
+_KOORD_CRD_FILES = (
+    "analysis.koordinator.sh_recommendations",
+    "config.koordinator.sh_clustercolocationprofiles",
+    "quota.koordinator.sh_elasticquotaprofiles",
+    "scheduling.koordinator.sh_clusternetworktopologies",
+    "scheduling.koordinator.sh_devices",
+    "scheduling.koordinator.sh_podmigrationjobs",
+    "scheduling.koordinator.sh_reservations",
+    "scheduling.koordinator.sh_scheduleexplanations",
+    "scheduling.sigs.k8s.io_elasticquotas",
+    "scheduling.sigs.k8s.io_podgroups",
+    "slo.koordinator.sh_nodemetrics",
+    "slo.koordinator.sh_nodeslos",
+    "topology.node.k8s.io_noderesourcetopologies",
+)
 
 COMPONENTS: dict[str, Component] = {
     c.name: c
@@ -164,6 +180,26 @@ COMPONENTS: dict[str, Component] = {
             data={
                 f"{_RAY_CRDS}/ray.io_{kind}.yaml": f"crd-{kind}.yaml"
                 for kind in ("rayclusters", "rayjobs", "rayservices")
+            },
+        ),
+        # The real Koordinator (tests/simcluster/koordinator.py, started on demand): koord-manager
+        # (quota webhooks, pod webhooks, quota-profile controller) and koord-scheduler. Every CRD
+        # of the module (koord-scheduler waits for informers of most of them), and upstream's
+        # webhook configurations with their kustomize patch (namespaceSelector of the pod hooks).
+        Component(
+            "koordinator",
+            "github.com/koordinator-sh/koordinator",
+            {
+                "koord-manager": "github.com/koordinator-sh/koordinator/cmd/koord-manager",
+                "koord-scheduler": "github.com/koordinator-sh/koordinator/cmd/koord-scheduler",
+            },
+            data={
+                **{
+                    f"{_KOORD_CRDS}/{f}.yaml": f"crd-{f.split('_')[1]}.yaml"
+                    for f in _KOORD_CRD_FILES
+                },
+                "config/webhook/manifests.yaml": "koordinator-webhooks.yaml",
+                "config/webhook/patch_manifests.yaml": "koordinator-webhook-patches.yaml",
             },
         ),
         # The real Argo CD (tests/simcluster/argocd.py): one multi-call binary, started as

@@ -73,7 +73,8 @@ ARGOCD_DAEMONS = (
 )
 # The KubeRay operator (tests/simcluster/kuberay.py), started by the tests that need it.
 KUBERAY_DAEMONS = ("ray-operator",)
-ON_DEMAND_DAEMONS = FLUX_DAEMONS + ARGOCD_DAEMONS + KUBERAY_DAEMONS
+KOORDINATOR_DAEMONS = ("koord-manager", "koord-scheduler")  # tests/simcluster/koordinator.py
+ON_DEMAND_DAEMONS = FLUX_DAEMONS + ARGOCD_DAEMONS + KUBERAY_DAEMONS + KOORDINATOR_DAEMONS
 # Integrations for the kinds `hetgitops jobs` renders. kubeflow.org/pytorchjob is off by default
 # since Kueue v0.19.0 and must be listed, or a PyTorchJob would never be queued.
 KUEUE_FRAMEWORKS = (
