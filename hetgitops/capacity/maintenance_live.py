@@ -13,6 +13,7 @@ from typing import Any
 
 from hetgitops.live import resources
 from hetgitops.live import workloads as wl
+from hetgitops.live.session import Unavailable, reading
 
 Obj = Mapping[str, Any]
 
@@ -89,29 +90,16 @@ def on_nodes(
     return LiveOnNodes(server, tuple(rows), other, daemon)
 
 
-class LiveUnavailable(Exception):
-    """The cluster could not be read (unreachable, forbidden, a bad kubeconfig): exit 4."""
+LiveUnavailable = Unavailable  # what `capacity --without --kubeconfig` raises: exit 4
 
 
 def read(
     nodes: Set[str], *, kueue_api_version: str, kubeconfig: Path | None, context: str | None
 ) -> LiveOnNodes:
-    from hetgitops.live.client import Cluster, ClusterError, Forbidden, NotServed, RequestFailed
-
-    try:
-        cluster = Cluster(kubeconfig, context)
-    except ClusterError as exc:
-        raise LiveUnavailable(str(exc)) from None
-    try:
+    with reading(kubeconfig, context) as cluster:
         listed = cluster.list(resources.workloads(kueue_api_version))
         pods = cluster.list(resources.PODS)
         jobs = cluster.list(resources.JOBS)
-    except Forbidden as exc:
-        raise LiveUnavailable(f"the kubeconfig may not list {exc.what}: {exc.message}") from None
-    except (ClusterError, RequestFailed, NotServed) as exc:
-        raise LiveUnavailable(f"cannot read the cluster at {cluster.server}: {exc}") from None
-    finally:
-        cluster.close()
     found = on_nodes(listed, pods, nodes, jobs=jobs, server=cluster.server)
     return LiveOnNodes(
         found.server, found.workloads, found.other_pods, found.daemon_pods, cluster.requests

@@ -36,6 +36,7 @@ from hetgitops.diff.hazards.jobs import unmatched_workload
 from hetgitops.diff.live_capacity import capacity_text, value
 from hetgitops.live import resources
 from hetgitops.live.client import Cluster, NotServed
+from hetgitops.live.session import Unavailable, reading
 from hetgitops.live.workloads import (
     admission,
     assigned_flavors,
@@ -326,8 +327,7 @@ def annotate(hazards: Sequence[Hazard], work: LiveWork) -> list[Hazard]:
     ]
 
 
-class LiveUnavailable(Exception):
-    """The cluster could not be read (unreachable, forbidden, a bad kubeconfig): exit 4."""
+LiveUnavailable = Unavailable  # what `diff --kubeconfig` raises: exit 4
 
 
 def with_live_radius(
@@ -339,18 +339,6 @@ def with_live_radius(
     context: str | None = None,
 ) -> tuple[list[Hazard], int]:
     """Read the cluster once and annotate `hazards`; returns them and the requests made."""
-    from hetgitops.live.client import ClusterError, Forbidden, RequestFailed
-
-    try:
-        cluster = Cluster(kubeconfig, context)
-    except ClusterError as exc:
-        raise LiveUnavailable(str(exc)) from None
-    try:
+    with reading(kubeconfig, context) as cluster:
         work = read(cluster, kueue_api_version, team_of_namespace)
-    except Forbidden as exc:
-        raise LiveUnavailable(f"the kubeconfig may not list {exc.what}: {exc.message}") from None
-    except (ClusterError, RequestFailed, NotServed) as exc:
-        raise LiveUnavailable(f"cannot read the cluster at {cluster.server}: {exc}") from None
-    finally:
-        cluster.close()
     return annotate(hazards, work), work.requests
