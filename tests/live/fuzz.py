@@ -326,16 +326,15 @@ def _explain_workload(s: Seed, cluster: FakeCluster) -> str:
 
 
 def _diff(s: Seed, cluster: FakeCluster) -> str:
-    from hetgitops.diff import blast
     from hetgitops.diff import run as diff_run
 
     result = copy.copy(s.diff)
-    original = blast.Cluster
-    blast.Cluster = lambda *a: cluster  # type: ignore[assignment,misc]
+    original = client.Cluster  # opened by live.session.reading, looked up when it runs
+    client.Cluster = lambda *a: cluster  # type: ignore[assignment,misc]
     try:
         diff_run.read_live_radius(result, kubeconfig=None, context=None)
     finally:
-        blast.Cluster = original  # type: ignore[misc]
+        client.Cluster = original  # type: ignore[misc]
     return "\n".join(f"{h.rule}|{h.subject}|{h.live}" for h in result.hazards)
 
 
