@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hetgitops.adopt import multikueue, nvidia
+from hetgitops.adopt import koordinator, multikueue, nvidia
 from hetgitops.adopt.infer import fleet
 from hetgitops.adopt.infer.cards import card_types
 from hetgitops.adopt.infer.documents import Inferred, document
@@ -42,6 +42,7 @@ def infer(
     inferred = Inferred(fleet.fleet(by_kind, cluster, versions))
     inferred.diagnostics.extend(fleet.not_imported(by_kind))
     inferred.diagnostics.extend(multikueue.report(by_kind))
+    inferred.diagnostics.extend(koordinator.report(by_kind))
     gpu = nvidia.read(by_kind)
     inferred.diagnostics.extend(gpu.diagnostics)
     found = find_pools(by_kind, catalogue, inferred, gpu)
