@@ -1,13 +1,20 @@
-"""Adopt stage: Koordinator's quota trees (ElasticQuotaProfiles and ElasticQuotas), read and
-reported, not yet translated.
+"""Adopt stage: Koordinator's quota trees (ElasticQuotaProfiles and ElasticQuotas).
 
-The `koordinator` target renders them, but import does not read them back into pools, teams
-and lending yet: until it does, every object of a tree is named with what it holds (its pool
-selector and ratio, its parent, min, max and namespaces), so that nothing read is left out in
-silence. Koordinator's own quotas (the reserved names, apis/extension/elastic_quota.go:30-32)
-are Koordinator's and not reported; a profile's root quota (its `spec.quotaName`) is written
-by the profile controller (pkg/quota-controller/profile/profile_controller.go:140-177) and is
-reported with the profile that makes it.
+A tree is adopted when its profile selects one imported pool by the pool label (what the
+`koordinator` target writes): the Fleet then renders the `koordinator` target, with the
+profiles' common `resourceRatio`, and the round trip compares every profile and quota of the
+tree with the render (`compared`). The tiers' in-band PriorityClasses (`<tier>-koord`) are the
+target's, not tiers of their own. The teams, their min and max, lending, namespaces and
+cohorts come from the same policy as Kueue's and Volcano's: a quota that says something else
+is a located `import-field-changes`, one the policy does not render `import-object-not-adopted`.
+
+A tree no profile of which selects an imported pool (a hand-written tree on its own) is not
+translated: every object of it is named with what it holds (its pool selector and ratio, its
+parent, min, max and namespaces), so that nothing read is left out in silence. Koordinator's
+own quotas (the reserved names, apis/extension/elastic_quota.go:30-32) are Koordinator's and
+not reported; a profile's root quota (its `spec.quotaName`) is written by the profile
+controller (pkg/quota-controller/profile/profile_controller.go:140-177): reported with the
+profile that makes it, and never compared.
 """
 
 from __future__ import annotations
@@ -18,8 +25,13 @@ from typing import Any
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import Imported
 from hetgitops.diagnostics import Diagnostic
+from hetgitops.drift.normalise import KOORDINATOR_ANNOTATIONS
+from hetgitops.model import quantities
+from hetgitops.plan.koordinator_priority import SUFFIX, band_of
 from hetgitops.plan.koordinator_quota import RESERVED_NAMES
 
+GROUPS = ("quota.koordinator.sh", "scheduling.sigs.k8s.io")
+TARGET = "koordinator"
 PROFILE = "ElasticQuotaProfile"
 QUOTA = "ElasticQuota"
 KINDS = (PROFILE, QUOTA)
@@ -92,3 +104,98 @@ def report(by_kind: Mapping[str, Sequence[Imported]]) -> list[Diagnostic]:
             continue
         found.append(finding("import-kind-not-imported", _quota(item, roots), item.span))
     return found
+
+
+def _pool_selected(profile: Imported, pools: set[str]) -> str | None:
+    """The imported pool a profile selects by its pool label alone, else None."""
+    selector = _spec(profile).get("nodeSelector")
+    labels = selector.get("matchLabels") if isinstance(selector, Mapping) else None
+    if not isinstance(labels, Mapping) or len(labels) != 1:
+        return None
+    ((key, value),) = labels.items()
+    return str(value) if str(key).endswith("/pool") and str(value) in pools else None
+
+
+def adopt(
+    by_kind: Mapping[str, Sequence[Imported]], pools: Sequence[str], fleet: dict[str, Any]
+) -> set[str]:
+    """Turns the `koordinator` target on in `fleet` (its spec) when a profile selects one of
+    `pools`; returns the PriorityClass names that are the target's (none when it stays off)."""
+    names = set(pools)
+    adopted = [p for p in by_kind.get(PROFILE, ()) if _pool_selected(p, names) is not None]
+    if not adopted:
+        return set()
+    targets = fleet["targets"]
+    if TARGET not in targets:
+        targets.append(TARGET)
+    ratios = {str(_spec(p).get("resourceRatio", "1")) for p in adopted}
+    if len(ratios) == 1 and ratios != {"1"}:  # several: the round trip reports the others
+        fleet["koordinator"] = {"resourceRatio": ratios.pop()}
+    classes = {c.name for c in by_kind.get("PriorityClass", ())}
+    return {n for n in classes if n.endswith(SUFFIX) and n.removesuffix(SUFFIX) in classes}
+
+
+def adopted(targets: Sequence[str]) -> bool:
+    return TARGET in targets
+
+
+def roots(imported: Sequence[Imported]) -> set[str]:
+    """The root quotas the profile controller writes (each profile's quotaName), and
+    Koordinator's own: neither is the policy's."""
+    named = {str(_spec(p).get("quotaName")) for p in imported if p.kind == PROFILE}
+    return named | set(RESERVED_NAMES)
+
+
+def _kept(obj: Mapping[str, Any], field: str, ignored: tuple[str, ...]) -> dict[str, str]:
+    """Koordinator's labels or annotations of the object, without what its controllers write."""
+    values = (obj.get("metadata") or {}).get(field) or {}
+    return {
+        str(k): str(v)
+        for k, v in values.items()
+        if str(k).startswith(f"{_PREFIX}/") and str(k) not in ignored
+    }
+
+
+def compared(obj: Mapping[str, Any], *, live: bool) -> dict[str, Any]:
+    """What the round trip compares of a profile or quota: its spec (quantities normalised
+    on the imported side) and Koordinator's labels and annotations, which carry the tree
+    (parent, is-parent, tree-id, allow-lent-resource, namespaces, resource-keys); what the
+    controllers write (drift's list) is left out."""
+    spec = obj.get("spec")
+    spec = dict(spec) if isinstance(spec, Mapping) else {}
+    if live:
+        for field in ("min", "max"):
+            if isinstance(spec.get(field), Mapping):
+                spec[field] = {r: quantities.normalize(str(q)) for r, q in spec[field].items()}
+    found: dict[str, Any] = {"spec": spec}
+    labels = _kept(obj, "labels", ())
+    notes = _kept(obj, "annotations", KOORDINATOR_ANNOTATIONS)
+    if obj.get("kind") == QUOTA and live:
+        # What an absent label means: the webhook writes the root as the parent of a quota
+        # that names none (pkg/webhook/elasticquota/quota_topology.go:230-233); is-parent is
+        # "true" or not a parent, allow-lent-resource anything but "false" lends
+        # (apis/extension/elastic_quota.go:69-75).
+        labels.setdefault(f"{_PREFIX}/parent", "koordinator-root-quota")
+        labels.setdefault(f"{_PREFIX}/is-parent", "false")
+        labels.setdefault(f"{_PREFIX}/allow-lent-resource", "true")
+    if labels:
+        found["labels"] = labels
+    if notes:
+        found["annotations"] = notes
+    return found
+
+
+def preemptible(
+    by_kind: Mapping[str, Sequence[Imported]], classes: set[str], tiers: Sequence[dict[str, Any]]
+) -> None:
+    """A tier whose own value lies outside every band and whose in-band class is in
+    koord-batch is preemptible: the target maps exactly the preemptible tiers there
+    (plan/koordinator_priority.py), and nothing else in the cluster says it."""
+    values = {c.name: c.obj.get("value") for c in by_kind.get("PriorityClass", ())}
+    for tier in tiers:
+        name = str(tier["metadata"]["name"])
+        own, mapped = values.get(name), values.get(f"{name}{SUFFIX}")
+        if f"{name}{SUFFIX}" not in classes or not isinstance(mapped, int):
+            continue
+        if isinstance(own, int) and band_of(own) is None and band_of(mapped) == "koord-batch":
+            tier["spec"]["preemptible"] = True

@@ -42,7 +42,6 @@ def infer(
     inferred = Inferred(fleet.fleet(by_kind, cluster, versions))
     inferred.diagnostics.extend(fleet.not_imported(by_kind))
     inferred.diagnostics.extend(multikueue.report(by_kind))
-    inferred.diagnostics.extend(koordinator.report(by_kind))
     gpu = nvidia.read(by_kind)
     inferred.diagnostics.extend(gpu.diagnostics)
     found = find_pools(by_kind, catalogue, inferred, gpu)
@@ -50,7 +49,12 @@ def infer(
     cards = card_types(found, catalogue, inferred)
     lending = pool_lending(by_kind, cards)
     inferred.pools.extend(lending.documents())
-    tier_names = tiers(by_kind, inferred)
+    spec = inferred.fleet["spec"]
+    koord_classes = koordinator.adopt(by_kind, [p.name for p in found.pools], spec)
+    if not koordinator.adopted(spec["targets"]):  # else the round trip compares the trees
+        inferred.diagnostics.extend(koordinator.report(by_kind))
+    tier_names = tiers(by_kind, inferred, skip=koord_classes)
+    koordinator.preemptible(by_kind, koord_classes, inferred.tiers)
     teams(by_kind, lending.pools, cards.lifecycles, tier_names, inferred)
     volcano_teams(by_kind, found.pools, tier_names, inferred)
     namespace_quotas(by_kind, inferred)
