@@ -19,6 +19,7 @@ profile that makes it, and never compared.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,7 @@ PROFILE = "ElasticQuotaProfile"
 QUOTA = "ElasticQuota"
 KINDS = (PROFILE, QUOTA)
 _PREFIX = "quota.scheduling.koordinator.sh"
+_RATIO = re.compile(r"0\.[0-9]*[1-9][0-9]*|1(\.0+)?")
 _WHY = (
     "import does not read Koordinator quota trees back into the policy yet; it stays as it "
     "is, outside the policy"
@@ -106,33 +108,70 @@ def report(by_kind: Mapping[str, Sequence[Imported]]) -> list[Diagnostic]:
     return found
 
 
-def _pool_selected(profile: Imported, pools: set[str]) -> str | None:
-    """The imported pool a profile selects by its pool label alone, else None."""
+def _pool_selected(
+    profile: Imported, pools: Mapping[str, Sequence[Mapping[str, str]]]
+) -> str | None:
+    """The imported pool a profile selects: by the pool label the target writes, or by
+    labels that select every node of exactly one pool and no node of another; else None."""
     selector = _spec(profile).get("nodeSelector")
     labels = selector.get("matchLabels") if isinstance(selector, Mapping) else None
-    if not isinstance(labels, Mapping) or len(labels) != 1:
+    if not isinstance(labels, Mapping) or not labels:
         return None
-    ((key, value),) = labels.items()
-    return str(value) if str(key).endswith("/pool") and str(value) in pools else None
+    if len(labels) == 1:
+        ((key, value),) = labels.items()
+        if str(key).endswith("/pool") and str(value) in pools:
+            return str(value)
+    wanted = {str(k): str(v) for k, v in labels.items()}
+
+    def selects(node: Mapping[str, str]) -> bool:
+        return all(node.get(k) == v for k, v in wanted.items())
+
+    hits = {name for name, nodes in pools.items() if any(selects(n) for n in nodes)}
+    if len(hits) != 1:
+        return None
+    name = hits.pop()
+    return name if all(selects(n) for n in pools[name]) else None
 
 
 def adopt(
-    by_kind: Mapping[str, Sequence[Imported]], pools: Sequence[str], fleet: dict[str, Any]
+    by_kind: Mapping[str, Sequence[Imported]],
+    pools: Mapping[str, Sequence[Mapping[str, str]]],
+    fleet: dict[str, Any],
 ) -> set[str]:
     """Turns the `koordinator` target on in `fleet` (its spec) when a profile selects one of
-    `pools`; returns the PriorityClass names that are the target's (none when it stays off)."""
-    names = set(pools)
-    adopted = [p for p in by_kind.get(PROFILE, ()) if _pool_selected(p, names) is not None]
+    `pools` (name -> its nodes' labels); returns the PriorityClass names that are the
+    target's (none when it stays off)."""
+    adopted = [p for p in by_kind.get(PROFILE, ()) if _pool_selected(p, pools) is not None]
     if not adopted:
         return set()
     targets = fleet["targets"]
     if TARGET not in targets:
         targets.append(TARGET)
     ratios = {str(_spec(p).get("resourceRatio", "1")) for p in adopted}
-    if len(ratios) == 1 and ratios != {"1"}:  # several: the round trip reports the others
+    # One ratio the policy can say (in (0, 1], schemas/fleet.schema.json); several, or one
+    # the policy refuses, stay at the default and the round trip reports each profile's.
+    if len(ratios) == 1 and ratios != {"1"} and _RATIO.fullmatch(next(iter(ratios))):
         fleet["koordinator"] = {"resourceRatio": ratios.pop()}
     classes = {c.name for c in by_kind.get("PriorityClass", ())}
     return {n for n in classes if n.endswith(SUFFIX) and n.removesuffix(SUFFIX) in classes}
+
+
+def not_rendered(item: Imported) -> str:
+    """Why a profile or quota of an adopted tree has no counterpart in the render."""
+    if item.kind == PROFILE:
+        return (
+            f"ElasticQuotaProfile {item.name}: the policy writes one profile per pool, named "
+            "after the pool and selecting its nodes by the pool label, with root quota "
+            "pool-<pool>; this one stays unmanaged beside it (two profiles over the same nodes "
+            "make two trees: delete this one after the first sync)"
+        )
+    spec = _spec(item)
+    return (
+        f"ElasticQuota {item.name} (parent {item.labels.get(f'{_PREFIX}/parent', 'none')}, min "
+        f"{_amounts(spec.get('min'))}, max {_amounts(spec.get('max'))}): the policy names a "
+        "team's quota <team>-<pool> and a cohort's cohort-<cohort>-<pool>, under its pool's "
+        "profile; this one is not the policy's and stays unmanaged"
+    )
 
 
 def adopted(targets: Sequence[str]) -> bool:

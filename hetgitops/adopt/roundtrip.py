@@ -168,7 +168,9 @@ def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterat
         if found is None:
             yield finding(
                 "import-object-not-adopted",
-                f"{where}: the written policy does not render it; it stays unmanaged",
+                koordinator.not_rendered(item)
+                if item.kind in koordinator.KINDS
+                else f"{where}: the written policy does not render it; it stays unmanaged",
                 item.span,
             )
             continue

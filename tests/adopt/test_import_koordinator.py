@@ -30,13 +30,42 @@ def test_a_hand_written_tree_is_reported_object_by_object(tmp_path: Path) -> Non
         "ElasticQuota vision-team",
     ]
     profile, root, parent, leaf = said
-    assert "gpu.example.com/model=a100" in profile and "resourceRatio 1" in profile
+    assert "node-pool=a100" in profile and "resourceRatio 1" in profile
     assert "root quota the profile controller writes for ElasticQuotaProfile a100-profile" in root
     assert "parent quota under a100-root" in parent
     assert "min {cpu: 64, memory: 512Gi, nvidia.com/gpu: 4}" in leaf
     assert "allow-lent-resource unset (true)" in leaf and 'namespaces ["vision"]' in leaf
     assert all("outside the policy" in m for m in said)
     assert all(d.span.file == str(CLUSTER) for d in result.diagnostics if d.message in said)
+
+
+def test_a_hand_written_tree_over_an_imported_pool_says_what_the_policy_cannot(
+    tmp_path: Path,
+) -> None:
+    """The same tree beside the Kueue cluster whose pool a100 its profile selects: the target
+    is adopted, the policy writes its own tree (profile a100, cohort-research-a100,
+    vision-a100), and each hand-written object says why it is not the policy's."""
+    read = sources.from_paths([HERE / "cluster_a100.yaml", CLUSTER])
+    result = import_objects(read, tmp_path / "p", cluster="lab")
+    fleet = yaml.safe_load(result.files["fleet.yaml"])
+    assert "koordinator" in fleet["spec"]["targets"]
+    assert result.rendered is not None and not result.rendered.failed()
+    names = _tree(result.rendered.manifests)
+    assert {("ElasticQuotaProfile", "a100"), ("ElasticQuota", "vision-a100")} <= names
+    not_adopted = sorted(
+        d.message.split(":")[0].split(" (")[0]
+        for d in result.diagnostics
+        if d.rule == "import-object-not-adopted"
+    )
+    # The controller's root quota (a100-root) and Koordinator's own are not the policy's.
+    assert not_adopted == [
+        "ElasticQuota research",
+        "ElasticQuota vision-team",
+        "ElasticQuotaProfile a100-profile",
+    ]
+    said = " ".join(d.message for d in result.diagnostics)
+    assert "two profiles over the same nodes" in said and "<team>-<pool>" in said
+    assert not [d for d in result.diagnostics if d.rule == "import-kind-not-imported"]
 
 
 def test_the_live_reader_lists_the_tree_kinds() -> None:
@@ -144,3 +173,19 @@ def test_what_the_controllers_write_is_no_change_but_a_changed_tree_is(tmp_path:
         "sets spec.resourceRatio to '1'",
     ]
     assert changes == sorted(expected), changes
+
+
+def test_one_ratio_on_every_profile_is_the_fleets(tmp_path: Path) -> None:
+    objects = _cluster(_bundled_with_koordinator(tmp_path))
+    for obj in objects:
+        if obj["kind"] == "ElasticQuotaProfile":
+            obj["spec"]["resourceRatio"] = "0.5"
+    result = _import(objects, tmp_path)
+    fleet = yaml.safe_load(result.files["fleet.yaml"])
+    assert fleet["spec"]["koordinator"] == {"resourceRatio": "0.5"}
+    said = [(d.rule, d.message) for d in result.diagnostics if d.rule.startswith("import-")]
+    assert said == []
+    # Half of each pool is less than the bundled teams' min: the written policy says so, as
+    # Koordinator's webhook would refuse the leaves under such a root.
+    checks = {d.rule for d in result.diagnostics if not d.rule.startswith("import-")}
+    assert checks == {"koordinator-min-over-capacity"}

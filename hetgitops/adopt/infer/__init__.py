@@ -50,7 +50,9 @@ def infer(
     lending = pool_lending(by_kind, cards)
     inferred.pools.extend(lending.documents())
     spec = inferred.fleet["spec"]
-    koord_classes = koordinator.adopt(by_kind, [p.name for p in found.pools], spec)
+    koord_classes = koordinator.adopt(
+        by_kind, {p.name: [n.labels for n in p.nodes] for p in found.pools}, spec
+    )
     if not koordinator.adopted(spec["targets"]):  # else the round trip compares the trees
         inferred.diagnostics.extend(koordinator.report(by_kind))
     tier_names = tiers(by_kind, inferred, skip=koord_classes)
