@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from hetgitops.adopt import fields
+from hetgitops.adopt import fields, koordinator
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import KUEUE, Imported
 from hetgitops.compilers.kueue_queues import covered_resources, queue_flavors
@@ -39,6 +39,9 @@ COMPARED = {
     "Queue": ("spec",),
     "ConfigMap": ("data",),
     "ResourceQuota": ("spec",),
+    # Koordinator's tree lives in labels and annotations too: adopt.koordinator.compared.
+    "ElasticQuotaProfile": ("spec",),
+    "ElasticQuota": ("spec",),
 }
 VOLCANO = "scheduling.volcano.sh"
 # Volcano's Queue CRD defaults (weight, dequeueStrategy) and its webhook's (reclaimable, and
@@ -148,9 +151,12 @@ def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterat
         for i in imported
         if i.kind == "Queue"
     }
+    koord_roots = koordinator.roots(imported)
     for item in imported:
         if item.kind not in COMPARED or not _ours(item):
             continue
+        if item.kind == koordinator.QUOTA and item.name in koord_roots:
+            continue  # the profile controller's root quotas and Koordinator's own
         if item.kind == "PriorityClass" and item.name.startswith("system-"):
             continue
         if item.kind == "Queue" and not _leaf(item, parents):
@@ -162,13 +168,18 @@ def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterat
         if found is None:
             yield finding(
                 "import-object-not-adopted",
-                f"{where}: the written policy does not render it; it stays unmanaged",
+                koordinator.not_rendered(item)
+                if item.kind in koordinator.KINDS
+                else f"{where}: the written policy does not render it; it stays unmanaged",
                 item.span,
             )
             continue
         manifest = found
         desired = _compared(manifest.obj)
         live = _defaulted(item)
+        if item.kind in koordinator.KINDS:
+            desired = koordinator.compared(manifest.obj, live=False)
+            live = koordinator.compared(item.obj, live=True)
         if item.kind == "ConfigMap":  # each key holds a YAML document: compare what it says
             desired, live = _parsed(desired), _parsed(live)
         elif _same_bytes(desired, live):
@@ -224,7 +235,7 @@ def _ours(item: Imported) -> bool:
     version = str(item.obj.get("apiVersion", ""))
     if item.kind in ("ConfigMap", "ResourceQuota"):
         return version == "v1"
-    return version.startswith((KUEUE, "scheduling.k8s.io", VOLCANO))
+    return version.startswith((KUEUE, "scheduling.k8s.io", VOLCANO, *koordinator.GROUPS))
 
 
 # Resources every node has: a queue with quota on nothing else claims no accelerators.

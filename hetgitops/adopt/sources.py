@@ -44,6 +44,11 @@ RESOURCES = (
     Resource(KUEUE, "v1beta2", "multikueueconfigs", "MultiKueueConfig", False),
     Resource(KUEUE, "v1beta2", "multikueueclusters", "MultiKueueCluster", False),
     resources.VOLCANO_QUEUES,
+    # Koordinator's quota trees (reported: adopt.koordinator).
+    Resource(
+        "quota.koordinator.sh", "v1alpha1", "elasticquotaprofiles", "ElasticQuotaProfile", True
+    ),
+    Resource("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", "ElasticQuota", True),
     Resource("", "v1", "resourcequotas", "ResourceQuota", True),
     Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", False),
     # Every ConfigMap, in one LIST: only the GPU Operator's and Volcano's are kept (`_relevant`).

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hetgitops.adopt import multikueue, nvidia
+from hetgitops.adopt import koordinator, multikueue, nvidia
 from hetgitops.adopt.infer import fleet
 from hetgitops.adopt.infer.cards import card_types
 from hetgitops.adopt.infer.documents import Inferred, document
@@ -49,7 +49,14 @@ def infer(
     cards = card_types(found, catalogue, inferred)
     lending = pool_lending(by_kind, cards)
     inferred.pools.extend(lending.documents())
-    tier_names = tiers(by_kind, inferred)
+    spec = inferred.fleet["spec"]
+    koord_classes = koordinator.adopt(
+        by_kind, {p.name: [n.labels for n in p.nodes] for p in found.pools}, spec
+    )
+    if not koordinator.adopted(spec["targets"]):  # else the round trip compares the trees
+        inferred.diagnostics.extend(koordinator.report(by_kind))
+    tier_names = tiers(by_kind, inferred, skip=koord_classes)
+    koordinator.preemptible(by_kind, koord_classes, inferred.tiers)
     teams(by_kind, lending.pools, cards.lifecycles, tier_names, inferred)
     volcano_teams(by_kind, found.pools, tier_names, inferred)
     namespace_quotas(by_kind, inferred)

@@ -6,7 +6,7 @@ accelerator ResourceQuota becomes the team's namespaceQuota."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 from hetgitops.adopt import nodes as nodeinfo
@@ -24,11 +24,14 @@ DEFAULT_TIER = "standard"
 SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
 
 
-def tiers(by_kind: Mapping[str, list[Imported]], inferred: Inferred) -> list[str]:
-    """The PriorityTier documents; their names, which every team may use."""
+def tiers(
+    by_kind: Mapping[str, list[Imported]], inferred: Inferred, skip: Set[str] = frozenset()
+) -> list[str]:
+    """The PriorityTier documents; their names, which every team may use. `skip`: classes
+    a target renders from the tiers (the koordinator target's in-band ones)."""
     found: dict[str, dict[str, Any]] = {}
     for item in by_kind.get("PriorityClass", []):
-        if item.name.startswith("system-"):
+        if item.name.startswith("system-") or item.name in skip:
             continue
         spec: dict[str, Any] = {"value": int(item.obj.get("value", 0))}
         spec["preemptionPolicy"] = str(item.obj.get("preemptionPolicy") or "PreemptLowerPriority")
