@@ -112,6 +112,7 @@ def _maintenance(
 ) -> int:
     from hetgitops.capacity import maintenance, maintenance_formats
     from hetgitops.capacity.maintenance_live import LiveUnavailable
+    from hetgitops.explain.preemption_maintenance import Readmit
 
     try:
         plan = maintenance.run(
@@ -121,6 +122,7 @@ def _maintenance(
             read_live=bool(kubeconfig or context),
             kubeconfig=kubeconfig,
             context=context,
+            preemption=Readmit(),
         )
     except maintenance.UnknownNodes as exc:
         raise click.UsageError(str(exc)) from None
