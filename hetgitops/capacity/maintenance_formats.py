@@ -23,7 +23,8 @@ BORROW_HEADER = [
 ]
 LIVE_HEADER = ["priority", "workload", "cluster queue", "pods there", "nodes"]
 READMIT_TITLE = (
-    "What Kueue does with them, in the order it processes them (priority, then creation time)"
+    "What Kueue does with them and those they preempt, in the order it processes them "
+    "(priority, then queue-order time)"
 )
 OUTCOME_WORDS = {
     "readmitted": "re-admitted, no preemption",
@@ -39,6 +40,8 @@ def _readmit_lines(plan: MaintenancePlan, bullet: str) -> list[str]:
     for i, r in enumerate(plan.readmissions or (), 1):
         where = ", ".join(r.pools) or "no pool"
         head = f"{i}. {r.name} (priority {r.priority}, ClusterQueue {r.cluster_queue}, {where})"
+        if r.preempted_by:
+            head += f", preempted by {r.preempted_by}"
         out.append(f"{bullet}{head}: {OUTCOME_WORDS[r.outcome]}")
         out += [
             f"{bullet}   - preempts {v.name} (ClusterQueue {v.cluster_queue}, priority "
@@ -264,6 +267,7 @@ def as_data(plan: MaintenancePlan) -> dict[str, Any]:
                     for v in r.victims
                 ],
                 "why": list(r.why),
+                **({"preemptedBy": r.preempted_by} if r.preempted_by else {}),
             }
             for r in plan.readmissions
         ]

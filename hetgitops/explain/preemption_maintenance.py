@@ -9,8 +9,11 @@ re-admitted. Per Workload: it fits its ClusterQueue (re-admitted), it preempts o
 back (the model's victims, each with Kueue's reason), or it stays pending (the model's why).
 Then the nodes: a topology-aware flavor admits only where its node cache, which drops
 cordoned nodes (pkg/cache/scheduler/tas_nodes_cache.go:57-65), has room; a quota-only flavor
-admits and its pods wait at kube-scheduler. Room is counted per pool and resource over the
-remaining nodes (not per topology domain).
+admits and its pods wait at kube-scheduler. When its quota fits, Kueue does not preempt for
+topology room (flavorassigner.go:875-897 tries the TAS preemption only in Preempt mode), so a
+Workload whose quota fits but whose nodes do not stays pending. Room is counted per pool and
+resource over the remaining nodes (not per topology domain). A Workload it preempts is queued
+again and asked once, in the same order (no preemption cycles are followed).
 
 Why apart from `preemption_report`: that module asks for one new job and picks its flavor by
 explain's replay; here the Workloads already hold flavors, many are asked in order and each
@@ -24,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from hetgitops.explain.preemption import Running, Snapshot
+from hetgitops.explain.preemption import IN_COHORT_RECLAIM_WHILE_BORROWING, Running, Snapshot
 from hetgitops.explain.preemption_answer import NONE, PREEMPT, UNKNOWN, answer
 from hetgitops.explain.preemption_input import cohorts, fair_sharing, queues, running
 from hetgitops.explain.state import flavor_pools, holder_of
@@ -67,7 +70,9 @@ def _no_room(policy: Policy, wl: Running, room: Room) -> str | None:
         if _topology(policy, pool):
             return (
                 f"its quota fits, but {where} and it holds {value}: the topology-aware flavor "
-                "finds no room, so Kueue keeps it pending (tas_nodes_cache.go:57-65)"
+                "finds no room and preempts no one for it (Kueue looks for topology room by "
+                "preemption only when the quota needs preemption): it stays pending "
+                "(tas_nodes_cache.go:57-65, flavorassigner.go:875-897)"
             )
         return (
             f"its quota fits and Kueue admits it, but {where} and it holds {value}: its pods "
@@ -76,8 +81,19 @@ def _no_room(policy: Policy, wl: Running, room: Room) -> str | None:
     return None
 
 
-def _order(r: Running) -> tuple[int, float, str]:
+def _order(item: tuple[Running, str]) -> tuple[int, float, str]:
+    """Kueue's queue order: higher priority first, then the queue-order time, then UID (here
+    the name): pkg/cache/queue/cluster_queue.go:1074-1090."""
+    r, _ = item
     return (-r.priority, r.created, r.name)
+
+
+def _requeued(victim: Running, reason: str) -> Running:
+    """A victim queued again: its queue-order time is its creation time, but one preempted
+    InCohortReclaimWhileBorrowing takes the preemption time (now, after every creation
+    time): pkg/workload/workload.go:1148-1166."""
+    created = math.inf if reason == IN_COHORT_RECLAIM_WHILE_BORROWING else victim.created
+    return replace(victim, created=created, admitted=math.inf, evicted=False)
 
 
 class Readmit:
@@ -105,42 +121,55 @@ def readmit(
     pools = flavor_pools(policy)
     held = running(holder_of(policy, w, pools) for w in workloads if wl.holds_quota(w))
     gone = set(leaving)
-    snap = Snapshot(queues(reduced), cohorts(reduced), [r for r in held if r.name not in gone])
-    room = _room(reduced, [r for r in held if r.name not in gone])
+    staying = [r for r in held if r.name not in gone]
+    snap = Snapshot(queues(reduced), cohorts(reduced), staying)
+    room = _room(reduced, staying)
     fair = fair_sharing(reduced)
+    queued = [(replace(r, admitted=math.inf, evicted=False), "") for r in held if r.name in gone]
+    asked: set[str] = set()
     found = []
-    for moving in sorted((r for r in held if r.name in gone), key=_order):
-        probe = replace(moving, admitted=math.inf, evicted=False)
-        pools_held = tuple(sorted({p for p, _ in probe.usage}))
-        row = Readmission(moving.name, moving.cluster_queue, moving.priority, pools_held, "")
-        if probe.cluster_queue not in snap.specs:
-            why = f"ClusterQueue {probe.cluster_queue} is not one the policy renders"
-            found.append(replace(row, outcome=maintenance.UNKNOWN, why=(why,)))
-            continue
-        said = answer(snap, probe, fair_sharing=fair)
-        if said.outcome == UNKNOWN:
-            found.append(replace(row, outcome=maintenance.UNKNOWN, why=said.why))
-            continue
-        if said.outcome == NONE:
-            found.append(replace(row, outcome=maintenance.PENDING, why=said.why))
-            continue
-        victims = [snap.workloads[v.cluster_queue][v.name] for v in said.victims]
-        freed: Room = Counter()
-        for v in victims:
-            freed.update(v.usage)
-        full = _no_room(reduced, probe, room + freed if victims else room)
-        if full is not None:
-            found.append(replace(row, outcome=maintenance.PENDING, why=(full,)))
-            continue
-        for v in victims:
-            snap.remove(v)
-            room.update(v.usage)
-        snap.add(probe)
-        room.subtract(probe.usage)
-        outcome = maintenance.PREEMPTS if said.outcome == PREEMPT else maintenance.READMITTED
-        chosen = tuple(
-            Preempted(v.name, v.cluster_queue, v.priority, v.reason, v.setting)
-            for v in said.victims
-        )
-        found.append(replace(row, outcome=outcome, victims=chosen))
+    while queued:
+        queued.sort(key=_order)
+        probe, by = queued.pop(0)
+        asked.add(probe.name)
+        row, victims = _ask(reduced, snap, room, probe, fair)
+        found.append(replace(row, preempted_by=by))
+        for v in victims:  # preempted: queued again, asked once (no preemption cycles)
+            if v.name not in asked:
+                reason = next(p.reason for p in row.victims if p.name == v.name)
+                queued.append((_requeued(v, reason), probe.name))
     return tuple(found)
+
+
+def _ask(
+    reduced: Policy, snap: Snapshot, room: Room, probe: Running, fair: bool
+) -> tuple[Readmission, list[Running]]:
+    """One Workload asked back: its row, and the Workloads it preempts (taken out of `snap`
+    and `room`, the probe added when it comes back)."""
+    pools_held = tuple(sorted({p for p, _ in probe.usage}))
+    row = Readmission(probe.name, probe.cluster_queue, probe.priority, pools_held, "")
+    if probe.cluster_queue not in snap.specs:
+        why = f"ClusterQueue {probe.cluster_queue} is not one the policy renders"
+        return replace(row, outcome=maintenance.UNKNOWN, why=(why,)), []
+    said = answer(snap, probe, fair_sharing=fair)
+    if said.outcome == UNKNOWN:
+        return replace(row, outcome=maintenance.UNKNOWN, why=said.why), []
+    if said.outcome == NONE:
+        return replace(row, outcome=maintenance.PENDING, why=said.why), []
+    victims = [snap.workloads[v.cluster_queue][v.name] for v in said.victims]
+    freed: Room = Counter()
+    for v in victims:
+        freed.update(v.usage)
+    full = _no_room(reduced, probe, room + freed if victims else room)
+    if full is not None:
+        return replace(row, outcome=maintenance.PENDING, why=(full,)), []
+    for v in victims:
+        snap.remove(v)
+        room.update(v.usage)
+    snap.add(probe)
+    room.subtract(probe.usage)
+    outcome = maintenance.PREEMPTS if said.outcome == PREEMPT else maintenance.READMITTED
+    chosen = tuple(
+        Preempted(v.name, v.cluster_queue, v.priority, v.reason, v.setting) for v in said.victims
+    )
+    return replace(row, outcome=outcome, victims=chosen), victims

@@ -88,9 +88,9 @@ class Preempted:
 
 @dataclass(frozen=True)
 class Readmission:
-    """One Workload from the nodes, in the order Kueue would process it: re-admitted in its
-    flavor (pool) without preempting, re-admitted by preempting `victims`, or left pending
-    (`why`); `unknown` when the model cannot say (fair sharing)."""
+    """One Workload from the nodes (or one they preempted), in the order Kueue would process
+    it: re-admitted in its flavor (pool) without preempting, re-admitted by preempting
+    `victims`, or left pending (`why`); `unknown` when the model cannot say (fair sharing)."""
 
     name: str  # namespace/name
     cluster_queue: str
@@ -99,3 +99,4 @@ class Readmission:
     outcome: str
     victims: tuple[Preempted, ...] = ()
     why: tuple[str, ...] = ()
+    preempted_by: str = ""  # not on the nodes: queued again because this one preempted it

@@ -115,25 +115,34 @@ def test_readmissions_in_kueue_order_with_victims_and_pending(
     # Kueue takes the higher priority first (cluster_queue.go:1074-1090).
     assert [(r["name"], r["outcome"]) for r in rows] == [
         ("pretraining/pre-high", "preempts"),
+        ("finetune-nlp/nlp-borrow", "pending"),  # the victim, queued again: priority 1000
         ("finetune-vision/vis-low", "readmitted"),  # created before nlp-late
         ("finetune-nlp/nlp-late", "pending"),
     ]
+    assert rows[1]["preemptedBy"] == "pretraining/pre-high"
+    assert "preemptedBy" not in rows[0]
     assert [(v["name"], v["reason"]) for v in rows[0]["preempts"]] == [
         ("finetune-nlp/nlp-borrow", "InCohortReclamation")
     ]
     assert rows[0]["preempts"][0]["setting"].startswith("reclaimWithinCohort: Any")
-    assert rows[1]["preempts"] == [] and rows[1]["why"] == []
+    assert rows[2]["preempts"] == [] and rows[2]["why"] == []
     # Its quota fits again; the nodes left do not: the TAS flavor keeps it pending.
-    assert "have 0 nvidia.com/gpu free and it holds 8" in rows[2]["why"][0]
-    assert "topology-aware" in rows[2]["why"][0]
+    assert "have 0 nvidia.com/gpu free and it holds 8" in rows[3]["why"][0]
+    assert "topology-aware" in rows[3]["why"][0]
 
 
 def test_text_and_markdown_say_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     text = _run(monkeypatch, tmp_path, "text")
-    assert "What Kueue does with them, in the order it processes them" in text
+    assert (
+        "What Kueue does with them and those they preempt, in the order it processes them" in text
+    )
     assert "1. pretraining/pre-high (priority 10000" in text
     assert "preempts finetune-nlp/nlp-borrow (ClusterQueue finetune-nlp, priority 1000)" in text
-    assert "2. finetune-vision/vis-low" in text and "3. finetune-nlp/nlp-late" in text
+    assert (
+        "2. finetune-nlp/nlp-borrow (priority 1000, ClusterQueue finetune-nlp, a800-train), "
+        "preempted by pretraining/pre-high: stays pending" in text
+    )
+    assert "3. finetune-vision/vis-low" in text and "4. finetune-nlp/nlp-late" in text
     assert "stays pending" in text
     markdown = _run(monkeypatch, tmp_path, "markdown")
     assert "### What Kueue does with them" in markdown
