@@ -9,11 +9,14 @@ re-admitted. Per Workload: it fits its ClusterQueue (re-admitted), it preempts o
 back (the model's victims, each with Kueue's reason), or it stays pending (the model's why).
 Then the nodes: a topology-aware flavor admits only where its node cache, which drops
 cordoned nodes (pkg/cache/scheduler/tas_nodes_cache.go:57-65), has room; a quota-only flavor
-admits and its pods wait at kube-scheduler. When its quota fits, Kueue does not preempt for
-topology room (flavorassigner.go:875-897 tries the TAS preemption only in Preempt mode), so a
-Workload whose quota fits but whose nodes do not stays pending. Room is counted per pool and
-resource over the remaining nodes (not per topology domain). A Workload it preempts is queued
-again and asked once, in the same order (no preemption cycles are followed).
+admits and its pods wait at kube-scheduler. In a topology-aware flavor whose quota fits but
+whose nodes do not, Kueue turns the flavor to Preempt (flavorassigner.go:860-870); if the
+Workload fits the nodes with every Workload gone it preempts, else it stays pending (:875-897),
+and the preemptor then removes candidates until quota and topology both fit
+(preemption.go:667-681): the same classical preemptor, its fit test with the nodes' room. Room
+is counted per pool and resource over the remaining nodes (not per topology domain). A
+Workload it preempts is queued again and asked once, in the same order (no preemption cycles
+are followed).
 
 Why apart from `preemption_report`: that module asks for one new job and picks its flavor by
 explain's replay; here the Workloads already hold flavors, many are asked in order and each
@@ -22,34 +25,65 @@ answer changes the snapshot the next one is asked in."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from hetgitops.explain.preemption import IN_COHORT_RECLAIM_WHILE_BORROWING, Running, Snapshot
-from hetgitops.explain.preemption_answer import NONE, PREEMPT, UNKNOWN, answer
+from hetgitops.explain.preemption import (
+    IN_COHORT_RECLAIM_WHILE_BORROWING,
+    Candidate,
+    Preemptor,
+    Running,
+    Snapshot,
+)
+from hetgitops.explain.preemption_answer import NONE, PREEMPT, UNKNOWN, answer, victim
 from hetgitops.explain.preemption_input import cohorts, fair_sharing, queues, running
+from hetgitops.explain.preemption_tree import FR
 from hetgitops.explain.state import flavor_pools, holder_of
 from hetgitops.live import workloads as wl
 from hetgitops.model.policy import Policy
 from hetgitops.plan import capacity, flavors, maintenance
 from hetgitops.plan.maintenance import Preempted, Readmission
 
-Room = Counter[tuple[str, str]]
 
-
-def _room(reduced: Policy, held: Sequence[Running]) -> Room:
-    """Units per (pool, resource) the remaining nodes offer, minus what `held` holds there."""
-    room: Room = Counter()
+def _capacity(reduced: Policy) -> dict[FR, int]:
+    """Units per (pool, resource) the remaining nodes offer (the accelerator resources the
+    plan counts; cpu and memory are not checked)."""
+    found: dict[FR, int] = {}
     for pool in reduced.pools.values():
         card = reduced.card_type_of(pool)
         if card is not None:
             for resource, units in capacity.pool_resources(pool, card, reduced.fleet).items():
-                room[pool.name, resource] += units
-    for r in held:
-        room.subtract(r.usage)
-    return room
+                found[pool.name, resource] = units
+    return found
+
+
+def _free(snap: Snapshot, room: Mapping[FR, int], fr: FR) -> int:
+    """What the nodes left offer in `fr` minus what every admitted Workload there holds (a
+    flavor's nodes are shared by every ClusterQueue)."""
+    held = sum(r.usage.get(fr, 0) for by in snap.workloads.values() for r in by.values())
+    return room[fr] - held
+
+
+def _short(snap: Snapshot, room: Mapping[FR, int], usage: Mapping[FR, int]) -> FR | None:
+    """The first flavor-resource the nodes left cannot give `usage` (None: they can)."""
+    return next(
+        (fr for fr, v in sorted(usage.items()) if fr in room and v > _free(snap, room, fr)), None
+    )
+
+
+class _RoomPreemptor(Preemptor):
+    """The classical preemptor with workloadFits' topology test (preemption.go:667-681) as
+    room on the remaining nodes."""
+
+    def __init__(
+        self, snap: Snapshot, probe: Running, frs: set[FR], room: Mapping[FR, int]
+    ) -> None:
+        super().__init__(snap, probe, frs)
+        self.room = room
+
+    def fits(self, requests: Mapping[FR, int], borrow: bool) -> bool:
+        return super().fits(requests, borrow) and _short(self.snap, self.room, requests) is None
 
 
 def _topology(policy: Policy, pool: str) -> bool:
@@ -59,26 +93,28 @@ def _topology(policy: Policy, pool: str) -> bool:
     )
 
 
-def _no_room(policy: Policy, wl: Running, room: Room) -> str | None:
-    """Why the remaining nodes cannot take `wl` (None: they can)."""
-    for (pool, resource), value in sorted(wl.usage.items()):
-        left = room[pool, resource]
-        if value <= left or pool not in policy.pools:
-            continue
-        nodes = len(policy.pools[pool].nodes)
-        where = f"the {nodes} node(s) left in pool {pool} have {max(0, left)} {resource} free"
-        if _topology(policy, pool):
-            return (
-                f"its quota fits, but {where} and it holds {value}: the topology-aware flavor "
-                "finds no room and preempts no one for it (Kueue looks for topology room by "
-                "preemption only when the quota needs preemption): it stays pending "
-                "(tas_nodes_cache.go:57-65, flavorassigner.go:875-897)"
-            )
+def _no_room(policy: Policy, snap: Snapshot, room: Mapping[FR, int], probe: Running, fr: FR) -> str:
+    """Why the nodes left keep `probe` out of its topology-aware flavor, or, in a quota-only
+    flavor, why its pods wait at kube-scheduler."""
+    pool, resource = fr
+    where = (
+        f"the {len(policy.pools[pool].nodes)} node(s) left in pool {pool} have "
+        f"{max(0, _free(snap, room, fr))} {resource} free and it holds {probe.usage[fr]}"
+    )
+    if not _topology(policy, pool):
         return (
-            f"its quota fits and Kueue admits it, but {where} and it holds {value}: its pods "
-            "wait at kube-scheduler (the flavor counts quota, not nodes)"
+            f"Kueue admits it (the flavor counts quota, not nodes), but {where}: its pods wait "
+            "at kube-scheduler"
         )
-    return None
+    if room[fr] < probe.usage[fr]:
+        return (
+            f"{where}; the nodes left offer {room[fr]} in all, so no preemption helps: it stays "
+            "pending (flavorassigner.go:875-891)"
+        )
+    return (
+        f"{where}, and no Workload Kueue may preempt (lower priority, or in a ClusterQueue above "
+        "its nominal quota) frees enough on them: it stays pending"
+    )
 
 
 def _order(item: tuple[Running, str]) -> tuple[int, float, str]:
@@ -121,9 +157,8 @@ def readmit(
     pools = flavor_pools(policy)
     held = running(holder_of(policy, w, pools) for w in workloads if wl.holds_quota(w))
     gone = set(leaving)
-    staying = [r for r in held if r.name not in gone]
-    snap = Snapshot(queues(reduced), cohorts(reduced), staying)
-    room = _room(reduced, staying)
+    snap = Snapshot(queues(reduced), cohorts(reduced), [r for r in held if r.name not in gone])
+    room = _capacity(reduced)
     fair = fair_sharing(reduced)
     queued = [(replace(r, admitted=math.inf, evicted=False), "") for r in held if r.name in gone]
     asked: set[str] = set()
@@ -142,10 +177,10 @@ def readmit(
 
 
 def _ask(
-    reduced: Policy, snap: Snapshot, room: Room, probe: Running, fair: bool
+    reduced: Policy, snap: Snapshot, room: Mapping[FR, int], probe: Running, fair: bool
 ) -> tuple[Readmission, list[Running]]:
-    """One Workload asked back: its row, and the Workloads it preempts (taken out of `snap`
-    and `room`, the probe added when it comes back)."""
+    """One Workload asked back: its row, and the Workloads it preempts (taken out of `snap`,
+    the probe added when it comes back)."""
     pools_held = tuple(sorted({p for p, _ in probe.usage}))
     row = Readmission(probe.name, probe.cluster_queue, probe.priority, pools_held, "")
     if probe.cluster_queue not in snap.specs:
@@ -156,20 +191,30 @@ def _ask(
         return replace(row, outcome=maintenance.UNKNOWN, why=said.why), []
     if said.outcome == NONE:
         return replace(row, outcome=maintenance.PENDING, why=said.why), []
-    victims = [snap.workloads[v.cluster_queue][v.name] for v in said.victims]
-    freed: Room = Counter()
-    for v in victims:
-        freed.update(v.usage)
-    full = _no_room(reduced, probe, room + freed if victims else room)
-    if full is not None:
-        return replace(row, outcome=maintenance.PENDING, why=(full,)), []
-    for v in victims:
+    rules = snap.specs[probe.cluster_queue].rules
+    chosen = [snap.workloads[v.cluster_queue][v.name] for v in said.victims]
+    for v in chosen:
         snap.remove(v)
-        room.update(v.usage)
+    short = _short(snap, room, probe.usage)
+    for v in chosen:
+        snap.add(v)
+    if short is not None and not _topology(reduced, short[0]):
+        row = replace(row, why=(_no_room(reduced, snap, room, probe, short),))
+    elif short is not None:
+        targets: list[Candidate] = []
+        if room[short] >= probe.usage[short]:  # fits the nodes with every Workload gone
+            frs = set(said.needs) | {fr for fr in probe.usage if fr in room}
+            targets = _RoomPreemptor(snap, probe, frs, room).targets(probe.usage)
+        if not targets:
+            why = _no_room(reduced, snap, room, probe, short)
+            return replace(row, outcome=maintenance.PENDING, why=(why,)), []
+        said = replace(said, outcome=PREEMPT, victims=tuple(victim(c, rules) for c in targets))
+        chosen = [c.wl for c in targets]
+    for v in chosen:
+        snap.remove(v)
     snap.add(probe)
-    room.subtract(probe.usage)
     outcome = maintenance.PREEMPTS if said.outcome == PREEMPT else maintenance.READMITTED
-    chosen = tuple(
+    victims = tuple(
         Preempted(v.name, v.cluster_queue, v.priority, v.reason, v.setting) for v in said.victims
     )
-    return replace(row, outcome=outcome, victims=chosen), victims
+    return replace(row, outcome=outcome, victims=victims), chosen

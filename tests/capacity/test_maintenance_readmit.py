@@ -62,16 +62,17 @@ def _pod(name: str, node: str) -> Any:
 
 # gpu-a800-016 leaves 120 of the pool's 128 GPUs. Pods on it (the stand-in does not check
 # node sizes): pre-high, vis-low and nlp-late, 8 GPUs each. The other 120 GPUs are held by
-# pretraining's bulk (64), finetune-nlp (24 nominal + 16 borrowed) and finetune-vision (16):
+# pretraining's bulk (64), finetune-nlp (24 nominal + 16 borrowed) and finetune-vision (8 + 8):
 # with the lending limits (16, 6, 6) pretraining's quota lacks 2 GPUs to take pre-high back.
 WORKLOADS = [
     _workload("pre-high", "pretraining", 10000, 8, "2026-12-01T00:00:00Z"),
-    _workload("vis-low", "finetune-vision", 100, 8, "2026-12-01T00:00:00Z"),
+    _workload("vis-low", "finetune-vision", 100, 8, "2026-12-04T00:00:00Z"),
     _workload("nlp-late", "finetune-nlp", 100, 8, "2026-12-03T00:00:00Z"),
     _workload("pre-bulk", "pretraining", 5000, 64, "2026-12-01T00:00:00Z"),
     _workload("nlp-a", "finetune-nlp", 1000, 24, "2026-12-01T00:00:00Z"),
     _workload("nlp-borrow", "finetune-nlp", 1000, 16, "2026-12-02T00:00:00Z"),
-    _workload("vis-a", "finetune-vision", 1000, 16, "2026-12-01T00:00:00Z"),
+    _workload("vis-a", "finetune-vision", 1000, 8, "2026-12-01T00:00:00Z"),
+    _workload("vis-tiny", "finetune-vision", 10, 8, "2026-12-01T00:00:00Z"),
 ]
 NODES = dict.fromkeys(["pre-high", "vis-low", "nlp-late"], "gpu-a800-016")
 PODS = [
@@ -112,23 +113,28 @@ def test_readmissions_in_kueue_order_with_victims_and_pending(
     data = json.loads(_run(monkeypatch, tmp_path, "json"))
     jsonschema.validate(data, SCHEMA)
     rows = data["readmissions"]
-    # Kueue takes the higher priority first (cluster_queue.go:1074-1090).
-    assert [(r["name"], r["outcome"]) for r in rows] == [
-        ("pretraining/pre-high", "preempts"),
-        ("finetune-nlp/nlp-borrow", "pending"),  # the victim, queued again: priority 1000
-        ("finetune-vision/vis-low", "readmitted"),  # created before nlp-late
-        ("finetune-nlp/nlp-late", "pending"),
+    # Kueue takes the higher priority first, then the earlier created
+    # (cluster_queue.go:1074-1090); a victim is queued again (preemptedBy).
+    assert [(r["name"], r["outcome"], r.get("preemptedBy")) for r in rows] == [
+        ("pretraining/pre-high", "preempts", None),
+        ("finetune-nlp/nlp-borrow", "pending", "pretraining/pre-high"),
+        ("finetune-nlp/nlp-late", "readmitted", None),  # created before vis-low
+        ("finetune-vision/vis-low", "preempts", None),
+        ("finetune-vision/vis-tiny", "pending", "finetune-vision/vis-low"),
     ]
-    assert rows[1]["preemptedBy"] == "pretraining/pre-high"
-    assert "preemptedBy" not in rows[0]
+    # Quota: pretraining lacks 2 GPUs (lending limits), it reclaims what finetune-nlp borrows.
     assert [(v["name"], v["reason"]) for v in rows[0]["preempts"]] == [
         ("finetune-nlp/nlp-borrow", "InCohortReclamation")
     ]
     assert rows[0]["preempts"][0]["setting"].startswith("reclaimWithinCohort: Any")
+    assert "waits until 2 nvidia.com/gpu are released" in rows[1]["why"][0]
     assert rows[2]["preempts"] == [] and rows[2]["why"] == []
-    # Its quota fits again; the nodes left do not: the TAS flavor keeps it pending.
-    assert "have 0 nvidia.com/gpu free and it holds 8" in rows[3]["why"][0]
-    assert "topology-aware" in rows[3]["why"][0]
+    # Nodes: vis-low's quota fits, the nodes left are full; the topology-aware flavor turns to
+    # Preempt and Kueue preempts a lower priority Workload of its own ClusterQueue.
+    assert [(v["name"], v["reason"]) for v in rows[3]["preempts"]] == [
+        ("finetune-vision/vis-tiny", "InClusterQueue")
+    ]
+    assert "have 0 nvidia.com/gpu free and it holds 8" in rows[4]["why"][0]
 
 
 def test_text_and_markdown_say_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -142,7 +148,7 @@ def test_text_and_markdown_say_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         "2. finetune-nlp/nlp-borrow (priority 1000, ClusterQueue finetune-nlp, a800-train), "
         "preempted by pretraining/pre-high: stays pending" in text
     )
-    assert "3. finetune-vision/vis-low" in text and "4. finetune-nlp/nlp-late" in text
+    assert "3. finetune-nlp/nlp-late" in text and "4. finetune-vision/vis-low" in text
     assert "stays pending" in text
     markdown = _run(monkeypatch, tmp_path, "markdown")
     assert "### What Kueue does with them" in markdown
