@@ -16,16 +16,17 @@ with a topology (TAS) drops an unschedulable or NotReady node from its node cach
 (pkg/cache/scheduler/tas_nodes_cache.go:57-65, SchedulerLibraryIntegration off by default in
 0.19: pkg/features/kube_features.go:927-929), so new TAS admissions stop counting it; a flavor
 without a topology never looks at nodes (quota only), so its work is admitted and then waits
-at kube-scheduler. Who Kueue would preempt is issue 37 item 1's model: `PreemptionModel`.
+at kube-scheduler. With the live Workloads, what Kueue does with those on the nodes (re-admit,
+preempt others, leave pending, in its order) is issue 37 item 1's model: `PreemptionModel`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from hetgitops.capacity import maintenance_live
 from hetgitops.capacity.maintenance_live import LiveOnNodes
@@ -34,7 +35,7 @@ from hetgitops.live import resources
 from hetgitops.model.policy import Policy, Pool
 from hetgitops.plan import capacity, grants, maintenance
 from hetgitops.plan.entitlement import Entitlement, entitlements
-from hetgitops.plan.maintenance import Selection
+from hetgitops.plan.maintenance import Readmission, Selection
 
 
 @dataclass(frozen=True)
@@ -89,11 +90,19 @@ class CardsLeft:
 
 
 class PreemptionModel(Protocol):
-    """Seam for issue 37 item 1 (`explain --preempt`, branch `preempt`): given the policy
-    during the window and the admitted Workloads on the nodes, the Workloads Kueue v0.19.2
-    would preempt elsewhere to re-admit them, in order. Not wired until that model lands."""
+    """What Kueue does with the admitted Workloads on the nodes (issue 37 item 1's model,
+    `explain.preemption_maintenance.Readmit`, passed in by the CLI: capacity does not import
+    explain): `leaving` (namespace/name, on the nodes) in the order Kueue processes them, each
+    re-admitted, preempting others, or pending, in the quota of `reduced` (the policy during
+    the window) among `workloads` (every quota-holding Workload read)."""
 
-    def victims(self, policy: Policy, live: LiveOnNodes) -> Sequence[str]: ...
+    def readmit(
+        self,
+        policy: Policy,
+        reduced: Policy,
+        workloads: Sequence[Mapping[str, Any]],
+        leaving: Sequence[str],
+    ) -> Sequence[Readmission]: ...
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,7 @@ class MaintenancePlan:
     steps: tuple[Step, ...]
     today: dt.date | None = None
     live: LiveOnNodes | None = None
-    preempted: tuple[str, ...] | None = None  # PreemptionModel's answer; None: not modelled
+    readmissions: tuple[Readmission, ...] | None = None  # PreemptionModel's; None: not asked
 
 
 def _kinds(rows: Sequence[Entitlement]) -> dict[tuple[str, str], str]:
@@ -232,8 +241,17 @@ def build(
         steps(policy, selection, {d.node for d in drains}),
         today,
         live,
-        None if preemption is None or live is None else tuple(preemption.victims(reduced, live)),
+        _readmissions(policy, reduced, live, preemption),
     )
+
+
+def _readmissions(
+    policy: Policy, reduced: Policy, live: LiveOnNodes | None, model: PreemptionModel | None
+) -> tuple[Readmission, ...] | None:
+    if model is None or live is None:
+        return None
+    leaving = [f"{w.namespace}/{w.name}" for w in live.workloads]
+    return tuple(model.readmit(policy, reduced, live.admitted, leaving))
 
 
 class UnknownNodes(ValueError):
@@ -248,6 +266,7 @@ def run(
     read_live: bool = False,
     kubeconfig: Path | None = None,
     context: str | None = None,
+    preemption: PreemptionModel | None = None,
 ) -> MaintenancePlan:
     """`capacity --without`: refuse selectors that match nothing, read the live Workloads on
     the nodes when asked (read-only), and build the plan."""
@@ -264,4 +283,4 @@ def run(
         live = maintenance_live.read(
             selection.names, kueue_api_version=version, kubeconfig=kubeconfig, context=context
         )
-    return build(policy, selectors, today=today, live=live)
+    return build(policy, selectors, today=today, live=live, preemption=preemption)

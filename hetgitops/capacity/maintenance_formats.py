@@ -22,6 +22,34 @@ BORROW_HEADER = [
     "after",
 ]
 LIVE_HEADER = ["priority", "workload", "cluster queue", "pods there", "nodes"]
+READMIT_TITLE = (
+    "What Kueue does with them and those they preempt, in the order it processes them "
+    "(priority, then queue-order time)"
+)
+OUTCOME_WORDS = {
+    "readmitted": "re-admitted, no preemption",
+    "preempts": "re-admitted by preempting",
+    "pending": "stays pending",
+    "unknown": "not modelled",
+}
+
+
+def _readmit_lines(plan: MaintenancePlan, bullet: str) -> list[str]:
+    """One line per Workload from the nodes, its victims and its why under it."""
+    out = []
+    for i, r in enumerate(plan.readmissions or (), 1):
+        where = ", ".join(r.pools) or "no pool"
+        head = f"{i}. {r.name} (priority {r.priority}, ClusterQueue {r.cluster_queue}, {where})"
+        if r.preempted_by:
+            head += f", preempted by {r.preempted_by}"
+        out.append(f"{bullet}{head}: {OUTCOME_WORDS[r.outcome]}")
+        out += [
+            f"{bullet}   - preempts {v.name} (ClusterQueue {v.cluster_queue}, priority "
+            f"{v.priority}): {v.reason}, {v.setting}"
+            for v in r.victims
+        ]
+        out += [f"{bullet}   - {why}" for why in r.why]
+    return out or [f"{bullet}none"]
 
 
 def _sections(plan: MaintenancePlan) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -121,6 +149,8 @@ def render_text(plan: MaintenancePlan) -> str:
     if plan.live is not None:
         out += ["", _live_note(plan.live) + ":"]
         out += _table(LIVE_HEADER, _live_rows(plan.live)) if plan.live.workloads else ["  none"]
+    if plan.readmissions is not None:
+        out += ["", READMIT_TITLE + ":", *_readmit_lines(plan, "  ")]
     out += ["", "Sequence (run in this order):"]
     out += [f"  {i}. {s.command}\n     # {s.why}" for i, s in enumerate(plan.steps, 1)]
     return "\n".join(out) + "\n"
@@ -140,6 +170,9 @@ def render_markdown(plan: MaintenancePlan) -> str:
     if plan.live is not None:
         out += ["", "### Admitted Workloads on the nodes", "", _live_note(plan.live) + ".", ""]
         out += table(LIVE_HEADER, _live_rows(plan.live)) if plan.live.workloads else ["None."]
+    if plan.readmissions is not None:
+        out += ["", f"### {READMIT_TITLE}", ""]
+        out += _readmit_lines(plan, "") if plan.readmissions else ["None."]
     out += ["", "### Sequence", "", "```sh"]
     out += [f"{s.command}  # {s.why}" for s in plan.steps]
     return "\n".join([*out, "```"]) + "\n"
@@ -215,6 +248,29 @@ def as_data(plan: MaintenancePlan) -> dict[str, Any]:
             "otherPods": plan.live.other_pods,
             "daemonPods": plan.live.daemon_pods,
         }
+    if plan.readmissions is not None:
+        data["readmissions"] = [
+            {
+                "name": r.name,
+                "clusterQueue": r.cluster_queue,
+                "priority": r.priority,
+                "pools": list(r.pools),
+                "outcome": r.outcome,
+                "preempts": [
+                    {
+                        "name": v.name,
+                        "clusterQueue": v.cluster_queue,
+                        "priority": v.priority,
+                        "reason": v.reason,
+                        "setting": v.setting,
+                    }
+                    for v in r.victims
+                ],
+                "why": list(r.why),
+                **({"preemptedBy": r.preempted_by} if r.preempted_by else {}),
+            }
+            for r in plan.readmissions
+        ]
     return data
 
 

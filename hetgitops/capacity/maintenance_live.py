@@ -36,6 +36,9 @@ class LiveOnNodes:
     other_pods: int  # unfinished pods on the nodes of no admitted Workload, DaemonSets apart
     daemon_pods: int  # recreated there by their DaemonSet; drain leaves them
     requests: int = 0
+    # Every quota-holding Workload of the cluster, as read: what the preemption model asks the
+    # ones on the nodes back among (`capacity.maintenance.PreemptionModel`).
+    admitted: tuple[Obj, ...] = ()
 
 
 def _daemon(pod: Obj) -> bool:
@@ -87,7 +90,7 @@ def on_nodes(
         for key in counts
     ]
     rows.sort(key=lambda r: (r.priority, r.namespace, r.name))
-    return LiveOnNodes(server, tuple(rows), other, daemon)
+    return LiveOnNodes(server, tuple(rows), other, daemon, admitted=tuple(admitted))
 
 
 LiveUnavailable = Unavailable  # what `capacity --without --kubeconfig` raises: exit 4
@@ -102,5 +105,10 @@ def read(
         jobs = cluster.list(resources.JOBS)
     found = on_nodes(listed, pods, nodes, jobs=jobs, server=cluster.server)
     return LiveOnNodes(
-        found.server, found.workloads, found.other_pods, found.daemon_pods, cluster.requests
+        found.server,
+        found.workloads,
+        found.other_pods,
+        found.daemon_pods,
+        cluster.requests,
+        found.admitted,
     )

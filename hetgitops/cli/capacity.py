@@ -48,7 +48,8 @@ from hetgitops.cli.common import (
     "--kubeconfig",
     type=click.Path(path_type=Path, dir_okay=False),
     help="With --without: also read the live cluster (read-only: one LIST each of Workloads, "
-    "Pods and batch Jobs) and list the admitted Workloads with pods on those nodes.",
+    "Pods and batch Jobs), list the admitted Workloads with pods on those nodes and say, in "
+    "Kueue's order, which are re-admitted, which preempt whom to come back, which stay pending.",
 )
 @click.option("--context", metavar="CONTEXT", help="Kubeconfig context (implies --kubeconfig).")
 @NOW_OPTION
@@ -112,6 +113,7 @@ def _maintenance(
 ) -> int:
     from hetgitops.capacity import maintenance, maintenance_formats
     from hetgitops.capacity.maintenance_live import LiveUnavailable
+    from hetgitops.explain.preemption_maintenance import Readmit
 
     try:
         plan = maintenance.run(
@@ -121,6 +123,7 @@ def _maintenance(
             read_live=bool(kubeconfig or context),
             kubeconfig=kubeconfig,
             context=context,
+            preemption=Readmit(),
         )
     except maintenance.UnknownNodes as exc:
         raise click.UsageError(str(exc)) from None

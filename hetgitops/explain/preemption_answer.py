@@ -78,7 +78,7 @@ def settings(rules: Rules) -> str:
     )
 
 
-def _victim(c: Candidate, rules: Rules) -> Victim:
+def victim(c: Candidate, rules: Rules) -> Victim:
     """The reason Kueue writes (hierarchical_preemption.go:48-60, PreemptionReason) and the
     setting that made the candidate one (classifyPreemptionVariant, :81-113)."""
     if c.variant == "WithinCQ":
@@ -140,7 +140,7 @@ def answer(snap: Snapshot, probe: Running, *, fair_sharing: bool = False) -> Ans
         words["cq"] = cq.name
         short = fmt(fr[1], probe.usage[fr] - cq_available(cq, fr))
         return Answer(NONE, why=(_why_none(snap, probe, fr, words, short),), needs=tuple(need))
-    victims = tuple(_victim(c, rules) for c in chosen)
+    victims = tuple(victim(c, rules) for c in chosen)
     return Answer(PREEMPT, victims, needs=tuple(need))
 
 

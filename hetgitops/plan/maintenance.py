@@ -68,3 +68,35 @@ def without(policy: Policy, selection: Selection) -> Policy:
         for name, pool in policy.pools.items()
     }
     return replace(policy, pools=pools)
+
+
+# What becomes of an admitted Workload whose nodes the window takes out (`capacity --without
+# --kubeconfig`): the preemption model's answer, plain data both capacity and explain read.
+READMITTED, PREEMPTS, PENDING, UNKNOWN = "readmitted", "preempts", "pending", "unknown"
+
+
+@dataclass(frozen=True)
+class Preempted:
+    """A Workload Kueue would preempt to re-admit one from the nodes, with Kueue's reason."""
+
+    name: str  # namespace/name
+    cluster_queue: str
+    priority: int
+    reason: str  # InClusterQueue | InCohortReclamation | InCohortReclaimWhileBorrowing
+    setting: str  # the ClusterQueue preemption setting that allows it
+
+
+@dataclass(frozen=True)
+class Readmission:
+    """One Workload from the nodes (or one they preempted), in the order Kueue would process
+    it: re-admitted in its flavor (pool) without preempting, re-admitted by preempting
+    `victims`, or left pending (`why`); `unknown` when the model cannot say (fair sharing)."""
+
+    name: str  # namespace/name
+    cluster_queue: str
+    priority: int
+    pools: tuple[str, ...]  # the flavors' pools it held and asks again
+    outcome: str
+    victims: tuple[Preempted, ...] = ()
+    why: tuple[str, ...] = ()
+    preempted_by: str = ""  # not on the nodes: queued again because this one preempted it

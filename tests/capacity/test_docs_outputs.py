@@ -51,3 +51,35 @@ def test_documented_outputs_are_what_the_commands_print(
         PAGE.write_text(fresh, "utf-8")
         return
     assert fresh == text, "docs/maintenance.md is stale: run pytest --update-golden"
+
+
+LIVE = re.compile(
+    r"<!-- live output: (?P<cmd>.+?) -->\n(?P<fence>`{3,})(?P<lang>\w*)\n(?P<body>.*?)(?P=fence)\n",
+    re.S,
+)
+
+
+def test_documented_live_outputs_are_what_the_stand_in_cluster_gives(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, update_golden: bool
+) -> None:
+    """`<!-- live output: ... KUBECONFIG ... -->` blocks: the command read from the stand-in
+    cluster of test_maintenance_readmit (KUBECONFIG is a throw-away file)."""
+    import hetgitops.live.client as client
+    from tests.capacity.test_maintenance_readmit import _Cluster
+
+    monkeypatch.setattr(client, "Cluster", _Cluster)
+    config = tmp_path / "kubeconfig"
+    config.write_text("{}")
+    monkeypatch.chdir(REPO)
+    text = PAGE.read_text("utf-8")
+    assert LIVE.search(text)
+
+    def fresh_block(m: re.Match[str]) -> str:
+        out = _run(m["cmd"].replace("KUBECONFIG", str(config)))
+        return f"<!-- live output: {m['cmd']} -->\n{m['fence']}{m['lang']}\n{out}{m['fence']}\n"
+
+    fresh = LIVE.sub(fresh_block, text)
+    if update_golden:
+        PAGE.write_text(fresh, "utf-8")
+        return
+    assert fresh == text, "docs/maintenance.md is stale: run pytest --update-golden"

@@ -225,14 +225,21 @@ def test_preemption_seam_takes_the_live_workloads_and_the_reduced_policy() -> No
 
     from hetgitops.capacity import maintenance
     from hetgitops.explain import run
+    from hetgitops.plan.maintenance import PENDING, Readmission
 
     class Model:
-        def victims(self, policy: Any, live: maintenance_live.LiveOnNodes) -> list[str]:
-            cards = sum(n.cards for n in policy.pools["a800-train"].nodes)
-            return [f"{w.namespace}/{w.name}@{cards}" for w in live.workloads]
+        def readmit(
+            self, policy: Any, reduced: Any, workloads: Any, leaving: Any
+        ) -> list[Readmission]:
+            cards = sum(n.cards for n in reduced.pools["a800-train"].nodes)
+            assert len(workloads) == 4  # every quota-holding Workload read
+            return [Readmission(f"{name}@{cards}", "", 0, (), PENDING) for name in leaving]
 
     policy = run.load_policy([REPO / "policies"], dt.date(2026, 12, 5))
     live = maintenance_live.on_nodes(WORKLOADS, PODS, {"gpu-a800-016"})
     plan = maintenance.build(policy, ["gpu-a800-016"], live=live, preemption=Model())
-    assert plan.preempted == ("pretrain/job-low@120", "pretrain/job-high@120")  # no Jobs given
-    assert maintenance.build(policy, ["gpu-a800-016"], preemption=Model()).preempted is None
+    assert [r.name for r in plan.readmissions or ()] == [
+        "pretrain/job-low@120",
+        "pretrain/job-high@120",
+    ]  # no Jobs given
+    assert maintenance.build(policy, ["gpu-a800-016"], preemption=Model()).readmissions is None

@@ -20,7 +20,7 @@ from hetgitops.explain.preemption import (
     Running,
     Snapshot,
 )
-from hetgitops.explain.preemption_answer import _victim
+from hetgitops.explain.preemption_answer import victim
 from hetgitops.explain.preemption_tree import FR, Quota
 
 HERE = Path(__file__).parent / "preemption"
@@ -76,5 +76,5 @@ def test_kueue_table_case(file: str, case: str) -> None:
     frs = {_fr(k) for k in spec["preempt"]}
     chosen = Preemptor(snap, probe, frs).targets(probe.usage)
     rules = snap.specs[probe.cluster_queue].rules
-    got = {c.wl.name: _victim(c, rules).reason for c in chosen}
+    got = {c.wl.name: victim(c, rules).reason for c in chosen}
     assert got == spec["want"], case
