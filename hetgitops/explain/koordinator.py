@@ -22,14 +22,14 @@ Upstream (github.com/koordinator-sh/koordinator@v1.8.0):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from hetgitops.explain.answer import Explanation, Fix
 from hetgitops.explain.kube_view import pod_line
 from hetgitops.explain.kueue_messages import fmt
 from hetgitops.explain.workload import KOORD_QUOTA as QUOTA_LABEL
-from hetgitops.explain.workload import Workload
+from hetgitops.explain.workload import PodSet, Workload
 from hetgitops.model.policy import Policy, Team, derived
 from hetgitops.plan.koordinator_quota import QuotaNode, TreePlan, quota_nodes, root_min, trees
 
@@ -52,7 +52,7 @@ class _Verdict:
     policy: tuple[str, ...] = ()
     fixes: tuple[Fix, ...] = ()
     pool: str | None = None  # where it runs, when admitted
-    tree_pool: str | None = None  # the pool of the quota's tree, admitted or not
+    trees: Mapping[str, str] = field(default_factory=dict)  # pod set -> its quota tree's pool
 
 
 def insufficient_quotas(
@@ -167,8 +167,11 @@ def explain_koordinator(policy: Policy, workload: Workload, team: Team | None) -
     the nodes of the quota's tree: koord-manager's pod webhook pins a pod of a tree's quota to
     its profile's nodes (pkg/webhook/pod/mutating/multi_quota_tree_affinity.go:37-110)."""
     found = _verdict(policy, workload, team)
-    pools = [policy.pools[found.tree_pool]] if found.tree_pool else list(policy.pools.values())
-    lines = tuple(pod_line(policy, ps, pools, None) for ps in workload.pod_sets)
+    every = list(policy.pools.values())
+    lines = tuple(
+        pod_line(policy, ps, [policy.pools[p]] if (p := found.trees.get(ps.name)) else every, None)
+        for ps in workload.pod_sets
+    )
     return Explanation(
         workload,
         team.name if team else None,
@@ -184,6 +187,29 @@ def explain_koordinator(policy: Policy, workload: Workload, team: Team | None) -
 
 
 def _verdict(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
+    """Each quota the pods name judged apart; the job runs when every one lets its pods in."""
+    groups: dict[str | None, list[PodSet]] = {}
+    for ps in workload.pod_sets:
+        groups.setdefault(ps.quota, []).append(ps)
+    if len(groups) == 1:
+        return _one(policy, replace(workload, queue=next(iter(groups))), team)
+    found = [
+        _one(policy, replace(workload, queue=quota, pod_sets=tuple(sets)), team)
+        for quota, sets in groups.items()
+    ]
+    worst = next((f for f in found if f.verdict == "rejected"), None) or next(
+        (f for f in found if f.verdict == "pending"), found[0]
+    )
+    return replace(
+        worst,
+        lines=tuple(line for f in found for line in f.lines),
+        policy=tuple(dict.fromkeys(line for f in found for line in f.policy)),
+        fixes=tuple(fix for f in found for fix in f.fixes),
+        trees={k: v for f in found for k, v in f.trees.items()},
+    )
+
+
+def _one(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
     quota, why = quota_of(policy, workload)
     notes = (why,) if why else ()
     pod = workload.name if workload.kind == "Pod" else f"{workload.name}-<pod>"
@@ -241,12 +267,18 @@ def _prefilter(
                 lines=(*lines, _wrapped()),
                 policy=(*notes, *_why(policy, node, tree, asked, limit, over)),
                 fixes=_fixes(node, asked, over),
-                tree_pool=node.pool,
+                trees={ps.name: node.pool for ps in workload.pod_sets},
             )
         for k, v in request.items():
             used[k] = used.get(k, 0) + v
     return _Verdict(
-        "admitted", "", "", lines=tuple(lines), policy=notes, pool=node.pool, tree_pool=node.pool
+        "admitted",
+        "",
+        "",
+        lines=tuple(lines),
+        policy=notes,
+        pool=node.pool,
+        trees={ps.name: node.pool for ps in workload.pod_sets},
     )
 
 

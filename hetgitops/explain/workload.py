@@ -58,6 +58,9 @@ class PodSet:
     # `resourceClaims[].resourceClaimTemplateName`: DRA claims Kueue charges through its
     # deviceClassMappings (explain/explanation.py resolves them against the policy).
     claims: tuple[str, ...] = ()
+    # quota.scheduling.koordinator.sh/name of the pods: under koord-scheduler each pod counts
+    # in its own ElasticQuota (a RayJob's worker group on another card type: another tree).
+    quota: str | None = None
 
     def total(self, resource: str) -> int:
         return self.requests.get(resource, 0) * self.count
@@ -100,6 +103,7 @@ def pod_set(name: str, count: int, template: Field) -> PodSet:
         node_affinity=podspec.required_affinity(spec),
         group=annotations.get(TAS_GROUP) if topology else None,
         claims=_claims(spec.mapping()),
+        quota=meta["labels"].strings().get(KOORD_QUOTA),
     )
 
 

@@ -182,3 +182,20 @@ def test_a_profile_rendered_for_koordinator_is_explained_in_every_format(
     )
     markdown = render_markdown(run.explain_all(policy, workloads))
     assert "- Koordinator: quota finetune-nlp-" in markdown
+
+
+def test_each_ray_worker_group_is_judged_in_its_own_pools_quota(koord_fleet: Path) -> None:
+    """jobs labels a worker group on another card type with that pool's leaf quota
+    (compilers/jobs/ray_context.py): each quota is judged apart, and kube-scheduler looks at
+    each pod set's own tree."""
+    policy = run.load_policy([koord_fleet], NOW)
+    (found,) = run.explain_all(
+        policy,
+        run.workloads_asked(
+            policy, text=None, profile="ray-rlhf", team="finetune-vision", asked=None
+        ),
+    )
+    assert found.workload.kind == "RayJob" and found.verdict == "admitted"
+    quotas = [line.split()[1] for line in found.koordinator]
+    assert quotas == ["finetune-vision-a800-train", "finetune-vision-l40s-infer"]
+    assert found.scheduler[2].startswith("pod set rollout: 4 node(s) fit")
