@@ -143,19 +143,21 @@ class _Runtime:
 
     def of(self, name: str, key: str, request: int) -> int:
         node = self.nodes[name]
-        asked = min(request, _units(key, node.max[key]))  # quota_info.go:217-229
-        if node.parent == self.tree.root:
-            parent = self.total.get(key, UNLIMITED)
-        else:
-            parent = self.of(node.parent, key, asked)
         least = _units(key, node.min[key])
-        if asked <= least:  # runtime_quota_calculator.go:133-140
-            return asked if node.lend else least
+        # a non-lending quota asks its parent for at least its min (group_quota_manager.go:
+        # 205-218), limited by its max as every request passed up (quota_info.go:217-229)
+        asked = min(request if node.lend else max(request, least), _units(key, node.max[key]))
         reserved = sum(
             _units(key, s.min[key])
             for s in self.children.get(node.parent, [])
             if s.name != name and not s.lend
         )
+        if node.parent == self.tree.root:
+            parent = self.total.get(key, UNLIMITED)
+        else:
+            parent = self.of(node.parent, key, asked + reserved)
+        if asked <= least:  # runtime_quota_calculator.go:133-140
+            return asked if node.lend else least
         if parent == UNLIMITED:
             return asked
         left = parent - reserved - least  # :142-146, then :149-175 gives it all to this one
