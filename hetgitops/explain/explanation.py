@@ -4,74 +4,37 @@ view, and the policy lines to change, as plain data the formats lay out."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from hetgitops.compilers.kueue_queues import local_queue_name
-from hetgitops.diagnostics import Span
 from hetgitops.explain import kueue
 from hetgitops.explain import kueue_messages as say
+from hetgitops.explain.answer import Explanation, Fix
 from hetgitops.explain.fit import UNSCHEDULABLE, unschedulable
+from hetgitops.explain.koordinator import explain_koordinator
+from hetgitops.explain.kube_view import kube_scheduler
 from hetgitops.explain.kueue_messages import (
     EXCEEDS_MAX_QUOTA,
     TOPOLOGY_PLACEMENT_FAILED,
     WAITING_FOR_QUOTA,
     fmt,
 )
-from hetgitops.explain.nodes import admits, pool_nodes, slots, taint_text, untolerated
-from hetgitops.explain.quotas import Flavor, Quotas, Usage, flavors
+from hetgitops.explain.nodes import pool_nodes, slots
+from hetgitops.explain.quotas import Quotas, Usage, flavors
 from hetgitops.explain.workload import (
     DEFAULT,
+    KOORDINATOR,
     SYSTEM_PRIORITY_CLASSES,
     VOLCANO,
-    PodSet,
     Workload,
 )
-from hetgitops.model.policy import Policy, Pool, Team, derived
+from hetgitops.model.policy import Policy, Team, derived
 from hetgitops.plan import dra
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
 from hetgitops.plan.volcano_quota import QueuePlan, queue_plans
 
 MISCONFIGURED = "Misconfigured"
 NOT_MANAGED = "NotManagedByKueue"
-
-
-@dataclass(frozen=True)
-class Fix:
-    """A policy line to change and by how much (`amount` in the resource's units)."""
-
-    span: Span
-    what: str
-    resource: str = ""
-    amount: int = 0
-
-
-@dataclass(frozen=True)
-class Explanation:
-    workload: Workload
-    team: str | None
-    verdict: str  # admitted | unschedulable | pending | rejected | unmanaged
-    reason: str  # Kueue's reason token (or Misconfigured / Volcano's), "" when admitted
-    message: str
-    kueue: kueue.KueueVerdict | None = None
-    volcano: tuple[str, ...] = ()
-    scheduler: tuple[str, ...] = ()
-    policy: tuple[str, ...] = ()
-    fixes: tuple[Fix, ...] = ()
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def flavor(self) -> str | None:
-        if self.kueue is None or not self.kueue.admitted:
-            return None
-        chosen = [r.flavor.flavor for r in self.kueue.pod_sets if r.flavor]
-        return chosen[0] if chosen else None
-
-    @property
-    def pool(self) -> str | None:
-        if self.kueue is None or not self.kueue.admitted:
-            return None
-        chosen = [r.flavor.pool for r in self.kueue.pod_sets if r.flavor]
-        return chosen[0] if chosen else None
 
 
 def team_of(policy: Policy, workload: Workload) -> Team | None:
@@ -113,8 +76,10 @@ def explain(
     team = team_of(policy, workload)
     if workload.scheduler == VOLCANO:
         return _volcano(policy, workload, team)
+    if workload.scheduler == KOORDINATOR:
+        return explain_koordinator(policy, workload, team)
     if workload.scheduler == DEFAULT:
-        lines = _kube_scheduler(policy, workload, None)
+        lines = kube_scheduler(policy, workload, None)
         note = (
             "no kueue.x-k8s.io/queue-name label: Kueue leaves the job alone "
             "(manageJobsWithoutQueueName is false by default) and kube-scheduler places it "
@@ -197,7 +162,7 @@ def explain(
         message,
         kueue=verdict,
         volcano=_volcano_view(policy, team, workload, verdict),
-        scheduler=_kube_scheduler(policy, workload, verdict),
+        scheduler=kube_scheduler(policy, workload, verdict),
         policy=tuple(policy_lines),
         fixes=tuple(fixes),
     )
@@ -349,61 +314,3 @@ def _volcano(policy: Policy, workload: Workload, team: Team | None) -> Explanati
             workload, name, "pending", "Unschedulable", message, volcano=tuple(lines)
         )
     return Explanation(workload, name, "admitted", "", "", volcano=tuple(lines))
-
-
-def _kube_scheduler(
-    policy: Policy, workload: Workload, verdict: kueue.KueueVerdict | None
-) -> tuple[str, ...]:
-    """Per pod set: the largest node, selectors and taints, after Kueue injected the flavor's
-    nodeLabels and tolerations."""
-    lines: list[str] = []
-    results = verdict.pod_sets if verdict else ()
-    by_set = {r.pod_set.name: r for r in results}
-    for pod_set in workload.pod_sets:
-        result = by_set.get(pod_set.name)
-        pools = (
-            [policy.pools[result.flavor.pool]]
-            if result is not None and result.flavor is not None
-            else list(policy.pools.values())
-        )
-        flavor = None
-        if result is not None and result.flavor is not None:
-            team = policy.teams.get(verdict.cluster_queue) if verdict else None
-            if team is not None:
-                flavor = next(
-                    (f for f in flavors(policy, team) if f.name == result.flavor.flavor),
-                    None,
-                )
-        lines.append(_pod_line(policy, pod_set, pools, flavor))
-    return tuple(lines)
-
-
-def _pod_line(policy: Policy, pod_set: PodSet, pools: list[Pool], flavor: Flavor | None) -> str:
-    selector = {**pod_set.node_selector, **(flavor.node_labels if flavor else {})}
-    tolerations = (*pod_set.tolerations, *(flavor.tolerations if flavor else ()))
-    nodes = [n for pool in pools for n in pool_nodes(policy, pool)]
-    matched = [n for n in nodes if admits(selector, pod_set.node_affinity, n.labels)]
-    tolerating = [n for n in matched if untolerated(n, tolerations) is None]
-    fitting = [n for n in tolerating if slots(n, pod_set.requests, None) >= 1]
-    accel = {r: v for r, v in pod_set.requests.items() if r not in ("cpu", "memory")}
-    ask = ", ".join(f"{v} {r}" for r, v in sorted(accel.items())) or "no accelerator"
-    if fitting:
-        largest = max(slots(n, pod_set.requests, None) for n in fitting)
-        return (
-            f"pod set {pod_set.name}: {len(fitting)} node(s) fit a pod of {ask} "
-            f"(up to {largest} such pods per node)"
-        )
-    parts = []
-    if len(matched) < len(nodes):
-        parts.append(
-            f"{len(nodes) - len(matched)} node(s) didn't match Pod's node affinity/selector"
-        )
-    untol = [n for n in matched if untolerated(n, tolerations) is not None]
-    if untol:
-        taint = untolerated(untol[0], tolerations)
-        assert taint is not None
-        parts.append(f"{len(untol)} node(s) had untolerated taint {{{taint_text(taint)}}}")
-    if tolerating:
-        resource = next(iter(accel), "cpu")
-        parts.append(f"{len(tolerating)} Insufficient {resource}")
-    return f"pod set {pod_set.name}: 0/{len(nodes)} nodes are available: " + ", ".join(parts) + "."

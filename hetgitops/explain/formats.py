@@ -6,8 +6,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from hetgitops.explain.answer import Explanation
 from hetgitops.explain.existing import WorkloadReport
-from hetgitops.explain.explanation import Explanation
 from hetgitops.explain.kueue import Attempt, KueueVerdict
 from hetgitops.explain.kueue_messages import fmt
 from hetgitops.plan.quota_plan import HOST_RESOURCES as HOST
@@ -64,6 +64,7 @@ def as_data(e: Explanation) -> dict[str, Any]:
         "pool": e.pool,
         "kueue": None,
         "volcano": list(e.volcano),
+        "koordinator": list(e.koordinator),
         "kubeScheduler": list(e.scheduler),
         "policy": list(e.policy),
         "live": list(e.notes),
@@ -149,6 +150,7 @@ def _lines(e: Explanation, bullet: str, code: Callable[[str], str]) -> list[str]
             )
     for title, lines in (
         ("Volcano", e.volcano),
+        ("Koordinator", e.koordinator),
         ("kube-scheduler", e.scheduler),
         ("policy", e.policy),
         ("live", e.notes),
@@ -164,6 +166,8 @@ def _where(e: Explanation) -> str:
     chosen = [(r.pod_set.name, r.flavor) for r in e.kueue.pod_sets if r.flavor] if e.kueue else []
     flavors = dict.fromkeys((f.flavor, f.pool) for _, f in chosen)
     if len(flavors) <= 1:
+        if e.flavor is None and e.pool is not None:  # Koordinator: a quota tree per pool
+            return f" in pool {e.pool}"
         return f" in flavor {e.flavor} (pool {e.pool})" if e.flavor else ""
     parts = [
         f"{', '.join(n for n, f in chosen if (f.flavor, f.pool) == key)} in flavor {key[0]} "

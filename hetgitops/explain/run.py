@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from hetgitops.diagnostics import has_errors
 from hetgitops.explain import manifest
 from hetgitops.explain import request as requests
-from hetgitops.explain.explanation import Explanation, explain
+from hetgitops.explain.answer import Explanation
+from hetgitops.explain.explanation import explain
 from hetgitops.explain.lines import live_lines, volcano_lines
 from hetgitops.explain.preemption_formats import live_lines as preemption_lines
 from hetgitops.explain.preemption_report import PreemptReport, preempt

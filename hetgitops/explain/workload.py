@@ -20,6 +20,10 @@ VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 RAY_VOLCANO_QUEUE = "volcano.sh/queue-name"  # read by KubeRay's --batch-scheduler=volcano
 VOLCANO_MIN_MEMBER = "scheduling.k8s.io/group-min-member"
 KUEUE, VOLCANO, DEFAULT = "kueue", "volcano", "default"
+# koord-scheduler's pods name their ElasticQuota in a pod label (hetgitops jobs writes it on
+# the pod template; apis/extension/elastic_quota.go LabelQuotaName).
+KOORDINATOR, KOORD_SCHEDULER = "koordinator", "koord-scheduler"
+KOORD_QUOTA = "quota.scheduling.koordinator.sh/name"
 # Kubernetes' built-in PriorityClasses (every cluster has them, values from
 # k8s.io/api/scheduling/v1 SystemCriticalPriority): a pod's priorityClassName may name them
 # and Kueue reads their value like any PriorityClass's.
@@ -54,6 +58,9 @@ class PodSet:
     # `resourceClaims[].resourceClaimTemplateName`: DRA claims Kueue charges through its
     # deviceClassMappings (explain/explanation.py resolves them against the policy).
     claims: tuple[str, ...] = ()
+    # quota.scheduling.koordinator.sh/name of the pods: under koord-scheduler each pod counts
+    # in its own ElasticQuota (a RayJob's worker group on another card type: another tree).
+    quota: str | None = None
 
     def total(self, resource: str) -> int:
         return self.requests.get(resource, 0) * self.count
@@ -67,7 +74,7 @@ class Workload:
     name: str
     namespace: str | None
     pod_sets: tuple[PodSet, ...]
-    queue: str | None = None  # Kueue LocalQueue (label) or Volcano queue
+    queue: str | None = None  # Kueue LocalQueue (label), Volcano queue or Koordinator quota
     tier: str | None = None  # WorkloadPriorityClass / PriorityClass name
     scheduler: str = KUEUE
     min_available: int | None = None  # Volcano gang size
@@ -96,6 +103,7 @@ def pod_set(name: str, count: int, template: Field) -> PodSet:
         node_affinity=podspec.required_affinity(spec),
         group=annotations.get(TAS_GROUP) if topology else None,
         claims=_claims(spec.mapping()),
+        quota=meta["labels"].strings().get(KOORD_QUOTA),
     )
 
 
@@ -285,6 +293,10 @@ def from_manifest(manifest: Mapping[str, Any] | Field) -> Workload:
         scheduler = VOLCANO
         queue = pod_annotations.get(VOLCANO_QUEUE, "default")
         min_available = _min_member(meta["annotations"][VOLCANO_MIN_MEMBER], pods)
+    elif queue is None and template["spec"]["schedulerName"].text() == KOORD_SCHEDULER:
+        scheduler = KOORDINATOR
+        # the pod's label: a label on the Job itself never reaches its pods
+        queue = template["metadata"]["labels"].strings().get(KOORD_QUOTA)
     elif queue is None:
         scheduler = DEFAULT
     tier = labels.get(KUEUE_PRIORITY)

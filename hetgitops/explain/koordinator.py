@@ -1,0 +1,327 @@
+"""Explain stage: koord-scheduler v1.8.0's ElasticQuota PreFilter replayed for a pod of
+`schedulerName: koord-scheduler` on the empty fleet, over the quota trees of plan/
+(`koordinator_quota`).
+
+Upstream (github.com/koordinator-sh/koordinator@v1.8.0):
+- the pod's quota: its `quota.scheduling.koordinator.sh/name` label, else a quota binding its
+  namespace (the `…/namespaces` annotation), else `koordinator-default-quota`; a name no quota
+  has falls into the default quota too (pkg/scheduler/plugins/elasticquota/plugin_helper.go:
+  84-114, plugin.go:339-358);
+- the pod webhook refuses a pod whose quota is a parent (pkg/webhook/elasticquota/
+  pod_check.go:54-58);
+- PreFilter (plugin.go:256-283): the request masked to the quota's max keys (:277), used +
+  request <= the quota's runtime (EnableRuntimeQuota defaults to true, plugin_helper.go:318-323,
+  pkg/scheduler/apis/config/v1/defaults.go:79), else `Insufficient quotas, ...` (:280-282);
+- runtime: a pending pod's request counts in its quota's request at once (group_quota_manager.go
+  :892-918), limited by max (quota_info.go:217-229); a parent's runtime is shared among its
+  children: each gets min(request, min), a non-lending child its whole min, and what is left
+  goes to the children asking more (core/runtime_quota_calculator.go:117-175). The root's total
+  is the pool's allocatable x resourceRatio (plan/koordinator_quota.root_min).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+
+from hetgitops.explain.answer import Explanation, Fix
+from hetgitops.explain.kube_view import pod_line
+from hetgitops.explain.kueue_messages import fmt
+from hetgitops.explain.workload import KOORD_QUOTA as QUOTA_LABEL
+from hetgitops.explain.workload import PodSet, Workload
+from hetgitops.model.policy import Policy, Team, derived
+from hetgitops.plan.koordinator_quota import QuotaNode, TreePlan, quota_nodes, root_min, trees
+
+DEFAULT_QUOTA = "koordinator-default-quota"
+# The pod's PodScheduled condition reason when a PreFilter plugin refuses it.
+UNSCHEDULABLE = "Unschedulable"
+# The pod webhook's refusal (admission denied: the pod is never created).
+FORBIDDEN = "Forbidden"
+UNLIMITED = -1  # a total the policy does not know (the nodes' allocatable cpu and memory)
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """Koordinator's answer before kube-scheduler's view is added."""
+
+    verdict: str  # admitted | pending | rejected
+    reason: str
+    message: str
+    lines: tuple[str, ...] = ()
+    policy: tuple[str, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    pool: str | None = None  # where it runs, when admitted
+    trees: Mapping[str, str] = field(default_factory=dict)  # pod set -> its quota tree's pool
+
+
+def insufficient_quotas(
+    quota: str,
+    runtime: Mapping[str, int],
+    used: Mapping[str, int],
+    request: Mapping[str, int],
+    exceeded: list[str],
+) -> str:
+    """plugin.go:280-282, word for word. Go ranges over the runtime map to list the exceeded
+    dimensions (k8s.io/apiserver pkg/quota/v1 LessThanOrEqual), so with two or more their
+    order varies from run to run: here they are sorted."""
+    return (
+        f"Insufficient quotas, quotaName: {quota}, runtime: {_print(runtime)}, used: "
+        f"{_print(used)}, pod's request: {_print(request)}, exceedDimensions: "
+        f"[{' '.join(sorted(exceeded))}]"
+    )
+
+
+def parent_refused(quota: str, pod: str) -> str:
+    """pod_check.go:57, word for word."""
+    return f"pod can not be linked to a parentQuotaGroup,quota:{quota}, pod:{pod}"
+
+
+def _print(values: Mapping[str, int]) -> str:
+    """printResourceList (plugin_helper.go:303-316): `name:quantity` sorted, `<empty>` if none."""
+    if not values:
+        return "<empty>"
+    return ",".join(sorted(f"{r}:{fmt(r, v)}" for r, v in values.items()))
+
+
+def _units(resource: str, value: Decimal) -> int:
+    """A quota value in explain's integers (cpu in milli-units, as the pods' requests)."""
+    return int(value * 1000) if resource == "cpu" else int(value)
+
+
+def _nodes(policy: Policy) -> dict[str, QuotaNode]:
+    return derived(policy, "explain_koord_nodes", lambda: {n.name: n for n in quota_nodes(policy)})
+
+
+def _trees(policy: Policy) -> dict[str, TreePlan]:
+    return {t.tree_id: t for t in trees(policy)}
+
+
+def quota_of(policy: Policy, workload: Workload) -> tuple[str, str | None]:
+    """The quota koord-scheduler counts the pod in, and why when it is not the label's."""
+    nodes, roots = _nodes(policy), {t.root for t in trees(policy)}
+    label = workload.queue
+    if label:
+        if label in nodes or label in roots:
+            return label, None
+        return DEFAULT_QUOTA, (
+            f"no ElasticQuota is named {label!r}: the pod falls silently into {DEFAULT_QUOTA} "
+            "(plugin.go:339-358): no team quota limits it and it is pinned to no pool"
+        )
+    for node in nodes.values():
+        if workload.namespace is not None and workload.namespace in node.namespaces:
+            return node.name, (
+                f"no {QUOTA_LABEL} label: namespace {workload.namespace} is bound to quota "
+                f"{node.name} by its namespaces annotation (plugin_helper.go:100-111)"
+            )
+    return DEFAULT_QUOTA, (
+        f"no {QUOTA_LABEL} label and no quota binds namespace {workload.namespace}: the pod "
+        f"counts in {DEFAULT_QUOTA} (plugin_helper.go:113), limited by no team quota"
+    )
+
+
+def _pods(workload: Workload, keys: tuple[str, ...]) -> list[dict[str, int]]:
+    """Each pod's request masked to the quota's max keys (plugin.go:277), in creation order."""
+    return [
+        {r: v for r, v in ps.requests.items() if r in keys and v}
+        for ps in workload.pod_sets
+        for _ in range(ps.count)
+    ]
+
+
+class _Runtime:
+    """The runtime a leaf gets when it alone asks `request` (the empty fleet)."""
+
+    def __init__(self, policy: Policy, tree: TreePlan) -> None:
+        self.nodes = _nodes(policy)
+        self.tree = tree
+        self.total = root_min(policy, tree)
+        self.children: dict[str, list[QuotaNode]] = {}
+        for node in self.nodes.values():
+            if node.tree_id == tree.tree_id:
+                self.children.setdefault(node.parent, []).append(node)
+
+    def of(self, name: str, key: str, request: int) -> int:
+        node = self.nodes[name]
+        least = _units(key, node.min[key])
+        # a non-lending quota asks its parent for at least its min (group_quota_manager.go:
+        # 205-218), limited by its max as every request passed up (quota_info.go:217-229)
+        asked = min(request if node.lend else max(request, least), _units(key, node.max[key]))
+        reserved = sum(
+            _units(key, s.min[key])
+            for s in self.children.get(node.parent, [])
+            if s.name != name and not s.lend
+        )
+        if node.parent == self.tree.root:
+            parent = self.total.get(key, UNLIMITED)
+        else:
+            parent = self.of(node.parent, key, asked + reserved)
+        if asked <= least:  # runtime_quota_calculator.go:133-140
+            return asked if node.lend else least
+        if parent == UNLIMITED:
+            return asked
+        left = parent - reserved - least  # :142-146, then :149-175 gives it all to this one
+        return min(asked, least + max(left, 0))
+
+
+def explain_koordinator(policy: Policy, workload: Workload, team: Team | None) -> Explanation:
+    """A pod of koord-scheduler: its ElasticQuota's PreFilter, then kube-scheduler's view of
+    the nodes of the quota's tree: koord-manager's pod webhook pins a pod of a tree's quota to
+    its profile's nodes (pkg/webhook/pod/mutating/multi_quota_tree_affinity.go:37-110)."""
+    found = _verdict(policy, workload, team)
+    every = list(policy.pools.values())
+    lines = tuple(
+        pod_line(policy, ps, [policy.pools[p]] if (p := found.trees.get(ps.name)) else every, None)
+        for ps in workload.pod_sets
+    )
+    return Explanation(
+        workload,
+        team.name if team else None,
+        found.verdict,
+        found.reason,
+        found.message,
+        scheduler=lines if found.verdict != "rejected" else (),
+        policy=found.policy,
+        fixes=found.fixes,
+        koordinator=found.lines,
+        koord_pool=found.pool,
+    )
+
+
+def _verdict(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
+    """Each quota the pods name judged apart; the job runs when every one lets its pods in."""
+    groups: dict[str | None, list[PodSet]] = {}
+    for ps in workload.pod_sets:
+        groups.setdefault(ps.quota, []).append(ps)
+    if len(groups) == 1:
+        return _one(policy, replace(workload, queue=next(iter(groups))), team)
+    found = [
+        _one(policy, replace(workload, queue=quota, pod_sets=tuple(sets)), team)
+        for quota, sets in groups.items()
+    ]
+    worst = next((f for f in found if f.verdict == "rejected"), None) or next(
+        (f for f in found if f.verdict == "pending"), found[0]
+    )
+    return replace(
+        worst,
+        lines=tuple(line for f in found for line in f.lines),
+        policy=tuple(dict.fromkeys(line for f in found for line in f.policy)),
+        fixes=tuple(fix for f in found for fix in f.fixes),
+        trees={k: v for f in found for k, v in f.trees.items()},
+    )
+
+
+def _one(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
+    quota, why = quota_of(policy, workload)
+    notes = (why,) if why else ()
+    pod = workload.name if workload.kind == "Pod" else f"{workload.name}-<pod>"
+    node = _nodes(policy).get(quota)
+    if quota != DEFAULT_QUOTA and (node is None or node.is_parent):
+        message = parent_refused(quota, pod)
+        fix = _team_fix(team, "label the pods with the team's leaf quota, not a parent")
+        return _Verdict(
+            "rejected",
+            FORBIDDEN,
+            message,
+            lines=(f"quota {quota} is a parent: the pod webhook refuses the pod",),
+            policy=notes,
+            fixes=fix,
+        )
+    if node is None:
+        fixes = _team_fix(team, f"label the pods {QUOTA_LABEL}: <team>-<pool>")
+        lines = (f"quota {DEFAULT_QUOTA}: outside every pool's tree, the default quota's max",)
+        return _Verdict("admitted", "", "", lines=lines, policy=notes, fixes=fixes)
+    return _prefilter(policy, workload, node, notes)
+
+
+def _team_fix(team: Team | None, what: str) -> tuple[Fix, ...]:
+    return (Fix(team.origin.at("spec", "quotas"), what),) if team is not None else ()
+
+
+def _prefilter(
+    policy: Policy, workload: Workload, node: QuotaNode, notes: tuple[str, ...]
+) -> _Verdict:
+    tree = _trees(policy)[node.tree_id]
+    keys = tuple(node.max)
+    pods = _pods(workload, keys)
+    asked = {k: sum(p.get(k, 0) for p in pods) for k in keys}
+    runtime = _Runtime(policy, tree)
+    limit = {k: runtime.of(node.name, k, asked[k]) for k in keys}
+    lines = [
+        f"quota {node.name} (tree of pool {node.pool}): max "
+        + ", ".join(f"{fmt(k, _units(k, node.max[k]))} {k}" for k in keys)
+        + f"; the job's {len(pods)} pod(s) ask "
+        + ", ".join(f"{fmt(k, asked[k])} {k}" for k in keys if asked[k])
+        + "; runtime "
+        + ", ".join(f"{fmt(k, limit[k])} {k}" for k in keys)
+    ]
+    used: dict[str, int] = {}
+    for number, request in enumerate(pods):
+        over = [k for k, v in request.items() if used.get(k, 0) + v > limit[k]]
+        if over:
+            message = insufficient_quotas(node.name, limit, used, request, over)
+            fit = f"pods 1-{number} fit" if number else "no pod fits"
+            lines.append(f"{fit}; pod {number + 1} of {len(pods)} is refused")
+            return _Verdict(
+                "pending",
+                UNSCHEDULABLE,
+                message,
+                lines=(*lines, _wrapped()),
+                policy=(*notes, *_why(policy, node, tree, asked, limit, over)),
+                fixes=_fixes(node, asked, over),
+                trees={ps.name: node.pool for ps in workload.pod_sets},
+            )
+        for k, v in request.items():
+            used[k] = used.get(k, 0) + v
+    return _Verdict(
+        "admitted",
+        "",
+        "",
+        lines=tuple(lines),
+        policy=notes,
+        pool=node.pool,
+        trees={ps.name: node.pool for ps in workload.pod_sets},
+    )
+
+
+def _wrapped() -> str:
+    return (
+        "the pod's PodScheduled condition says `0/<nodes> nodes are available: <this message>.` "
+        "(kube-scheduler's FitError, pkg/scheduler/framework/types.go:807-814)"
+    )
+
+
+def _why(
+    policy: Policy,
+    node: QuotaNode,
+    tree: TreePlan,
+    asked: Mapping[str, int],
+    limit: Mapping[str, int],
+    over: list[str],
+) -> list[str]:
+    lines = []
+    for key in sorted(over):
+        most = _units(key, node.max[key])
+        if asked[key] > most:
+            lines.append(
+                f"the pods ask {fmt(key, asked[key])} {key}, quota {node.name}'s max is "
+                f"{fmt(key, most)}: raise team {node.team}'s quota in pool {node.pool} at "
+                f"{node.origin} by {fmt(key, asked[key] - most)}"
+            )
+        else:
+            lines.append(
+                f"quota {node.name}'s max allows {fmt(key, most)} {key}, but its runtime is "
+                f"{fmt(key, limit[key])}: the tree of pool {node.pool} holds "
+                f"{root_min(policy, tree).get(key, 0)} {key} (allocatable x resourceRatio "
+                f"{tree.ratio}) less the min its non-lending siblings keep"
+            )
+    return lines
+
+
+def _fixes(node: QuotaNode, asked: Mapping[str, int], over: list[str]) -> tuple[Fix, ...]:
+    found = []
+    for key in sorted(over):
+        short = asked[key] - _units(key, node.max[key])
+        if short > 0:
+            found.append(Fix(node.origin, f"raise by {fmt(key, short)}", key, short))
+    return tuple(found)
