@@ -15,6 +15,7 @@ from hetgitops.adopt.nodes import PRODUCT_LABELS
 from hetgitops.adopt.run import import_objects
 from hetgitops.cli.main import main
 from hetgitops.model.ranges import compact, expand
+from hetgitops.plan.dra import DOMAIN as DRA_DOMAIN
 
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]
@@ -109,8 +110,8 @@ def _bench_fleet(folder: Path) -> Path:
 
 
 BENCH = Path("bench-small")  # a marker: the fleet is generated under the test's tmp_path
-# `dra` is left out until import reads DeviceClasses and Kueue's deviceClassMappings back
-# (issue 36 item 3): its claims pools' flavors cover resources import does not know yet.
+# `dra`: import reads DeviceClasses, mappings and claim templates back (issue 36 item 3),
+# but the namespace ResourceQuotas of DRA classes still come back with nominal quota only.
 NOT_IMPORTED = {"dra"}
 SCENARIOS = [
     REPO / "policies",
@@ -197,7 +198,14 @@ def _as_cluster(rendered: api.Result) -> list[dict]:  # type: ignore[type-arg]
             if card.product_names:
                 labels.setdefault(PRODUCT_LABELS[0], card.product_names[0])
             labels.setdefault("nvidia.com/gpu.count", str(node.cards))
-            status = {"allocatable": node_resources(policy, pool, node)}
+            # DRA's driver publishes a claims pool's GPUs as ResourceSlices: the kubelet
+            # advertises no resource for them.
+            allocatable = {
+                k: v
+                for k, v in node_resources(policy, pool, node).items()
+                if not k.startswith(DRA_DOMAIN + "/")
+            }
+            status = {"allocatable": allocatable}
             obj = {**obj, "metadata": {**obj["metadata"], "labels": labels}, "status": status}
         objects.append(obj)
     return objects

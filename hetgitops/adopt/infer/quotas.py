@@ -38,7 +38,7 @@ def quotas(
         pool = flavor_pool.get(flavor.name)
         if pool is None:
             continue
-        resources = flavor.by_resource()
+        resources = pool.pool.resources(flavor.by_resource())
         entry = _entry(pool, resources)
         if entry is None:
             continue
