@@ -110,16 +110,9 @@ def _bench_fleet(folder: Path) -> Path:
 
 
 BENCH = Path("bench-small")  # a marker: the fleet is generated under the test's tmp_path
-# `dra`: import reads DeviceClasses, mappings and claim templates back (issue 36 item 3),
-# but the namespace ResourceQuotas of DRA classes still come back with nominal quota only.
-NOT_IMPORTED = {"dra"}
 SCENARIOS = [
     REPO / "policies",
-    *sorted(
-        p
-        for p in (REPO / "tests/cases/render").glob("*/policy")
-        if p.parent.name not in NOT_IMPORTED
-    ),
+    *sorted((REPO / "tests/cases/render").glob("*/policy")),
     BENCH,
 ]
 KINDS = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass",

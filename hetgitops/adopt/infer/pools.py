@@ -48,8 +48,14 @@ class Pool:
 
     def resources(self, by_resource: Mapping[str, Any]) -> dict[str, Any]:
         """A flavor's resources under the names the quota phases read (DRA quota resources
-        of this pool's card as the device-plugin resources they count)."""
-        return {self.aliases.get(name, name): value for name, value in by_resource.items()}
+        of this pool's card as the device-plugin resources they count; those win over a
+        device-plugin resource of the same name, which a cohort's other pools cover)."""
+        if not self.aliases:
+            return dict(by_resource)
+        taken = set(self.aliases.values())
+        found = {k: v for k, v in by_resource.items() if k not in taken}
+        found.update({self.aliases[k]: v for k, v in by_resource.items() if k in self.aliases})
+        return found
 
 
 @dataclass(frozen=True)
