@@ -91,10 +91,11 @@ def _kind_of(device: Mapping[str, Any]) -> tuple[Any, Any]:
 def _finding(pool: Pool, lines: list[tuple[str, str]]) -> Diagnostic:
     nodes = sorted({node for node, _ in lines})
     shown = "; ".join(f"{n}: {what}" for n, what in lines[:SHOWN])
+    ranges = ", ".join(compact(nodes, sort=True))
     more = f" (+{len(lines) - SHOWN} more)" if len(lines) > SHOWN else ""
     return finding(
         "drift-dra-devices",
-        f"pool '{pool.name}': {len(nodes)} node(s) ({', '.join(compact(nodes, sort=True))}) publish "
+        f"pool '{pool.name}': {len(nodes)} node(s) ({ranges}) publish "
         f"fewer {dra.DRIVER} devices than the policy counts, or devices its DeviceClass would "
         f"not select: {shown}{more}",
         pool.origin.at("spec", "devices"),

@@ -17,6 +17,10 @@ VOLCANO_QUEUES = Resource(VOLCANO_GROUP, "v1beta1", "queues", "Queue", False)
 # The devices DRA drivers publish per node (Kubernetes 1.34+, k8s.io/api resource/v1
 # types.go:98, ResourceSliceSpec).
 RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False)
+DEVICE_CLASSES = Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False)
+CLAIM_TEMPLATES = Resource(
+    "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True
+)
 
 
 def kueue(api_version: str, plural: str, kind: str, *, namespaced: bool) -> Resource:
