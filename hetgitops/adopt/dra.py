@@ -71,10 +71,11 @@ class DraRead:
 def read(by_kind: Mapping[str, list[Imported]]) -> DraRead:
     found = DraRead()
     for item in sorted(by_kind.get("DeviceClass", []), key=lambda i: i.name):
-        spec = item.obj.get("spec") or {}
+        spec = _mapping(item.obj.get("spec"))
+        selectors = spec.get("selectors")
         expressions = [
-            str((s.get("cel") or {}).get("expression", ""))
-            for s in spec.get("selectors") or []
+            str(_mapping(s.get("cel")).get("expression", ""))
+            for s in (selectors if isinstance(selectors, list) else [])
             if isinstance(s, dict)
         ]
         extended = str(spec.get("extendedResourceName") or "")
@@ -83,12 +84,18 @@ def read(by_kind: Mapping[str, list[Imported]]) -> DraRead:
             found.diagnostics.append(_unread(item, expressions))
         found.classes[item.name] = ClassRead(item, selected, extended)
     for doc in _configurations(by_kind):
-        for mapping in (doc.get("resources") or {}).get("deviceClassMappings") or []:
-            if isinstance(mapping, dict) and mapping.get("name"):
-                names = tuple(str(n) for n in mapping.get("deviceClassNames") or [])
-                found.mappings[str(mapping["name"])] = names
+        listed = _mapping(doc.get("resources")).get("deviceClassMappings")
+        for mapping in listed if isinstance(listed, list) else []:
+            classes = mapping.get("deviceClassNames") if isinstance(mapping, dict) else None
+            if isinstance(mapping, dict) and mapping.get("name") and isinstance(classes, list):
+                found.mappings[str(mapping["name"])] = tuple(str(n) for n in classes)
     found.templates = len(by_kind.get("ResourceClaimTemplate", []))
     return found
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """A field read as an object; anything else (a hostile or broken dump) as empty."""
+    return value if isinstance(value, dict) else {}
 
 
 def _configurations(by_kind: Mapping[str, list[Imported]]) -> list[Mapping[str, Any]]:

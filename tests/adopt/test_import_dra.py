@@ -108,3 +108,19 @@ def test_the_extended_resource_path_comes_back_from_the_drivers_class(tmp_path: 
     assert not [d for d in result.diagnostics if d.rule == "import-device-class-unread"]
     # Not yet zero-change: with one claims pool and one extended-resource pool, the host
     # quotas (cpu, memory) of the teams come back 1 cpu / 1 GiB higher (see docs/adopt.md).
+
+
+def test_broken_dra_objects_are_findings_not_crashes(tmp_path: Path) -> None:
+    broken = (
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: a}\nspec: [1]\n"
+        "---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: b}\n"
+        "spec: {selectors: [{cel: nope}, 3]}\n"
+        "---\napiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "resources: {deviceClassMappings: [{name: x, deviceClassNames: 7}, 5]}\n"
+    )
+    pools, found = _imported(tmp_path, broken)
+    unread = sorted(
+        d.message.split(":")[0] for d in found if d.rule == "import-device-class-unread"
+    )
+    assert unread == ["DeviceClass a", "DeviceClass b"]
+    assert pools["l40s-infer"]["devices"] == {"allocation": "draClaims"}
