@@ -106,8 +106,8 @@ def test_the_extended_resource_path_comes_back_from_the_drivers_class(tmp_path: 
     assert found["l40s-infer"]["devices"] == {"allocation": "draExtendedResource"}
     assert found["h100-infer"]["devices"]["allocation"] == "draClaims"
     assert not [d for d in result.diagnostics if d.rule == "import-device-class-unread"]
-    # Not yet zero-change: with one claims pool and one extended-resource pool, the host
-    # quotas (cpu, memory) of the teams come back 1 cpu / 1 GiB higher (see docs/adopt.md).
+    changes = [d.message for d in result.diagnostics if d.rule == "import-field-changes"]
+    assert changes == [], changes
 
 
 def test_broken_dra_objects_are_findings_not_crashes(tmp_path: Path) -> None:

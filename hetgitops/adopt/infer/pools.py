@@ -53,7 +53,7 @@ class Pool:
         if not self.aliases:
             return dict(by_resource)
         taken = set(self.aliases.values())
-        found = {k: v for k, v in by_resource.items() if k not in taken}
+        found = {k: v for k, v in by_resource.items() if k not in taken | self.aliases.keys()}
         found.update({self.aliases[k]: v for k, v in by_resource.items() if k in self.aliases})
         return found
 
