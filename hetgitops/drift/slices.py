@@ -13,7 +13,7 @@ from hetgitops.diagnostics import Diagnostic
 from hetgitops.drift.findings import finding
 from hetgitops.model.policy import CardType, Policy, Pool
 from hetgitops.model.ranges import compact
-from hetgitops.plan import dra
+from hetgitops.plan import dra, dra_devices
 
 SHOWN = 3
 
@@ -62,14 +62,16 @@ def _node(
     if devices is None:
         yield name, f"publishes no {dra.DRIVER} ResourceSlice"
         return
-    for profile, wanted in sorted(dra.published(pool, cards).items(), key=lambda i: i[0] or ""):
+    for profile, wanted in sorted(
+        dra_devices.published(pool, cards).items(), key=lambda i: i[0] or ""
+    ):
         if not wanted:
             continue
         kind = f"MIG {profile}" if profile else "GPU"
         mine = [
             d for d in devices if _kind_of(d) == (("mig", profile) if profile else ("gpu", None))
         ]
-        reasons = [(d, dra.unselected(card, profile, d)) for d in mine]
+        reasons = [(d, dra_devices.unselected(card, profile, d)) for d in mine]
         for device, why in reasons:
             if why:
                 yield name, f"device {device.get('name', '?')} ({kind}): {why}"
@@ -84,8 +86,8 @@ def _node(
 def _kind_of(device: Mapping[str, Any]) -> tuple[Any, Any]:
     """(type, MIG profile) a device says it is; a whole GPU's profile is None."""
     attributes = device.get("attributes") or {}
-    kind = dra.attribute(attributes, "type")
-    return kind, dra.attribute(attributes, "profile") if kind == "mig" else None
+    kind = dra_devices.attribute(attributes, "type")
+    return kind, dra_devices.attribute(attributes, "profile") if kind == "mig" else None
 
 
 def _finding(pool: Pool, lines: list[tuple[str, str]]) -> Diagnostic:

@@ -14,7 +14,7 @@ from typing import Any
 from hetgitops import api
 from hetgitops.drift import slices
 from hetgitops.model.policy import Policy
-from hetgitops.plan import dra
+from hetgitops.plan import dra, dra_devices
 
 DRA = Path(__file__).resolve().parents[1] / "cases/render/dra/policy"
 NVML = {
@@ -51,7 +51,7 @@ def _slices(policy: Policy) -> list[dict[str, Any]]:
             continue
         for node in pool.nodes:
             devices = []
-            for profile, count in dra.published(pool, node.cards).items():
+            for profile, count in dra_devices.published(pool, node.cards).items():
                 devices += [
                     _device(f"{node.name}-{profile or 'gpu'}-{i}", pool.card_type, profile)
                     for i in range(count)
@@ -69,7 +69,11 @@ def test_a_fleet_whose_driver_publishes_what_the_policy_counts_has_no_finding() 
     policy = _policy()
     live = _slices(policy)
     assert len(live) == 10  # 6 H100 and 4 L40S nodes
-    assert dra.published(policy.pools["h100-infer"], 8) == {"1g.10gb": 14, "3g.40gb": 4, None: 4}
+    assert dra_devices.published(policy.pools["h100-infer"], 8) == {
+        "1g.10gb": 14,
+        "3g.40gb": 4,
+        None: 4,
+    }
     assert slices.check(policy, live) == []
 
 
