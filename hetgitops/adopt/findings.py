@@ -41,8 +41,13 @@ RULES: dict[str, str] = {
     "import reads each pool's cards, MIG layout and time-slicing or MPS replicas from the "
     "nodes, so without them the pools are guessed from the quotas, and the round trip's "
     "differences are consequences of that guess (reports show them under this finding).",
+    "import-device-class-unread": "A DeviceClass whose CEL selector hetgitops cannot read "
+    "(not the shape `plan/dra.py` writes: driver, device type, product names, architecture, "
+    "memory or MIG profile over NVIDIA's pinned vocabulary): import cannot tell which card it "
+    "selects, so no pool is put on DRA through it, and the class stays outside the policy.",
 }
 WARNINGS = {
+    "import-device-class-unread",
     "import-object-not-adopted",
     "import-setting-not-managed",
     "import-kind-not-imported",
@@ -69,6 +74,8 @@ _FIXES = {
     "import-forbidden": "grant list on the kind, or import from manifests with -f.",
     "import-no-nodes": "add the Nodes to the input (`kubectl get nodes -o yaml`), or import "
     "from the cluster itself with --kubeconfig.",
+    "import-device-class-unread": "select the card by productName and architecture (as "
+    "`hetgitops render` writes it), or keep the class and its pools' claims outside the policy.",
 }
 register_rules(
     "import",

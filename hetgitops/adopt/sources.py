@@ -51,6 +51,9 @@ RESOURCES = (
     Resource("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", "ElasticQuota", True),
     Resource("", "v1", "resourcequotas", "ResourceQuota", True),
     Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", False),
+    # DRA (Kubernetes 1.34+; absent before): a pool's allocation mode (adopt.dra).
+    resources.DEVICE_CLASSES,
+    resources.CLAIM_TEMPLATES,
     # Every ConfigMap, in one LIST: only the GPU Operator's and Volcano's are kept (`_relevant`).
     Resource("", "v1", "configmaps", "ConfigMap", True),
 )

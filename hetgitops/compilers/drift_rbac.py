@@ -42,6 +42,8 @@ def _rules(rendered: list[Manifest]) -> list[dict[str, Any]]:
         if manifest.applied:
             group = str(manifest.obj.get("apiVersion", "")).rpartition("/")[0]
             resources.add((group, plural(manifest.kind)))
+        if manifest.kind == "DeviceClass":  # drift reads the devices DRA pools publish
+            resources.add(("resource.k8s.io", "resourceslices"))
     groups: dict[str, list[str]] = {}
     for group, name in sorted(resources):
         groups.setdefault(group, []).append(name)

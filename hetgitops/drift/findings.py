@@ -37,6 +37,11 @@ RULES: dict[str, str] = {
     "drift-accelerators": "Nodes advertise fewer accelerators than the policy counts (a failed "
     "or missing card); the pool's live quota is then compared with the live capacity (one "
     "finding per pool, the nodes as ranges).",
+    "drift-dra-devices": "Nodes of a DRA pool publish, in their ResourceSlices of NVIDIA's DRA "
+    "driver, fewer devices of the card type than the policy counts (node count x cards, MIG "
+    "devices per its layout), or devices the pool's DeviceClass would not select (another "
+    "product, architecture, memory or MIG profile), or no slice at all (the driver's kubelet "
+    "plugin is not running there).",
     "drift-mig-failed": "The GPU Operator's MIG manager reports nvidia.com/mig.config.state "
     "failed on a node.",
     "drift-mig-pending": "nvidia.com/mig.config.state has been pending for longer than "
@@ -77,6 +82,8 @@ _FIXES = {
     "drift-accelerators": "repair or replace the card, or lower the pool's cards until it is.",
     "drift-mig-failed": "read the mig-manager logs on the node; fix the layout or the node.",
     "drift-mig-pending": "drain the GPU pods on the node so mig-manager can apply the layout.",
+    "drift-dra-devices": "check the DRA driver's kubelet plugin on the node (its logs, the "
+    "GPU's health), or correct the pool's card type, cards or MIG layout.",
     "drift-mig-config": "wait for mig-manager, or check the node's nvidia.com/mig.config label.",
     "drift-usage-above-quota": "nothing, or preempt: the usage falls as admitted work finishes.",
     "drift-unmanaged": "sync: the applier takes the object over (review the fields first), or "

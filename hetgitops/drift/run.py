@@ -14,6 +14,7 @@ from hetgitops import api
 from hetgitops.diagnostics import Diagnostic, sort_unique
 from hetgitops.drift import adoption
 from hetgitops.drift import fleet as fleet_checks
+from hetgitops.drift import slices as dra_slices
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ignore import Ignores
 from hetgitops.drift.kinds import CRD_RESOURCE, Catalogue, KindKey
@@ -30,6 +31,7 @@ from hetgitops.live.client import (
 )
 from hetgitops.model.policy import Fleet, Policy
 from hetgitops.output.manifests import MANAGED_BY, Manifest
+from hetgitops.plan import dra
 from hetgitops.plan.clusters import cluster_policy
 
 # The managers that apply a GitOps tree by server-side apply: Argo CD's (common.ArgoCDSSAManager)
@@ -262,7 +264,9 @@ def _drift(
         mig_pending_timeout=options.mig_pending_timeout,
     )
     found += fleet_checks.usage(desired, queues)
-    objects = sum(map(len, live.values())) + len(nodes)
+    slices = _resource_slices(policy, cluster)
+    found += dra_slices.check(policy, slices)
+    objects = sum(map(len, live.values())) + len(nodes) + len(slices)
     read = Read(
         "",
         options.context or "",
@@ -273,6 +277,20 @@ def _drift(
         cluster.insecure,
     )
     return found, read
+
+
+def _resource_slices(policy: Policy, cluster: Cluster) -> list[dict[str, Any]]:
+    """The live ResourceSlices, read only for a policy with DRA pools (one bounded LIST);
+    a cluster that does not serve resource.k8s.io/v1 has its DeviceClasses reported missing
+    already."""
+    if not any(dra.on_dra(pool) for pool in policy.pools.values()):
+        return []
+    try:
+        return cluster.list(resources.RESOURCE_SLICES)
+    except NotServed:
+        return []
+    except Forbidden:
+        return _list_global(cluster, resources.RESOURCE_SLICES)  # says what RBAC lacks
 
 
 def _list_global(cluster: Cluster, resource: Resource) -> list[dict[str, Any]]:

@@ -14,6 +14,13 @@ JOBS = Resource("batch", "v1", "jobs", "Job", True)
 EVENTS = Resource("", "v1", "events", "Event", True)
 PODGROUPS = Resource(VOLCANO_GROUP, "v1beta1", "podgroups", "PodGroup", True)
 VOLCANO_QUEUES = Resource(VOLCANO_GROUP, "v1beta1", "queues", "Queue", False)
+# The devices DRA drivers publish per node (Kubernetes 1.34+, k8s.io/api resource/v1
+# types.go:98, ResourceSliceSpec).
+RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False)
+DEVICE_CLASSES = Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False)
+CLAIM_TEMPLATES = Resource(
+    "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True
+)
 
 
 def kueue(api_version: str, plural: str, kind: str, *, namespaced: bool) -> Resource:

@@ -25,7 +25,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,3 +298,50 @@ def namespace_quota_key(policy: Policy, resource: str) -> str | None:
         if name == resource and len(classes) == 1:
             return classes[0] + CLAIMS_PER_CLASS
     return None
+
+
+@dataclass(frozen=True)
+class SelectorRead:
+    """What a DeviceClass selector written by `selector` says: the device type, the product
+    names (GPU feature discovery's spelling), the architecture and the MIG profile."""
+
+    device_type: str
+    product_names: tuple[str, ...]
+    architecture: str
+    profile: str | None
+
+
+_ATTR = re.escape(f"device.attributes['{DRIVER}']")
+_READ_TYPE = re.compile(_ATTR + r"\.type == '(gpu|mig)'")
+_READ_NAMES = re.compile(_ATTR + r"\.productName\.replace\(' ', '-'\) in \[([^\]]*)\]")
+_READ_ARCH = re.compile(_ATTR + r"\.architecture == '([^']*)'")
+_READ_PROFILE = re.compile(_ATTR + r"\.profile == '([^']*)'")
+
+
+def read_selector(expression: str) -> SelectorRead | None:
+    """The reader of `selector`'s CEL (the one place import and drift read a DeviceClass):
+    None when the expression is not of that shape (hetgitops then cannot say which card it
+    selects)."""
+    if f"device.driver == '{DRIVER}'" not in expression or cel_problems(
+        expression, mig_device="profile" in expression
+    ):
+        return None
+    kind, arch = _READ_TYPE.search(expression), _READ_ARCH.search(expression)
+    if kind is None or arch is None:
+        return None
+    names = _READ_NAMES.search(expression)
+    products = tuple(re.findall(r"'([^']*)'", names.group(1))) if names else ()
+    profile = _READ_PROFILE.search(expression)
+    if (kind.group(1) == "mig") != (profile is not None):
+        return None
+    return SelectorRead(
+        kind.group(1), products, arch.group(1), profile.group(1) if profile else None
+    )
+
+
+def selects(read: SelectorRead, *, architecture: str, product_names: Sequence[str]) -> bool:
+    """Whether a read selector picks a card's devices (a catalogue card's `architecture` and
+    `productNames`): its architecture, and one of its product names when it names any."""
+    if ARCHITECTURES.get(architecture, "") != read.architecture:
+        return False
+    return not read.product_names or bool(set(read.product_names) & set(product_names))

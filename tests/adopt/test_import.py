@@ -15,6 +15,7 @@ from hetgitops.adopt.nodes import PRODUCT_LABELS
 from hetgitops.adopt.run import import_objects
 from hetgitops.cli.main import main
 from hetgitops.model.ranges import compact, expand
+from hetgitops.plan.dra import DOMAIN as DRA_DOMAIN
 
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]
@@ -109,16 +110,9 @@ def _bench_fleet(folder: Path) -> Path:
 
 
 BENCH = Path("bench-small")  # a marker: the fleet is generated under the test's tmp_path
-# `dra` is left out until import reads DeviceClasses and Kueue's deviceClassMappings back
-# (issue 36 item 3): its claims pools' flavors cover resources import does not know yet.
-NOT_IMPORTED = {"dra"}
 SCENARIOS = [
     REPO / "policies",
-    *sorted(
-        p
-        for p in (REPO / "tests/cases/render").glob("*/policy")
-        if p.parent.name not in NOT_IMPORTED
-    ),
+    *sorted((REPO / "tests/cases/render").glob("*/policy")),
     BENCH,
 ]
 KINDS = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass",
@@ -197,7 +191,14 @@ def _as_cluster(rendered: api.Result) -> list[dict]:  # type: ignore[type-arg]
             if card.product_names:
                 labels.setdefault(PRODUCT_LABELS[0], card.product_names[0])
             labels.setdefault("nvidia.com/gpu.count", str(node.cards))
-            status = {"allocatable": node_resources(policy, pool, node)}
+            # DRA's driver publishes a claims pool's GPUs as ResourceSlices: the kubelet
+            # advertises no resource for them.
+            allocatable = {
+                k: v
+                for k, v in node_resources(policy, pool, node).items()
+                if not k.startswith(DRA_DOMAIN + "/")
+            }
+            status = {"allocatable": allocatable}
             obj = {**obj, "metadata": {**obj["metadata"], "labels": labels}, "status": status}
         objects.append(obj)
     return objects

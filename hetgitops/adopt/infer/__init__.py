@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hetgitops.adopt import koordinator, multikueue, nvidia
+from hetgitops.adopt import dra, koordinator, multikueue, nvidia
 from hetgitops.adopt.infer import fleet
 from hetgitops.adopt.infer.cards import card_types
 from hetgitops.adopt.infer.documents import Inferred, document
@@ -44,7 +44,9 @@ def infer(
     inferred.diagnostics.extend(multikueue.report(by_kind))
     gpu = nvidia.read(by_kind)
     inferred.diagnostics.extend(gpu.diagnostics)
-    found = find_pools(by_kind, catalogue, inferred, gpu)
+    claimed = dra.read(by_kind)
+    inferred.diagnostics.extend(claimed.diagnostics)
+    found = find_pools(by_kind, catalogue, inferred, gpu, claimed)
     fleet.gpu_operator(gpu, found.strategy, inferred)
     cards = card_types(found, catalogue, inferred)
     lending = pool_lending(by_kind, cards)

@@ -28,6 +28,7 @@ TRANSLATED = {
     "Topology",
     "Queue",
 }
+DRA_MINOR = "1.34"  # the first release serving resource.k8s.io/v1 (DRA GA)
 NOT_TRANSLATED = {"AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig"}
 _KUBELET = re.compile(r"v?(\d+)\.(\d+)(?:[.+-]|$)")
 
@@ -48,6 +49,9 @@ def fleet(
     kubelet = nodeinfo.most_common(f"{m[1]}.{m[2]}" for m in minors if m)
     if kubelet:
         found["kubernetes"] = kubelet
+    elif by_kind.get("DeviceClass") and found.get("kubernetes", "") < DRA_MINOR:
+        # resource.k8s.io/v1 DeviceClasses are served from Kubernetes 1.34 on.
+        found["kubernetes"] = DRA_MINOR
     queues = [q.obj.get("spec") or {} for q in by_kind.get("ClusterQueue", [])]
     spec: dict[str, Any] = {"cluster": cluster, "versions": found, "targets": ["core", "kueue"]}
     kueue: dict[str, Any] = {"queueingStrategy": "BestEffortFIFO"}

@@ -109,7 +109,8 @@ def _entries(
             continue
         for flavor in queue_flavors(spec):
             if flavor.name in flavor_pool:
-                entries.setdefault(flavor.name, []).append(flavor.by_resource())
+                pool = flavor_pool[flavor.name].pool
+                entries.setdefault(flavor.name, []).append(pool.resources(flavor.by_resource()))
     return entries
 
 

@@ -7,9 +7,10 @@ cards per node, MIG layout, sharing replicas) are read here once and frozen: the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from hetgitops.adopt import dra as dra_read
 from hetgitops.adopt import nodes as nodeinfo
 from hetgitops.adopt import nvidia
 from hetgitops.adopt.findings import finding
@@ -18,6 +19,7 @@ from hetgitops.adopt.infer.documents import Inferred, whole
 from hetgitops.adopt.sources import Imported
 from hetgitops.adopt.volcano import NODEGROUP_LABEL, PoolRef
 from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
+from hetgitops.plan import dra
 from hetgitops.plan.node_labels import pool_label
 
 Catalogue = Mapping[str, Mapping[str, Any]]
@@ -37,10 +39,23 @@ class Pool:
     replicas: int  # time-slicing or MPS replicas per card
     renamed: bool  # time-slicing renameByDefault: replicas are <resource>.shared
     spec: Mapping[str, Any]
+    # A claims pool's Kueue quota resources -> the device-plugin names they stand for.
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def main_resource(self) -> str:
         return f"{self.card.resource}.shared" if self.renamed else self.card.resource
+
+    def resources(self, by_resource: Mapping[str, Any]) -> dict[str, Any]:
+        """A flavor's resources under the names the quota phases read (DRA quota resources
+        of this pool's card as the device-plugin resources they count; those win over a
+        device-plugin resource of the same name, which a cohort's other pools cover)."""
+        if not self.aliases:
+            return dict(by_resource)
+        taken = set(self.aliases.values())
+        found = {k: v for k, v in by_resource.items() if k not in taken | self.aliases.keys()}
+        found.update({self.aliases[k]: v for k, v in by_resource.items() if k in self.aliases})
+        return found
 
 
 @dataclass(frozen=True)
@@ -57,9 +72,11 @@ def find_pools(
     catalogue: Catalogue,
     inferred: Inferred,
     gpu: nvidia.GpuConfigs,
+    claimed: dra_read.DraRead | None = None,
 ) -> Pools:
     gpu_nodes = [n for n in by_kind.get("Node", []) if nodeinfo.accelerators(n.obj)]
-    pools = _flavor_pools(by_kind, gpu_nodes, catalogue, inferred, gpu)
+    claimed = claimed or dra_read.DraRead()
+    pools = _flavor_pools(by_kind, gpu_nodes, catalogue, inferred, gpu, claimed)
     taken = {n.name for p in pools for n in p.nodes}
     pools += _node_pools(gpu_nodes, taken, {p.name for p in pools}, catalogue, inferred, gpu)
     return Pools(tuple(pools), _mig_strategy(gpu, pools))
@@ -71,6 +88,7 @@ def _flavor_pools(
     catalogue: Catalogue,
     inferred: Inferred,
     gpu: nvidia.GpuConfigs,
+    claimed: dra_read.DraRead,
 ) -> list[Pool]:
     node_labels = {id(n): n.labels.items() for n in gpu_nodes}
     by_label: dict[tuple[str, str], list[Imported]] = {}  # a flavor's first label narrows
@@ -91,6 +109,9 @@ def _flavor_pools(
         accel = [
             r for r in queued.get(flavor.name, set()) if r.startswith(nodeinfo.ACCELERATOR_PREFIXES)
         ]
+        if not selected and wanted and claimed.resources & queued.get(flavor.name, set()):
+            # Nodes whose GPUs DRA's driver publishes advertise no accelerator resource.
+            selected = [n for n in by_kind.get("Node", []) if wanted.items() <= n.labels.items()]
         if not selected and not accel:
             inferred.diagnostics.append(
                 finding(
@@ -114,6 +135,7 @@ def _flavor_pools(
                 catalogue=catalogue,
                 inferred=inferred,
                 gpu=gpu,
+                claimed=claimed,
             )
         )
     return pools
@@ -260,6 +282,7 @@ def _pool(
     catalogue: Catalogue,
     inferred: Inferred,
     gpu: nvidia.GpuConfigs,
+    claimed: dra_read.DraRead | None = None,
 ) -> Pool:
     """The pool's facts and its document's spec, read together: the spec states the facts."""
     shared = nvidia.sharing(gpu, members)
@@ -290,6 +313,7 @@ def _pool(
     if group:  # the nodes carry it already: no nodes target needed to bind Volcano's queues
         spec["volcano"] = {"nodeGroup": group}
     pool_spec.placement(name, members, flavor, spec, inferred)
+    aliases = _devices(name, card, card_spec, members, claimed, spec, inferred)
     spec["purpose"] = "training"
     inferred.note(
         "Pool",
@@ -299,5 +323,50 @@ def _pool(
     )
     renamed = shared is not None and bool(shared[1].get("renameByDefault"))
     return Pool(
-        name, card, tuple(members), flavor, cards_per_node, profiles, replicas, renamed, spec
+        name, card, tuple(members), flavor, cards_per_node, profiles, replicas, renamed, spec,
+        aliases,
+    )  # fmt: skip
+
+
+def _devices(
+    name: str,
+    card: nodeinfo.CardMatch,
+    card_spec: Mapping[str, Any],
+    members: Sequence[Imported],
+    claimed: dra_read.DraRead | None,
+    spec: dict[str, Any],
+    inferred: Inferred,
+) -> dict[str, str]:
+    """`spec.devices` from the DRA objects read: the claims path when a mapped DeviceClass
+    selects the card, the extended-resource path when a class serves the card's resource on
+    nodes that run no device plugin; `migratingFrom: devicePlugin` while a claims pool's
+    nodes do not switch the device plugin off. Returns the claims path's resource aliases."""
+    if claimed is None or card.resource != "nvidia.com/gpu":
+        return {}
+    plugin_off = bool(members) and all(
+        n.labels.get(dra.DEVICE_PLUGIN_SWITCH) == "false" for n in members
     )
+    aliases = claimed.claims_aliases(
+        architecture=str(card_spec.get("architecture", "")),
+        product_names=[str(p) for p in card_spec.get("productNames") or []],
+        resource=card.resource,
+    )
+    if aliases:
+        spec["devices"] = {"allocation": dra.CLAIMS}
+        if not plugin_off:
+            spec["devices"]["migratingFrom"] = dra.DEVICE_PLUGIN
+        inferred.note(
+            "Pool",
+            name,
+            f"On DRA: DeviceClasses mapped in Kueue's deviceClassMappings select this card; "
+            f"migratingFrom is set while its nodes lack {dra.DEVICE_PLUGIN_SWITCH}=false.",
+        )
+    elif plugin_off and claimed.serves_extended(card.resource):
+        spec["devices"] = {"allocation": dra.EXTENDED}
+        inferred.note(
+            "Pool",
+            name,
+            f"On DRA's extended-resource path: a DeviceClass serves {card.resource} and the "
+            "nodes switch the device plugin off.",
+        )
+    return aliases

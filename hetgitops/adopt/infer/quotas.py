@@ -38,7 +38,7 @@ def quotas(
         pool = flavor_pool.get(flavor.name)
         if pool is None:
             continue
-        resources = flavor.by_resource()
+        resources = pool.pool.resources(flavor.by_resource())
         entry = _entry(pool, resources)
         if entry is None:
             continue
@@ -157,15 +157,18 @@ def _limit_bounds(
     """cpu / memory limits go with the card-equivalents of the accelerator limits (every
     accelerator resource of the flavor bounded, as the render counts them)."""
     found = []
-    accelerators = [r for n, r in resources.items() if n not in HOST]
+    # By key, not the entry's own name: a DRA claims pool's quota resources are read under
+    # the device-plugin names they count as (adopt.infer.pools.Pool.resources).
+    names = [n for n in resources if n not in HOST]
+    accelerators = [resources[n] for n in names]
     for key in ("borrowingLimit", "lendingLimit"):
         limit = resources[host].get(key)
         values = [r.get(key) for r in accelerators]
         if limit is None or not values or any(v is None for v in values):
             continue
         cards, parts = 0, Fraction(0)  # whole cards add as ints (the common case, fast)
-        for value, resource in zip(values, accelerators, strict=True):
-            weight = _weight(pool.mig_table, pool.pool.replicas, str(resource.get("name")))
+        for value, name in zip(values, names, strict=True):
+            weight = _weight(pool.mig_table, pool.pool.replicas, name)
             if weight == 1:
                 cards += whole(value)
             else:

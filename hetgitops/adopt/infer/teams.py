@@ -19,6 +19,7 @@ from hetgitops.adopt.sources import Imported
 from hetgitops.adopt.volcano import VOLCANO, adopt_queues
 from hetgitops.adopt.volcano_scheduler import adopt_scheduler
 from hetgitops.model import quantities
+from hetgitops.plan import dra
 
 DEFAULT_TIER = "standard"
 SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
@@ -249,7 +250,9 @@ def _namespace_quota(team: dict[str, Any], chosen: Imported) -> None:
 
 
 def _accelerator_limit(key: str) -> bool:
-    return (
+    """A limit on accelerators: a device-plugin resource, or the devices claimed with one
+    DeviceClass (the render's cap of a DRA claims resource, plan.dra.namespace_quota_key)."""
+    return key.endswith(dra.CLAIMS_PER_CLASS) or (
         key.removeprefix("requests.")
         .removeprefix("limits.")
         .startswith(nodeinfo.ACCELERATOR_PREFIXES)
