@@ -1,64 +1,28 @@
 """drift reads the devices DRA pools publish (`drift/slices.py`): live ResourceSlices of
 NVIDIA's driver against the policy's node count x cards and MIG layout, on the `dra` scenario.
 
-The slices are built as k8s-dra-driver-gpu v25.12.0 publishes them (attribute names:
-cmd/gpu-kubelet-plugin/deviceinfo.go:159-265; an unqualified name is the driver's domain);
-the values are NVML's for the cards (productName with spaces, memory in bytes: 81559 MiB for
-an H100 80GB HBM3, 46068 MiB for an L40S)."""
+The slices are built as k8s-dra-driver-gpu v25.12.0 publishes them (tests/dra_driver.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import dra_driver
+
 from hetgitops import api
 from hetgitops.drift import slices
 from hetgitops.model.policy import Policy
-from hetgitops.plan import dra, dra_devices
+from hetgitops.plan import dra_devices
 
 DRA = Path(__file__).resolve().parents[1] / "cases/render/dra/policy"
-NVML = {
-    "h100-80gb": ("NVIDIA H100 80GB HBM3", "Hopper", 81559),
-    "l40s-48gb": ("NVIDIA L40S", "Ada Lovelace", 46068),
-}
+_slices = dra_driver.slices
 
 
 def _policy() -> Policy:
     result = api.render([DRA])
     assert result.policy is not None and not result.failed()
     return result.policy
-
-
-def _device(name: str, card: str, profile: str | None = None) -> dict[str, Any]:
-    product, arch, mib = NVML[card]
-    attributes: dict[str, Any] = {
-        "type": {"string": "mig" if profile else "gpu"},
-        "productName": {"string": product},
-        "architecture": {"string": arch},
-        "uuid": {"string": f"GPU-{name}"},
-    }
-    if profile:
-        attributes["profile"] = {"string": profile}
-        mib = int(profile.split("g.")[1].removesuffix("gb")) * 1024
-    return {"name": name, "attributes": attributes, "capacity": {"memory": {"value": f"{mib}Mi"}}}
-
-
-def _slices(policy: Policy) -> list[dict[str, Any]]:
-    """One slice per node of each DRA pool, with what the driver would publish there."""
-    found = []
-    for pool in policy.pools.values():
-        if not dra.on_dra(pool):
-            continue
-        for node in pool.nodes:
-            devices = []
-            for profile, count in dra_devices.published(pool, node.cards).items():
-                devices += [
-                    _device(f"{node.name}-{profile or 'gpu'}-{i}", pool.card_type, profile)
-                    for i in range(count)
-                ]
-            spec = {"driver": dra.DRIVER, "nodeName": node.name, "devices": devices}
-            found.append({"metadata": {"name": f"{node.name}-gpu"}, "spec": spec})
-    return found
 
 
 def _by_node(live: list[dict[str, Any]], name: str) -> dict[str, Any]:

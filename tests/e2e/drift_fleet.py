@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import dra_driver
 import yaml
 from controlplane.harness import ControlPlane
 
@@ -117,6 +118,13 @@ def create_nodes(plane: ControlPlane, policy: Policy) -> None:
     # What a kubelet and device plugin report: status is a subresource of its own.
     status = ("apply", "--server-side", "--subresource=status", "--field-manager=e2e-kubelet")
     plane.kubectl(*status, "-f", "-", input=body)
+    # What NVIDIA's DRA driver would publish on a DRA pool's nodes (no driver runs here).
+    published = dra_driver.slices(policy)
+    if published:
+        listed = json.dumps({"kind": "List", "apiVersion": "v1", "items": published})
+        plane.kubectl(
+            "apply", "--server-side", "--field-manager=e2e-dra-driver", "-f", "-", input=listed
+        )
 
 
 def set_node_status(plane: ControlPlane, name: str, status: dict[str, Any]) -> None:
