@@ -8,6 +8,7 @@ from typing import Any
 
 from hetgitops.capacity.maintenance import MaintenancePlan
 from hetgitops.capacity.maintenance_live import LiveOnNodes
+from hetgitops.plan.maintenance import victim_json
 
 RESOURCE_HEADER = ["pool", "card type", "resource", "kind", "before", "after", "Σ nominal", "short"]
 SHORT_HEADER = ["team", "pool", "resource", "kind", "nominal", "unbacked (at most)"]
@@ -256,16 +257,7 @@ def as_data(plan: MaintenancePlan) -> dict[str, Any]:
                 "priority": r.priority,
                 "pools": list(r.pools),
                 "outcome": r.outcome,
-                "preempts": [
-                    {
-                        "name": v.name,
-                        "clusterQueue": v.cluster_queue,
-                        "priority": v.priority,
-                        "reason": v.reason,
-                        "setting": v.setting,
-                    }
-                    for v in r.victims
-                ],
+                "preempts": [victim_json(v) for v in r.victims],
                 "why": list(r.why),
                 **({"preemptedBy": r.preempted_by} if r.preempted_by else {}),
             }

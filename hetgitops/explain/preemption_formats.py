@@ -9,6 +9,7 @@ from typing import Any
 
 from hetgitops.explain.kueue_messages import fmt
 from hetgitops.explain.preemption_report import PreemptReport
+from hetgitops.plan.maintenance import victim_json
 
 SCHEMA_VERSION = 1
 
@@ -29,16 +30,7 @@ def as_data(r: PreemptReport) -> dict[str, Any]:
         "requests": dict(sorted(r.requests.items())),
         "pool": r.pool,
         "outcome": r.outcome,
-        "victims": [
-            {
-                "name": v.name,
-                "clusterQueue": v.cluster_queue,
-                "priority": v.priority,
-                "reason": v.reason,
-                "setting": v.setting,
-            }
-            for v in r.victims
-        ],
+        "victims": [victim_json(v) for v in r.victims],
         "why": list(r.why),
     }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from hetgitops.model.policy import Node, Policy, Pool
 
@@ -73,6 +74,33 @@ def without(policy: Policy, selection: Selection) -> Policy:
 # What becomes of an admitted Workload whose nodes the window takes out (`capacity --without
 # --kubeconfig`): the preemption model's answer, plain data both capacity and explain read.
 READMITTED, PREEMPTS, PENDING, UNKNOWN = "readmitted", "preempts", "pending", "unknown"
+
+
+class VictimFacts(Protocol):
+    """What every preemption answer says of a victim (explain --preempt's `Victim`, the
+    maintenance plan's `Preempted`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def cluster_queue(self) -> str: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def setting(self) -> str: ...
+
+
+def victim_json(v: VictimFacts) -> dict[str, object]:
+    """A victim in the JSON reports (schemas/explain-preempt and maintenance): one shape."""
+    return {
+        "name": v.name,
+        "clusterQueue": v.cluster_queue,
+        "priority": v.priority,
+        "reason": v.reason,
+        "setting": v.setting,
+    }
 
 
 @dataclass(frozen=True)
