@@ -135,6 +135,7 @@ def report(budgets_path: str) -> int:
     events = _events()
     problems: list[str] = []
     print("== where the time went (wall; own = this run's CPU, other = the rest of the machine's)")
+    print("   (the sim slice runs beside the phases after the bench guard: their own CPU overlaps)")
     print(f"{'phase':<44} {'wall':>7} {'budget':>7} {'own CPU':>8} {'other':>7}")
     for phase, begun, ended in phases:
         wall = ended["wall"] - begun["wall"]

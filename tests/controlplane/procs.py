@@ -19,8 +19,50 @@ class ProcessError(RuntimeError):
     """A daemon exited early or did not become ready in time."""
 
 
+# Two test processes that start clusters side by side (.ci/run's sim shards) would otherwise
+# race: a port the kernel gave one and that is closed again until its daemon binds it is free
+# for the other's bind(0). Each shard names its own block; ports are handed out in turn from it.
+PORT_RANGE = "HETGITOPS_PORT_RANGE"
+_next_in_range: dict[str, int] = {}
+
+
+def _port_range() -> tuple[int, int] | None:
+    spec = os.environ.get(PORT_RANGE, "")
+    if not spec:
+        return None
+    low, _, high = spec.partition("-")
+    if not (low.isdigit() and high.isdigit() and 1024 <= int(low) < int(high) <= 65535):
+        raise ValueError(f"${PORT_RANGE}={spec!r}: want LOW-HIGH, 1024 <= LOW < HIGH <= 65535")
+    return int(low), int(high)
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_ports(count: int) -> list[int]:
-    """Distinct free loopback ports; all sockets stay open until every port is chosen."""
+    """Distinct free loopback ports: from $HETGITOPS_PORT_RANGE in turn when it is set (never
+    one handed out before in this process), else the kernel's choice with all sockets open until
+    every port is chosen."""
+    bounds = _port_range()
+    if bounds is not None:
+        low, high = bounds
+        key = f"{low}-{high}"
+        chosen: list[int] = []
+        port = _next_in_range.get(key, low)
+        while len(chosen) < count:
+            if port > high:
+                raise ProcessError(f"${PORT_RANGE}={key}: no free port left for {count}")
+            if _bindable(port):
+                chosen.append(port)
+            port += 1
+        _next_in_range[key] = port
+        return chosen
     sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
     try:
         for sock in sockets:

@@ -18,6 +18,8 @@ from simcluster import busy, cluster, gitops, policyfleet
 
 from hetgitops.model.policy import Policy
 
+from . import shards
+
 REQUIRE_SIM = "HETGITOPS_REQUIRE_SIM"
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = REPO / "policies"
@@ -48,8 +50,19 @@ def _built_last(item: pytest.Item) -> int:
     return 0
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=_built_last)  # stable: the rest keep their order
+    wanted = shards.current()
+    if wanted is None:
+        return
+    index, count = wanted
+    sim_items = [i for i in items if i.get_closest_marker("sim") is not None]
+    where = shards.assign(sorted({i.path.name for i in sim_items}), count)
+    dropped = [i for i in sim_items if where[i.path.name] != index]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = set(map(id, dropped))
+        items[:] = [i for i in items if id(i) not in gone]
 
 
 @pytest.fixture(scope="session")
