@@ -28,6 +28,7 @@ from hetgitops.model.spec_values import quantity
 
 
 def parse_version(text: str | None) -> tuple[int, ...] | None:
+    """A version as the policy writes it (`v0.19.2`, `1.33`) as numbers to compare."""
     if text is None:
         return None
     return tuple(int(p) for p in text.lstrip("v").split("."))
