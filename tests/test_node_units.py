@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from hetgitops import api
-from hetgitops.drift import fleet
+from hetgitops.drift.accelerators import node_resources
 from hetgitops.explain.nodes import pool_nodes
 from hetgitops.model.policy import Policy
 from hetgitops.plan import capacity
@@ -48,7 +48,7 @@ def test_explain_and_drift_agree_on_a_node_during_a_staged_sharing_reduction(
     assert card is not None and pool.retiring_replicas == 4 and pool.shared_replicas == 2
     resource = capacity.main_resource(pool, card)
     for view, node in zip(pool_nodes(policy, pool), pool.nodes, strict=True):
-        drift_says = fleet.node_resources(policy, pool, card, node)
+        drift_says = node_resources(policy, pool, card, node)
         assert dict(view.units) == drift_says, node.name
         assert drift_says[resource] == node.cards * 4  # the plugin still advertises 4 per GPU
     # Quotas and the capacity checks count the new replicas.

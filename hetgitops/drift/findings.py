@@ -127,3 +127,8 @@ def shown(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     text = repr(text) if isinstance(value, str) else text
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def some_nodes(nodes: Sequence[Any]) -> str:
+    """`node gpu-01` for one node, `3 nodes` for more: how a pool's finding opens."""
+    return f"node {nodes[0].name}" if len(nodes) == 1 else f"{len(nodes)} nodes"

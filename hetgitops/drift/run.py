@@ -12,7 +12,7 @@ from typing import Any
 
 from hetgitops import api
 from hetgitops.diagnostics import Diagnostic, sort_unique
-from hetgitops.drift import adoption
+from hetgitops.drift import adoption, queue_usage
 from hetgitops.drift import fleet as fleet_checks
 from hetgitops.drift import slices as dra_slices
 from hetgitops.drift.findings import finding
@@ -263,7 +263,7 @@ def _drift(
         now=options.now,
         mig_pending_timeout=options.mig_pending_timeout,
     )
-    found += fleet_checks.usage(desired, queues)
+    found += queue_usage.usage(desired, queues)
     slices = _resource_slices(policy, cluster)
     found += dra_slices.check(policy, slices)
     objects = sum(map(len, live.values())) + len(nodes) + len(slices)

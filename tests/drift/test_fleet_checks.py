@@ -1,5 +1,6 @@
-"""drift's fleet checks (`drift/fleet.py`) on the bundled fleet, without a cluster: the live
-objects are built from the policy's own render and nodes, then one thing is changed."""
+"""drift's fleet checks (`drift/fleet.py` and the modules it calls) on the bundled fleet,
+without a cluster: the live objects are built from the policy's own render and nodes,
+then one thing is changed."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from typing import Any
 
 from hetgitops import api
 from hetgitops.compilers.nodes import desired_node_labels
-from hetgitops.drift import fleet
+from hetgitops.drift import fleet, queue_usage
+from hetgitops.drift.accelerators import node_resources
+from hetgitops.drift.node_drift import promised_labels
+from hetgitops.drift.queue_usage import live_quota
 from hetgitops.model.policy import Policy
 from hetgitops.model.ranges import compact
 
@@ -29,7 +33,7 @@ def _live_nodes(policy: Policy) -> list[dict[str, Any]]:
     for pool in policy.pools.values():
         card = policy.card_type_of(pool)
         for node in pool.nodes:
-            allocatable = {} if card is None else fleet.node_resources(policy, pool, card, node)
+            allocatable = {} if card is None else node_resources(policy, pool, card, node)
             status = {"allocatable": {k: str(v) for k, v in allocatable.items()}}
             nodes.append({"metadata": {"name": node.name}, "status": status})
     return nodes
@@ -47,7 +51,7 @@ def test_a_failed_card_on_a_topology_fleet_compares_with_the_digest_named_flavor
     [accelerators] = [d for d in found if d.rule == "drift-accelerators"]
     assert "advertises 7 of 8 nvidia.com/gpu" in accelerators.message
     assert "live quota 0" not in accelerators.message
-    assert fleet.live_quota(policy, queues, policy.pools["a800-train"], "nvidia.com/gpu") == 128
+    assert live_quota(policy, queues, policy.pools["a800-train"], "nvidia.com/gpu") == 128
     assert "quota on a800-train (128) now exceeds its live capacity (127)" in accelerators.message
 
 
@@ -251,7 +255,7 @@ def test_usage_above_a_cut_quota_points_at_the_quota_entry() -> None:
     gpu["nominalQuota"] = "24"  # the live quota before the policy cut it to 16
     usage = [{"name": "nvidia.com/gpu", "total": "20"}]
     live["status"] = {"flavorsUsage": [{"name": rtx["name"], "resources": usage}]}
-    [found] = fleet.usage(result.manifests, [live])
+    [found] = queue_usage.usage(result.manifests, [live])
     assert found.rule == "drift-usage-above-quota"
     rtx_quota = next(q for q in team.quotas if q.pool == "rtx4090-dev")
     assert found.span == rtx_quota.origin.span
@@ -270,7 +274,7 @@ def test_without_the_nodes_target_only_the_labels_rendered_objects_select_on_are
     )
     pool = policy.pools["l40s-infer"]
     node = pool.nodes[0]
-    promised = fleet.promised_labels(without, pool, node)
+    promised = promised_labels(without, pool, node)
     flavor = next(
         m.obj
         for m in api.render([BUNDLED]).manifests
@@ -280,13 +284,13 @@ def test_without_the_nodes_target_only_the_labels_rendered_objects_select_on_are
     assert set(flavor["spec"]["nodeLabels"].items()) <= set(promised.items())
     everything = desired_node_labels(policy, pool, node)
     assert set(promised) < set(everything)  # taxonomy labels such as purpose are not promised
-    assert fleet.promised_labels(policy, pool, node) == everything
+    assert promised_labels(policy, pool, node) == everything
     live = _live_nodes(policy)
     for obj in live:  # nodes that carry only what the flavors select on
         name = obj["metadata"]["name"]
         owner = next(p for p in policy.pools.values() if any(n.name == name for n in p.nodes))
         node_of = next(n for n in owner.nodes if n.name == name)
-        obj["metadata"]["labels"] = fleet.promised_labels(without, owner, node_of)
+        obj["metadata"]["labels"] = promised_labels(without, owner, node_of)
     found = fleet.check(without, live, queues, now=NOW, mig_pending_timeout=dt.timedelta(hours=1))
     assert not [d for d in found if d.rule == "drift-node-labels"]
     found = fleet.check(policy, live, queues, now=NOW, mig_pending_timeout=dt.timedelta(hours=1))

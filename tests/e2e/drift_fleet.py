@@ -15,7 +15,7 @@ from controlplane.harness import ControlPlane
 
 from hetgitops import api
 from hetgitops.compilers.nodes import desired_node_labels
-from hetgitops.drift.fleet import node_resources
+from hetgitops.drift.accelerators import node_resources
 from hetgitops.model.policy import Policy
 from hetgitops.output import manifests
 

@@ -87,14 +87,14 @@ def _cond(kind: str, status: bool, message: str = "") -> Obj:
 
 
 def _live_nodes(policy: Any, manifests: list[Any]) -> list[Obj]:
-    from hetgitops.drift import fleet
+    from hetgitops.drift.accelerators import node_resources
 
     rendered = {m.obj["metadata"]["name"]: m.obj for m in manifests if m.kind == "Node"}
     nodes = []
     for pool in policy.pools.values():
         card = policy.card_type_of(pool)
         for node in pool.nodes:
-            allocatable = {} if card is None else fleet.node_resources(policy, pool, card, node)
+            allocatable = {} if card is None else node_resources(policy, pool, card, node)
             obj = copy.deepcopy(rendered.get(node.name) or {"metadata": {"name": node.name}})
             obj.pop("apiVersion", None), obj.pop("kind", None)
             quantities = {k: str(v) for k, v in allocatable.items()}

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from decimal import Decimal
 
 from hetgitops.compilers.kueue_queues import queue_flavors, queue_quotas
-from hetgitops.diff.hazards.reading import by_kind, of_kind, spec_of
+from hetgitops.diff.hazards.reading import by_kind, kept, of_kind, spec_of
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.model import quantities
 from hetgitops.output.manifests import Manifest
@@ -68,9 +68,8 @@ def nominal(manifests: Sequence[Manifest], flavor: str) -> dict[str, Decimal]:
 def flavor_immutable(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
     """Kueue (v0.19 CRD, CEL on UPDATE): once a ResourceFlavor has `topologyName`, its
     `nodeLabels`, `tolerations` and `topologyName` cannot change; Argo CD's apply fails."""
-    old, new = by_kind(before, "ResourceFlavor"), by_kind(after, "ResourceFlavor")
-    for name in sorted(set(old) & set(new)):
-        was, now = spec_of(old[name]), spec_of(new[name])
+    for name, old, new in kept(before, after, "ResourceFlavor"):
+        was, now = spec_of(old), spec_of(new)
         if "topologyName" not in was:
             continue
         fields = [
@@ -85,7 +84,7 @@ def flavor_immutable(before: Sequence[Manifest], after: Sequence[Manifest]) -> I
                 "delete and recreate the flavor (Argo CD sync option Replace=true, or delete it "
                 "by hand and sync) while no workload is admitted on it; or give the pool a new "
                 "name so a new flavor is created",
-                new[name].origin,
+                new.origin,
             )
 
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from hetgitops.diff.hazards.reading import by_kind, spec_of
+from hetgitops.diff.hazards.reading import by_kind, kept, spec_of
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.output.manifests import Manifest
 
@@ -24,6 +24,18 @@ def _labels(m: Manifest) -> Mapping[str, Any]:
 
 def _label(m: Manifest, name: str) -> str:
     return str(_labels(m).get(f"{PREFIX}/{name}", ""))
+
+
+def _label_changes(
+    before: Sequence[Manifest], after: Sequence[Manifest], kinds: Sequence[str], name: str
+) -> Iterator[tuple[str, Manifest, str, str]]:
+    """Objects of `kinds` on both sides whose label `quota.scheduling.koordinator.sh/<name>`
+    changes: (kind, the object as after, the value before, the value after)."""
+    for kind in kinds:
+        for _, was, now in kept(before, after, kind):
+            old, new = _label(was, name), _label(now, name)
+            if old != new:
+                yield kind, now, old, new
 
 
 def _keys(m: Manifest) -> set[str]:
@@ -58,10 +70,9 @@ def key_set_changed(before: Sequence[Manifest], after: Sequence[Manifest]) -> It
     parent's (:221-224) and its children's (:245-248). The profile's root is written by the
     controller through the same webhook, so even the profile cannot go first."""
     for kind in (PROFILE, QUOTA):
-        old, new = by_kind(before, kind), by_kind(after, kind)
-        for name in sorted(set(old) & set(new)):
-            added = sorted(_keys(new[name]) - _keys(old[name]))
-            removed = sorted(_keys(old[name]) - _keys(new[name]))
+        for _, was, now in kept(before, after, kind):
+            added = sorted(_keys(now) - _keys(was))
+            removed = sorted(_keys(was) - _keys(now))
             if not added and not removed:
                 continue
             said = "; ".join(
@@ -74,7 +85,7 @@ def key_set_changed(before: Sequence[Manifest], after: Sequence[Manifest]) -> It
             )
             yield Hazard(
                 "koordinator-key-set-changed",
-                f"{kind} {new[name].name}",
+                f"{kind} {now.name}",
                 f"{said}: Koordinator's webhook refuses any quota whose max keys differ from "
                 "its parent's or children's, so neither the parent nor the children can be "
                 "updated first",
@@ -85,7 +96,7 @@ def key_set_changed(before: Sequence[Manifest], after: Sequence[Manifest]) -> It
                     else "the leaves, the parents and the profile in that order"
                 )
                 + ", then disable the gate",
-                new[name].origin,
+                now.origin,
             )
 
 
@@ -150,11 +161,7 @@ def quota_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iter
 )
 def is_parent_flipped(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
     """checkIsParentChange (quota_topology_check.go:163-184)."""
-    old, new = by_kind(before, QUOTA), by_kind(after, QUOTA)
-    for name in sorted(set(old) & set(new)):
-        was, now = _label(old[name], "is-parent"), _label(new[name], "is-parent")
-        if was == now:
-            continue
+    for _, m, _was, now in _label_changes(before, after, (QUOTA,), "is-parent"):
         if now == "true":
             message = "becomes a parent; the webhook refuses it while pods are bound to it"
             action = "drain the quota's pods (or move them to their new leaf), then sync"
@@ -162,11 +169,7 @@ def is_parent_flipped(before: Sequence[Manifest], after: Sequence[Manifest]) -> 
             message = "becomes a leaf; the webhook refuses it while it has children"
             action = "move its children to their new parent in one sync, then flip it in the next"
         yield Hazard(
-            "koordinator-is-parent-flipped",
-            f"ElasticQuota {new[name].name}",
-            message,
-            action,
-            new[name].origin,
+            "koordinator-is-parent-flipped", f"ElasticQuota {m.name}", message, action, m.origin
         )
 
 
@@ -185,18 +188,13 @@ def is_parent_flipped(before: Sequence[Manifest], after: Sequence[Manifest]) -> 
 def tree_changed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
     """checkTreeID (quota_topology_check.go:131-161): a quota's tree id never changes, and
     equals its parent's and children's."""
-    for kind in (PROFILE, QUOTA):
-        old, new = by_kind(before, kind), by_kind(after, kind)
-        for name in sorted(set(old) & set(new)):
-            was, now = _label(old[name], "tree-id"), _label(new[name], "tree-id")
-            if was == now:
-                continue
-            yield Hazard(
-                "koordinator-tree-changed",
-                f"{kind} {new[name].name}",
-                f"changes tree-id {was or '(none)'} to {now or '(none)'}; Koordinator's "
-                "webhook refuses a quota whose tree id changes",
-                "create the quota under a new name in the new tree, move its pods there, then "
-                "remove the old quota",
-                new[name].origin,
-            )
+    for kind, m, was, now in _label_changes(before, after, (PROFILE, QUOTA), "tree-id"):
+        yield Hazard(
+            "koordinator-tree-changed",
+            f"{kind} {m.name}",
+            f"changes tree-id {was or '(none)'} to {now or '(none)'}; Koordinator's "
+            "webhook refuses a quota whose tree id changes",
+            "create the quota under a new name in the new tree, move its pods there, then "
+            "remove the old quota",
+            m.origin,
+        )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from hetgitops.diff.hazards.reading import by_kind
+from hetgitops.diff.hazards.reading import by_kind, kept
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.output.manifests import Manifest
 
@@ -82,9 +82,8 @@ def priority_class_recreated(
     admission plugin rejects new pods naming the class (plugin/pkg/admission/priority/
     admission.go:363) and Volcano gives the tier's PodGroups the default priority
     (pkg/scheduler/cache/cache.go:1537-1543, v1.15.1)."""
-    old, new = by_kind(before, "PriorityClass"), by_kind(after, "PriorityClass")
-    for name in sorted(set(old) & set(new)):
-        was, now = _tier_fields(old[name]), _tier_fields(new[name])
+    for name, old, new in kept(before, after, "PriorityClass"):
+        was, now = _tier_fields(old), _tier_fields(new)
         changed = [f"{f} {was[f]} -> {now[f]}" for f in was if was[f] != now[f]]
         if not changed:
             continue
@@ -99,7 +98,7 @@ def priority_class_recreated(
             "sync when few pods of the tier are being created; recreate long-running pods "
             "(serving Deployments) to take the new priority; with plain kubectl run "
             f"`kubectl replace --force -f core/priorityclass-{name}.yaml` (apply cannot change it)",
-            new[name].origin,
+            new.origin,
             # diff --kubeconfig counts the tier's controller-owned pods: what a controller
             # recreates (a retry, a rollout, a reschedule) is what the gap can refuse.
             scope=(("priorityclass", name),),

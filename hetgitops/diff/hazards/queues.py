@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from hetgitops.compilers.kueue_queues import covered_resources
-from hetgitops.diff.hazards.reading import by_kind, immutable_field, of_kind, spec_of
+from hetgitops.diff.hazards.reading import by_kind, immutable_field, kept, of_kind, spec_of
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.model import quantities
 from hetgitops.output.manifests import Manifest
@@ -109,10 +109,9 @@ def clusterqueue_removed(before: Sequence[Manifest], after: Sequence[Manifest]) 
 def resource_uncovered(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
     """Kueue admits a workload only if its ClusterQueue covers every resource it requests
     (flavorassigner: "resource R unavailable in ClusterQueue")."""
-    old, new = by_kind(before, "ClusterQueue"), by_kind(after, "ClusterQueue")
-    for name in sorted(set(old) & set(new)):
-        covered = covered_resources(spec_of(new[name]))
-        gone = sorted(covered_resources(spec_of(old[name])) - covered)
+    for name, old, new in kept(before, after, "ClusterQueue"):
+        covered = covered_resources(spec_of(new))
+        gone = sorted(covered_resources(spec_of(old)) - covered)
         if not gone:
             continue
         yield Hazard(
@@ -123,7 +122,7 @@ def resource_uncovered(before: Sequence[Manifest], after: Sequence[Manifest]) ->
             "running uncounted, and their pods, once gone, cannot come back",
             "move the team's jobs and Deployments to the resources the queue covers now "
             f"({', '.join(sorted(covered)) or 'none'}) before the sync",
-            new[name].origin,
+            new.origin,
             scope=tuple(("resource", f"{name}|{r}") for r in gone),
         )
 

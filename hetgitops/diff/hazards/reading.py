@@ -32,6 +32,16 @@ def by_kind(manifests: Sequence[Manifest], kind: str) -> dict[str, Manifest]:
     }
 
 
+def kept(
+    before: Sequence[Manifest], after: Sequence[Manifest], kind: str
+) -> Iterator[tuple[str, Manifest, Manifest]]:
+    """The objects of `kind` on both sides, in name order: (name, before's, after's). The
+    hazards of an update (an immutable field, a label the webhook guards) start here."""
+    old, new = by_kind(before, kind), by_kind(after, kind)
+    for name in sorted(set(old) & set(new)):
+        yield name, old[name], new[name]
+
+
 def spec_of(m: Manifest) -> Mapping[str, Any]:
     spec = m.obj.get("spec")
     return spec if isinstance(spec, Mapping) else {}
@@ -45,13 +55,12 @@ def immutable_field(
     before: Sequence[Manifest], after: Sequence[Manifest], *, kind: str, field: str, rule: str
 ) -> Iterator[Hazard]:
     """Objects of `kind` on both sides whose `spec.<field>` (immutable in the CRD) changes."""
-    old, new = by_kind(before, kind), by_kind(after, kind)
-    for name in sorted(set(old) & set(new)):
-        if spec_of(old[name]).get(field) != spec_of(new[name]).get(field):
+    for name, was, now in kept(before, after, kind):
+        if spec_of(was).get(field) != spec_of(now).get(field):
             yield Hazard(
                 rule,
                 f"{kind} {name}",
                 f"changes spec.{field}, which Kueue's CRD makes immutable",
                 f"delete the {kind} and let the sync recreate it (Replace=true)",
-                new[name].origin,
+                now.origin,
             )
