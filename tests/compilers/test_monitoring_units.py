@@ -18,7 +18,9 @@ import yaml
 
 from hetgitops import api
 from hetgitops.compilers.monitoring import names
+from hetgitops.compilers.monitoring.facts import facts
 from hetgitops.compilers.monitoring.promtests import promtool_files, rule_files
+from hetgitops.compilers.monitoring.scenario_base import nominal_resource
 from hetgitops.drift.accelerators import node_resources
 from hetgitops.model.policy import Policy, Pool
 from hetgitops.plan import capacity, dra
@@ -220,3 +222,20 @@ def test_scenarios_name_the_dra_quota_resources_of_a_mig_pool_on_claims(tmp_path
     assert all(units[slice_name] == 14 for units in generated.values())  # GPUs 0-1, 7 each
     assert generated == _expected(policy, pool)
     _run_promtool(policy, tmp_path / "promtool")
+
+
+def test_idle_scenarios_request_a_slice_of_a_mig_pool_on_claims() -> None:
+    """The MIG slices of a pool are the plan's (`capacity.is_mig`), not a name prefix: on DRA
+    claims they are `dra.hetgitops.io/<card>-mig-<profile>`, and a team holding whole cards
+    and slices there is given a slice in the idle scenarios (GR_ENGINE_ACTIVE's case)."""
+    result = api.render([DRA_VARIANT], api.Options(now=NOW, targets=("monitoring",)))
+    policy = result.policy
+    assert policy is not None and policy.fleet is not None
+    found = facts(policy, policy.fleet)
+    team = found.teams["online-inference"]
+    flavor = next(f for f, p in team.pools.items() if p == "h100-infer")
+    card = policy.card_type_of(policy.pools["h100-infer"])
+    assert card is not None
+    whole = dra.quota_resource(card)
+    assert team.nominal[flavor][whole] > 0  # the team holds whole cards there too
+    assert nominal_resource(team, flavor, found) == dra.quota_resource(card, "1g.10gb")

@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from hetgitops.compilers import nvidia
-from hetgitops.model import mig
 from hetgitops.model.policy import CardType, Fleet, Policy, Pool, Team, derived
 from hetgitops.plan import capacity
 from hetgitops.plan import node_labels as labels
@@ -34,6 +33,7 @@ class PoolFacts:
     # The same per unit a node holds (kube_node_status_allocatable, pod requests): during a
     # staged sharing reduction a replica there is 1/retiringReplicas of a card (plan/capacity).
     node_weights: Mapping[str, Fraction]
+    slices: frozenset[str]  # the resources whose unit is a MIG instance (`capacity.is_mig`)
     cost_per_hour: float | None  # one card
     mig_configs: tuple[str, ...]  # the nvidia.com/mig.config values its nodes are given
     expires: dt.date | None
@@ -101,6 +101,7 @@ def _pool(policy: Policy, fleet: Fleet, pool: Pool, card: CardType) -> PoolFacts
         committed_cards=Fraction(0),
         weights=weights,
         node_weights=held,
+        slices=frozenset(r for r in offered if capacity.is_mig(pool, card, r, fleet)),
         cost_per_hour=card.cost_per_hour,
         mig_configs=tuple(configs),
         expires=pool.expires,
@@ -146,11 +147,3 @@ def _facts(policy: Policy, fleet: Fleet) -> Facts:
 
 def _with_committed(pool: PoolFacts, cards: Fraction) -> PoolFacts:
     return replace(pool, committed_cards=cards)
-
-
-def weight_of(pool: PoolFacts, resource: str) -> Fraction:
-    return pool.weights.get(resource, Fraction(1))
-
-
-def is_mig_resource(resource: str) -> bool:
-    return resource.startswith(mig.resource_name(""))

@@ -12,7 +12,6 @@ from fractions import Fraction
 from hetgitops.compilers.monitoring import names
 from hetgitops.compilers.monitoring.facts import Facts, PoolFacts, TeamFacts, seconds
 from hetgitops.compilers.monitoring.promtests import INTERVAL_MINUTES, Case
-from hetgitops.model import mig
 from hetgitops.model.policy import Fleet, Policy
 from hetgitops.plan.node_labels import domain
 
@@ -48,8 +47,12 @@ class Scene:
 
 
 def nominal_resource(team: TeamFacts, flavor: str, found: Facts) -> str:
-    """A resource the team holds quota of in `flavor` (MIG slices first in MIG pools)."""
+    """A resource the team holds quota of in `flavor` (MIG slices first in MIG pools, as
+    the plan tells them: `nvidia.com/gpu` under migStrategy single, the DRA quota resources
+    of a pool on claims)."""
     counts = team.nominal.get(flavor, {})
+    pool = found.pools.get(team.pools.get(flavor, ""))
+    slices = pool.slices if pool else frozenset()
     held = [r for r, n in counts.items() if n]
-    held.sort(key=lambda r: (not r.startswith(mig.resource_name("")), r))
+    held.sort(key=lambda r: (r not in slices, r))
     return held[0] if held else ""
