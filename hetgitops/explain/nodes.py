@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetgitops.compilers.nvidia import is_nvidia, node_nvidia_labels
+from hetgitops.model import mig
 from hetgitops.model.policy import CardType, Node, Policy, Pool, Taint, derived
 from hetgitops.model.tolerations import tolerates
 from hetgitops.plan.capacity import (
@@ -97,7 +98,7 @@ def _device_labels(
         return labels
     product = card.product_names[0] if card.product_names else card.model
     strategy = mig_strategy(policy.fleet)
-    mig_units = {r: n for r, n in units.items() if r.startswith("nvidia.com/mig-")}
+    mig_units = {r: n for r, n in units.items() if r.startswith(mig.resource_name(""))}
     layout = covered_gpus(pool, node.cards) if pool.mig and strategy != "none" else {}
     profiles = {p for gpu in layout.values() for p in gpu}
     if strategy == "single" and len(layout) == node.cards and len(profiles) == 1:
