@@ -170,3 +170,35 @@ def test_a_root_without_the_is_parent_quota_label(
         out.append(m)
     said = _messages(policy, out, koordinator_rules.WEBHOOK)
     assert said and all("a profile's root without" in s for s in said), said
+
+
+def test_an_init_container_request_counts_against_the_quota(
+    rendered: tuple[Policy, list[Manifest]],
+) -> None:
+    """Koordinator charges the Kubernetes pod request, init containers included
+    (elasticquota/core/helper.go:27-33): one requesting a resource its quota lacks is not
+    limited by the quota either."""
+    policy, _ = rendered
+    jobs = []
+    for m in _jobs(policy):
+        if "finetune-nlp-a800-train" not in json.dumps(m.obj):
+            continue
+        obj = copy.deepcopy(dict(m.obj))
+        for spec in _specs(obj):
+            init = {"name": "fetch", "resources": {"limits": {"koordinator.sh/gpu-core": "1"}}}
+            spec["initContainers"] = [init]
+        jobs.append(replace(m, obj=obj))
+    assert jobs
+    said = _messages(policy, jobs, "koordinator-quota-label")
+    assert said and all("does not list koordinator.sh/gpu-core" in m for m in said), said
+
+
+def _specs(value: Any) -> list[dict[str, Any]]:
+    """Every pod spec (a mapping with containers) inside `value`."""
+    if isinstance(value, dict):
+        if "containers" in value:
+            return [value]
+        return [s for item in value.values() for s in _specs(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _specs(item)]
+    return []

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from hetgitops import api
+from hetgitops.compilers.nvidia import sharing_config
 from hetgitops.drift.accelerators import node_resources
 from hetgitops.explain.nodes import pool_nodes
 from hetgitops.model.policy import Policy
@@ -75,3 +76,21 @@ def test_node_units_names_its_replicas(tmp_path: Path) -> None:
     assert capacity.node_units(a800, a800_card, policy.fleet, 8, replicas="shared") == (
         capacity.node_units(a800, a800_card, policy.fleet, 8, replicas="advertised")
     )
+
+
+def test_explain_labels_nodes_with_the_replicas_their_device_plugin_runs(tmp_path: Path) -> None:
+    """GPU feature discovery labels `nvidia.com/gpu.replicas` (and the `-SHARED` product) from
+    the device plugin's config (NVIDIA/k8s-device-plugin internal/lm/resource.go,
+    `replicasLabel`/`productLabel`), which a staged reduction keeps at the retiring count: a
+    job selecting on the label matches the node as it is, not as it will be."""
+    policy = _staged_reduction(tmp_path)
+    pool = policy.pools["rtx4090-dev"]
+    card = policy.card_type_of(pool)
+    assert card is not None
+    config = sharing_config(policy, pool, card)
+    assert config is not None
+    configured = config["sharing"]["timeSlicing"]["resources"][0]["replicas"]
+    assert configured == 4
+    for view in pool_nodes(policy, pool):
+        assert view.labels["nvidia.com/gpu.replicas"] == str(configured), view.name
+        assert view.labels["nvidia.com/gpu.product"].endswith("-SHARED")

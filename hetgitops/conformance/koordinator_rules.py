@@ -28,6 +28,7 @@ from decimal import Decimal
 from typing import Any
 
 from hetgitops.diagnostics import Diagnostic, Severity, register_rules
+from hetgitops.live import workloads
 from hetgitops.model import quantities
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
@@ -200,13 +201,10 @@ def _pods(value: Any, path: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]
 
 
 def _requested(pod: Mapping[str, Any]) -> set[str]:
-    containers = _map(pod.get("spec")).get("containers") or []
-    return {
-        str(name)
-        for c in containers
-        for part in ("requests", "limits")
-        for name in _map(_map(_map(c).get("resources")).get(part))
-    }
+    """The resources the pod's quota is charged: Koordinator's quota plugin counts the
+    Kubernetes pod request, init containers included (elasticquota/core/helper.go:27-33,
+    `apiresource.PodRequests`), which `live.workloads.pod_requests` reads."""
+    return set(workloads.pod_requests(_map(pod.get("spec")), lambda _name, value: value))
 
 
 def _labels(manifests: list[Manifest], policy: Policy) -> Iterator[Diagnostic]:

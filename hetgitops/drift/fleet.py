@@ -11,10 +11,9 @@ from typing import Any
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.drift import accelerators, node_drift
 from hetgitops.drift.findings import finding
+from hetgitops.model.accelerators import is_accelerator
 from hetgitops.model.policy import Node, Policy, Pool
 from hetgitops.model.ranges import compact
-
-ACCELERATOR_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "huawei.com/")
 
 
 def check(
@@ -81,10 +80,8 @@ def _absent(pool: Pool, nodes: Sequence[Node]) -> Diagnostic:
 def _has_gpus(obj: Mapping[str, Any], resources: set[str]) -> bool:
     status = obj.get("status") or {}
     names = set(status.get("capacity") or {}) | set(status.get("allocatable") or {})
-    return any(n in resources or n.startswith(ACCELERATOR_PREFIXES) for n in names) and any(
-        accelerators.advertised(obj, n) > 0
-        for n in names
-        if n in resources or n.startswith(ACCELERATOR_PREFIXES)
+    return any(n in resources or is_accelerator(n) for n in names) and any(
+        accelerators.advertised(obj, n) > 0 for n in names if n in resources or is_accelerator(n)
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetgitops.compilers.nvidia import is_nvidia, node_nvidia_labels
+from hetgitops.model import mig
 from hetgitops.model.policy import CardType, Node, Policy, Pool, Taint, derived
 from hetgitops.model.tolerations import tolerates
 from hetgitops.plan.capacity import (
@@ -85,7 +86,9 @@ def _device_labels(
     (`CardType.productNames`, `-MIG-<profile>` under the single strategy, `-SHARED` for
     time-sliced replicas not renamed), count, memory (MiB, from memoryGiB: GFD reads the
     driver's figure, a little less), family, replicas, MIG capability, strategy and
-    per-profile counts, and the config labels hetgitops writes (`node_nvidia_labels`)."""
+    per-profile counts, and the config labels hetgitops writes (`node_nvidia_labels`).
+    GFD reads replicas and `-SHARED` from the device plugin's config, which during a staged
+    sharing reduction still holds the retiring replicas (`Pool.advertised_replicas`)."""
     labels = {
         f"feature.node.kubernetes.io/pci-{pci[-4:].lower()}.present": "true"
         for pci in card.pci_device_ids
@@ -95,12 +98,12 @@ def _device_labels(
         return labels
     product = card.product_names[0] if card.product_names else card.model
     strategy = mig_strategy(policy.fleet)
-    mig_units = {r: n for r, n in units.items() if r.startswith("nvidia.com/mig-")}
+    mig_units = {r: n for r, n in units.items() if r.startswith(mig.resource_name(""))}
     layout = covered_gpus(pool, node.cards) if pool.mig and strategy != "none" else {}
     profiles = {p for gpu in layout.values() for p in gpu}
     if strategy == "single" and len(layout) == node.cards and len(profiles) == 1:
         product += f"-MIG-{next(iter(profiles))}"
-    elif pool.shared_replicas > 1 and main_resource(pool, card) == card.resource_name:
+    elif pool.advertised_replicas > 1 and main_resource(pool, card) == card.resource_name:
         product += "-SHARED"
     sharing = "time-slicing" if pool.time_slicing_replicas else "mps" if pool.mps_replicas else ""
     labels.update(
@@ -110,7 +113,7 @@ def _device_labels(
             "nvidia.com/gpu.count": str(node.cards),
             "nvidia.com/gpu.memory": str(int(card.memory_gib * 1024)),
             "nvidia.com/gpu.family": _FAMILIES.get(card.architecture, card.architecture),
-            "nvidia.com/gpu.replicas": str(pool.shared_replicas),
+            "nvidia.com/gpu.replicas": str(pool.advertised_replicas),
             "nvidia.com/gpu.sharing-strategy": sharing or "none",
             "nvidia.com/mig.capable": "true" if card.mig_table else "false",
         }

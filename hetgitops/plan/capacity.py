@@ -151,9 +151,18 @@ def is_mig(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> bo
     return bool(mig_profiles(pool, card, resource, fleet))
 
 
-def unit_weight(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) -> Fraction:
+def unit_weight(
+    pool: Pool,
+    card: CardType,
+    resource: str,
+    fleet: Fleet | None,
+    *,
+    replicas: Replicas = "shared",
+) -> Fraction:
     """Card-equivalent weight of one unit of `resource` in `pool`: a whole card 1, a
     time-sliced or MPS replica 1/replicas, a MIG instance its compute share (`mig.gpu_share`).
+    `replicas` names which units are weighed, as in `node_units`: "shared" the units quotas
+    count, "advertised" the units a node holds (during a staged reduction more per GPU).
 
     The one place that converts units into cards: the cpu/memory that go with a quota and the
     budget's cost both use it, so they never disagree. Under migStrategy single a mixed layout
@@ -161,7 +170,8 @@ def unit_weight(pool: Pool, card: CardType, resource: str, fleet: Fleet | None) 
     """
     profiles = mig_profiles(pool, card, resource, fleet)
     if not profiles:
-        return Fraction(1, pool.shared_replicas)
+        per_gpu = pool.advertised_replicas if replicas == "advertised" else pool.shared_replicas
+        return Fraction(1, per_gpu)
     table = mig.TABLES.get(card.mig_table or "")
     return max(mig.gpu_share(table, p) for p in profiles) if table else Fraction(1)
 

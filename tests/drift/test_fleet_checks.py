@@ -9,6 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hetgitops import api
 from hetgitops.compilers.nodes import desired_node_labels
 from hetgitops.drift import fleet, queue_usage
@@ -295,3 +297,23 @@ def test_without_the_nodes_target_only_the_labels_rendered_objects_select_on_are
     assert not [d for d in found if d.rule == "drift-node-labels"]
     found = fleet.check(policy, live, queues, now=NOW, mig_pending_timeout=dt.timedelta(hours=1))
     assert [d for d in found if d.rule == "drift-node-labels"]  # with the nodes target they are
+
+
+@pytest.mark.parametrize(
+    "resource",
+    ["habana.ai/gaudi", "cambricon.com/mlu", "gpu.intel.com/i915", "gpu.intel.com/xe"],
+)
+def test_a_node_in_no_pool_with_any_known_accelerator_is_reported(resource: str) -> None:
+    """One list of accelerator resources (`model.accelerators`): drift's own missed Gaudi,
+    Cambricon (outside a policy with a Cambricon card) and Intel GPUs (issue 30)."""
+    policy, queues = _policy_and_queues()
+    # Cambricon counts whatever its prefix when a card type names it: drop that card here.
+    policy = replace(
+        policy,
+        card_types={
+            k: v for k, v in policy.card_types.items() if v.resource_name != "cambricon.com/mlu"
+        },
+    )
+    stray = {"metadata": {"name": "stray-1"}, "status": {"allocatable": {resource: "8"}}}
+    found = _check(policy, [*_live_nodes(policy), stray], queues)
+    assert [d.path for d in found if d.rule == "drift-node-unpooled"] == ["Node stray-1"]

@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from hetgitops.compilers import nvidia
-from hetgitops.model import mig
 from hetgitops.model.policy import CardType, Fleet, Policy, Pool, Team, derived
 from hetgitops.plan import capacity
 from hetgitops.plan import node_labels as labels
@@ -30,7 +29,11 @@ class PoolFacts:
     mig: bool  # utilisation from GR_ENGINE_ACTIVE (MIG instances), not GPU_UTIL
     declared_cards: int
     committed_cards: Fraction  # Σ teams' nominal quota in physical cards
-    weights: Mapping[str, Fraction]  # resource (Kueue spelling) -> cards per unit
+    weights: Mapping[str, Fraction]  # resource (Kueue spelling) -> cards per unit of quota
+    # The same per unit a node holds (kube_node_status_allocatable, pod requests): during a
+    # staged sharing reduction a replica there is 1/retiringReplicas of a card (plan/capacity).
+    node_weights: Mapping[str, Fraction]
+    slices: frozenset[str]  # the resources whose unit is a MIG instance (`capacity.is_mig`)
     cost_per_hour: float | None  # one card
     mig_configs: tuple[str, ...]  # the nvidia.com/mig.config values its nodes are given
     expires: dt.date | None
@@ -84,6 +87,7 @@ def _uses_mig(pool: Pool, fleet: Fleet) -> bool:
 def _pool(policy: Policy, fleet: Fleet, pool: Pool, card: CardType) -> PoolFacts:
     offered = capacity.pool_resources(pool, card, fleet)
     weights = {r: capacity.unit_weight(pool, card, r, fleet) for r in offered}
+    held = {r: capacity.unit_weight(pool, card, r, fleet, replicas="advertised") for r in offered}
     configs = sorted(
         {found[0] for node in pool.nodes if (found := nvidia.node_mig_config(policy, pool, node))}
     )
@@ -96,6 +100,8 @@ def _pool(policy: Policy, fleet: Fleet, pool: Pool, card: CardType) -> PoolFacts
         declared_cards=sum(node.cards for node in pool.nodes),
         committed_cards=Fraction(0),
         weights=weights,
+        node_weights=held,
+        slices=frozenset(r for r in offered if capacity.is_mig(pool, card, r, fleet)),
         cost_per_hour=card.cost_per_hour,
         mig_configs=tuple(configs),
         expires=pool.expires,
@@ -141,11 +147,3 @@ def _facts(policy: Policy, fleet: Fleet) -> Facts:
 
 def _with_committed(pool: PoolFacts, cards: Fraction) -> PoolFacts:
     return replace(pool, committed_cards=cards)
-
-
-def weight_of(pool: PoolFacts, resource: str) -> Fraction:
-    return pool.weights.get(resource, Fraction(1))
-
-
-def is_mig_resource(resource: str) -> bool:
-    return resource.startswith(mig.resource_name(""))

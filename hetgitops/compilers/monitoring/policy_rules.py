@@ -52,7 +52,8 @@ def _pools(facts: Facts) -> Iterator[dict[str, Any]]:
         yield fact(FLAVOR_INFO, 1, flavor=p.flavor, **ids)
         for resource, weight in p.weights.items():
             yield fact(FLAVOR_WEIGHT, weight, flavor=p.flavor, resource=resource)
-            yield fact(NODE_WEIGHT, weight, pool=p.name, resource=names.sanitise(resource))
+            held = p.node_weights[resource]
+            yield fact(NODE_WEIGHT, held, pool=p.name, resource=names.sanitise(resource))
             if p.cost_per_hour is not None:
                 cost = p.cost_per_hour * float(weight)
                 yield fact(FLAVOR_COST, cost, flavor=p.flavor, resource=resource)

@@ -1,20 +1,18 @@
 """Compile stage, `monitoring` target: what every promtool scenario builds on: the `Scene`
-(the policy, its monitoring facts and the node-label names the rules join on), the device
-plugin's units per node, the evaluation time past an alert's `for`, and the Kueue metric
-labels of the leader and a (stale) follower replica."""
+(the policy, its monitoring facts and the node-label names the rules join on), units in
+cards, the evaluation time past an alert's `for`, and the Kueue metric labels of the leader
+and a (stale) follower replica."""
 
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections.abc import Mapping
 from fractions import Fraction
 
 from hetgitops.compilers.monitoring import names
 from hetgitops.compilers.monitoring.facts import Facts, PoolFacts, TeamFacts, seconds
 from hetgitops.compilers.monitoring.promtests import INTERVAL_MINUTES, Case
-from hetgitops.model import mig
-from hetgitops.model.policy import Fleet, Node, Policy, Pool
-from hetgitops.plan import capacity
+from hetgitops.model.policy import Fleet, Policy
 from hetgitops.plan.node_labels import domain
 
 LEADER = {"replica_role": "leader"}
@@ -27,25 +25,10 @@ def minutes(duration: str | None, extra: int = INTERVAL_MINUTES) -> int:
     return math.ceil(total / INTERVAL_MINUTES) * INTERVAL_MINUTES
 
 
-def node_units(policy: Policy, fleet: Fleet, pool: Pool, node: Node) -> dict[str, int]:
-    """What the device plugin advertises on one node (Kueue resource names)."""
-    card = policy.card_type_of(pool)
-    if card is None:
-        return {}
-    strategy = capacity.mig_strategy(fleet)
-    layout = capacity.covered_gpus(pool, node.cards) if pool.mig and strategy != "none" else {}
-    units: Counter[str] = Counter()
-    units[capacity.main_resource(pool, card)] += (node.cards - len(layout)) * pool.shared_replicas
-    for profiles in layout.values():
-        for profile, count in profiles.items():
-            name = card.resource_name if strategy == "single" else mig.resource_name(profile)
-            units[name] += count
-    return {r: n for r, n in sorted(units.items()) if n}
-
-
-def cards(units: dict[str, int], pool: PoolFacts) -> Fraction:
-    """The units in whole cards of `pool` (a MIG slice or a shared replica weighs less)."""
-    return sum((n * pool.weights.get(r, Fraction(1)) for r, n in units.items()), Fraction(0))
+def cards(units: Mapping[str, int], weights: Mapping[str, Fraction]) -> Fraction:
+    """The units in whole cards, by `weights` (a pool's `weights` for quota units, its
+    `node_weights` for what a node holds: a MIG slice or a shared replica weighs less)."""
+    return sum((n * weights.get(r, Fraction(1)) for r, n in units.items()), Fraction(0))
 
 
 class Scene:
@@ -64,8 +47,12 @@ class Scene:
 
 
 def nominal_resource(team: TeamFacts, flavor: str, found: Facts) -> str:
-    """A resource the team holds quota of in `flavor` (MIG slices first in MIG pools)."""
+    """A resource the team holds quota of in `flavor` (MIG slices first in MIG pools, as
+    the plan tells them: `nvidia.com/gpu` under migStrategy single, the DRA quota resources
+    of a pool on claims)."""
     counts = team.nominal.get(flavor, {})
+    pool = found.pools.get(team.pools.get(flavor, ""))
+    slices = pool.slices if pool else frozenset()
     held = [r for r, n in counts.items() if n]
-    held.sort(key=lambda r: (not r.startswith(mig.resource_name("")), r))
+    held.sort(key=lambda r: (r not in slices, r))
     return held[0] if held else ""

@@ -17,10 +17,10 @@ from hetgitops.compilers.monitoring.scenario_base import (
     Scene,
     cards,
     minutes,
-    node_units,
     nominal_resource,
 )
 from hetgitops.model.policy import Node
+from hetgitops.plan.capacity import node_units
 
 
 def capacity(scene: Scene, alert: a.Alert) -> list[Case]:
@@ -37,13 +37,13 @@ def _capacity_case(
 ) -> Case:
     case = Case(f"pool {pool.name} {'degraded' if degraded else 'ready'}", minutes(alert.duration))
     nodes = scene.policy.pools[pool.name].nodes
-    live = sum((cards(_units(scene, pool, n), pool) for n in nodes), Fraction(0))
+    live = sum((cards(_units(scene, pool, n), pool.node_weights) for n in nodes), Fraction(0))
     cordoned: set[str] = set()
     for node in nodes if degraded else ():
         if live < pool.committed_cards:
             break
         cordoned.add(node.name)
-        live -= cards(_units(scene, pool, node), pool)
+        live -= cards(_units(scene, pool, node), pool.node_weights)
     replicas = ("ksm-0", "ksm-1") if degraded else ("ksm-0",)
     for node in nodes:
         scene.node(case, pool, node.name)
@@ -82,7 +82,15 @@ def _capacity_case(
 
 
 def _units(scene: Scene, pool: PoolFacts, node: Node) -> dict[str, int]:
-    return node_units(scene.policy, scene.fleet, scene.policy.pools[pool.name], node)
+    """What kube_node_status_allocatable shows for `node`: the plan's count of the units it
+    holds (`plan.capacity.node_units` at the replicas the device plugin advertises, as drift
+    and explain read it), under the resource names quotas use."""
+    policy_pool = scene.policy.pools[pool.name]
+    card = scene.policy.card_type_of(policy_pool)
+    if card is None:
+        return {}
+    units = node_units(policy_pool, card, scene.fleet, node.cards, replicas="advertised")
+    return {r: n for r, n in sorted(units.items()) if n}
 
 
 def idle(scene: Scene, alert: a.Alert) -> list[Case]:
@@ -157,7 +165,7 @@ def expired(scene: Scene, alert: a.Alert) -> list[Case]:
         for resource, count in user.nominal[flavor].items():
             ids = {"cluster_queue": user.cluster_queue, "flavor": flavor, "resource": resource}
             case.add(names.USAGE, count, **ids, **LEADER)
-        used = cards(dict(user.nominal[flavor]), pool)
+        used = cards(user.nominal[flavor], pool.weights)
         if used.denominator == 1 and used > 0:
             ids = {"pool": pool.name, "card_type": pool.card_type}
             case.samples.append(("hetgitops:pool_usage_cards", ids, float(used)))

@@ -35,7 +35,7 @@ def _lender(scene: Scene, team: TeamFacts) -> tuple[TeamFacts, str, PoolFacts] |
     for peer in peers:
         for flavor, counts in peer.nominal.items():
             pool = scene.facts.pools[peer.pools[flavor]]
-            if pool.card_type in types and cards(dict(counts), pool) >= 1:
+            if pool.card_type in types and cards(counts, pool.weights) >= 1:
                 return peer, flavor, pool
     return None
 

@@ -1,0 +1,241 @@
+"""The `monitoring` target counts a node's units as the plan does (`plan.capacity.node_units`,
+issue 30): the promtool scenarios feed `kube_node_status_allocatable` with what a node holds,
+and the recording rules weigh it back into physical cards, in the two cases a private count
+once got wrong: a staged sharing reduction (the device plugin still advertises the retiring
+replicas) and a MIG pool whose devices are DRA claims (the quota resources of `plan.dra`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hetgitops import api
+from hetgitops.compilers.monitoring import names
+from hetgitops.compilers.monitoring.facts import facts
+from hetgitops.compilers.monitoring.promtests import promtool_files, rule_files
+from hetgitops.compilers.monitoring.scenario_base import nominal_resource
+from hetgitops.drift.accelerators import node_resources
+from hetgitops.model.policy import Policy, Pool
+from hetgitops.plan import capacity, dra
+from hetgitops.plan.node_labels import domain
+from tests.compilers.test_monitoring import promtool
+
+REPO = Path(__file__).resolve().parents[2]
+DRA_VARIANT = REPO / "tests" / "cases" / "render" / "dra" / "policy"
+NOW = dt.date(2026, 9, 1)
+CAPACITY = "HetGitOpsPoolCapacityBelowCommitment.test.yaml"
+# The pool under test is renamed to sort first, so the scenarios (three pools per alert)
+# sample it.
+FIRST = "a000-first"
+
+
+def _policy(source: Path, tmp: Path, pool: str, edits: Sequence[tuple[str, str, str]]) -> Policy:
+    """`source` with `pool` renamed to FIRST, `edits` (file, old, new) applied and the
+    monitoring target on."""
+    root = tmp / "policy"
+    shutil.copytree(source, root)
+    for name, old, new in edits:
+        path = root / name
+        assert old in path.read_text(), (name, old)
+        path.write_text(path.read_text().replace(old, new))
+    for path in root.rglob("*.yaml"):
+        path.write_text(path.read_text().replace(pool, FIRST))
+    fleet = root / "fleet.yaml"
+    docs = list(yaml.safe_load_all(fleet.read_text()))
+    docs[0]["spec"]["targets"] = [*docs[0]["spec"]["targets"], "monitoring"]
+    fleet.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    result = api.render([root], api.Options(now=NOW))
+    assert result.policy is not None and not result.failed(), result.diagnostics
+    return result.policy
+
+
+def _staged_reduction(tmp: Path) -> Policy:
+    """rtx4090-dev in step 1 of a staged sharing reduction: 4 -> 2 replicas per GPU, the
+    device plugin kept at 4 (`retiringReplicas`), the teams' quotas fitting the new count."""
+    edits = (
+        ("pools/dev.yaml", "    replicas: 4\n", "    replicas: 2\n    retiringReplicas: 4\n"),
+        ("teams/others.yaml", "{pool: rtx4090-dev, cards: 16}", "{pool: rtx4090-dev, cards: 8}"),
+        ("teams/others.yaml", "{pool: rtx4090-dev, cards: 32}", "{pool: rtx4090-dev, cards: 16}"),
+    )
+    policy = _policy(REPO / "policies", tmp, "rtx4090-dev", edits)
+    pool = policy.pools[FIRST]
+    assert pool.retiring_replicas == 4 and pool.shared_replicas == 2
+    return policy
+
+
+def _dra_mig(tmp: Path) -> Policy:
+    """The DRA variant's h100-infer: MIG GPUs claimed through NVIDIA's DRA driver."""
+    policy = _policy(DRA_VARIANT, tmp, "h100-infer", ())
+    pool = policy.pools[FIRST]
+    assert dra.claims(pool) and pool.mig
+    return policy
+
+
+def _allocatable(test_file: str, nodes: set[str]) -> dict[str, dict[str, int]]:
+    """node -> resource -> count: the capacity scenarios' kube_node_status_allocatable
+    series for `nodes` (every case and replica agree, which this checks too)."""
+    seen: dict[str, dict[str, int]] = {}
+    for test in yaml.safe_load(test_file)["tests"]:
+        found: dict[str, dict[str, int]] = {}
+        for item in test["input_series"]:
+            series: str = item["series"]
+            if not series.startswith(names.NODE_ALLOCATABLE + "{"):
+                continue
+            labels = dict(
+                part.split("=", 1) for part in series[series.index("{") + 1 : -1].split(", ")
+            )
+            node, resource = labels["node"].strip('"'), labels["resource"].strip('"')
+            if node in nodes and resource != "cpu":
+                count = int(item["values"].split("x")[0])
+                assert found.setdefault(node, {}).setdefault(resource, count) == count
+        for node, units in found.items():
+            assert seen.setdefault(node, units) == units, (test["name"], node)
+    return seen
+
+
+def _expected(policy: Policy, pool: Pool) -> dict[str, dict[str, int]]:
+    """What drift says each node's device plugin advertises, in the series' spelling."""
+    card = policy.card_type_of(pool)
+    assert card is not None
+    return {
+        node.name: {
+            names.sanitise(r): n for r, n in node_resources(policy, pool, card, node).items()
+        }
+        for node in pool.nodes
+    }
+
+
+def _run_promtool(policy: Policy, folder: Path) -> None:
+    tool = promtool()
+    folder.mkdir(parents=True)
+    for name, text in promtool_files(policy).items():
+        (folder / name).write_text(text)
+    tests = sorted(p.name for p in folder.glob("*.test.yaml"))
+    run = subprocess.run(
+        [tool, "test", "rules", *tests], cwd=folder, capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def _recorded_cards(
+    policy: Policy,
+    pool: Pool,
+    node_series: Mapping[str, Mapping[str, int]],
+    expected: Fraction,
+    folder: Path,
+) -> None:
+    """The rules fed `node_series` as every node's allocatable record
+    `hetgitops:pool_allocatable_cards` = `expected` for the pool (checked by promtool, to the
+    thousandth: MIG slices weigh sevenths)."""
+    tool = promtool()
+    assert policy.fleet is not None
+    folder.mkdir(parents=True)
+    files = rule_files(policy, policy.fleet)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    card = policy.card_type_of(pool)
+    assert card is not None
+    prefix = domain(policy)
+    labels = {
+        names.node_label(f"{prefix}/pool"): pool.name,
+        names.node_label(f"{prefix}/card-type"): card.name,
+    }
+    recorded = f'hetgitops:pool_allocatable_cards{{pool="{pool.name}"}}'
+    series: list[dict[str, Any]] = []
+    for node, units in node_series.items():
+        inner = ", ".join(f'{k}="{v}"' for k, v in sorted({**labels, "node": node}.items()))
+        series.append({"series": f"{names.NODE_LABELS}{{{inner}}}", "values": "1x3"})
+        for resource, count in units.items():
+            ids = f'node="{node}", resource="{resource}", unit="integer"'
+            series.append({"series": f"{names.NODE_ALLOCATABLE}{{{ids}}}", "values": f"{count}x3"})
+    test = {
+        "rule_files": sorted(files),
+        "evaluation_interval": "5m",
+        "tests": [
+            {
+                "interval": "5m",
+                "input_series": series,
+                "promql_expr_test": [
+                    {
+                        "expr": f"round(sum({recorded}), 0.001)",
+                        "eval_time": "10m",
+                        "exp_samples": [{"labels": "{}", "value": round(float(expected), 3)}],
+                    }
+                ],
+            }
+        ],
+    }
+    (folder / "cards.test.yaml").write_text(yaml.safe_dump(test, sort_keys=False))
+    run = subprocess.run(
+        [tool, "test", "rules", "cards.test.yaml"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_scenarios_give_nodes_the_retiring_replicas_during_a_staged_reduction(
+    tmp_path: Path,
+) -> None:
+    policy = _staged_reduction(tmp_path)
+    pool = policy.pools[FIRST]
+    nodes = {n.name for n in pool.nodes}
+    generated = _allocatable(promtool_files(policy)[CAPACITY], nodes)
+    # The device plugin still advertises 4 replicas per GPU (not the new 2).
+    assert generated == {n.name: {"nvidia_com_gpu": n.cards * 4} for n in pool.nodes}
+    assert generated == _expected(policy, pool)
+    _run_promtool(policy, tmp_path / "promtool")
+
+
+def test_rules_count_retiring_replicas_as_the_cards_they_are(tmp_path: Path) -> None:
+    """What the nodes hold during the reduction (4 replicas per GPU) is recorded as the pool's
+    physical cards, not twice them (a replica held there is a quarter of a GPU)."""
+    policy = _staged_reduction(tmp_path)
+    pool = policy.pools[FIRST]
+    held = {n.name: {"nvidia_com_gpu": n.cards * 4} for n in pool.nodes}
+    cards = Fraction(sum(n.cards for n in pool.nodes))
+    _recorded_cards(policy, pool, held, cards, tmp_path / "cards")
+
+
+def test_scenarios_name_the_dra_quota_resources_of_a_mig_pool_on_claims(tmp_path: Path) -> None:
+    """The slices a node holds are the DRA quota resources the rules weigh, so the pool's
+    recorded cards are the plan's card equivalents of what it offers."""
+    policy = _dra_mig(tmp_path)
+    pool = policy.pools[FIRST]
+    card = policy.card_type_of(pool)
+    assert card is not None
+    generated = _allocatable(promtool_files(policy)[CAPACITY], {n.name for n in pool.nodes})
+    slice_name = names.sanitise(dra.quota_resource(card, "1g.10gb"))
+    offered = capacity.pool_resources(pool, card, policy.fleet)
+    cards = capacity.card_equivalents(offered, pool=pool, card=card, fleet=policy.fleet)
+    assert 0 < cards < sum(n.cards for n in pool.nodes)  # slices weigh less than their GPUs
+    _recorded_cards(policy, pool, generated, cards, tmp_path / "cards")
+    assert all(units[slice_name] == 14 for units in generated.values())  # GPUs 0-1, 7 each
+    assert generated == _expected(policy, pool)
+    _run_promtool(policy, tmp_path / "promtool")
+
+
+def test_idle_scenarios_request_a_slice_of_a_mig_pool_on_claims() -> None:
+    """The MIG slices of a pool are the plan's (`capacity.is_mig`), not a name prefix: on DRA
+    claims they are `dra.hetgitops.io/<card>-mig-<profile>`, and a team holding whole cards
+    and slices there is given a slice in the idle scenarios (GR_ENGINE_ACTIVE's case)."""
+    result = api.render([DRA_VARIANT], api.Options(now=NOW, targets=("monitoring",)))
+    policy = result.policy
+    assert policy is not None and policy.fleet is not None
+    found = facts(policy, policy.fleet)
+    team = found.teams["online-inference"]
+    flavor = next(f for f, p in team.pools.items() if p == "h100-infer")
+    card = policy.card_type_of(policy.pools["h100-infer"])
+    assert card is not None
+    whole = dra.quota_resource(card)
+    assert team.nominal[flavor][whole] > 0  # the team holds whole cards there too
+    assert nominal_resource(team, flavor, found) == dra.quota_resource(card, "1g.10gb")
