@@ -59,6 +59,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench import newcases  # noqa: E402
 from bench.fleetgen import LARGE, FleetSpec, write_policy  # noqa: E402
 
 NOW = "2026-09-01"
@@ -72,6 +73,7 @@ COMMANDS = (
     "drift",
     "explain",
     "capacity",
+    *newcases.NEW_COMMANDS,
 )
 FLEETS: dict[str, FleetSpec | None] = {
     "bundled": None,
@@ -242,7 +244,9 @@ def _present(case: list[str], folder: Path) -> Callable[[], None]:
     return prepare
 
 
-def fleet_cases(policy: Path, base: Path, args: argparse.Namespace) -> dict[str, Case]:
+def fleet_cases(
+    policy: Path, base: Path, args: argparse.Namespace, spec: FleetSpec | None = None
+) -> dict[str, Case]:
     render = hetgitops("render", str(policy), "--now", NOW)
     rerun = [*render, "--output", str(base / "tree")]
     cases = {
@@ -278,6 +282,11 @@ def fleet_cases(policy: Path, base: Path, args: argparse.Namespace) -> dict[str,
         cases["diff"] = Case(
             hetgitops("diff", "--base-dir", str(policy), "--head-dir", str(head), "--now", NOW)
         )
+    if spec is not None:  # the newer commands' cases (bench/newcases.py): generated fleets
+        newer = newcases.argvs(hetgitops, spec, policy, base, args.commands, NOW)
+        cases.update({command: Case(argv) for command, argv in newer.items()})
+    elif any(c in newcases.NEW_COMMANDS for c in args.commands):
+        _log("the newer commands' cases run on generated fleets only, not on policies/")
     if "drift" in args.commands and args.kubeconfig and has_command("drift"):
         cases["drift"] = Case(hetgitops("drift", str(policy), "--kubeconfig", str(args.kubeconfig)))
     return {command: case for command, case in cases.items() if command in args.commands}
@@ -296,7 +305,7 @@ def rendered_stream(policy: Path, base: Path) -> Path:
 def bench_fleet(name: str, args: argparse.Namespace, root: Path) -> dict[str, Any]:
     policy, base = fleet_folder(name, root), root / name
     base.mkdir(parents=True, exist_ok=True)
-    cases = fleet_cases(policy, base, args)
+    cases = fleet_cases(policy, base, args, FLEETS[name])
     stream_file = rendered_stream(policy, base)
     cases["reference"] = Case([sys.executable, "-c", REFERENCE, str(stream_file)])
     _log(f"{name}: {', '.join(cases)} x{args.repeat}, interleaved")
