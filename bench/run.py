@@ -438,12 +438,21 @@ def machine() -> dict[str, Any]:
     return {"cpus": os.cpu_count(), "loadavg": [round(x, 2) for x in load]}
 
 
-def guard(report: dict[str, Any], baseline_file: Path, margin: float) -> list[str]:
-    """Commands whose CPU ratio to the reference grew beyond `margin` x the baseline's."""
+def guard(
+    report: dict[str, Any],
+    baseline_file: Path,
+    margin: float,
+    commands: list[str] | None = None,
+) -> list[str]:
+    """Commands whose CPU ratio to the reference grew beyond `margin` x the baseline's: those
+    of `commands` (default: every command the baseline holds; one asked for and not measured
+    is a problem too)."""
     baseline = json.loads(baseline_file.read_text("utf-8"))
     problems = []
-    for fleet, commands in baseline["ratios"].items():
-        for command, ratio in commands.items():
+    for fleet, ratios in baseline["ratios"].items():
+        for command, ratio in ratios.items():
+            if commands is not None and command not in commands:
+                continue
             got = report["fleets"].get(fleet, {}).get("commands", {}).get(command)
             if got is None:
                 problems.append(f"{fleet} {command}: not measured")
@@ -456,17 +465,32 @@ def guard(report: dict[str, Any], baseline_file: Path, margin: float) -> list[st
 
 
 def write_baseline(report: dict[str, Any], path: Path) -> None:
+    """The measured ratios into the baseline at `path`. An existing baseline keeps the entries
+    of the commands not measured now (a refresh of some commands leaves the others' figures
+    alone) and lists the refresh, its date, load and commands, under `refreshed`."""
     ratios = {
         fleet: {command: figures["ratio"] for command, figures in data["commands"].items()}
         for fleet, data in report["fleets"].items()
     }
-    baseline = {
-        "about": "CPU of each command / CPU of the reference workload (bench/run.py); "
-        "the CI guard fails beyond --margin x these",
-        "measured": report["date"],
-        "machine": report["machine_before"],
-        "ratios": ratios,
-    }
+    if not path.exists():
+        baseline: dict[str, Any] = {
+            "about": "CPU of each command / CPU of the reference workload (bench/run.py); "
+            "the CI guard fails beyond --margin x these",
+            "measured": report["date"],
+            "machine": report["machine_before"],
+            "ratios": ratios,
+        }
+    else:
+        baseline = json.loads(path.read_text("utf-8"))
+        for fleet, measured in ratios.items():
+            baseline["ratios"].setdefault(fleet, {}).update(measured)
+        baseline.setdefault("refreshed", []).append(
+            {
+                "measured": report["date"],
+                "machine": report["machine_before"],
+                "commands": sorted({c for measured in ratios.values() for c in measured}),
+            }
+        )
     path.write_text(json.dumps(baseline, indent=2) + "\n", "utf-8")
 
 
@@ -514,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         write_baseline(report, args.baseline)
     if args.guard:
-        problems = guard(report, args.guard, args.margin)
+        problems = guard(report, args.guard, args.margin, args.commands)
         for problem in problems:
             _log(f"performance regression: {problem}")
         return 1 if problems else 0

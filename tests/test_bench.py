@@ -60,6 +60,45 @@ def test_guard_flags_only_ratios_beyond_the_margin(tmp_path: Path) -> None:
     ]
 
 
+def test_guard_judges_the_commands_asked_for(tmp_path: Path) -> None:
+    """The CI guard asks for some commands; the baseline's other entries (the newer cases,
+    measured by the bench but not in the guard) are not "not measured"."""
+    from bench import run
+
+    baseline = tmp_path / "baseline.json"
+    ratios = {"validate": 2.0, "explain-preempt": 9.0, "jobs": 1.0}
+    baseline.write_text(json.dumps({"ratios": {"large": ratios}}))
+    report = {"fleets": {"large": {"commands": {"validate": {"ratio": 3.1}}}}}
+    assert run.guard(report, baseline, 1.5, ["validate", "jobs"]) == [
+        "large validate: 3.1 x the reference, baseline 2.0 (limit 3.0)",
+        "large jobs: not measured",
+    ]
+
+
+def test_baseline_refresh_keeps_the_commands_not_measured(tmp_path: Path) -> None:
+    from bench import run
+
+    path = tmp_path / "baseline.json"
+    machine = {"cpus": 2, "loadavg": [0.1, 0.1, 0.1]}
+
+    def report(date: str, ratios: dict[str, float]) -> dict[str, object]:
+        commands = {c: {"ratio": r} for c, r in ratios.items()}
+        return {
+            "date": date,
+            "machine_before": machine,
+            "fleets": {"large": {"commands": commands}},
+        }
+
+    run.write_baseline(report("d1", {"validate": 1.5, "jobs": 2.4}), path)
+    run.write_baseline(report("d2", {"jobs-ray": 5.0, "jobs": 2.5}), path)
+    written = json.loads(path.read_text())
+    assert written["ratios"] == {"large": {"validate": 1.5, "jobs": 2.5, "jobs-ray": 5.0}}
+    assert written["measured"] == "d1"
+    assert written["refreshed"] == [
+        {"measured": "d2", "machine": machine, "commands": ["jobs", "jobs-ray"]}
+    ]
+
+
 @pytest.mark.slow  # whole bench processes
 def test_runner_reports_whole_process_figures(tmp_path: Path) -> None:
     from bench import run
