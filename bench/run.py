@@ -8,6 +8,9 @@
     python bench/run.py --fleets large --guard bench/baseline.json  # the CI regression guard
     python bench/run.py --fleets large --commands validate,render-new,render-rerun,jobs,diff \
         --baseline bench/baseline.json                # refresh the guard's baseline
+    python bench/run.py --fleets large --commands explain,capacity,explain-f,\
+explain-koordinator,explain-preempt,capacity-without,jobs-ray --baseline bench/baseline.json
+                                                      # the newer commands' (docs/performance.md)
 
 Every command runs as a fresh process (`hetgitops ...` in a new interpreter, what CI, pre-commit
 and Argo CD's repo server pay; hetgitops' modules are byte-compiled first, as an installed
@@ -19,7 +22,14 @@ moved aside before each run, untimed, and removed after all rounds: see `_absent
 `render-rerun`, `render --output` into the tree the previous run wrote (what a
 pre-commit hook or a local loop pays); `jobs --output`; `diff --base-dir --head-dir` of two
 folders differing by one team's quota; `explain` (a team's first card type, 8 GPUs) and
-`capacity`; `drift` with --kubeconfig.
+`capacity`; `drift` with --kubeconfig. The newer commands' cases (bench/newcases.py, generated
+fleets only): `explain-f` (300 job templates of `jobs` in one `explain -f`), `explain-koordinator`
+(300 koord-scheduler templates, on the fleet with the koordinator target), `explain-preempt`
+(`--preempt` for 60 templates among 1,727 admitted workloads), `capacity-without` (half the
+nodes out: `--without zone=zone-0,zone=zone-1`), `jobs-ray` (`jobs --output` with Ray profiles).
+They read the fleet plus Ray profiles and the koordinator target (`newcases.newer`); the others,
+and capacity-without, the fleet as generated. `--baseline FILE` merges into an existing FILE
+(the commands not measured keep their ratios); `--guard` judges the `--commands` asked for.
 
 `reference` is a fixed workload timed the same way in the same rounds: a fresh Python that
 libyaml-loads (CSafeLoader) the fleet's rendered stream, the least any tool reading the same
