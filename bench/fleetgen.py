@@ -11,6 +11,7 @@ As a script, writing a policy folder:
     python bench/fleetgen.py /tmp/large                          # the large fleet
     python bench/fleetgen.py /tmp/f --nodes 20000 --teams 1000 --pools 160 --cards 20
     python bench/fleetgen.py /tmp/f --scale 4                    # 4x large (all dimensions)
+    python bench/fleetgen.py /tmp/f --ray --koordinator          # + Ray profiles, koordinator
 
 The shape follows the bundled fleet: card types cycle through a few families (MIG-capable
 80 GB NVLink cards, PCIe inference cards, dev cards); pools cycle through training, inference
@@ -55,6 +56,10 @@ class FleetSpec:
     teams_per_file: int = 10
     pools_per_file: int = 5
     cluster: str = "synthetic"
+    # Off in LARGE, so the existing bench cases read the same bytes; on in the fleet of the
+    # newer commands' cases (bench/newcases.py `newer`: jobs-ray, explain-koordinator, ...).
+    ray: bool = False  # Ray profiles (RayJob, RayCluster, RayService) and a `ray` image per card
+    koordinator: bool = False  # the `koordinator` target beside Kueue and Volcano
 
     def scaled(
         self, factor: float, *, nodes: bool = True, teams: bool = True, pools: bool = True
@@ -92,7 +97,7 @@ def _card_name(i: int) -> str:
     return f"card-{i:03d}"
 
 
-def _card(i: int) -> dict[str, Any]:
+def _card(i: int, ray: bool = False) -> dict[str, Any]:
     model, memory, interconnect, mig, coefficient = _FAMILIES[i % len(_FAMILIES)]
     spec: dict[str, Any] = {
         "vendor": "nvidia",
@@ -114,6 +119,8 @@ def _card(i: int) -> dict[str, Any]:
             "vllm": "vllm/vllm-openai:v0.11.0",
         },
     }
+    if ray:
+        spec["images"]["ray"] = "rayproject/ray:2.49.0-py312-gpu"
     if mig:
         spec["mig"] = {"profileTable": mig}
     return _doc("CardType", _card_name(i), spec)
@@ -292,7 +299,8 @@ def _fleet(spec: FleetSpec, cohorts: list[dict[str, Any]]) -> list[dict[str, Any
                 "volcano": "1.15.1",
                 "gpuOperator": "26.7.0",
             },
-            "targets": ["core", "kueue", "volcano", "nodes", "gpu-operator"],
+            "targets": ["core", "kueue", "volcano", "nodes", "gpu-operator"]
+            + (["koordinator"] if spec.koordinator else []),
             "gpuOperator": {"namespace": "gpu-operator", "migStrategy": "mixed"},
             "cohorts": cohorts,
             "topology": {"name": "fleet-topology", "levels": ["zone", "rack", "hostname"]},
@@ -387,6 +395,79 @@ def _profiles(shapes: list[_PoolShape]) -> list[dict[str, Any]]:
     return profiles
 
 
+def _ray_profiles(shapes: list[_PoolShape]) -> list[dict[str, Any]]:
+    """One profile of each KubeRay kind, shaped like the bundled policies/profiles/ray.yaml: a
+    RayJob whose two worker groups sit on two training card types (one template per team that
+    holds both), a RayService per inference card type, a RayCluster per dev card type."""
+    kinds = {shape.kind for shape in shapes}
+    training = [s.card for s in shapes if s.kind == "training"]
+    pair = [training[0], next((c for c in training if c != training[0]), training[0])]
+    profiles = [
+        _doc(
+            "WorkloadProfile",
+            "ray-rlhf",
+            {
+                "framework": "rayjob",
+                "tier": "training",
+                "requirements": {"cardsPerNode": 8},
+                "ray": {
+                    "workerGroups": [
+                        {"name": "policy", "cardType": _card_name(pair[0]), "replicas": 2},
+                        {"name": "rollout", "cardType": _card_name(pair[1]), "replicas": 1},
+                    ],
+                    "head": {"cpu": 8, "memory": "64Gi"},
+                },
+                "image": "ray",
+                "command": ["python", "rlhf.py"],
+                "env": {"NCCL_SOCKET_IFNAME": "eth0"},
+            },
+        ),
+        _doc(
+            "WorkloadProfile",
+            "ray-train",
+            {
+                "framework": "rayjob",
+                "tier": "training",
+                "requirements": {"cardsPerNode": 8, "gang": 2, "purposes": ["training"]},
+                "image": "ray",
+                "command": ["python", "train.py"],
+            },
+        ),
+    ]
+    if "inference-mig" in kinds:
+        profiles.append(
+            _doc(
+                "WorkloadProfile",
+                "ray-serve",
+                {
+                    "framework": "rayservice",
+                    "tier": "online-inference",
+                    "requirements": {"cardsPerNode": 1, "gang": 2, "purposes": ["inference"]},
+                    "image": "ray",
+                    "port": 8000,
+                    "cpuPerCard": 8,
+                    "memoryPerCard": "64Gi",
+                },
+            )
+        )
+    if "dev-timesliced" in kinds:
+        profiles.append(
+            _doc(
+                "WorkloadProfile",
+                "ray-dev",
+                {
+                    "framework": "raycluster",
+                    "tier": "dev",
+                    "requirements": {"cardsPerNode": 1, "gang": 2, "purposes": ["dev"]},
+                    "image": "ray",
+                    "cpuPerCard": 2,
+                    "memoryPerCard": "16Gi",
+                },
+            )
+        )
+    return profiles
+
+
 # -- assembly ------------------------------------------------------------------------------------
 
 
@@ -398,8 +479,8 @@ def generate(spec: FleetSpec) -> dict[str, list[dict[str, Any]]]:
     files: dict[str, list[dict[str, Any]]] = {
         "fleet.yaml": _fleet(spec, cohorts),
         "tiers.yaml": _tiers(),
-        "profiles.yaml": _profiles(shapes),
-        "cards.yaml": [_card(i) for i in range(spec.cards)],
+        "profiles.yaml": _profiles(shapes) + (_ray_profiles(shapes) if spec.ray else []),
+        "cards.yaml": [_card(i, spec.ray) for i in range(spec.cards)],
     }
     for start in range(0, spec.pools, spec.pools_per_file):
         chunk = shapes[start : start + spec.pools_per_file]
@@ -432,6 +513,9 @@ def main(argv: list[str] | None = None) -> int:
         if field.type in ("int", int):
             flag = "--" + field.name.replace("_", "-")
             parser.add_argument(flag, type=int, dest=field.name, help=f"default {field.default}")
+        elif field.type in ("bool", bool):
+            flag = "--" + field.name.replace("_", "-")
+            parser.add_argument(flag, action="store_true", default=None, dest=field.name)
     args = parser.parse_args(argv)
     overrides = {
         f.name: getattr(args, f.name)

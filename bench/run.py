@@ -8,6 +8,9 @@
     python bench/run.py --fleets large --guard bench/baseline.json  # the CI regression guard
     python bench/run.py --fleets large --commands validate,render-new,render-rerun,jobs,diff \
         --baseline bench/baseline.json                # refresh the guard's baseline
+    python bench/run.py --fleets large --commands explain,capacity,explain-f,\
+explain-koordinator,explain-preempt,capacity-without,jobs-ray --baseline bench/baseline.json
+                                                      # the newer commands' (docs/performance.md)
 
 Every command runs as a fresh process (`hetgitops ...` in a new interpreter, what CI, pre-commit
 and Argo CD's repo server pay; hetgitops' modules are byte-compiled first, as an installed
@@ -19,7 +22,14 @@ moved aside before each run, untimed, and removed after all rounds: see `_absent
 `render-rerun`, `render --output` into the tree the previous run wrote (what a
 pre-commit hook or a local loop pays); `jobs --output`; `diff --base-dir --head-dir` of two
 folders differing by one team's quota; `explain` (a team's first card type, 8 GPUs) and
-`capacity`; `drift` with --kubeconfig.
+`capacity`; `drift` with --kubeconfig. The newer commands' cases (bench/newcases.py, generated
+fleets only): `explain-f` (300 job templates of `jobs` in one `explain -f`), `explain-koordinator`
+(300 koord-scheduler templates, on the fleet with the koordinator target), `explain-preempt`
+(`--preempt` for 60 templates among 1,727 admitted workloads), `capacity-without` (half the
+nodes out: `--without zone=zone-0,zone=zone-1`), `jobs-ray` (`jobs --output` with Ray profiles).
+They read the fleet plus Ray profiles and the koordinator target (`newcases.newer`); the others,
+and capacity-without, the fleet as generated. `--baseline FILE` merges into an existing FILE
+(the commands not measured keep their ratios); `--guard` judges the `--commands` asked for.
 
 `reference` is a fixed workload timed the same way in the same rounds: a fresh Python that
 libyaml-loads (CSafeLoader) the fleet's rendered stream, the least any tool reading the same
@@ -59,6 +69,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench import newcases  # noqa: E402
 from bench.fleetgen import LARGE, FleetSpec, write_policy  # noqa: E402
 
 NOW = "2026-09-01"
@@ -72,6 +83,7 @@ COMMANDS = (
     "drift",
     "explain",
     "capacity",
+    *newcases.NEW_COMMANDS,
 )
 FLEETS: dict[str, FleetSpec | None] = {
     "bundled": None,
@@ -242,7 +254,9 @@ def _present(case: list[str], folder: Path) -> Callable[[], None]:
     return prepare
 
 
-def fleet_cases(policy: Path, base: Path, args: argparse.Namespace) -> dict[str, Case]:
+def fleet_cases(
+    policy: Path, base: Path, args: argparse.Namespace, spec: FleetSpec | None = None
+) -> dict[str, Case]:
     render = hetgitops("render", str(policy), "--now", NOW)
     rerun = [*render, "--output", str(base / "tree")]
     cases = {
@@ -278,6 +292,11 @@ def fleet_cases(policy: Path, base: Path, args: argparse.Namespace) -> dict[str,
         cases["diff"] = Case(
             hetgitops("diff", "--base-dir", str(policy), "--head-dir", str(head), "--now", NOW)
         )
+    if spec is not None:  # the newer commands' cases (bench/newcases.py): generated fleets
+        newer = newcases.argvs(hetgitops, spec, policy, base, args.commands, NOW)
+        cases.update({command: Case(argv) for command, argv in newer.items()})
+    elif any(c in newcases.NEW_COMMANDS for c in args.commands):
+        _log("the newer commands' cases run on generated fleets only, not on policies/")
     if "drift" in args.commands and args.kubeconfig and has_command("drift"):
         cases["drift"] = Case(hetgitops("drift", str(policy), "--kubeconfig", str(args.kubeconfig)))
     return {command: case for command, case in cases.items() if command in args.commands}
@@ -296,7 +315,7 @@ def rendered_stream(policy: Path, base: Path) -> Path:
 def bench_fleet(name: str, args: argparse.Namespace, root: Path) -> dict[str, Any]:
     policy, base = fleet_folder(name, root), root / name
     base.mkdir(parents=True, exist_ok=True)
-    cases = fleet_cases(policy, base, args)
+    cases = fleet_cases(policy, base, args, FLEETS[name])
     stream_file = rendered_stream(policy, base)
     cases["reference"] = Case([sys.executable, "-c", REFERENCE, str(stream_file)])
     _log(f"{name}: {', '.join(cases)} x{args.repeat}, interleaved")
@@ -429,12 +448,21 @@ def machine() -> dict[str, Any]:
     return {"cpus": os.cpu_count(), "loadavg": [round(x, 2) for x in load]}
 
 
-def guard(report: dict[str, Any], baseline_file: Path, margin: float) -> list[str]:
-    """Commands whose CPU ratio to the reference grew beyond `margin` x the baseline's."""
+def guard(
+    report: dict[str, Any],
+    baseline_file: Path,
+    margin: float,
+    commands: list[str] | None = None,
+) -> list[str]:
+    """Commands whose CPU ratio to the reference grew beyond `margin` x the baseline's: those
+    of `commands` (default: every command the baseline holds; one asked for and not measured
+    is a problem too)."""
     baseline = json.loads(baseline_file.read_text("utf-8"))
     problems = []
-    for fleet, commands in baseline["ratios"].items():
-        for command, ratio in commands.items():
+    for fleet, ratios in baseline["ratios"].items():
+        for command, ratio in ratios.items():
+            if commands is not None and command not in commands:
+                continue
             got = report["fleets"].get(fleet, {}).get("commands", {}).get(command)
             if got is None:
                 problems.append(f"{fleet} {command}: not measured")
@@ -447,17 +475,32 @@ def guard(report: dict[str, Any], baseline_file: Path, margin: float) -> list[st
 
 
 def write_baseline(report: dict[str, Any], path: Path) -> None:
+    """The measured ratios into the baseline at `path`. An existing baseline keeps the entries
+    of the commands not measured now (a refresh of some commands leaves the others' figures
+    alone) and lists the refresh, its date, load and commands, under `refreshed`."""
     ratios = {
         fleet: {command: figures["ratio"] for command, figures in data["commands"].items()}
         for fleet, data in report["fleets"].items()
     }
-    baseline = {
-        "about": "CPU of each command / CPU of the reference workload (bench/run.py); "
-        "the CI guard fails beyond --margin x these",
-        "measured": report["date"],
-        "machine": report["machine_before"],
-        "ratios": ratios,
-    }
+    if not path.exists():
+        baseline: dict[str, Any] = {
+            "about": "CPU of each command / CPU of the reference workload (bench/run.py); "
+            "the CI guard fails beyond --margin x these",
+            "measured": report["date"],
+            "machine": report["machine_before"],
+            "ratios": ratios,
+        }
+    else:
+        baseline = json.loads(path.read_text("utf-8"))
+        for fleet, measured in ratios.items():
+            baseline["ratios"].setdefault(fleet, {}).update(measured)
+        baseline.setdefault("refreshed", []).append(
+            {
+                "measured": report["date"],
+                "machine": report["machine_before"],
+                "commands": sorted({c for measured in ratios.values() for c in measured}),
+            }
+        )
     path.write_text(json.dumps(baseline, indent=2) + "\n", "utf-8")
 
 
@@ -505,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         write_baseline(report, args.baseline)
     if args.guard:
-        problems = guard(report, args.guard, args.margin)
+        problems = guard(report, args.guard, args.margin, args.commands)
         for problem in problems:
             _log(f"performance regression: {problem}")
         return 1 if problems else 0
