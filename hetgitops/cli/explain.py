@@ -132,7 +132,7 @@ def explain(
         text = None
         if manifest is not None:
             raw = manifest.read(run.MAX_MANIFEST_BYTES + 1)
-            text = (run.manifest_text(raw, manifest.name), manifest.name)
+            text = (run.manifest_text(raw, _source(manifest)), _source(manifest))
         asked = None
         if team is not None and profile is None and manifest is None:
             asked = request.Request(
@@ -161,8 +161,9 @@ def explain(
         state = _live(lambda c: read_state(policy, c), kubeconfig, context) if kubeconfig else None
         try:
             if manifest is not None:
-                text = run.manifest_text(manifest.read(run.MAX_MANIFEST_BYTES + 1), manifest.name)
-                found = run.explain_all(policy, run.manifests(text, manifest.name), state)
+                source = _source(manifest)
+                text = run.manifest_text(manifest.read(run.MAX_MANIFEST_BYTES + 1), source)
+                found = run.explain_all(policy, run.manifests(text, source), state)
             elif profile is not None:
                 assert team is not None
                 found = run.profile_explanations(policy, profile, team, state)
@@ -213,6 +214,13 @@ def _preempt(
     echo_report(preemption_formats.FORMATS[output_format](reports, source))
     admitted = ("fits", "preempt")
     return EXIT_OK if all(r.outcome in admitted for r in reports) else EXIT_FINDINGS
+
+
+def _source(stream: BinaryIO) -> str:
+    """What findings call the manifest: its path, or "-" for a stream without a name (standard
+    input handed over by a caller that is not a terminal's shell, e.g. a library's runner)."""
+    name = getattr(stream, "name", None)
+    return name if isinstance(name, str) else "-"
 
 
 def _split_target(target: tuple[str, ...]) -> tuple[tuple[str, str] | None, tuple[Path, ...]]:

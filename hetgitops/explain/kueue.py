@@ -183,6 +183,13 @@ class Assigner:
             level=level if mode == "borrow" else 0,
         )
 
+    def matching(self, pod_set: PodSet) -> list[str]:
+        """The pools, in the ClusterQueue's flavor order, whose flavor `pod_set` matches
+        (checkFlavorForPodSets below), whatever the quota: what each pod set could run on, also
+        for the pod sets Kueue's assigner never reached because an earlier one did not fit."""
+        found = [f.plan.pool.name for f in self.flavors if self._mismatch(f, pod_set) is None]
+        return list(dict.fromkeys(found))
+
     def _mismatch(self, flavor: Flavor, pod_set: PodSet) -> str | None:
         """checkFlavorForPodSets (flavorassigner.go:1208-1257): the TAS match first
         (tas_flavorassigner.go:166-204), then the flavor's nodeTaints (a retiring flavor's),

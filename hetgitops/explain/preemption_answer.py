@@ -59,6 +59,16 @@ WHY: Mapping[str, str] = {
         "{amount} more is above its nominal quota {nominal} (preemption.go:310-316, "
         "candidate_generator.go:140-142): it waits until {short} {resource} are released"
     ),
+    "pools-differ": (
+        "its pod sets can run only in different pools ({pools}): Kueue gives each pod set its "
+        "own flavor, and hetgitops replays preemption for one flavor per workload, so no "
+        "victims are predicted"
+    ),
+    "no-flavor": "no flavor of the team's ClusterQueue matches the job's node selector",
+    "not-kueue": (
+        "{scheduler} places this job, not Kueue: Kueue's preemption does not apply to it "
+        "(`hetgitops explain -f` answers for {scheduler})"
+    ),
     "fair-sharing": (
         "fair sharing is enabled in Kueue's configuration: its preemption "
         "(pkg/scheduler/preemption/fairsharing, preemption.go:534-587) is not replayed by "
@@ -96,6 +106,11 @@ def victim(c: Candidate, rules: Rules) -> Victim:
             setting += " (the request fits the quota of a subtree the preemptor belongs to)"
     w = c.wl
     return Victim(w.name, w.cluster_queue, w.priority, reason, setting)
+
+
+def words(key: str, **values: object) -> str:
+    """The user text of outcome reason `key` (WHY), filled in."""
+    return WHY[key].format(**values)
 
 
 def _words(key: str, **values: object) -> str:

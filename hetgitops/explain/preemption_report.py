@@ -12,15 +12,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from hetgitops.explain.explanation import explain, team_of
-from hetgitops.explain.kueue_messages import NO_MATCHING_FLAVOR
+from hetgitops.explain.explanation import team_of
+from hetgitops.explain.kueue import Assigner
 from hetgitops.explain.preemption import Answer, Running, Snapshot, Victim
-from hetgitops.explain.preemption_answer import FITS, NONE, PREEMPT, answer
+from hetgitops.explain.preemption_answer import FITS, NONE, PREEMPT, UNKNOWN, answer, words
 from hetgitops.explain.preemption_input import cohorts, fair_sharing, queues, running
-from hetgitops.explain.quotas import Usage, covered
+from hetgitops.explain.quotas import Quotas, Usage, covered
 from hetgitops.explain.state import Holder
-from hetgitops.explain.workload import Workload
-from hetgitops.model.policy import Policy
+from hetgitops.explain.workload import DEFAULT, KOORDINATOR, KUEUE, VOLCANO, Workload
+from hetgitops.model.policy import Policy, Team
 
 
 @dataclass(frozen=True)
@@ -57,19 +57,28 @@ def _name(workload: Workload) -> str:
     return f"{workload.namespace or ''}/{workload.name}" if workload.namespace else workload.name
 
 
-def _pools(policy: Policy, workload: Workload, usage: Usage) -> list[str]:
-    """The pools, in the ClusterQueue's flavor order, whose flavor the pod sets match (explain's
-    replay: node selector, affinity, topology, taints), whatever their quota says."""
-    verdict = explain(policy, workload, usage=usage).kueue
-    if verdict is None:
-        return []
-    found: list[str] = []
-    matched: list[set[str]] = []
-    for result in verdict.pod_sets:
-        ok = {a.pool for a in result.attempts if a.reason != NO_MATCHING_FLAVOR}
-        matched.append(ok)
-        found += [a.pool for a in result.attempts if a.pool in ok and a.pool not in found]
-    return [p for p in found if all(p in m for m in matched)]
+def _pools(policy: Policy, workload: Workload, team: Team) -> list[list[str]]:
+    """Per pod set, the pools in the ClusterQueue's flavor order whose flavor it matches (node
+    selector, affinity, topology, taints: checkFlavorForPodSets, flavorassigner.go:1208-1257),
+    whatever their quota says. Not read from a replayed cycle: Kueue's assigner stops at the
+    first pod set that does not fit and a later cycle resumes after the flavor each pod set last
+    tried (flavorassigner.go:1088-1090), so a cycle shows only part of what each could use."""
+    assigner = Assigner(policy, team, Quotas(policy, {}))
+    return [assigner.matching(pod_set) for pod_set in workload.pod_sets]
+
+
+def _ordered(policy: Policy, workload: Workload, team: Team) -> tuple[list[str], str | None]:
+    """The pools every pod set matches, in flavor order; else why none is answered for."""
+    matched = _pools(policy, workload, team)
+    common = [p for p in (matched[0] if matched else []) if all(p in m for m in matched)]
+    if common:
+        return common, None
+    if matched and all(matched):
+        names = "; ".join(
+            f"{ps.name}: {', '.join(m)}" for ps, m in zip(workload.pod_sets, matched, strict=False)
+        )
+        return [], words("pools-differ", pools=names)
+    return [], words("no-flavor")
 
 
 def preempt(policy: Policy, workload: Workload, holders: Iterable[Holder]) -> PreemptReport:
@@ -80,6 +89,14 @@ def preempt(policy: Policy, workload: Workload, holders: Iterable[Holder]) -> Pr
     if team is None:
         why = f"namespace {workload.namespace} belongs to no team: Kueue never admits it"
         return PreemptReport(_name(workload), None, priority, None, NONE, why=(why,), requests={})
+    if workload.scheduler != KUEUE:
+        named = {VOLCANO: "Volcano", KOORDINATOR: "koord-scheduler", DEFAULT: "kube-scheduler"}
+        why = words("not-kueue", scheduler=named.get(workload.scheduler, workload.scheduler))
+        asked = sorted({r for ps in workload.pod_sets for r in ps.requests})
+        requests = {r: sum(ps.total(r) for ps in workload.pod_sets) for r in asked}
+        return PreemptReport(
+            _name(workload), team.name, priority, None, UNKNOWN, why=(why,), requests=requests
+        )
     resources = [r for r in covered(policy, team) if any(ps.total(r) for ps in workload.pod_sets)]
     requests = {r: sum(ps.total(r) for ps in workload.pod_sets) for r in resources}
     snap = Snapshot(queues(policy), cohorts(policy), running(held))
@@ -89,7 +106,8 @@ def preempt(policy: Policy, workload: Workload, holders: Iterable[Holder]) -> Pr
     )
     first: tuple[str, Answer] | None = None
     chosen: tuple[str, Answer] | None = None
-    for pool in _pools(policy, workload, usage_of(held)):
+    pools, unanswered = _ordered(policy, workload, team)
+    for pool in pools:
         probe = Running(
             _name(workload),
             team.name,
@@ -109,9 +127,10 @@ def preempt(policy: Policy, workload: Workload, holders: Iterable[Holder]) -> Pr
                 break
     picked = chosen or first
     if picked is None:
-        why = "no flavor of the team's ClusterQueue matches the job's node selector"
+        outcome = UNKNOWN if unanswered and unanswered != words("no-flavor") else NONE
+        why = unanswered or words("no-flavor")
         return PreemptReport(
-            _name(workload), team.name, priority, None, NONE, why=(why,), requests=requests
+            _name(workload), team.name, priority, None, outcome, why=(why,), requests=requests
         )
     pool, found = picked
     return PreemptReport(

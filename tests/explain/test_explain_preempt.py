@@ -179,3 +179,88 @@ def test_preempt_needs_one_source_of_running_workloads() -> None:
     result = CliRunner().invoke(main, [*base, "--team", "pretraining", "--gpus", "8"])
     assert result.exit_code == 2
     assert "--usage FILE or from --kubeconfig" in result.output
+
+
+def _template(tmp_path: Path, profile: str, team: str, name: str) -> dict[str, Any]:
+    """A job template `hetgitops jobs` writes for the bundled fleet."""
+    out = tmp_path / "jobs"
+    result = CliRunner().invoke(
+        main, ["jobs", str(REPO / "policies"), "--now", NOW, "--output", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    loaded: dict[str, Any] = yaml.safe_load((out / profile / team / name).read_text("utf-8"))
+    return loaded
+
+
+def test_a_ray_job_whose_pod_sets_need_two_pools_is_not_answered_for_one(tmp_path: Path) -> None:
+    """finetune-vision's RLHF RayJob: head, policy and submitter on a800-train, rollout on
+    l40s-infer only. Kueue gives each pod set its own flavor; the model answers for one flavor
+    per workload, so `unknown`, naming each pod set's pools. explain --preempt once read the
+    pools from the last replayed cycle, where Kueue's assigner had stopped at the first pod set
+    short of quota, and answered "no flavor of the team's ClusterQueue matches"."""
+    job = _template(tmp_path, "ray-rlhf", "finetune-vision", "a800-80gb+l40s-48gb.yaml")
+    result = ask("--format", "json", "-f", "-", stdin=yaml.safe_dump(job))
+    assert result.exit_code == 1, result.output
+    body = json.loads(result.stdout)
+    jsonschema.validate(body, SCHEMA)
+    (report,) = body["reports"]
+    assert (report["outcome"], report["pool"]) == ("unknown", None), report
+    assert report["why"][0].startswith(
+        "its pod sets can run only in different pools (head: a800-train; policy: a800-train; "
+        "rollout: l40s-infer; submitter: a800-train)"
+    ), report
+
+
+def test_a_volcano_job_is_not_answered_with_kueues_preemption(tmp_path: Path) -> None:
+    """The bundled ascend-pretrain profile is a Volcano Job in a Volcano queue: Kueue never
+    admits it, so its preemption does not apply (once: "no flavor ... matches")."""
+    job = _template(tmp_path, "ascend-pretrain", "pretraining", "ascend-910b.yaml")
+    result = ask("-f", "-", stdin=yaml.safe_dump(job))
+    assert result.exit_code == 1, result.output
+    assert "Volcano places this job, not Kueue: Kueue's preemption does not apply" in result.output
+    assert "8 huawei.com/Ascend910" in result.output
+
+
+def test_a_later_pod_set_short_of_quota_is_answered_in_the_shared_pool(tmp_path: Path) -> None:
+    """finetune-nlp's llm-finetune JobSet on a800-train, leader and workers in one pod set
+    group dropped: with the usage file the queue has room for the leader's 8 cards but not the
+    workers' 8 more. Kueue's next cycle would resume the leader after a800-train, where it
+    matches nothing; the flavor for preemption is still a800-train, where both pod sets run."""
+    job = _template(tmp_path, "llm-finetune", "finetune-nlp", "a800-80gb.yaml")
+    for replicated in job["spec"]["replicatedJobs"]:
+        replicated["template"]["spec"]["template"]["metadata"]["annotations"].pop(
+            "kueue.x-k8s.io/podset-group-name", None
+        )
+    result = ask("--format", "json", "-f", "-", stdin=yaml.safe_dump(job))
+    body = json.loads(result.stdout)
+    jsonschema.validate(body, SCHEMA)
+    (report,) = body["reports"]
+    assert report["pool"] == "a800-train", report
+    assert report["requests"]["nvidia.com/gpu"] == 16
+    assert report["outcome"] in ("preempt", "none"), report
+
+
+def test_pod_sets_that_need_different_pools_are_not_answered_for_one(tmp_path: Path) -> None:
+    """A JobSet whose leader selects a800-train and whose workers select a100-transition: Kueue
+    gives each pod set its own flavor; the model answers for one flavor per workload, so the
+    answer is `unknown`, naming each pod set's pools, not "no flavor matches"."""
+    job = _template(tmp_path, "llm-finetune", "finetune-nlp", "a800-80gb.yaml")
+    a100 = _template(tmp_path, "llm-finetune", "finetune-nlp", "a100-40gb.yaml")
+    leader, workers = job["spec"]["replicatedJobs"]
+    workers["template"] = a100["spec"]["replicatedJobs"][1]["template"]
+    for replicated in (leader, workers):
+        replicated["template"]["spec"]["template"]["metadata"]["annotations"].pop(
+            "kueue.x-k8s.io/podset-group-name", None
+        )
+    result = ask("--format", "json", "-f", "-", stdin=yaml.safe_dump(job))
+    assert result.exit_code == 1, result.output
+    body = json.loads(result.stdout)
+    jsonschema.validate(body, SCHEMA)
+    (report,) = body["reports"]
+    assert report["outcome"] == "unknown", report
+    assert report["pool"] is None
+    assert report["why"] == [
+        "its pod sets can run only in different pools (leader: a800-train; workers: "
+        "a100-transition): Kueue gives each pod set its own flavor, and hetgitops replays "
+        "preemption for one flavor per workload, so no victims are predicted"
+    ]
