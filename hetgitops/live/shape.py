@@ -137,7 +137,8 @@ FIELDS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
 }
 # A Kubernetes quantity (apimachinery resource.Quantity), not negative: requests, capacity
 # and usage never are. Its value must fit the int64 Kubernetes keeps it in.
-QUANTITY = re.compile(r"\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
+# ASCII digits only, as apimachinery's parseQuantityString reads them (`\d` also matches '٨').
+QUANTITY = re.compile(r"\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
 _LARGEST = Decimal(2**63)
 
 

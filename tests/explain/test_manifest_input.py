@@ -62,6 +62,12 @@ REFUSED = {
     "cpu-request-above-limit": ({"cpu_request": "4"}, (15, 27)),
     "not-a-quantity": ({"memory": "lots"}, (15, 40)),
     "huge-quantity": ({"memory": "1e999999"}, (15, 40)),
+    # Exponents past Decimal's context: 1e-999999999 GPUs was read as 0 (admitted), the other
+    # an Overflow; Kubernetes keeps both exact (1n of a GPU is no whole number).
+    "tiny-exponent-gpus": ({"gpus": '"1e-999999999"'}, (16, 46)),
+    "huge-exponent-memory": ({"memory": "1e999999999"}, (15, 40)),
+    "unbounded-exponent-cpu": ({"cpu_request": "1e99999999999999999999999"}, (15, 27)),
+    "non-ascii-digit-gpus": ({"gpus": '"٨"'}, (16, 46)),
 }
 
 
