@@ -88,6 +88,17 @@ CASES: list[tuple[str, str, tuple[Any, ...], str, Any, str, str]] = [
         "explain",
         "a quantity out of range",
     ),
+    # A digit that is no ASCII digit: apimachinery reads only 0-9 (quantity.go:202), the
+    # shape check's `\d` took any Unicode digit and left it to a reader that did not.
+    (
+        "nodes",
+        "",
+        ("status", "allocatable", "nvidia.com/gpu"),
+        "quantity",
+        "\u0668",
+        "explain",
+        "not a quantity (negative or unreadable)",
+    ),
     (
         "pods",
         "job-1-abcde",
