@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 
 import pytest
@@ -23,3 +24,23 @@ def test_times_rounded_up_to_a_whole_step() -> None:
     assert quantities.times_rounded_up("96Gi", Fraction(240, 7), step="1Gi") == "3292Gi"
     # exact: 7 x 1/7 of a card is one card, not a hair more
     assert quantities.times_rounded_up("12", Fraction(1, 7) * 7, step="1") == "12"
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # Was 0 (Decimal's context underflow): Kubernetes rounds it up to a nanounit.
+        ("1e-999999999", Decimal("1E-9")),
+        ("1e999999", Decimal("1E+999999")),  # was an Overflow (an internal error)
+        ("2e3", Decimal(2000)),
+        ("1.5e-3", Decimal("0.0015")),
+    ],
+)
+def test_an_exponent_is_read_exactly_as_kubernetes_does(text: str, value: Decimal) -> None:
+    assert quantities.parse(text) == (value, False)
+
+
+@pytest.mark.parametrize("text", ["1e999999999", "1e99999999999999999999", "1e" + "9" * 5000])
+def test_an_exponent_past_any_bound_is_a_quantity_error(text: str) -> None:
+    with pytest.raises(quantities.QuantityError, match="exponent is out of range"):
+        quantities.parse(text)

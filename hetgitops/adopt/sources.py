@@ -12,10 +12,11 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
+from hetgitops.adopt.bounds import NodeBudget, TooCostly, data_too_deep, read_bounded
 from hetgitops.adopt.fields import object_problems
 from hetgitops.adopt.findings import finding
 from hetgitops.diagnostics import Diagnostic, Span
@@ -116,15 +117,23 @@ def from_text(name: str, text: str, read: Read) -> None:
     are located by file and item number."""
     if text.lstrip().startswith(("{", "[")) and _from_json(name, text, read):
         return
-    loader = _LOADER(text)
+    loader, budget = _LOADER(text), NodeBudget()
     try:
         while loader.check_node():
             node = loader.get_node()
             if node is None:
                 continue
+            at = Span(name, node.start_mark.line + 1, 1)
+            try:  # bounded before anything is built from it (`bounds`)
+                budget.check(node)
+            except TooCostly as exc:
+                read.diagnostics.append(finding("import-unreadable", str(exc), at))
+                if budget.alias_nodes or budget.alias_chars:
+                    return  # an alias bomb: the rest of the file is not read
+                continue
             data = loader.construct_document(node)
             if data is not None:
-                _add(read, data, node, Span(name, node.start_mark.line + 1, 1))
+                _add(read, data, node, at)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
@@ -143,6 +152,10 @@ def _from_json(name: str, text: str, read: Read) -> bool:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return False  # YAML that starts with a flow collection: the YAML loader reads it
+    deep = data_too_deep(data)
+    if deep:
+        read.diagnostics.append(finding("import-unreadable", deep, Span(name)))
+        return True
     _add(read, data, None, Span(name))
     return True
 
@@ -226,15 +239,16 @@ def _item_lines(node: yaml.Node | None) -> list[int]:
 SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def from_paths(paths: Iterable[Path], stdin: str | None = None) -> Read:
-    """Every object of the files and folders named; one that holds none is a finding."""
+def from_paths(paths: Iterable[Path], stdin: str | BinaryIO | None = None) -> Read:
+    """Every object of the files and folders named; one that holds none is a finding.
+    Standard input (`-`) is `stdin`: its text, or the stream to read (bounded) and decode."""
     read = Read()
     paths = list(paths)
     read.source = ", ".join("<stdin>" if str(p) == "-" else str(p) for p in paths)
     for path in paths:
         before = len(read.objects), len(read.diagnostics)
         if str(path) == "-":
-            from_text("<stdin>", stdin or "", read)
+            _from_stdin(stdin, read)
         elif path.is_dir():
             for file in sorted(path.rglob("*")):
                 if file.suffix.lower() in SUFFIXES and file.is_file():
@@ -248,14 +262,31 @@ def from_paths(paths: Iterable[Path], stdin: str | None = None) -> Read:
     return read
 
 
+def _from_stdin(stdin: str | BinaryIO | None, read: Read) -> None:
+    if stdin is None or isinstance(stdin, str):
+        from_text("<stdin>", stdin or "", read)
+    else:
+        _from_stream("<stdin>", stdin, read)
+
+
 def _from_file(file: Path, read: Read) -> None:
     try:
-        text = file.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        with file.open("rb") as stream:
+            _from_stream(str(file), stream, read)
+    except OSError as exc:
         problem = f"cannot read: {exc}"
         read.diagnostics.append(finding("import-unreadable", problem, Span(str(file))))
+
+
+def _from_stream(name: str, stream: BinaryIO, read: Read) -> None:
+    """A file or standard input, no larger than `bounds.MAX_INPUT_BYTES`, as UTF-8."""
+    try:
+        text = read_bounded(stream, name).decode("utf-8")
+    except (TooCostly, UnicodeDecodeError) as exc:
+        problem = str(exc) if isinstance(exc, TooCostly) else f"cannot read: {exc}"
+        read.diagnostics.append(finding("import-unreadable", problem, Span(name)))
         return
-    from_text(str(file), text, read)
+    from_text(name, text, read)
 
 
 def from_cluster(kubeconfig: Path | None, context: str | None) -> Read:

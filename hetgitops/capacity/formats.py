@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Callable
 from fractions import Fraction
@@ -12,6 +10,7 @@ from typing import Any
 from hetgitops.capacity import grant_lines
 from hetgitops.capacity.run import CapacityReport, TeamCost
 from hetgitops.plan.entitlement import Entitlement
+from hetgitops.reporting import csvcells
 
 COLUMNS = (
     "team",
@@ -200,13 +199,10 @@ def _cost_columns(cost: TeamCost | None) -> dict[str, str]:
 
 
 def render_csv(report: CapacityReport) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS), lineterminator="\n")
-    writer.writeheader()
+    """One row per team, pool and resource; every cell defused for spreadsheets (`csvcells`)."""
     costs = {c.team: c for c in report.costs}
-    for e in report.rows:
-        writer.writerow({**_row(e), **_cost_columns(costs.get(e.team))})
-    return buffer.getvalue()
+    body = ({**_row(e), **_cost_columns(costs.get(e.team))} for e in report.rows)
+    return csvcells.records(COLUMNS, body)
 
 
 def render_markdown(report: CapacityReport) -> str:

@@ -106,8 +106,7 @@ def import_(
         from hetgitops.reporting import FORMATTERS
 
         if files:
-            stdin = sys.stdin.read() if any(str(f) == "-" for f in files) else None
-            read = sources.from_paths(files, stdin)
+            read = sources.from_paths(files, sys.stdin.buffer)  # read (bounded) if `-` is
         else:
             try:
                 read = sources.from_cluster(kubeconfig, context)

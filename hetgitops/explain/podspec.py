@@ -5,11 +5,12 @@ would refuse is never explained as admitted."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from hetgitops.explain.manifest import Field
 from hetgitops.live import workloads
+from hetgitops.model import quantities
 from hetgitops.plan.quota_plan import kueue_amount
 
 STANDARD = ("cpu", "memory", "ephemeral-storage")
@@ -21,6 +22,28 @@ EFFECTS = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"}
 def _extended(name: str) -> bool:
     """Kubernetes' IsExtendedResourceName: a domain-prefixed name outside kubernetes.io."""
     return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+HUGEPAGES = "hugepages-"
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """helper.IsOvercommitAllowed (pkg/apis/core/helper/helpers.go): a native resource that
+    is not hugepages; the others' request must equal their limit."""
+    return not _extended(name) and not name.startswith(HUGEPAGES)
+
+
+def _hugepages(name: str, value: Field, amount: Decimal) -> None:
+    """validateResourceQuantityHugePageValue (core/validation/validation.go:7955): a whole
+    multiple of the page size the name carries, parsed as a quantity (helpers.go:43-78:
+    `hugepages-2Mi`; a name whose size is no whole positive quantity takes no value)."""
+    try:
+        page = quantities.value_of(name[len(HUGEPAGES) :])
+    except (quantities.QuantityError, ArithmeticError):
+        page = Decimal(0)
+    whole = amount.to_integral_value(rounding=ROUND_CEILING)  # Quantity.Value() rounds up
+    if page <= 0 or page != page.to_integral_value() or whole % page:
+        value.refuse(f"{value.value!r} is not a positive integer multiple of {name}")
 
 
 def _containers(spec: Field) -> Iterator[Field]:
@@ -40,20 +63,28 @@ def _amounts(resources: Field, key: str) -> dict[str, tuple[Field, Decimal]]:
             value.refuse(f"{value.value!r}: must be greater than or equal to 0")
         if _extended(name) and amount != amount.to_integral_value():
             value.refuse(f"{value.value!r}: {name} must be a whole number")
+        if name.startswith(HUGEPAGES):
+            _hugepages(name, value, amount)
         found[name] = (value, amount)
     return found
 
 
 def check_resources(resources: Field) -> None:
-    """ValidateResourceRequirements: non-negative quantities, whole extended resources whose
-    request equals a limit that is set, no request above its limit."""
+    """ValidateResourceRequirements (core/validation/validation.go:7826-7890): non-negative
+    quantities, whole extended resources, hugepages in whole pages and only beside cpu or
+    memory, the request of a resource that cannot be overcommitted equal to a limit that is
+    set, no request above its limit."""
     limits, requests = _amounts(resources, "limits"), _amounts(resources, "requests")
     for name, (value, amount) in requests.items():
         limit = limits.get(name)
-        if _extended(name) and (limit is None or limit[1] != amount):
-            value.refuse(f"{name} request must equal its limit (extended resources)")
+        if not _overcommit_allowed(name) and (limit is None or limit[1] != amount):
+            kind = "hugepages" if name.startswith(HUGEPAGES) else "extended resources"
+            value.refuse(f"{name} request must equal its limit ({kind})")
         if limit is not None and amount > limit[1]:
             value.refuse(f"{name} request {value.value!r} is more than its limit")
+    names = {*limits, *requests}
+    if any(n.startswith(HUGEPAGES) for n in names) and not names & {"cpu", "memory"}:
+        resources.refuse("HugePages require cpu or memory")
 
 
 def pod_requests(spec: Mapping[str, Any]) -> dict[str, int]:

@@ -14,6 +14,7 @@ imports.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator, Mapping
 from decimal import Decimal, InvalidOperation
@@ -22,6 +23,7 @@ from typing import Any
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 KUEUE = "kueue.x-k8s.io"
 _META_STRINGS = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp")
+_META_TIMES = ("creationTimestamp", "deletionTimestamp")
 
 
 def problem(item: Any, *, namespaced: bool, group: str, plural: str) -> str | None:
@@ -57,6 +59,9 @@ def _metadata(meta: Any, *, namespaced: bool) -> str | None:
         if found:
             return found
     found = _strings(meta, _META_STRINGS, "metadata.")
+    found = found or _times(meta, _META_TIMES, "metadata.")
+    for index, entry in enumerate(meta.get("managedFields") or []):
+        found = found or _times(entry, ("time",), f"metadata.managedFields[{index}].")
     return found or _list_of_strings(meta.get("finalizers"), "metadata.finalizers")
 
 
@@ -137,7 +142,8 @@ FIELDS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
 }
 # A Kubernetes quantity (apimachinery resource.Quantity), not negative: requests, capacity
 # and usage never are. Its value must fit the int64 Kubernetes keeps it in.
-QUANTITY = re.compile(r"\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
+# ASCII digits only, as apimachinery's parseQuantityString reads them (`\d` also matches '٨').
+QUANTITY = re.compile(r"\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
 _LARGEST = Decimal(2**63)
 
 
@@ -234,8 +240,27 @@ def _conditions(status: Any) -> str | None:
     if found:  # before the loop: `conditions: 0.5` is no list to walk
         return found
     for index, condition in enumerate(status.get("conditions") or []):
-        found = found or _strings(condition, ("type", "status"), f"status.conditions[{index}].")
+        at = f"status.conditions[{index}]."
+        found = found or _strings(condition, ("type", "status"), at)
+        found = found or _times(condition, ("lastTransitionTime",), at)
     return found
+
+
+def _times(obj: Mapping[str, Any], keys: tuple[str, ...], at: str) -> str | None:
+    """metav1.Time: RFC 3339 with its offset, as the readers parse it (explain's queue-order
+    and admission times, drift's managedFields times); a stamp they cannot read, or one
+    without an offset (naive: not comparable with the others), is no time."""
+    for key in keys:
+        value = obj.get(key)
+        if value is None:
+            continue
+        try:
+            stamp = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            stamp = None
+        if not isinstance(value, str) or stamp is None or stamp.tzinfo is None:
+            return f"{at}{key} is {str(value)[:40]!r}, not an RFC 3339 time"
+    return None
 
 
 def _optional_objects(obj: Mapping[str, Any], keys: tuple[str, ...], at: str = "") -> str | None:

@@ -36,7 +36,31 @@ def parse(text: str | int | float) -> tuple[Decimal, bool]:
         return number * (Decimal(1024) ** _BINARY[suffix]), True
     if suffix in _DECIMAL:
         return number * (Decimal(1000) ** _DECIMAL[suffix]), False
-    return number * (Decimal(10) ** int(suffix[1:])), False
+    exponent = int(suffix[1:]) if len(suffix) < 12 else None
+    if exponent is not None and abs(exponent) <= 30:
+        return number * (Decimal(10) ** exponent), False
+    return _exact(text, match.group(1) + suffix), False
+
+
+_NANO = Decimal("1E-9")
+_LARGEST_EXPONENT = 999_999  # Decimal's default Emax: past it, arithmetic is an Overflow
+
+
+def _exact(text: str | int | float, written: str) -> Decimal:
+    """A far exponent read without rounding to Decimal's context (`Decimal(10) ** e` made
+    1e-999999999 zero and 1e999999999 an Overflow). Kubernetes keeps the exact value
+    (apimachinery quantity.go:355, the exponent set as the scale) and rounds a nonzero value
+    up to a nanounit (quantity.go:374); a value past Decimal's range is refused here, and
+    every reader refuses one past Kubernetes' int64 anyway."""
+    try:
+        value = Decimal(written)
+    except ArithmeticError:
+        value = Decimal("Infinity")
+    if value.is_finite() and value.adjusted() < -9:
+        return _NANO.copy_sign(value) if value else value
+    if not value.is_finite() or value.adjusted() > _LARGEST_EXPONENT:
+        raise QuantityError(f"{str(text)[:40]!r}: its exponent is out of range")
+    return value
 
 
 @functools.lru_cache(maxsize=1 << 14)

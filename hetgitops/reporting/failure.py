@@ -7,27 +7,24 @@ here CSV rows and a static, escaped HTML page for the formats only `capacity` of
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 
 from hetgitops.api import Result
-from hetgitops.reporting import FORMATTERS, markdown, text
+from hetgitops.reporting import FORMATTERS, csvcells, markdown, text
 from hetgitops.reporting.summary import summary_line
 
 CSV_HEADER = ["file", "line", "column", "severity", "rule", "message", "hint"]
 
 
 def render_csv(result: Result) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
-    for d in result.diagnostics:
-        span = d.span
-        writer.writerow(
-            [span.file, span.line, span.column, d.severity.label, d.rule, d.message, d.hint]
-        )
-    return out.getvalue()
+    """One row per finding; policy and file text defused for spreadsheets (`csvcells`)."""
+    return csvcells.rows(
+        CSV_HEADER,
+        (
+            [d.span.file, d.span.line, d.span.column, d.severity.label, d.rule, d.message, d.hint]
+            for d in result.diagnostics
+        ),
+    )
 
 
 def render_html(result: Result) -> str:

@@ -62,6 +62,18 @@ REFUSED = {
     "cpu-request-above-limit": ({"cpu_request": "4"}, (15, 27)),
     "not-a-quantity": ({"memory": "lots"}, (15, 40)),
     "huge-quantity": ({"memory": "1e999999"}, (15, 40)),
+    # Exponents past Decimal's context: 1e-999999999 GPUs was read as 0 (admitted), the other
+    # an Overflow; Kubernetes keeps both exact (1n of a GPU is no whole number).
+    "tiny-exponent-gpus": ({"gpus": '"1e-999999999"'}, (16, 46)),
+    "huge-exponent-memory": ({"memory": "1e999999999"}, (15, 40)),
+    "unbounded-exponent-cpu": ({"cpu_request": "1e99999999999999999999999"}, (15, 27)),
+    "non-ascii-digit-gpus": ({"gpus": '"٨"'}, (16, 46)),
+    # Hugepages as validateResourceRequirements reads them: whole pages of the size the name
+    # carries (parsed as a quantity), a request equal to its limit.
+    "hugepages-not-whole-pages": ({"gpus": "8, hugepages-2Mi: 3Mi"}, (16, 64)),
+    "hugepages-fractional-page": ({"gpus": '8, hugepages-1Gi: "1.5Gi"'}, (16, 64)),
+    "hugepages-size-not-a-quantity": ({"gpus": "8, hugepages-x: 1Gi"}, (16, 62)),
+    "hugepages-request-without-limit": ({"memory": "8Gi, hugepages-2Mi: 2Mi"}, (15, 60)),
 }
 
 
@@ -75,6 +87,18 @@ def test_a_manifest_the_api_server_refuses_is_refused_where_it_is_wrong(
     assert (code, out) == (2, ""), err
     where = f"{tmp_path / 'job.yaml'}:{line}:{column}: spec."
     assert err.startswith(f"hetgitops explain: {where}"), err
+
+
+def test_hugepages_need_cpu_or_memory_and_whole_pages_are_explained(tmp_path: Path) -> None:
+    """HugePages require cpu or memory (validation.go:7886); whole pages with their limit
+    are read, and Kueue then finds no quota for them (exit 1, not a refusal)."""
+    text = job(gpus="8, hugepages-2Mi: 2Mi").replace('{cpu: "2", memory: 8Gi}', "{}")
+    code, out, err = explain_text(text.replace('cpu: "2", ', ""), tmp_path)
+    assert (code, out) == (2, ""), out
+    assert "resources: HugePages require cpu or memory" in err
+    both = job(gpus="8, hugepages-2Mi: 4Mi", memory="8Gi, hugepages-2Mi: 4Mi")
+    code, out, err = explain_text(both, tmp_path)
+    assert code == 1 and "resource hugepages-2Mi unavailable in ClusterQueue" in out, err
 
 
 def test_an_extended_resource_request_must_equal_its_limit(tmp_path: Path) -> None:

@@ -88,6 +88,28 @@ CASES: list[tuple[str, str, tuple[Any, ...], str, Any, str, str]] = [
         "explain",
         "a quantity out of range",
     ),
+    # Found by the 5,000-mutant sweep (seed 2026): explain parsed the queue-order time of a
+    # Workload whose creationTimestamp is no time (ValueError, exit 3).
+    (
+        "workloads",
+        "job-1",
+        ("metadata", "creationTimestamp"),
+        "quantity",
+        "8 ",
+        "explain",
+        "metadata.creationTimestamp is '8 ', not an RFC 3339 time",
+    ),
+    # A digit that is no ASCII digit: apimachinery reads only 0-9 (quantity.go:202), the
+    # shape check's `\d` took any Unicode digit and left it to a reader that did not.
+    (
+        "nodes",
+        "",
+        ("status", "allocatable", "nvidia.com/gpu"),
+        "quantity",
+        "\u0668",
+        "explain",
+        "not a quantity (negative or unreadable)",
+    ),
     (
         "pods",
         "job-1-abcde",

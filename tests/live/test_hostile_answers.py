@@ -309,3 +309,15 @@ def test_diff_kubeconfig_says_the_same_with_exit_4(tmp_path: Path, answer: str) 
     assert server.paths and done.returncode == 4, said
     wanted = "metadata is a string" if answer == "malformed" else "HTTP 500 Internal Server Error"
     assert wanted in said and "internal error" not in said
+
+
+def test_import_from_a_url_where_every_path_answers_404_reads_nothing_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """Issue 33 item 1 through a real server (the adopt test stubs the read): every LIST a
+    404, so no kind is served; import says 0 objects were read, exit 4, and writes nothing."""
+    with serving(status(404, "the server could not find the requested resource")) as server:
+        exit_code, said, _ = run("import", kubeconfig(tmp_path / "kc", server.url), tmp_path)
+    assert exit_code == 4, said
+    assert f"0 objects read from {server.url}" in said
+    assert not (tmp_path / "out").exists()
