@@ -43,9 +43,47 @@ def _is_date(value: str) -> bool:
         return False
 
 
+# Kubernetes holds a quantity in an int64 of its scale (apimachinery resource.Quantity); Kueue
+# and the API server saturate or refuse one past it, so the policy refuses it first.
+QUANTITY_FORMAT = "k8s-quantity"
+QUANTITY_MAX = 2**63 - 1
+
+
+def _is_quantity_in_range(value: object) -> bool:
+    """hetgitops' `k8s-quantity` format: at most int64 base units. A text that is no quantity
+    at all conforms here (the schema's pattern refuses it, with its own message), as does a
+    value that is no text (formats apply to strings only)."""
+    from hetgitops.model.quantities import QuantityError, parse
+
+    if not isinstance(value, str):
+        return True
+    try:
+        number, _ = parse(value)
+    except QuantityError:
+        return True
+    return abs(number) <= QUANTITY_MAX
+
+
 # The formats the policy schemas use, checked as jsonschema's FORMAT_CHECKER does (a test
-# compares them); jsonschema-rs' own formats would follow other dialects (ECMA regexes).
-FORMATS: dict[str, Callable[[str], bool]] = {"regex": _is_regex, "date": _is_date}
+# compares them) and, for hetgitops' own, as the jsonschema side registers them
+# (`format_checker()`); jsonschema-rs' own formats would follow other dialects (ECMA regexes).
+FORMATS: dict[str, Callable[[Any], bool]] = {
+    "regex": _is_regex,
+    "date": _is_date,
+    QUANTITY_FORMAT: _is_quantity_in_range,
+}
+
+
+def format_checker() -> Any:
+    """jsonschema's format checker with hetgitops' own formats added (used to explain a
+    document the compiled validator refused: both sides must judge alike)."""
+    import jsonschema
+
+    checker = jsonschema.FormatChecker(
+        list(jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers)
+    )
+    checker.checks(QUANTITY_FORMAT)(_is_quantity_in_range)
+    return checker
 
 
 # jsonschema-rs is Rust: an allocation that fails there aborts the process (SIGABRT, no word

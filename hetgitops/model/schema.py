@@ -75,7 +75,7 @@ def _jsonschema_validator(name: str) -> Validator:
     return strict(
         raw_schemas()[name],
         registry=registry,
-        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+        format_checker=fastschema.format_checker(),
     )
 
 
@@ -178,9 +178,13 @@ def check_documents(
 
 
 def _deepest(err: ValidationError) -> ValidationError:
-    """For oneOf/anyOf, the most specific sub-error is the one a user can act on."""
+    """For oneOf/anyOf, the most specific sub-error is the one a user can act on; a format
+    failure (a quantity past int64) first: its branch's type and pattern held."""
     if err.validator in ("oneOf", "anyOf") and err.context:
-        best = max(err.context, key=lambda e: (len(e.absolute_path), -len(e.message)))
+        best = max(
+            err.context,
+            key=lambda e: (len(e.absolute_path), e.validator == "format", -len(e.message)),
+        )
         if best.validator not in ("type", "const") or len(best.absolute_path) > len(
             err.absolute_path
         ):
@@ -204,6 +208,14 @@ def _diagnostic(doc: Document, err: ValidationError) -> Diagnostic:
     elif err.validator == "enum":
         choices = err.validator_value
         hint = "one of: " + ", ".join(map(str, choices)) if isinstance(choices, list) else ""
+    elif err.validator == "format" and err.validator_value == fastschema.QUANTITY_FORMAT:
+        where = format_path(path) or "document"
+        message = (
+            f"{where}: {_SHOWN.repr(err.instance)} is more than Kubernetes holds in a quantity "
+            f"({fastschema.QUANTITY_MAX} base units, an int64): Kueue and the API server would "
+            "saturate or refuse it"
+        )
+        hint = "write the real amount, with a suffix (64Gi, 2Ti, 500m)"
     written = doc.source.written.get(path)
     if written is not None and _wants_text(err):
         message, hint = _needs_quotes(path, written, err.instance)
