@@ -33,13 +33,14 @@ and capacity-without, the fleet as generated. `--baseline FILE` merges into an e
 
 `reference` is a fixed workload timed the same way in the same rounds: a fresh Python that
 libyaml-loads (CSafeLoader) the fleet's rendered stream, the least any tool reading the same
-objects pays. `ratio` = a command's median CPU over the reference's, `wall_ratio` the same for
-wall seconds: figures that survive a loaded or slower machine, which the guard compares with a
-committed baseline. `targets` (fleet `large`) holds issue 24's goals as ratios, each with
-`met`; `scaling` (a fleet beside `large`) is each command's CPU at that fleet over its CPU at
-`large` next to the size factor, and the peak RSS. `throughput` is in-process: objects per
-second of hetgitops' output checks on the large fleet's render, next to
-`kubernetes_validate.validate` on a sample of the same.
+objects pays. `ratio` = a command's median CPU over the reference's, `user_ratio` the same for
+user-space CPU alone, `wall_ratio` for wall seconds: figures that survive a loaded or slower
+machine. The guard compares `user_ratio` with a committed baseline (the kernel's share of
+writing files follows the file system's history, not the code). `targets` (fleet `large`)
+holds issue 24's goals as ratios, each with `met`; `scaling` (a fleet beside `large`) is each
+command's CPU at that fleet over its CPU at `large` next to the size factor, and the peak RSS.
+`throughput` is in-process: objects per second of hetgitops' output checks on the large fleet's
+render, next to `kubernetes_validate.validate` on a sample of the same.
 
 Fleets: `bundled` (policies/), `large` (5,000 nodes, 40 pools, 300 teams, 20 card types; see
 bench/fleetgen.py), `2x` / `4x` / `10x` (nodes, pools and teams scaled together; `10x` is the
@@ -124,6 +125,7 @@ class Sample:
     cpu: float
     rss_mb: float
     exit: int
+    user: float = 0.0  # user-space CPU alone: what the guard compares (see `guard`)
 
 
 def run_once(argv: list[str], cwd: Path) -> Sample:
@@ -133,7 +135,8 @@ def run_once(argv: list[str], cwd: Path) -> Sample:
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
-    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, child.returncode)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Sample(wall, cpu, usage.ru_maxrss / 1024, child.returncode, usage.ru_utime)
 
 
 @dataclasses.dataclass
@@ -152,6 +155,7 @@ def summarise(samples: list[Sample]) -> dict[str, Any]:
     return {
         "wall": stat(lambda s: s.wall),
         "cpu": stat(lambda s: s.cpu),
+        "user": stat(lambda s: s.user),
         "rss_mb": round(max(s.rss_mb for s in samples), 1),
         "exit": sorted({s.exit for s in samples}),
     }
@@ -324,6 +328,9 @@ def bench_fleet(name: str, args: argparse.Namespace, root: Path) -> dict[str, An
     reference = measured.pop("reference")
     for figures in measured.values():
         figures["ratio"] = round(figures["cpu"]["median"] / reference["cpu"]["median"], 2)
+        figures["user_ratio"] = round(
+            figures["user"]["median"] / max(reference["user"]["median"], 1e-6), 2
+        )
         figures["wall_ratio"] = round(figures["wall"]["median"] / reference["wall"]["median"], 2)
     tree = base / "tree"
     if not tree.is_dir():  # render-rerun not measured: write the tree once to count its files
@@ -418,15 +425,17 @@ def throughput(root: Path, seconds: float = 2.0) -> dict[str, Any]:
 def table(report: dict[str, Any]) -> str:
     """The figures as a Markdown table (to stderr, for notes and the README)."""
     lines = [
-        "| fleet | command | wall median | CPU median | ratio (CPU) | ratio (wall) | peak RSS |",
-        "|---|---|---|---|---|---|---|",
+        "| fleet | command | wall median | CPU median | ratio (CPU) | ratio (user) | ratio (wall) "
+        "| peak RSS |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for fleet, data in report["fleets"].items():
-        rows = {**data["commands"], "reference": {**data["reference"], "ratio": 1, "wall_ratio": 1}}
+        one = {"ratio": 1, "user_ratio": 1, "wall_ratio": 1}
+        rows = {**data["commands"], "reference": {**data["reference"], **one}}
         for command, f in rows.items():
             lines.append(
                 f"| {fleet} | {command} | {f['wall']['median']:.2f} s | {f['cpu']['median']:.2f} s"
-                f" | {f['ratio']} | {f['wall_ratio']} | {f['rss_mb']:.0f} MB |"
+                f" | {f['ratio']} | {f['user_ratio']} | {f['wall_ratio']} | {f['rss_mb']:.0f} MB |"
             )
     for command, goal in report.get("targets", {}).items():
         verdict = "met" if goal["met"] else "NOT met"
@@ -454,9 +463,11 @@ def guard(
     margin: float,
     commands: list[str] | None = None,
 ) -> list[str]:
-    """Commands whose CPU ratio to the reference grew beyond `margin` x the baseline's: those
-    of `commands` (default: every command the baseline holds; one asked for and not measured
-    is a problem too)."""
+    """Commands whose user-CPU ratio to the reference grew beyond `margin` x the baseline's:
+    those of `commands` (default: every command the baseline holds; one asked for and not
+    measured is a problem too). User CPU alone: the kernel's share of writing a tree depends on
+    the file system's history, not on hetgitops (render-new measured 3.1 to 5.8 x the reference
+    on one machine within an hour, the same code, from 2.3 when the baseline was taken)."""
     baseline = json.loads(baseline_file.read_text("utf-8"))
     problems = []
     for fleet, ratios in baseline["ratios"].items():
@@ -466,9 +477,10 @@ def guard(
             got = report["fleets"].get(fleet, {}).get("commands", {}).get(command)
             if got is None:
                 problems.append(f"{fleet} {command}: not measured")
-            elif got["ratio"] > ratio * margin:
+            elif got["user_ratio"] > ratio * margin:
                 problems.append(
-                    f"{fleet} {command}: {got['ratio']} x the reference, baseline {ratio} "
+                    f"{fleet} {command}: {got['user_ratio']} x the reference (user CPU), "
+                    f"baseline {ratio} "
                     f"(limit {round(ratio * margin, 2)})"
                 )
     return problems
@@ -479,12 +491,13 @@ def write_baseline(report: dict[str, Any], path: Path) -> None:
     of the commands not measured now (a refresh of some commands leaves the others' figures
     alone) and lists the refresh, its date, load and commands, under `refreshed`."""
     ratios = {
-        fleet: {command: figures["ratio"] for command, figures in data["commands"].items()}
+        fleet: {command: figures["user_ratio"] for command, figures in data["commands"].items()}
         for fleet, data in report["fleets"].items()
     }
     if not path.exists():
         baseline: dict[str, Any] = {
-            "about": "CPU of each command / CPU of the reference workload (bench/run.py); "
+            "about": "user CPU of each command / user CPU of the reference workload "
+            "(bench/run.py); "
             "the CI guard fails beyond --margin x these",
             "measured": report["date"],
             "machine": report["machine_before"],

@@ -52,10 +52,12 @@ def test_guard_flags_only_ratios_beyond_the_margin(tmp_path: Path) -> None:
         json.dumps({"ratios": {"large": {"validate": 2.0, "render": 3.0, "jobs": 1.0}}})
     )
     report = {
-        "fleets": {"large": {"commands": {"validate": {"ratio": 2.9}, "render": {"ratio": 4.6}}}}
+        "fleets": {
+            "large": {"commands": {"validate": {"user_ratio": 2.9}, "render": {"user_ratio": 4.6}}}
+        }
     }
     assert run.guard(report, baseline, 1.5) == [
-        "large render: 4.6 x the reference, baseline 3.0 (limit 4.5)",
+        "large render: 4.6 x the reference (user CPU), baseline 3.0 (limit 4.5)",
         "large jobs: not measured",
     ]
 
@@ -68,9 +70,9 @@ def test_guard_judges_the_commands_asked_for(tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.json"
     ratios = {"validate": 2.0, "explain-preempt": 9.0, "jobs": 1.0}
     baseline.write_text(json.dumps({"ratios": {"large": ratios}}))
-    report = {"fleets": {"large": {"commands": {"validate": {"ratio": 3.1}}}}}
+    report = {"fleets": {"large": {"commands": {"validate": {"user_ratio": 3.1}}}}}
     assert run.guard(report, baseline, 1.5, ["validate", "jobs"]) == [
-        "large validate: 3.1 x the reference, baseline 2.0 (limit 3.0)",
+        "large validate: 3.1 x the reference (user CPU), baseline 2.0 (limit 3.0)",
         "large jobs: not measured",
     ]
 
@@ -82,7 +84,7 @@ def test_baseline_refresh_keeps_the_commands_not_measured(tmp_path: Path) -> Non
     machine = {"cpus": 2, "loadavg": [0.1, 0.1, 0.1]}
 
     def report(date: str, ratios: dict[str, float]) -> dict[str, object]:
-        commands = {c: {"ratio": r} for c, r in ratios.items()}
+        commands = {c: {"user_ratio": r} for c, r in ratios.items()}
         return {
             "date": date,
             "machine_before": machine,
