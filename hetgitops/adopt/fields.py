@@ -18,17 +18,12 @@ from typing import Any
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.load.yamlbuild import Parsed
 from hetgitops.load.yamlread import read_documents
-from hetgitops.model import quantities
+from hetgitops.model import accelerators, quantities
 
-ACCELERATOR_PREFIXES = (
-    "nvidia.com/gpu",
-    "nvidia.com/mig-",
-    "amd.com/gpu",
-    "huawei.com/",
-    "cambricon.com/",
-    "intel.com/gpu",
-    "habana.ai/",
-)
+# The one list every reader uses (model/accelerators.py). import kept its own copy until
+# 2026-12-05, which named `intel.com/gpu` (no plugin advertises it) and missed Intel's
+# `gpu.intel.com/i915` and `gpu.intel.com/xe`.
+ACCELERATOR_PREFIXES = accelerators.PREFIXES
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
 # Beyond these a value is no real cluster's: a quantity Kubernetes stores in an int64, an
 # accelerator count no node advertises (8 GPUs x 7 MIG slices x 48 time-slicing replicas is

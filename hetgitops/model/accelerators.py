@@ -1,7 +1,6 @@
 """Model stage: the extended resources accelerators are advertised under, by their device
 plugins, so every reader that asks "does this node (or request) hold accelerators" uses one
-list: drift (nodes in no pool), and import once it reads it from here (`adopt/fields.py`
-holds a copy until then).
+list: drift (nodes in no pool) and import (`adopt/fields.py` ACCELERATOR_PREFIXES is this).
 
 - NVIDIA: `nvidia.com/gpu`, and `nvidia.com/mig-<profile>` under migStrategy mixed
   (`model.mig.resource_name`);

@@ -139,6 +139,15 @@ def test_accelerator_counts_are_read_as_quantities() -> None:
     assert nodes.accelerators(node) == {"nvidia.com/gpu": 1000, "amd.com/gpu": 8}
 
 
+def test_import_reads_intel_gpus_by_the_names_their_plugin_registers() -> None:
+    """Intel's GPU plugin registers gpu.intel.com/i915 and gpu.intel.com/xe; import's own
+    copy of the accelerator list named intel.com/gpu, which no plugin advertises, so an Intel
+    node was read as accelerator-less. One list now (model/accelerators.py)."""
+    node = {"status": {"allocatable": {"gpu.intel.com/i915": "2", "gpu.intel.com/xe": "4"}}}
+    assert nodes.accelerators(node) == {"gpu.intel.com/i915": 2, "gpu.intel.com/xe": 4}
+    assert nodes.accelerators({"status": {"allocatable": {"intel.com/gpu": "2"}}}) == {}
+
+
 @pytest.mark.parametrize("value", ["1.5", "-8", "1Ei", "1e18", "²", "abc"])
 def test_a_count_that_is_no_whole_plausible_number_is_a_located_finding(value: str) -> None:
     text = A100.replace('nvidia.com/gpu: "8"', f"nvidia.com/gpu: {json.dumps(value)}", 1)
