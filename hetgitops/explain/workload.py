@@ -265,6 +265,13 @@ def from_manifest(manifest: Mapping[str, Any] | Field) -> Workload:
     reader = READERS.get((group, kind))
     if reader is None:
         known = ", ".join(f"{g + '/' if g else ''}{k}" for g, k in READERS)
+        if not api_version or not kind:
+            missing = " and ".join(
+                n for n, v in (("apiVersion", api_version), ("kind", kind)) if not v
+            )
+            obj["kind" if not kind else "apiVersion"].refuse(
+                f"no {missing}: not a Kubernetes object; explain reads {known}"
+            )
         obj["kind"].refuse(f"cannot explain {api_version} {kind}; supported: {known}")
     meta = obj["metadata"]
     labels = meta["labels"].strings()

@@ -139,6 +139,27 @@ def test_a_volcano_min_member_that_is_not_a_number_is_refused(tmp_path: Path) ->
     assert code == 2 and ":6:53: metadata.annotations" in err, err
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "Written by hetgitops jobs --output: the whole directory is replaced.\n",
+            "no apiVersion and kind",
+        ),
+        ("apiVersion: batch/v1\nmetadata: {name: j}\n", "no kind"),
+        ("kind: Job\nmetadata: {name: j}\n", "no apiVersion"),
+    ],
+)
+def test_a_document_without_apiversion_or_kind_says_which_is_missing(
+    text: str, said: str, tmp_path: Path
+) -> None:
+    """`explain -f DIR/*` picks up jobs' `.hetgitops-output` marker, a mapping of one prose
+    key: it once said "cannot explain  ; supported: ..." with both names blank."""
+    code, _, err = explain_text(text, tmp_path)
+    assert code == 2, err
+    assert f"{said}: not a Kubernetes object; explain reads batch/Job" in err, err
+
+
 @pytest.mark.parametrize("style", ["flow", "block"])
 def test_deep_nesting_is_refused_by_the_bounded_reader(style: str, tmp_path: Path) -> None:
     depth = 50_000
