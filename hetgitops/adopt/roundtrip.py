@@ -10,7 +10,7 @@ with the real API server (server-side dry-run apply of the render on the importe
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -20,7 +20,7 @@ from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import KUEUE, Imported
 from hetgitops.compilers.kueue_queues import covered_resources, queue_flavors
 from hetgitops.compilers.volcano_scheduler import as_read
-from hetgitops.diagnostics import Diagnostic
+from hetgitops.diagnostics import Diagnostic, Span
 from hetgitops.drift.compare import compare
 from hetgitops.drift.findings import shown
 from hetgitops.model import quantities
@@ -138,9 +138,15 @@ def _merge(default: Any, value: Any) -> Any:
     return value
 
 
-def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterator[Diagnostic]:
+def check(
+    imported: Sequence[Imported],
+    manifests: Iterable[Manifest],
+    *,
+    reported: Collection[Span] = (),
+) -> Iterator[Diagnostic]:
     """Findings for every imported object of a compared kind that the render changes or does
-    not render at all."""
+    not render at all; an unrendered object whose span is in `reported` (infer named it
+    already, with the reason) is not named a second time."""
     rendered: dict[tuple[str, str, str], Manifest] = {}
     for each in manifests:
         meta = each.obj.get("metadata") or {}
@@ -165,6 +171,8 @@ def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterat
         found = rendered.get(key(item.kind, item.namespace, item.name))
         if found is None and item.kind in ("ConfigMap", "ResourceQuota"):
             continue  # the operator's own configs; quotas beside the team's (reported by infer)
+        if found is None and item.span in reported:
+            continue
         if found is None:
             yield finding(
                 "import-object-not-adopted",

@@ -204,8 +204,12 @@ class _Gen:
             configs: Obj = {"all-disabled": [{"devices": "all", "mig-enabled": False}]}
             for pool in mig:
                 devices = {str(p): n for p, n in pool.layout.items()}
-                entry = {"device-filter": CARDS[pool.card].device, "devices": "all",
-                         "mig-enabled": True, "mig-devices": devices}  # fmt: skip
+                entry = {
+                    "device-filter": CARDS[pool.card].device,
+                    "devices": "all",
+                    "mig-enabled": True,
+                    "mig-devices": devices,
+                }
                 configs[f"{pool.name}-layout"] = [entry]
             text = yaml.safe_dump({"version": "v1", "mig-configs": configs})
             self.configmap("custom-mig-config", {"config.yaml": text})
@@ -227,8 +231,14 @@ class _Gen:
             policy["devicePlugin"] = {
                 "config": {"name": "time-slicing-config", "default": "default"}
             }
-        self.objects.append({"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
-                             "metadata": {"name": "cluster-policy"}, "spec": policy})  # fmt: skip
+        self.objects.append(
+            {
+                "apiVersion": "nvidia.com/v1",
+                "kind": "ClusterPolicy",
+                "metadata": {"name": "cluster-policy"},
+                "spec": policy,
+            }
+        )
 
     def configmap(self, name: str, data: dict[str, str]) -> None:
         self.objects.append(
@@ -308,8 +318,10 @@ class _Gen:
                 per = pool.resources()
                 cards = held[pool.name] // pool.per_node
                 cpu = cpu_per_card * held[pool.name] * (2 if per_pool and pool is pools[-1] else 1)
-                entries = [{"name": "cpu", "nominalQuota": str(cpu)},
-                           {"name": "memory", "nominalQuota": f"{cpu * 8}Gi"}]  # fmt: skip
+                entries = [
+                    {"name": "cpu", "nominalQuota": str(cpu)},
+                    {"name": "memory", "nominalQuota": f"{cpu * 8}Gi"},
+                ]
                 entries += [
                     {"name": r, "nominalQuota": str(per.get(r, 0) * cards)} for r in resources
                 ]
@@ -329,8 +341,12 @@ class _Gen:
                 self.drew("gpu-only-borrowing-limit", unsayable=f"ClusterQueue {name}")
             elif limits == "all" and any(held.values()):
                 self.drew("borrowing-limit-all-resources")
-            spec: Obj = {"cohortName": self.rng.choice(cohorts),
-                         "resourceGroups": [{"coveredResources": ["cpu", "memory", *resources], "flavors": flavors}]}  # fmt: skip
+            spec: Obj = {
+                "cohortName": self.rng.choice(cohorts),
+                "resourceGroups": [
+                    {"coveredResources": ["cpu", "memory", *resources], "flavors": flavors}
+                ],
+            }
             spec["namespaceSelector"] = self.namespaces(name, spec)
             if self.chance(0.5):
                 spec["preemption"] = {
@@ -352,14 +368,30 @@ class _Gen:
             {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace, **labels)}
         )
         queue = self.rng.choice(("default", "main", team))
-        self.objects.append({"apiVersion": KUEUE, "kind": "LocalQueue", "metadata": _meta(queue, namespace),
-                             "spec": {"clusterQueue": team}})  # fmt: skip
+        self.objects.append(
+            {
+                "apiVersion": KUEUE,
+                "kind": "LocalQueue",
+                "metadata": _meta(queue, namespace),
+                "spec": {"clusterQueue": team},
+            }
+        )
         if self.chance(0.3):
-            gpus = sum(int(e["nominalQuota"]) for f in spec["resourceGroups"][0]["flavors"]
-                       for e in f["resources"] if e["name"] == "nvidia.com/gpu")  # fmt: skip
+            gpus = sum(
+                int(e["nominalQuota"])
+                for f in spec["resourceGroups"][0]["flavors"]
+                for e in f["resources"]
+                if e["name"] == "nvidia.com/gpu"
+            )
             hard = {"requests.nvidia.com/gpu": str(gpus), "pods": "200"}
-            self.objects.append({"apiVersion": "v1", "kind": "ResourceQuota",
-                                 "metadata": _meta(f"{team}-gpus", namespace), "spec": {"hard": hard}})  # fmt: skip
+            self.objects.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ResourceQuota",
+                    "metadata": _meta(f"{team}-gpus", namespace),
+                    "spec": {"hard": hard},
+                }
+            )
             self.drew("resource-quota")
         if labelled:
             self.drew("namespace-selector-labels")
@@ -371,14 +403,28 @@ class _Gen:
             (("low", 100), ("normal", 1000), ("high", 10000), ("critical", 100000)), 2
         ):
             text = f"{name} priority work"
-            self.objects.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                                 "metadata": _meta(name), "value": value, "description": text})  # fmt: skip
+            self.objects.append(
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": _meta(name),
+                    "value": value,
+                    "description": text,
+                }
+            )
             other = text
             if self.chance(0.3):
                 other = f"Kueue: {text}, admitted in order"
                 self.drew("priority-descriptions-differ", unsayable=f"WorkloadPriorityClass {name}")
-            self.objects.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
-                                 "metadata": _meta(name), "value": value, "description": other})  # fmt: skip
+            self.objects.append(
+                {
+                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "WorkloadPriorityClass",
+                    "metadata": _meta(name),
+                    "value": value,
+                    "description": other,
+                }
+            )
         self.drew("priority-classes")
 
     # -- Volcano -------------------------------------------------------------------------
@@ -387,8 +433,14 @@ class _Gen:
         if shape == "none":
             return
         for queue in (("root", False), ("default", True)):
-            self.objects.append({"apiVersion": VOLCANO, "kind": "Queue", "metadata": _meta(queue[0]),
-                                 "spec": {"weight": 1, "reclaimable": queue[1]}})  # fmt: skip
+            self.objects.append(
+                {
+                    "apiVersion": VOLCANO,
+                    "kind": "Queue",
+                    "metadata": _meta(queue[0]),
+                    "spec": {"weight": 1, "reclaimable": queue[1]},
+                }
+            )
         parent = ""
         if shape == "hierarchical":
             parent = "gpu-teams"
@@ -415,8 +467,15 @@ class _Gen:
                     if n["kind"] == "Node" and n["metadata"]["name"] in pool.nodes:
                         n["metadata"]["labels"]["volcano.sh/nodegroup-name"] = pool.name
                 deserved = {"nvidia.com/gpu": str(held[pool.name])}
-                spec = {"weight": 1, "deserved": deserved,
-                        "affinity": {"nodeGroupAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [pool.name]}}}  # fmt: skip
+                spec = {
+                    "weight": 1,
+                    "deserved": deserved,
+                    "affinity": {
+                        "nodeGroupAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [pool.name]
+                        }
+                    },
+                }
                 if parent:
                     spec["parent"] = parent
                 self.queue(f"{team}-{pool.name}", spec)

@@ -1,0 +1,101 @@
+"""The import sweep (issue 32 item 6, offline half): hundreds of hand-written clusters from
+tests/generated/clustergen.py, each imported. Every object of a kind import manages either
+comes back from the written policy's render as the cluster has it, or a located finding names
+it; every construct the policy language cannot say is named; nothing crashes, nothing is
+changed or dropped in silence. The full sweep is `slow`; a seeded slice runs in the quick loop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hetgitops.adopt import roundtrip
+from hetgitops.adopt.sources import Imported as Object
+from tests.adopt.importing import Imported, import_text, imported_objects
+from tests.generated.clustergen import cluster
+
+FULL = range(240)
+SLICE = range(1000, 1010)
+# Outcome of one input object: "kept" (rendered as the cluster has it), "named" (a located
+# finding names it: a change the first sync makes, or an object left unmanaged).
+MANAGED = {*roundtrip.COMPARED, "Namespace"}
+
+
+def _where(item: Object) -> str:
+    return f"{item.kind} {item.namespace + '/' if item.namespace else ''}{item.name}"
+
+
+def _named(got: Imported, where: str) -> list[str]:
+    return [
+        f"{d.rule} at {d.span.file}:{d.span.line}"
+        for d in got.result.diagnostics
+        if any(d.message.startswith(where + c) or f" {where}{c}" in d.message for c in ": ")
+    ]
+
+
+def _rendered(got: Imported) -> dict[tuple[str, str, str], dict]:  # type: ignore[type-arg]
+    out = {}
+    for m in got.rendered.manifests:
+        meta = m.obj.get("metadata") or {}
+        out[(str(m.obj.get("kind")), meta.get("namespace", ""), meta.get("name", ""))] = m.obj
+    return out
+
+
+def outcomes(seed: int, tmp: Path) -> Iterator[tuple[str, str, str]]:
+    """(object, outcome, why) for every managed object of the cluster of `seed`."""
+    generated = cluster(seed)
+    text = generated.text()
+    got = import_text(text, tmp / f"p{seed}")
+    assert not got.rendered.failed(), [str(d) for d in got.rendered.diagnostics]
+    for d in got.result.diagnostics:  # every finding located where a reader acts
+        assert d.span.file and d.span.line > 0, d
+    rendered = _rendered(got)
+    for item in imported_objects(text):
+        if item.kind not in MANAGED or item.name in ("root", "default"):
+            continue
+        where = _where(item)
+        named = _named(got, where)
+        if named:
+            yield where, "named", named[0]
+            continue
+        found = rendered.get((item.kind, item.namespace, item.name))
+        if item.kind == "Namespace":  # only a team's is the policy's: its labels kept or named
+            labels = (item.obj["metadata"].get("labels") or {}).items()
+            if found is None:
+                yield where, "outside", "no team's namespace"
+                continue
+            kept = labels <= (found["metadata"].get("labels") or {}).items()
+            yield where, "kept" if kept else "SILENT", "labels" if labels else "no labels"
+            continue
+        if found is None:
+            yield where, "SILENT", "not rendered and no finding names it"
+            continue
+        same = not list(
+            roundtrip.check([item], [m for m in got.rendered.manifests if m.obj is found])
+        )
+        yield where, "kept" if same else "SILENT", ""
+
+
+def _check(seed: int, tmp: Path) -> None:
+    silent = [o for o in outcomes(seed, tmp) if o[1] == "SILENT"]
+    assert not silent, f"seed {seed}: {silent}"
+
+
+@pytest.mark.parametrize("seed", SLICE)
+def test_a_seeded_slice_of_hand_written_clusters_imports_without_silent_change(
+    seed: int, tmp_path: Path
+) -> None:
+    _check(seed, tmp_path)
+
+
+@pytest.mark.slow
+def test_every_generated_cluster_imports_without_silent_change(tmp_path: Path) -> None:
+    failures = []
+    for seed in FULL:
+        try:
+            _check(seed, tmp_path)
+        except AssertionError as problem:
+            failures.append(str(problem)[:400])
+    assert not failures, "\n".join(failures)
