@@ -17,6 +17,7 @@ import orjson
 
 from hetgitops.adopt import fields, koordinator
 from hetgitops.adopt.findings import finding
+from hetgitops.adopt.nodes import ACCELERATOR_PREFIXES
 from hetgitops.adopt.sources import KUEUE, Imported
 from hetgitops.compilers.kueue_queues import covered_resources, queue_flavors
 from hetgitops.compilers.volcano_scheduler import as_read
@@ -169,6 +170,14 @@ def check(
             continue  # Volcano's own root and default, and parent queues: reported by infer
         where = f"{item.kind} {item.namespace + '/' if item.namespace else ''}{item.name}"
         found = rendered.get(key(item.kind, item.namespace, item.name))
+        if found is None and item.kind == "ResourceQuota" and _caps_accelerators(item):
+            yield finding(
+                "import-object-not-adopted",
+                f"{where}: it caps accelerators in a namespace no team of the written policy "
+                "owns, and the policy does not render it; it stays as it is, outside the policy",
+                item.span,
+            )
+            continue
         if found is None and item.kind in ("ConfigMap", "ResourceQuota"):
             continue  # the operator's own configs; quotas beside the team's (reported by infer)
         if found is None and item.span in reported:
@@ -211,6 +220,14 @@ def check(
                 manifest.origin,
                 path=shown_path,
             )
+
+
+def _caps_accelerators(quota: Imported) -> bool:
+    hard = (quota.obj.get("spec") or {}).get("hard") or {}
+    return isinstance(hard, Mapping) and any(
+        str(k).removeprefix("requests.").removeprefix("limits.").startswith(ACCELERATOR_PREFIXES)
+        for k in hard
+    )
 
 
 def _same_bytes(desired: Mapping[str, Any], live: Mapping[str, Any]) -> bool:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import yaml
+
 from tests.adopt.importing import import_text
 from tests.generated.clustergen import cluster
 
@@ -15,9 +17,9 @@ def test_an_accelerator_quota_in_no_team_namespace_is_named(tmp_path: Path) -> N
     skipped by infer (no team owns the namespace) and by the round trip (a ResourceQuota)."""
     got = import_text(cluster(6).text(), tmp_path / "p")
     assert [f for f in got.found if f.startswith("import-object-not-adopted: ResourceQuota")] == [
-        "import-object-not-adopted: ResourceQuota nlp-jobs/nlp-gpus: it caps "
-        "requests.nvidia.com/gpu in a namespace no team of the policy owns; it stays as it is, "
-        "outside the policy"
+        "import-object-not-adopted: ResourceQuota nlp-jobs/nlp-gpus: it caps accelerators in a "
+        "namespace no team of the written policy owns, and the policy does not render it; it "
+        "stays as it is, outside the policy"
     ]
 
 
@@ -38,3 +40,17 @@ def test_a_queue_infer_leaves_out_is_named_once(tmp_path: Path) -> None:
     left = "import-object-not-adopted: Queue "
     queues = Counter(f.split(":")[1] for f in got.found if f.startswith(left))
     assert queues and set(queues.values()) == {1}, queues
+
+
+def test_a_dump_without_the_gpu_operator_configs_names_them_missing(tmp_path: Path) -> None:
+    """Seed 3 as docs/adopt.md's first dump command wrote it (no ConfigMaps): the MIG pool's
+    layout is unknown; import named only the ClusterQueue fields the render changes, as if the
+    cluster were wrong, not the mig-parted config the nodes name."""
+    generated = cluster(3)
+    kept = [o for o in generated.objects if o["kind"] not in ("ConfigMap", "ClusterPolicy")]
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": kept})
+    got = import_text(text, tmp_path / "p")
+    missing = [d for d in got.result.diagnostics if d.rule == "import-config-missing"]
+    assert [d.message.split(":")[0] for d in missing] == ["Node ip-10-1-0-140.ec2.internal"]
+    assert "'h100-shared-layout'" in missing[0].message and missing[0].span.line > 0
+    assert missing[0].severity.name == "ERROR"  # the import exits 1

@@ -337,8 +337,11 @@ class _Gen:
                 and any(held[p.name] for p in pools[:-1])
             ):
                 self.drew("per-pool-cpu", unsayable=f"ClusterQueue {name}")
-            if limits == "gpu-only" and any(held.values()):
+            whole = any(held[p.name] for p in pools if p.mode != "mig")
+            if limits == "gpu-only" and whole:  # a MIG-only queue's cpu limits follow its slices
                 self.drew("gpu-only-borrowing-limit", unsayable=f"ClusterQueue {name}")
+            elif limits == "gpu-only" and any(held.values()):
+                self.drew("gpu-only-borrowing-limit-mig")
             elif limits == "all" and any(held.values()):
                 self.drew("borrowing-limit-all-resources")
             spec: Obj = {
@@ -480,6 +483,23 @@ class _Gen:
                     spec["parent"] = parent
                 self.queue(f"{team}-{pool.name}", spec)
 
+    def without_gpu_configs(self) -> None:
+        """The dump as `kubectl get nodes,clusterqueues,...` without configmaps writes it: the
+        first node naming each MIG or device-plugin config must be named by import."""
+        kinds = ("ConfigMap", "ClusterPolicy")
+        if not any(o["kind"] in kinds for o in self.objects):
+            return
+        self.objects = [o for o in self.objects if o["kind"] not in kinds]
+        named: set[str] = set()
+        for node in (o for o in self.objects if o["kind"] == "Node"):
+            labels = node["metadata"]["labels"]
+            for label in ("nvidia.com/mig.config", "nvidia.com/device-plugin.config"):
+                if label in labels and labels[label] not in named:
+                    named.add(labels[label])
+                    self.drew(
+                        "dump-without-gpu-configs", unsayable=f"Node {node['metadata']['name']}"
+                    )
+
     def queue(self, name: str, spec: Obj) -> None:
         self.objects.append(
             {"apiVersion": VOLCANO, "kind": "Queue", "metadata": _meta(name), "spec": spec}
@@ -498,6 +518,8 @@ def cluster(seed: int) -> Cluster:
     teams = gen.teams(pools)
     gen.priorities()
     gen.volcano(pools, teams)
+    if gen.chance(0.15):  # docs/adopt.md's first dump command took no ConfigMaps
+        gen.without_gpu_configs()
     return Cluster(seed, gen.objects, gen.constructs, gen.unsayable)
 
 

@@ -235,21 +235,6 @@ def namespace_quotas(by_kind: Mapping[str, list[Imported]], inferred: Inferred) 
                 )
         if chosen is not None:
             _namespace_quota(team, chosen)
-    owned = {n for team in inferred.teams for n in team["spec"]["namespaces"]}
-    for namespace in sorted(set(by_namespace) - owned):
-        for quota in sorted(by_namespace[namespace], key=lambda q: q.name):
-            hard = (quota.obj.get("spec") or {}).get("hard") or {}
-            caps = sorted(str(k) for k in hard if _accelerator_limit(str(k)))
-            if caps:  # an accelerator cap of no team's namespace: named, never dropped in silence
-                inferred.diagnostics.append(
-                    finding(
-                        "import-object-not-adopted",
-                        f"ResourceQuota {namespace}/{quota.name}: it caps {', '.join(caps)} in "
-                        "a namespace no team of the policy owns; it stays as it is, outside "
-                        "the policy",
-                        quota.span,
-                    )
-                )
 
 
 def _namespace_quota(team: dict[str, Any], chosen: Imported) -> None:
