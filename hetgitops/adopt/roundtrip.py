@@ -244,7 +244,25 @@ def _parsed(obj: Mapping[str, Any]) -> dict[str, Any]:
     data = obj.get("data") or {}
     # As the reader reads each (Volcano trims its actions: their spacing is no change),
     # through the bounded loader; a value it cannot read is compared as its text.
-    return {"data": {k: as_read(str(k), _value(str(k), v)) for k, v in data.items()}}
+    return {
+        "data": {k: _sharing_defaults(as_read(str(k), _value(str(k), v))) for k, v in data.items()}
+    }
+
+
+# The device plugin reads an absent renameByDefault or failRequestsGreaterThanOne as false
+# (NVIDIA/k8s-device-plugin api/config/v1/replicas.go, TimeSlicing.UnmarshalJSON, commit
+# 9b89da8): a hand-written config that leaves them out says what the render's `false` says.
+_SHARING_FLAGS = ("renameByDefault", "failRequestsGreaterThanOne")
+
+
+def _sharing_defaults(value: Any) -> Any:
+    sharing = value.get("sharing") if isinstance(value, dict) else None
+    for kind in ("timeSlicing", "mps"):
+        setting = sharing.get(kind) if isinstance(sharing, dict) else None
+        if isinstance(setting, dict):
+            for flag in _SHARING_FLAGS:
+                setting.setdefault(flag, False)
+    return value
 
 
 def _value(key: str, text: Any) -> Any:

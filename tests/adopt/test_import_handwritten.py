@@ -54,3 +54,11 @@ def test_a_dump_without_the_gpu_operator_configs_names_them_missing(tmp_path: Pa
     assert [d.message.split(":")[0] for d in missing] == ["Node ip-10-1-0-140.ec2.internal"]
     assert "'h100-shared-layout'" in missing[0].message and missing[0].span.line > 0
     assert missing[0].severity.name == "ERROR"  # the import exits 1
+
+
+def test_time_slicing_flags_left_out_are_the_device_plugins_false(tmp_path: Path) -> None:
+    """Seed 9: the time-slicing config leaves renameByDefault and failRequestsGreaterThanOne
+    out, as NVIDIA's examples do; the device plugin reads them as false, which the render
+    writes: no change (import reported both as the first sync's)."""
+    got = import_text(cluster(9).text(), tmp_path / "p")
+    assert not [f for f in got.found if "ConfigMap" in f.split(":")[1]], got.found
