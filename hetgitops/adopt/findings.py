@@ -41,6 +41,11 @@ RULES: dict[str, str] = {
     "import reads each pool's cards, MIG layout and time-slicing or MPS replicas from the "
     "nodes, so without them the pools are guessed from the quotas, and the round trip's "
     "differences are consequences of that guess (reports show them under this finding).",
+    "import-config-missing": "A node names a GPU Operator config (its `nvidia.com/mig.config` "
+    "or `nvidia.com/device-plugin.config` label) that no ConfigMap of the input holds: import "
+    "cannot read the pool's MIG layout or sharing replicas, so the pool is written without "
+    "them and its MIG (or shared) quotas cannot be kept. The missing config is the cause of "
+    "the round trip's differences on that pool, not the cluster.",
     "import-device-class-unread": "A DeviceClass whose CEL selector hetgitops cannot read "
     "(not the shape `plan/dra.py` writes: driver, device type, product names, architecture, "
     "memory or MIG profile over NVIDIA's pinned vocabulary): import cannot tell which card it "
@@ -74,6 +79,9 @@ _FIXES = {
     "import-forbidden": "grant list on the kind, or import from manifests with -f.",
     "import-no-nodes": "add the Nodes to the input (`kubectl get nodes -o yaml`), or import "
     "from the cluster itself with --kubeconfig.",
+    "import-config-missing": "add the ConfigMaps to the input (`kubectl get configmaps -n "
+    "gpu-operator -o yaml`, and the ClusterPolicy that names them), or import from the cluster "
+    "itself with --kubeconfig.",
     "import-device-class-unread": "select the card by productName and architecture (as "
     "`hetgitops render` writes it), or keep the class and its pools' claims outside the policy.",
 }

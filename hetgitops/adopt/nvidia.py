@@ -12,7 +12,7 @@ ConfigMap; a custom ConfigMap becomes the Fleet's and is compared by the round t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -207,3 +207,27 @@ def sharing(configs: GpuConfigs, members: Sequence[Imported]) -> tuple[str, dict
         found["configName"] = str(name)
         return kind, found
     return None
+
+
+def missing(configs: GpuConfigs, nodes: Sequence[Imported]) -> Iterator[Diagnostic]:
+    """One finding per config name the nodes' labels use that the input does not hold (a dump
+    without ConfigMaps), at the first node naming it: the pool's MIG layout or replicas are
+    then unknown, and that, not the cluster, is why its quotas cannot be kept."""
+    seen: set[tuple[str, str]] = set()
+    for node in nodes:
+        for label, known, what in (
+            (MIG_LABEL, configs.mig, "mig-parted"),
+            (SHARING_LABEL, configs.sharing, "device-plugin"),
+        ):
+            name = node.labels.get(label, "")
+            if not name or name == ALL_DISABLED or name in known or (label, name) in seen:
+                continue
+            seen.add((label, name))
+            yield finding(
+                "import-config-missing",
+                f"Node {node.name}: its {label} label names the {what} config {name!r}, which "
+                "no ConfigMap of the input holds; the pool is written without its "
+                f"{'MIG layout' if label == MIG_LABEL else 'sharing replicas'}, so its quotas "
+                "cannot be kept as the cluster has them",
+                node.span,
+            )

@@ -10,17 +10,18 @@ with the real API server (server-side dry-run apply of the render on the importe
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from hetgitops.adopt import fields, koordinator
 from hetgitops.adopt.findings import finding
+from hetgitops.adopt.nodes import ACCELERATOR_PREFIXES
 from hetgitops.adopt.sources import KUEUE, Imported
 from hetgitops.compilers.kueue_queues import covered_resources, queue_flavors
 from hetgitops.compilers.volcano_scheduler import as_read
-from hetgitops.diagnostics import Diagnostic
+from hetgitops.diagnostics import Diagnostic, Span
 from hetgitops.drift.compare import compare
 from hetgitops.drift.findings import shown
 from hetgitops.model import quantities
@@ -138,9 +139,15 @@ def _merge(default: Any, value: Any) -> Any:
     return value
 
 
-def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterator[Diagnostic]:
+def check(
+    imported: Sequence[Imported],
+    manifests: Iterable[Manifest],
+    *,
+    reported: Collection[Span] = (),
+) -> Iterator[Diagnostic]:
     """Findings for every imported object of a compared kind that the render changes or does
-    not render at all."""
+    not render at all; an unrendered object whose span is in `reported` (infer named it
+    already, with the reason) is not named a second time."""
     rendered: dict[tuple[str, str, str], Manifest] = {}
     for each in manifests:
         meta = each.obj.get("metadata") or {}
@@ -163,8 +170,18 @@ def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterat
             continue  # Volcano's own root and default, and parent queues: reported by infer
         where = f"{item.kind} {item.namespace + '/' if item.namespace else ''}{item.name}"
         found = rendered.get(key(item.kind, item.namespace, item.name))
+        if found is None and item.kind == "ResourceQuota" and _caps_accelerators(item):
+            yield finding(
+                "import-object-not-adopted",
+                f"{where}: it caps accelerators in a namespace no team of the written policy "
+                "owns, and the policy does not render it; it stays as it is, outside the policy",
+                item.span,
+            )
+            continue
         if found is None and item.kind in ("ConfigMap", "ResourceQuota"):
             continue  # the operator's own configs; quotas beside the team's (reported by infer)
+        if found is None and item.span in reported:
+            continue
         if found is None:
             yield finding(
                 "import-object-not-adopted",
@@ -205,6 +222,14 @@ def check(imported: Sequence[Imported], manifests: Iterable[Manifest]) -> Iterat
             )
 
 
+def _caps_accelerators(quota: Imported) -> bool:
+    hard = (quota.obj.get("spec") or {}).get("hard") or {}
+    return isinstance(hard, Mapping) and any(
+        str(k).removeprefix("requests.").removeprefix("limits.").startswith(ACCELERATOR_PREFIXES)
+        for k in hard
+    )
+
+
 def _same_bytes(desired: Mapping[str, Any], live: Mapping[str, Any]) -> bool:
     """Identical as JSON with sorted keys (types included, so True is not 1): then `compare`
     finds no difference. Anything else (another list order, 12 for "12") takes the walk."""
@@ -219,7 +244,25 @@ def _parsed(obj: Mapping[str, Any]) -> dict[str, Any]:
     data = obj.get("data") or {}
     # As the reader reads each (Volcano trims its actions: their spacing is no change),
     # through the bounded loader; a value it cannot read is compared as its text.
-    return {"data": {k: as_read(str(k), _value(str(k), v)) for k, v in data.items()}}
+    return {
+        "data": {k: _sharing_defaults(as_read(str(k), _value(str(k), v))) for k, v in data.items()}
+    }
+
+
+# The device plugin reads an absent renameByDefault or failRequestsGreaterThanOne as false
+# (NVIDIA/k8s-device-plugin api/config/v1/replicas.go, TimeSlicing.UnmarshalJSON, commit
+# 9b89da8): a hand-written config that leaves them out says what the render's `false` says.
+_SHARING_FLAGS = ("renameByDefault", "failRequestsGreaterThanOne")
+
+
+def _sharing_defaults(value: Any) -> Any:
+    sharing = value.get("sharing") if isinstance(value, dict) else None
+    for kind in ("timeSlicing", "mps"):
+        setting = sharing.get(kind) if isinstance(sharing, dict) else None
+        if isinstance(setting, dict):
+            for flag in _SHARING_FLAGS:
+                setting.setdefault(flag, False)
+    return value
 
 
 def _value(key: str, text: Any) -> Any:

@@ -8,13 +8,16 @@ from pathlib import Path
 import yaml
 
 from hetgitops import api
-from hetgitops.adopt import roundtrip
+from hetgitops.adopt import namespaces, roundtrip
 from hetgitops.adopt.infer import infer
 from hetgitops.adopt.sources import Read
 from hetgitops.adopt.write import policy_files
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.load.resources import data_dir
 from hetgitops.model.catalogue import card_types
+
+# What infer says of an object it leaves out: the round trip does not say it again.
+_NAMED = ("import-object-not-adopted", "import-kind-not-imported")
 
 
 @dataclass
@@ -47,11 +50,14 @@ def import_objects(read: Read, output: Path, *, cluster: str) -> ImportResult:
     result.rendered = rendered
     result.diagnostics.extend(rendered.diagnostics)
     if not rendered.failed():
+        reported = {d.span for d in inferred.diagnostics if d.rule in _NAMED}
         blind = roundtrip.without_nodes(read.objects)
         cause = None if blind is None else blind.cause
         result.diagnostics.extend(
-            d.because(cause) for d in roundtrip.check(read.objects, rendered.manifests)
+            d.because(cause)
+            for d in roundtrip.check(read.objects, rendered.manifests, reported=reported)
         )
+        result.diagnostics.extend(namespaces.unrendered_labels(read.objects, rendered.manifests))
         if blind is not None:
             result.diagnostics.append(blind)
     return result

@@ -44,6 +44,7 @@ def infer(
     inferred.diagnostics.extend(multikueue.report(by_kind))
     gpu = nvidia.read(by_kind)
     inferred.diagnostics.extend(gpu.diagnostics)
+    inferred.diagnostics.extend(nvidia.missing(gpu, by_kind.get("Node", [])))
     claimed = dra.read(by_kind)
     inferred.diagnostics.extend(claimed.diagnostics)
     found = find_pools(by_kind, catalogue, inferred, gpu, claimed)

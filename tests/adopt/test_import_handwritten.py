@@ -1,0 +1,64 @@
+"""Regressions the import sweep (test_import_sweep.py) found on generated hand-written clusters:
+each names an object import used to drop, change or name twice in silence."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+from tests.adopt.importing import import_text
+from tests.generated.clustergen import cluster
+
+
+def test_an_accelerator_quota_in_no_team_namespace_is_named(tmp_path: Path) -> None:
+    """Seed 6: ClusterQueue nlp holds nothing (not rendered), its namespace's GPU quota was
+    skipped by infer (no team owns the namespace) and by the round trip (a ResourceQuota)."""
+    got = import_text(cluster(6).text(), tmp_path / "p")
+    assert [f for f in got.found if f.startswith("import-object-not-adopted: ResourceQuota")] == [
+        "import-object-not-adopted: ResourceQuota nlp-jobs/nlp-gpus: it caps accelerators in a "
+        "namespace no team of the written policy owns, and the policy does not render it; it "
+        "stays as it is, outside the policy"
+    ]
+
+
+def test_namespace_labels_a_selector_matches_are_named_when_not_rendered(tmp_path: Path) -> None:
+    """Seed 0: ClusterQueue ads selects its namespace by team=ads; the rendered Namespace lacks
+    the label, so a namespace created from the policy would match nothing."""
+    got = import_text(cluster(0).text(), tmp_path / "p")
+    named = [d for d in got.result.diagnostics if d.message.startswith("Namespace ads-jobs:")]
+    assert [(d.rule, d.path) for d in named] == [("import-field-changes", "metadata.labels")]
+    assert "team=ads" in named[0].message and "ClusterQueue ads" in named[0].message
+    assert named[0].span.file.endswith("teams.yaml") and named[0].span.line > 0
+
+
+def test_a_queue_infer_leaves_out_is_named_once(tmp_path: Path) -> None:
+    """Seed 6: a Volcano queue bound to no single pool was named by infer ("binds to no single
+    imported pool") and again by the round trip ("does not render it")."""
+    got = import_text(cluster(6).text(), tmp_path / "p")
+    left = "import-object-not-adopted: Queue "
+    queues = Counter(f.split(":")[1] for f in got.found if f.startswith(left))
+    assert queues and set(queues.values()) == {1}, queues
+
+
+def test_a_dump_without_the_gpu_operator_configs_names_them_missing(tmp_path: Path) -> None:
+    """Seed 3 as docs/adopt.md's first dump command wrote it (no ConfigMaps): the MIG pool's
+    layout is unknown; import named only the ClusterQueue fields the render changes, as if the
+    cluster were wrong, not the mig-parted config the nodes name."""
+    generated = cluster(3)
+    kept = [o for o in generated.objects if o["kind"] not in ("ConfigMap", "ClusterPolicy")]
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": kept})
+    got = import_text(text, tmp_path / "p")
+    missing = [d for d in got.result.diagnostics if d.rule == "import-config-missing"]
+    assert [d.message.split(":")[0] for d in missing] == ["Node ip-10-1-0-140.ec2.internal"]
+    assert "'h100-shared-layout'" in missing[0].message and missing[0].span.line > 0
+    assert missing[0].severity.name == "ERROR"  # the import exits 1
+
+
+def test_time_slicing_flags_left_out_are_the_device_plugins_false(tmp_path: Path) -> None:
+    """Seed 9: the time-slicing config leaves renameByDefault and failRequestsGreaterThanOne
+    out, as NVIDIA's examples do; the device plugin reads them as false, which the render
+    writes: no change (import reported both as the first sync's)."""
+    got = import_text(cluster(9).text(), tmp_path / "p")
+    assert not [f for f in got.found if "ConfigMap" in f.split(":")[1]], got.found
