@@ -1,0 +1,69 @@
+"""Bugs the generated policies found (tests/generated/policygen.py), each as the small policy
+edit that shows it, so the regression test does not depend on the generator's draw."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from hetgitops import api
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _bundled(tmp_path: Path) -> Path:
+    policy = tmp_path / "policy"
+    shutil.copytree(REPO / "policies", policy)
+    return policy
+
+
+def test_fair_sharing_weights_pass_the_kueue_output_checks(tmp_path: Path) -> None:
+    """Seed 12: every policy with a team's or cohort's fairSharingWeight failed `validate`
+    with crd-schema errors: the compiler writes `spec.fairSharing.weight` on the ClusterQueue
+    and the Cohort (Kueue v0.19.2 apis/kueue/v1beta2/clusterqueue_types.go:150,
+    cohort_types.go:71), but hetgitops' target schemas did not allow it."""
+    policy = _bundled(tmp_path)
+    fleet = policy / "fleet.yaml"
+    fleet.write_text(
+        fleet.read_text()
+        .replace("  kueue:\n    queueingStrategy: BestEffortFIFO\n",
+                 "  kueue:\n    queueingStrategy: BestEffortFIFO\n"
+                 "    configuration: {fairSharing: true}\n")
+        .replace("    - name: training\n      parent: ai-centre\n",
+                 "    - name: training\n      parent: ai-centre\n      fairSharingWeight: 2\n")
+    )  # fmt: skip
+    teams = policy / "teams" / "training.yaml"
+    teams.write_text(
+        teams.read_text().replace(
+            "  volcano: {weight: 4}\n", "  volcano: {weight: 4}\n  kueue: {fairSharingWeight: 500m}\n"
+        )
+    )
+    result = api.render([policy])
+    assert [d for d in result.diagnostics if d.severity.name == "ERROR"] == []
+    specs = {(m.kind, m.name): m.obj.get("spec") for m in result.manifests}
+    assert specs["ClusterQueue", "pretraining"]["fairSharing"] == {"weight": "500m"}
+    assert specs["Cohort", "training"]["fairSharing"] == {"weight": "2"}
+
+
+def test_koordinator_namespaces_do_not_follow_the_policy_order(tmp_path: Path) -> None:
+    """Seed 4: the ElasticQuota's namespaces annotation listed the team's namespaces in the
+    policy's order; import writes them sorted, so the round trip changed the annotation.
+    Koordinator reads it as a set (quota_topology.go:74-79 binds each namespace once)."""
+    policy = _bundled(tmp_path)
+    teams = policy / "teams" / "others.yaml"
+    teams.write_text(
+        teams.read_text().replace(
+            "namespaces: [serving, serving-canary]", "namespaces: [serving-canary, serving]"
+        )
+    )
+    options = api.Options(check_output=False, targets=("core", "kueue", "koordinator"))
+    annotations = [
+        m.obj["metadata"].get("annotations", {})
+        for m in api.render([policy], options).manifests
+        if m.kind == "ElasticQuota"
+    ]
+    found = [
+        json.loads(v) for a in annotations for k, v in a.items() if k.endswith("/namespaces")
+    ]
+    assert ["serving", "serving-canary"] in found
