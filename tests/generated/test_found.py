@@ -67,3 +67,29 @@ def test_koordinator_namespaces_do_not_follow_the_policy_order(tmp_path: Path) -
         json.loads(v) for a in annotations for k, v in a.items() if k.endswith("/namespaces")
     ]
     assert ["serving", "serving-canary"] in found
+
+
+def _round_trip(policy: Path, tmp_path: Path) -> list[str]:
+    """policy -> render -> the cluster's objects -> import: the round trip's error findings."""
+    import yaml
+
+    from adopt.test_import import _as_cluster
+    from hetgitops.adopt import sources
+    from hetgitops.adopt.run import import_objects
+
+    objects = [o for o in _as_cluster(api.render([policy])) if isinstance(o.get("kind"), str)]
+    read = sources.Read()
+    sources.from_text("rendered.yaml", "---\n".join(yaml.safe_dump(o) for o in objects), read)
+    result = import_objects(read, tmp_path / "imported", cluster="lab")
+    return [d.message for d in result.diagnostics if d.severity.name == "ERROR"]
+
+
+def test_a_mig_config_without_device_filter_imports_without_pci_ids(tmp_path: Path) -> None:
+    """Seed 0: a MIG card the catalogue knows (with pciDeviceIds) on a cluster whose
+    mig-parted config names no device-filter: import wrote the catalogue's ids, so the first
+    sync would add a device-filter to every entry of the ConfigMap."""
+    policy = _bundled(tmp_path)
+    cards = policy / "cards" / "nvidia.yaml"
+    cards.write_text(cards.read_text().replace('  pciDeviceIds: ["0x233010DE"]\n', ""))
+    found = _round_trip(policy, tmp_path)
+    assert [m for m in found if "device-filter" in m] == []

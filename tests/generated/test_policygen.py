@@ -26,13 +26,11 @@ SLOW = list(range(10, 110))
 ROUND_TRIP_SLOW = list(range(10, 60))
 # What the round trip may report on a generated fleet: the constructs import cannot read back
 # yet, each an error finding located at the written policy, by (object kind, field fragment).
-# Seeds 0-59 (the counts are findings): a MIG card matched to the catalogue gains its
-# pciDeviceIds, so mig-parted's device-filter appears (76); a quota's lendingLimit 0 beside a
+# Seeds 0-59 (the counts are findings): a quota's lendingLimit 0 beside a
 # pool's lending.maxPercent is not written back (32); a Volcano queue of a pool whose queues
 # are not all reclaimable comes back reclaimable (18); a Koordinator cohort's cpu/memory max,
 # summed from per-card amounts import re-derives, moves by a few units (18).
 CANNOT_READ_BACK = (
-    ("ConfigMap", "device-filter"),
     ("ClusterQueue", ".lendingLimit"),
     ("Queue", "spec.reclaimable"),
     ("ElasticQuota", "spec.max."),
