@@ -77,7 +77,9 @@ def _round_trip(policy: Path, tmp_path: Path) -> list[str]:
     from hetgitops.adopt import sources
     from hetgitops.adopt.run import import_objects
 
-    objects = [o for o in _as_cluster(api.render([policy])) if isinstance(o.get("kind"), str)]
+    rendered = api.render([policy])
+    assert not rendered.failed(), [d.message for d in rendered.diagnostics]
+    objects = [o for o in _as_cluster(rendered) if isinstance(o.get("kind"), str)]
     read = sources.Read()
     sources.from_text("rendered.yaml", "---\n".join(yaml.safe_dump(o) for o in objects), read)
     result = import_objects(read, tmp_path / "imported", cluster="lab")
@@ -93,3 +95,21 @@ def test_a_mig_config_without_device_filter_imports_without_pci_ids(tmp_path: Pa
     cards.write_text(cards.read_text().replace('  pciDeviceIds: ["0x233010DE"]\n', ""))
     found = _round_trip(policy, tmp_path)
     assert [m for m in found if "device-filter" in m] == []
+
+
+def test_a_mig_pools_percentage_is_kept_when_no_team_holds_slices(tmp_path: Path) -> None:
+    """Seed 0: a MIG pool with lending.maxPercent where teams hold only whole cards: every
+    MIG resource's entry is 0 with lendingLimit 0 (what any percentage gives), import wrote
+    no percentage, and the written policy dropped those lendingLimits (and the cpu and memory
+    ones they bound) from the ClusterQueues."""
+    policy = _bundled(tmp_path)
+    teams = policy / "teams" / "others.yaml"
+    teams.write_text(
+        teams.read_text()
+        .replace("      cards: 16\n      mig: {1g.10gb: 56, 3g.40gb: 24}\n", "      cards: 16\n")
+        .replace("    - pool: h100-infer\n      mig: {1g.10gb: 28}\n", "")
+    )
+    serving = policy / "profiles" / "serving.yaml"  # its 1g.10gb slice: nobody holds one now
+    serving.write_text(serving.read_text().split("---\n")[0])
+    found = _round_trip(policy, tmp_path)
+    assert [m for m in found if "ClusterQueue" in m and "lendingLimit" in m] == []

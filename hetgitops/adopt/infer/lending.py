@@ -14,6 +14,7 @@ from hetgitops.adopt.infer.pools import Pool, pool_refs
 from hetgitops.adopt.sources import Imported
 from hetgitops.adopt.volcano import VOLCANO, leaf_pools
 from hetgitops.compilers.kueue_queues import queue_flavors
+from hetgitops.model import mig
 
 HOST = ("cpu", "memory")
 QUANTITY_LIMITS = ("borrowingLimit", "lendingLimit")
@@ -117,9 +118,18 @@ def _entries(
 def _lend_percent(pool: Pool, entries: Sequence[Entry]) -> int | None:
     """The one percentage (round ones first) that gives the lendingLimit of every claimed
     accelerator resource a quota limit does not bound; None when one of them has none or
-    there is no such resource."""
+    there is no such resource. When the only such resources are the pool's own with a
+    nominal quota of 0 and a lendingLimit (0: what any percentage gives them), the pool has
+    a percentage the objects cannot tell apart: 100."""
     seen: list[tuple[int, int]] = []
+    own = {pool.main_resource, *(mig.resource_name(p) for p in pool.mig_profiles)}
+    zero_lent = False
     for resources in entries:
+        zero_lent = zero_lent or any(
+            n in own and not whole(r.get("nominalQuota")) and r.get("lendingLimit") is not None
+            for n, r in resources.items()
+            if n not in HOST
+        )
         claimed = {
             n: whole(r.get("nominalQuota"))
             for n, r in resources.items()
@@ -134,7 +144,7 @@ def _lend_percent(pool: Pool, entries: Sequence[Entry]) -> int | None:
                 return None
             seen.append((nominal, whole(limit)))
     if not seen:
-        return None
+        return 100 if zero_lent else None
     fits = [p for p in range(101) if all(n * p // 100 == lent for n, lent in seen)]
     for grain in (25, 10, 5, 1):
         round_ones = [p for p in fits if p % grain == 0]
