@@ -36,7 +36,8 @@ def test_fair_sharing_weights_pass_the_kueue_output_checks(tmp_path: Path) -> No
     teams = policy / "teams" / "training.yaml"
     teams.write_text(
         teams.read_text().replace(
-            "  volcano: {weight: 4}\n", "  volcano: {weight: 4}\n  kueue: {fairSharingWeight: 500m}\n"
+            "  volcano: {weight: 4}\n",
+            "  volcano: {weight: 4}\n  kueue: {fairSharingWeight: 500m}\n",
         )
     )
     result = api.render([policy])
@@ -63,9 +64,7 @@ def test_koordinator_namespaces_do_not_follow_the_policy_order(tmp_path: Path) -
         for m in api.render([policy], options).manifests
         if m.kind == "ElasticQuota"
     ]
-    found = [
-        json.loads(v) for a in annotations for k, v in a.items() if k.endswith("/namespaces")
-    ]
+    found = [json.loads(v) for a in annotations for k, v in a.items() if k.endswith("/namespaces")]
     assert ["serving", "serving-canary"] in found
 
 
@@ -113,3 +112,20 @@ def test_a_mig_pools_percentage_is_kept_when_no_team_holds_slices(tmp_path: Path
     serving.write_text(serving.read_text().split("---\n")[0])
     found = _round_trip(policy, tmp_path)
     assert [m for m in found if "ClusterQueue" in m and "lendingLimit" in m] == []
+
+
+def test_an_isolated_pool_of_teams_in_no_cohort_is_read_back_isolated(tmp_path: Path) -> None:
+    """Seed 27: an isolated pool whose teams are in no cohort (no Kueue limit says it): import
+    wrote it not isolated, so its Volcano queues came back reclaimable."""
+    policy = _bundled(tmp_path)
+    pools = policy / "pools" / "dev.yaml"
+    pools.write_text(
+        pools.read_text().replace(
+            "    - {names: mlu-370-01, zone: zone-c, rack: rack-c03}\n",
+            "    - {names: mlu-370-01, zone: zone-c, rack: rack-c03}\n  isolated: true\n",
+        )
+    )
+    teams = policy / "teams" / "others.yaml"
+    teams.write_text(teams.read_text().replace("  namespaces: [research, research-sandbox]\n  cohort: research\n", "  namespaces: [research, research-sandbox]\n"))  # fmt: skip
+    found = _round_trip(policy, tmp_path)
+    assert [m for m in found if "reclaimable" in m] == []

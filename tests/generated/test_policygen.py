@@ -138,7 +138,11 @@ def test_render_import_render_of_a_generated_policy(seed: int, tmp_path: Path) -
     result = import_objects(read, tmp_path / "imported", cluster="lab")
     assert result.rendered is not None and not result.rendered.failed(), (
         seed,
-        [f"{d.rule}: {d.message}" for d in result.rendered.diagnostics if d.severity.name == "ERROR"]
+        [
+            f"{d.rule}: {d.message}"
+            for d in result.rendered.diagnostics
+            if d.severity.name == "ERROR"
+        ]
         if result.rendered
         else None,
     )
@@ -185,7 +189,9 @@ def _shuffled(value: Any, r: random.Random) -> Any:
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("seed", _seeds(QUICK[:3], SLOW[:40]))

@@ -62,7 +62,8 @@ class Lending:
 def pool_lending(by_kind: Mapping[str, list[Imported]], cards: Cards) -> Lending:
     """`isolated` when every resource of every cohort member's entry (cpu, memory, the card
     resources, the zero entries of resources the pool lacks) borrows and lends 0 and every
-    Volcano queue bound to the pool is not reclaimable; else `lending.maxPercent` when one
+    Volcano queue bound to the pool is not reclaimable (or, with no cohort member there,
+    when every such queue is not reclaimable); else `lending.maxPercent` when one
     percentage gives every lendingLimit of the resources no quota limit bounds (a MIG pool's
     other profiles and whole cards), as the render computes them: floor(nominal x p / 100)."""
     flavor_pool = {p.pool.flavor.name: p for p in cards.pools if p.pool.flavor is not None}
@@ -84,6 +85,12 @@ def pool_lending(by_kind: Mapping[str, list[Imported]], cards: Cards) -> Lending
         if percent is not None:
             percents[flavor] = percent
             spec.setdefault(pool.name, {})["lending"] = {"maxPercent": percent}
+    for flavor, carded in sorted(flavor_pool.items()):
+        # No team there is in a cohort, so no Kueue limit tells: the Volcano queues do (an
+        # isolated pool's are not reclaimable, volcano_quota._leaf).
+        if flavor not in entries and reclaimable.get(carded.pool.name) == {False}:
+            isolated.add(flavor)
+            spec.setdefault(carded.pool.name, {})["isolated"] = True
     return Lending(tuple(_lent(p, isolated, percents) for p in cards.pools), spec)
 
 
