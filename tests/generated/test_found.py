@@ -129,3 +129,23 @@ def test_an_isolated_pool_of_teams_in_no_cohort_is_read_back_isolated(tmp_path: 
     teams.write_text(teams.read_text().replace("  namespaces: [research, research-sandbox]\n  cohort: research\n", "  namespaces: [research, research-sandbox]\n"))  # fmt: skip
     found = _round_trip(policy, tmp_path)
     assert [m for m in found if "reclaimable" in m] == []
+
+
+def test_mig_only_quotas_lending_unlike_amounts_keep_the_pools_percentage(
+    tmp_path: Path,
+) -> None:
+    """Seed 34: a team's MIG-only quota on a pool with lending.maxPercent 50 lends 0 of its
+    one 3g.40gb and 1 of its three 1g.10gb. Import read those limits as the quota's own, found
+    no percentage, and wrote neither: the ClusterQueue's lendingLimits and the Volcano queue's
+    guarantee changed on the first sync."""
+    policy = _bundled(tmp_path)
+    teams = policy / "teams" / "others.yaml"
+    teams.write_text(
+        teams.read_text()
+        .replace("      cards: 16\n      mig: {1g.10gb: 56, 3g.40gb: 24}\n", "      cards: 16\n")
+        .replace("      mig: {1g.10gb: 28}\n", "      mig: {1g.10gb: 3, 3g.40gb: 1}\n")
+    )
+    serving = policy / "profiles" / "serving.yaml"
+    serving.write_text(serving.read_text().split("---\n")[0])
+    found = _round_trip(policy, tmp_path)
+    assert [m for m in found if "lendingLimit" in m or "guarantee" in m] == []

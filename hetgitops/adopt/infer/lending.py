@@ -132,24 +132,17 @@ def _lend_percent(pool: Pool, entries: Sequence[Entry]) -> int | None:
     own = {pool.main_resource, *(mig.resource_name(p) for p in pool.mig_profiles)}
     zero_lent = False
     for resources in entries:
-        zero_lent = zero_lent or any(
-            n in own and not whole(r.get("nominalQuota")) and r.get("lendingLimit") is not None
-            for n, r in resources.items()
-            if n not in HOST
-        )
-        claimed = {
-            n: whole(r.get("nominalQuota"))
-            for n, r in resources.items()
-            if n not in HOST and whole(r.get("nominalQuota"))
-        }
-        bound = {pool.main_resource} if pool.main_resource in claimed else set(claimed)
-        for name, nominal in claimed.items():
+        accelerators = {n: r for n, r in resources.items() if n not in HOST}
+        bound = _quota_bound(pool, accelerators)
+        for name, entry in accelerators.items():
+            nominal, limit = whole(entry.get("nominalQuota")), entry.get("lendingLimit")
             if name in bound:
                 continue
-            limit = resources[name].get("lendingLimit")
-            if limit is None:
+            if nominal and limit is None:
                 return None
-            seen.append((nominal, whole(limit)))
+            if nominal:
+                seen.append((nominal, whole(limit)))
+            zero_lent = zero_lent or (name in own and limit is not None)
     if not seen:
         return 100 if zero_lent else None
     fits = [p for p in range(101) if all(n * p // 100 == lent for n, lent in seen)]
@@ -158,6 +151,17 @@ def _lend_percent(pool: Pool, entries: Sequence[Entry]) -> int | None:
         if round_ones:
             return max(round_ones)
     return None
+
+
+def _quota_bound(pool: Pool, accelerators: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The claimed resources a quota's own lendingLimit may bound: its card resource; for a
+    MIG-only quota each profile it claims, when they all say one lendingLimit (a quota's
+    limit is one number: profiles lending unlike amounts follow the pool's percentage)."""
+    claimed = {n for n, r in accelerators.items() if whole(r.get("nominalQuota"))}
+    if pool.main_resource in claimed:
+        return {pool.main_resource}
+    limits = {str(accelerators[n].get("lendingLimit")) for n in claimed}
+    return claimed if len(limits) == 1 else set()
 
 
 def _reclaimable_by_pool(
