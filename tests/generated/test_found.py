@@ -149,3 +149,25 @@ def test_mig_only_quotas_lending_unlike_amounts_keep_the_pools_percentage(
     serving.write_text(serving.read_text().split("---\n")[0])
     found = _round_trip(policy, tmp_path)
     assert [m for m in found if "lendingLimit" in m or "guarantee" in m] == []
+
+
+def test_lending_limits_under_mig_strategy_single_weigh_the_slice(tmp_path: Path) -> None:
+    """Seed 37: under migStrategy single a MIG pool's nvidia.com/gpu counts slices; import
+    weighed a lent slice as a whole card when reading cpuPerCard back from the cpu
+    lendingLimit, wrote a per-card amount no render gives (16333333334n), and every cpu and
+    memory quota of the team moved by one on the first sync."""
+    policy = tmp_path / "policy"
+    shutil.copytree(REPO / "tests/cases/render/mig-single/policy", policy)
+    fleet = policy / "fleet.yaml"
+    fleet.write_text(fleet.read_text() + "  cohorts: [{name: lab}]\n")
+    teams = policy / "teams.yaml"
+    teams.write_text(
+        teams.read_text()
+        .replace("  quotas:\n", "  cohort: lab\n  quotas:\n")
+        .replace("mig: {1g.5gb: 112}", "mig: {1g.5gb: 110}\n      lendingLimit: 9")
+        + "---\napiVersion: hetgitops.io/v1alpha1\nkind: Team\nmetadata: {name: other}\n"
+        "spec:\n  namespaces: [other]\n  cohort: lab\n  tiers: [batch]\n"
+        "  quotas:\n    - {pool: a100-slices, mig: {1g.5gb: 2}}\n"
+    )
+    found = _round_trip(policy, tmp_path)
+    assert found == []
