@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,8 @@ class _Gen:
             self.targets.append("volcano")
         if r.random() < 0.4:
             self.targets.append("koordinator")
+        if r.random() < 0.2:
+            self.targets.append(r.choice(["monitoring", "drift-rbac"]))
         self.mig_strategy = r.choice(["mixed", "mixed", "single"])
         self.fair = r.random() < 0.4
         spec: Doc = {
@@ -226,6 +229,8 @@ class _Gen:
         elif kind in ("timeslicing", "mps"):
             replicas = r.choice([2, 4])
             spec["timeSlicing" if kind == "timeslicing" else "mps"] = {"replicas": replicas}
+            if kind == "timeslicing" and r.random() < 0.3:
+                spec["timeSlicing"]["renameByDefault"] = True
             free = {"cards": cards * replicas}
         self.whole[card] = min(self.whole.get(card, whole), whole)
         self.pools[name] = _doc("Pool", name, spec)
@@ -322,6 +327,11 @@ class _Gen:
             take = r.randint(1, cards)
             free["cards"] -= take
             entry["cards"] = take
+            coefficient = CARDS[self.pools[pool]["spec"]["cardType"]][7]
+            if len(free) == 1 and take > 1 and r.random() < 0.2:
+                # performance units: floor(units / coefficient) cards, here `take` exactly
+                entry["normalized"] = float(Decimal(take) * Decimal(str(coefficient)))
+                del entry["cards"]
         mig = {p: n for p, n in free.items() if p != "cards" and n > 0}
         if mig and r.random() < 0.8:
             chosen = {}
@@ -404,7 +414,7 @@ class _Gen:
                            "head": {"cpu": 2, "memory": "8Gi"}}  # fmt: skip
             spec["requirements"]["cardsPerNode"] = 1
         if self.topology and r.random() < 0.4:
-            spec["topology"] = {"preferred": r.choice(self.topology)}
+            spec["topology"] = {r.choice(["preferred", "required"]): r.choice(self.topology)}
         return _doc("WorkloadProfile", f"{framework}-profile", spec)
 
 

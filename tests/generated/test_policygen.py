@@ -65,7 +65,8 @@ def test_the_sweep_covers_the_language() -> None:
         "mig:mixed", "mig+whole", "timeSlicing", "mps", "topology", "no-topology",
         "cohort-depth:1", "cohort-depth:2", "cohort-depth:3", "borrowingLimit", "lendingLimit",
         "isolated", "tainted", "fairSharing", "preemption", "target:volcano",
-        "target:koordinator", "kueue-only", "migProfile",
+        "target:koordinator", "kueue-only", "migProfile", "normalized", "renameByDefault",
+        "topology:required", "target:monitoring", "target:drift-rbac",
         *(f"framework:{f}" for f in ("job", "jobset", "pytorchjob", "volcano-job",
                                       "leaderworkerset", "deployment", "rayjob", "raycluster",
                                       "rayservice")),
@@ -89,14 +90,16 @@ def _constructs(docs: dict[str, list[dict[str, Any]]]) -> set[str]:
             if used and len(used) < spec["cardsPerNode"]:
                 out.add("mig+whole")
         out |= {k for k in ("timeSlicing", "mps", "isolated") if k in spec}
+        out |= {"renameByDefault"} if spec.get("timeSlicing", {}).get("renameByDefault") else set()
         out |= {"tainted"} if "taints" in spec and not spec.get("isolated") else set()
     for team in docs["teams.yaml"]:
         out |= {"preemption"} if "preemption" in team["spec"] else set()
-        out |= {k for q in team["spec"]["quotas"] for k in ("borrowingLimit", "lendingLimit")
-                if k in q}  # fmt: skip
+        keys = ("borrowingLimit", "lendingLimit", "normalized")
+        out |= {k for q in team["spec"]["quotas"] for k in keys if k in q}
     for profile in docs["profiles.yaml"]:
         out.add(f"framework:{profile['spec']['framework']}")
         out |= {"migProfile"} if "migProfile" in profile["spec"]["requirements"] else set()
+        out |= {f"topology:{k}" for k in profile["spec"].get("topology", {})}
     return out
 
 
