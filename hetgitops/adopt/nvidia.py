@@ -182,6 +182,18 @@ def mig_layout(
     return {"configName": name, "devices": devices}
 
 
+def mig_unfiltered(configs: GpuConfigs, members: Sequence[Imported]) -> bool:
+    """Whether the mig-parted config the members' label names has MIG entries and none of
+    them carries a `device-filter` (the render writes one per entry from the card type's
+    pciDeviceIds, so such a pool's card type must be written without them)."""
+    name = nodeinfo.most_common(
+        n.labels.get(MIG_LABEL, "") for n in members if MIG_LABEL in n.labels
+    )
+    entries = [e for e in configs.mig.get(str(name or ""), []) if isinstance(e, Mapping)]
+    enabled = [e for e in entries if e.get("mig-enabled")]
+    return bool(enabled) and not any(e.get("device-filter") for e in entries)
+
+
 def sharing(configs: GpuConfigs, members: Sequence[Imported]) -> tuple[str, dict[str, Any]] | None:
     """('timeSlicing' | 'mps', the pool's setting) for the device-plugin config its nodes use."""
     name = nodeinfo.most_common(

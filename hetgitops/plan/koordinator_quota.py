@@ -189,9 +189,11 @@ def _cohort_chain(policy: Policy, cohort: str) -> list[str]:
 
 def _bound_namespaces(policy: Policy, team: Team, pool: str) -> tuple[str, ...]:
     """A namespace binds to one quota only (quota_topology.go:74-79), so the team's namespaces
-    go on its first pool's leaf: the quota of its pods without a quota label."""
+    go on its first pool's leaf: the quota of its pods without a quota label. Sorted: the
+    annotation is a set to Koordinator, and import writes a team's namespaces sorted, so the
+    written policy renders the annotation the cluster holds whatever order the policy lists."""
     plans = team_plan(policy, team)
-    return team.namespaces if plans and plans[0].pool.name == pool else ()
+    return tuple(sorted(team.namespaces)) if plans and plans[0].pool.name == pool else ()
 
 
 def _leaf(policy: Policy, tree: TreePlan, plan: QueuePlan) -> QuotaNode:

@@ -25,7 +25,10 @@ SCENARIOS = ["bundled", *sorted(p.parent.name for p in CASES.glob("*/policy"))]
 Objects = dict[tuple[str, str], dict[str, Any]]
 
 
-def _policy(scenario: str) -> Path:
+def _policy(scenario: str | Path) -> Path:
+    """A scenario's folder; a Path is a policy folder already (tests/generated passes one)."""
+    if isinstance(scenario, Path):
+        return scenario
     return REPO / "policies" if scenario == "bundled" else CASES / scenario / "policy"
 
 
@@ -89,7 +92,7 @@ def _kueue_ceilings(objs: Objects) -> dict[tuple[str, str, str], tuple[int, int,
     return found
 
 
-def _render(scenario: str) -> tuple[Objects, list[Diagnostic]]:
+def _render(scenario: str | Path) -> tuple[Objects, list[Diagnostic]]:
     result = api.render([_policy(scenario)], api.Options(check_output=False))
     assert not result.failed()
     objs = {(m.kind, m.name): dict(m.obj) for m in result.manifests if m.applied}
@@ -101,7 +104,7 @@ def _pool(flavor: str) -> str:
     return stem if len(digest) == 8 else flavor
 
 
-def _renders_both(scenario: str) -> bool:
+def _renders_both(scenario: str | Path) -> bool:
     """The Fleet's targets hold kueue and volcano (a scenario without both has no twins)."""
     fleets = [
         doc
@@ -118,6 +121,11 @@ TWINS = [s for s in SCENARIOS if _renders_both(s)]
 
 @pytest.mark.parametrize("scenario", TWINS)
 def test_volcano_and_kueue_ceilings_agree(scenario: str) -> None:
+    check_volcano_twin(scenario)
+
+
+def check_volcano_twin(scenario: str | Path) -> None:
+    """The Volcano twin of one scenario (or policy folder); tests/generated runs it too."""
     objs, diagnostics = _render(scenario)
     queues = {name: o["spec"] for (kind, name), o in objs.items() if kind == "Queue"}
     assert queues and any(kind == "ClusterQueue" for kind, _ in objs), scenario
@@ -229,7 +237,7 @@ def _label(obj: dict[str, Any], suffix: str) -> str | None:
     return next((v for k, v in labels.items() if k.endswith(suffix) and "hetgitops" in k), None)
 
 
-def _with_koordinator(scenario: str) -> tuple[Objects, list[Diagnostic]]:
+def _with_koordinator(scenario: str | Path) -> tuple[Objects, list[Diagnostic]]:
     options = api.Options(check_output=False, targets=("core", "kueue", "koordinator"))
     result = api.render([_policy(scenario)], options)
     assert not result.failed(), scenario
@@ -239,6 +247,10 @@ def _with_koordinator(scenario: str) -> tuple[Objects, list[Diagnostic]]:
 
 @pytest.mark.parametrize("scenario", KUEUE_SCENARIOS)
 def test_koordinator_and_kueue_ceilings_agree(scenario: str) -> None:
+    check_koordinator_twin(scenario)
+
+
+def check_koordinator_twin(scenario: str | Path) -> None:
     """min = nominal, max = Kueue's ceiling, allow-lent-resource = Kueue lends any of it;
     every leaf carries every resource key of its tree (min and max alike)."""
     objs, diagnostics = _with_koordinator(scenario)

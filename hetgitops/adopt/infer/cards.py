@@ -46,7 +46,7 @@ def card_types(found: Pools, catalogue: Catalogue, inferred: Inferred) -> Cards:
     for name in sorted({p.card.name for p in pools}):
         members = [p for p in pools if p.card.name == name]
         if members[0].card.known:
-            spec = dict(catalogue[name]["spec"])
+            spec = _known_card(name, members, catalogue, inferred)
         else:
             spec = _new_card(name, members, inferred)
         inferred.cards.append(document("CardType", name, spec))
@@ -61,6 +61,23 @@ def card_types(found: Pools, catalogue: Catalogue, inferred: Inferred) -> Cards:
         ),
         lifecycles,
     )
+
+
+def _known_card(
+    name: str, members: Sequence[Pool], catalogue: Catalogue, inferred: Inferred
+) -> dict[str, Any]:
+    """The catalogue's spec; without pciDeviceIds when every MIG pool of the card runs a
+    mig-parted config without device-filter (the render would add one from them)."""
+    spec = dict(catalogue[name]["spec"])
+    mig_pools = [p for p in members if "mig" in p.spec]
+    if "pciDeviceIds" in spec and mig_pools and all(p.mig_unfiltered for p in mig_pools):
+        del spec["pciDeviceIds"]
+        inferred.note(
+            "CardType",
+            name,
+            "pciDeviceIds left out: the cluster's MIG configs for it name no device-filter.",
+        )
+    return spec
 
 
 def _catalogue_table(catalogue: Catalogue, pool: Pool) -> str:

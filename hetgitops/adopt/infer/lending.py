@@ -14,6 +14,7 @@ from hetgitops.adopt.infer.pools import Pool, pool_refs
 from hetgitops.adopt.sources import Imported
 from hetgitops.adopt.volcano import VOLCANO, leaf_pools
 from hetgitops.compilers.kueue_queues import queue_flavors
+from hetgitops.model import mig
 
 HOST = ("cpu", "memory")
 QUANTITY_LIMITS = ("borrowingLimit", "lendingLimit")
@@ -61,7 +62,8 @@ class Lending:
 def pool_lending(by_kind: Mapping[str, list[Imported]], cards: Cards) -> Lending:
     """`isolated` when every resource of every cohort member's entry (cpu, memory, the card
     resources, the zero entries of resources the pool lacks) borrows and lends 0 and every
-    Volcano queue bound to the pool is not reclaimable; else `lending.maxPercent` when one
+    Volcano queue bound to the pool is not reclaimable (or, with no cohort member there,
+    when every such queue is not reclaimable); else `lending.maxPercent` when one
     percentage gives every lendingLimit of the resources no quota limit bounds (a MIG pool's
     other profiles and whole cards), as the render computes them: floor(nominal x p / 100)."""
     flavor_pool = {p.pool.flavor.name: p for p in cards.pools if p.pool.flavor is not None}
@@ -83,6 +85,12 @@ def pool_lending(by_kind: Mapping[str, list[Imported]], cards: Cards) -> Lending
         if percent is not None:
             percents[flavor] = percent
             spec.setdefault(pool.name, {})["lending"] = {"maxPercent": percent}
+    for flavor, carded in sorted(flavor_pool.items()):
+        # No team there is in a cohort, so no Kueue limit tells: the Volcano queues do (an
+        # isolated pool's are not reclaimable, volcano_quota._leaf).
+        if flavor not in entries and reclaimable.get(carded.pool.name) == {False}:
+            isolated.add(flavor)
+            spec.setdefault(carded.pool.name, {})["isolated"] = True
     return Lending(tuple(_lent(p, isolated, percents) for p in cards.pools), spec)
 
 
@@ -117,30 +125,43 @@ def _entries(
 def _lend_percent(pool: Pool, entries: Sequence[Entry]) -> int | None:
     """The one percentage (round ones first) that gives the lendingLimit of every claimed
     accelerator resource a quota limit does not bound; None when one of them has none or
-    there is no such resource."""
+    there is no such resource. When the only such resources are the pool's own with a
+    nominal quota of 0 and a lendingLimit (0: what any percentage gives them), the pool has
+    a percentage the objects cannot tell apart: 100."""
     seen: list[tuple[int, int]] = []
+    own = {pool.main_resource, *(mig.resource_name(p) for p in pool.mig_profiles)}
+    zero_lent = False
     for resources in entries:
-        claimed = {
-            n: whole(r.get("nominalQuota"))
-            for n, r in resources.items()
-            if n not in HOST and whole(r.get("nominalQuota"))
-        }
-        bound = {pool.main_resource} if pool.main_resource in claimed else set(claimed)
-        for name, nominal in claimed.items():
+        accelerators = {n: r for n, r in resources.items() if n not in HOST}
+        bound = _quota_bound(pool, accelerators)
+        for name, entry in accelerators.items():
+            nominal, limit = whole(entry.get("nominalQuota")), entry.get("lendingLimit")
             if name in bound:
                 continue
-            limit = resources[name].get("lendingLimit")
-            if limit is None:
+            if nominal and limit is None:
                 return None
-            seen.append((nominal, whole(limit)))
+            if nominal:
+                seen.append((nominal, whole(limit)))
+            zero_lent = zero_lent or (name in own and limit is not None)
     if not seen:
-        return None
+        return 100 if zero_lent else None
     fits = [p for p in range(101) if all(n * p // 100 == lent for n, lent in seen)]
     for grain in (25, 10, 5, 1):
         round_ones = [p for p in fits if p % grain == 0]
         if round_ones:
             return max(round_ones)
     return None
+
+
+def _quota_bound(pool: Pool, accelerators: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The claimed resources a quota's own lendingLimit may bound: its card resource; for a
+    MIG-only quota each profile it claims, when they all say one lendingLimit (a quota's
+    limit is one number: profiles lending unlike amounts follow the pool's percentage)."""
+    claimed = {n for n, r in accelerators.items() if whole(r.get("nominalQuota"))}
+    if pool.main_resource in claimed:
+        return {pool.main_resource}
+    limits = {str(accelerators[n].get("lendingLimit")) for n in claimed}
+    return claimed if len(limits) == 1 else set()
 
 
 def _reclaimable_by_pool(

@@ -41,6 +41,8 @@ class Pool:
     spec: Mapping[str, Any]
     # A claims pool's Kueue quota resources -> the device-plugin names they stand for.
     aliases: Mapping[str, str] = field(default_factory=dict)
+    # Its MIG config's entries name no device-filter (nvidia.mig_unfiltered).
+    mig_unfiltered: bool = False
 
     @property
     def main_resource(self) -> str:
@@ -324,7 +326,7 @@ def _pool(
     renamed = shared is not None and bool(shared[1].get("renameByDefault"))
     return Pool(
         name, card, tuple(members), flavor, cards_per_node, profiles, replicas, renamed, spec,
-        aliases,
+        aliases, layout is not None and nvidia.mig_unfiltered(gpu, members),
     )  # fmt: skip
 
 

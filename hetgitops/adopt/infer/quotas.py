@@ -168,7 +168,7 @@ def _limit_bounds(
             continue
         cards, parts = 0, Fraction(0)  # whole cards add as ints (the common case, fast)
         for value, name in zip(values, names, strict=True):
-            weight = _weight(pool.mig_table, pool.pool.replicas, name)
+            weight = _unit(pool, name)
             if weight == 1:
                 cards += whole(value)
             else:
@@ -177,6 +177,16 @@ def _limit_bounds(
         if equivalents:
             found.append(_bound(quantities.value_of(str(limit)), equivalents, host))
     return found
+
+
+def _unit(pool: LentPool, resource: str) -> Fraction:
+    """Card-equivalents of one unit of `resource` on this pool: under migStrategy single a
+    MIG pool's card resource counts its profile's instances (the largest profile's, as
+    plan.capacity.unit_weight weighs a layout of several)."""
+    profiles = pool.pool.mig_profiles
+    if pool.strategy == "single" and profiles and resource == pool.pool.card.resource:
+        return max(_share(pool.mig_table, p) for p in profiles)
+    return _weight(pool.mig_table, pool.pool.replicas, resource)
 
 
 @cache  # pure, and asked once per accelerator limit of every team: 1,000 teams
