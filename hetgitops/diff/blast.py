@@ -43,6 +43,7 @@ from hetgitops.live.workloads import (
     cluster_queue,
     finished,
     holds_quota,
+    local_queue,
     pod_finished,
     pod_node,
     pod_requests,
@@ -229,7 +230,7 @@ def _in(obj: Obj, namespace: str) -> bool:
 
 
 def _queue(workload: Obj) -> str:
-    return str((workload.get("spec") or {}).get("queueName") or "")
+    return local_queue(workload)
 
 
 NOUNS = {

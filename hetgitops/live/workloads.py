@@ -92,6 +92,12 @@ def admission(workload: Obj) -> Mapping[str, Any]:
     return (workload.get("status") or {}).get("admission") or {}
 
 
+def local_queue(workload: Obj) -> str:
+    """The LocalQueue it was submitted to (`spec.queueName`, in its own namespace), "" when
+    none."""
+    return str((workload.get("spec") or {}).get("queueName") or "")
+
+
 def cluster_queue(workload: Obj) -> str:
     """The ClusterQueue that admitted it (`status.admission.clusterQueue`), "" when none."""
     return str(admission(workload).get("clusterQueue") or "")

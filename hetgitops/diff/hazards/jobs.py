@@ -25,6 +25,7 @@ from typing import Any
 
 from hetgitops.compilers.kueue_queues import queue_flavors
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
+from hetgitops.live.workloads import local_queue
 from hetgitops.model.tolerations import tolerates
 from hetgitops.output.manifests import Manifest
 from hetgitops.plan.node_labels import pool_label
@@ -315,7 +316,7 @@ def unmatched_workload(workload: Obj, value: str) -> bool:
     some old flavor admitted and no flavor of its queue admits after the change."""
     scope = json.loads(value)
     namespace = str(workload.get("metadata", {}).get("namespace", ""))
-    local = f"{namespace}/{(workload.get('spec') or {}).get('queueName') or ''}"
+    local = f"{namespace}/{local_queue(workload)}"
     if local not in scope["queues"]:
         return False
     specs = [
