@@ -67,18 +67,18 @@ def _pools(policy: Policy, workload: Workload, team: Team) -> list[list[str]]:
     return [assigner.matching(pod_set) for pod_set in workload.pod_sets]
 
 
-def _ordered(policy: Policy, workload: Workload, team: Team) -> tuple[list[str], str | None]:
-    """The pools every pod set matches, in flavor order; else why none is answered for."""
+def _ordered(policy: Policy, workload: Workload, team: Team) -> tuple[list[str], tuple[str, str]]:
+    """The pools every pod set matches, in flavor order, and the outcome and why to answer
+    when none of them can take it: `unknown` when each pod set matches some pool but no pool
+    matches all (the model answers for one flavor per workload), else `none`."""
     matched = _pools(policy, workload, team)
     common = [p for p in (matched[0] if matched else []) if all(p in m for m in matched)]
-    if common:
-        return common, None
-    if matched and all(matched):
+    if matched and all(matched) and not common:
         names = "; ".join(
             f"{ps.name}: {', '.join(m)}" for ps, m in zip(workload.pod_sets, matched, strict=False)
         )
-        return [], words("pools-differ", pools=names)
-    return [], words("no-flavor")
+        return [], (UNKNOWN, words("pools-differ", pools=names))
+    return common, (NONE, words("no-flavor"))
 
 
 def preempt(policy: Policy, workload: Workload, holders: Iterable[Holder]) -> PreemptReport:
@@ -106,7 +106,7 @@ def preempt(policy: Policy, workload: Workload, holders: Iterable[Holder]) -> Pr
     )
     first: tuple[str, Answer] | None = None
     chosen: tuple[str, Answer] | None = None
-    pools, unanswered = _ordered(policy, workload, team)
+    pools, (outcome, why) = _ordered(policy, workload, team)
     for pool in pools:
         probe = Running(
             _name(workload),
@@ -127,8 +127,6 @@ def preempt(policy: Policy, workload: Workload, holders: Iterable[Holder]) -> Pr
                 break
     picked = chosen or first
     if picked is None:
-        outcome = UNKNOWN if unanswered and unanswered != words("no-flavor") else NONE
-        why = unanswered or words("no-flavor")
         return PreemptReport(
             _name(workload), team.name, priority, None, outcome, why=(why,), requests=requests
         )
