@@ -118,7 +118,7 @@ def register_rules(
             raise ValueError(f"rule id {rule_id!r} registered twice")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Diagnostic:
     """One finding. `rule` is a stable kebab-case id and part of the public API.
 
@@ -182,7 +182,9 @@ class Diagnostic:
 def error(
     rule: str, message: str, span: Span = NOWHERE, path: str = "", hint: str = ""
 ) -> Diagnostic:
-    return Diagnostic(rule, Severity.ERROR, message, span, path, hint)
+    return Diagnostic(
+        rule=rule, severity=Severity.ERROR, message=message, span=span, path=path, hint=hint
+    )
 
 
 def sort_unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

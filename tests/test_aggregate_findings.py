@@ -214,7 +214,7 @@ def test_focus_leaves_findings_without_contributors_alone() -> None:
     from hetgitops.diagnostics import Related, Severity, Span
 
     duplicate = Diagnostic(
-        "cohort-duplicate", Severity.ERROR, "m", Span("f.yaml", 5, 1),
+        rule="cohort-duplicate", severity=Severity.ERROR, message="m", span=Span("f.yaml", 5, 1),
         related=(Related(Span("f.yaml", 2, 1), "first declared here"),),
     )  # fmt: skip
     assert duplicate.focus(lambda span: span.line == 2) is duplicate

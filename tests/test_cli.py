@@ -177,7 +177,14 @@ def test_strict_with_warnings_from_any_source(
     broken: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     warned = api.Result(
-        [Diagnostic("pool-expiring", Severity.WARNING, "careful", Span("a.yaml", 1, 1))],
+        [
+            Diagnostic(
+                rule="pool-expiring",
+                severity=Severity.WARNING,
+                message="careful",
+                span=Span("a.yaml", 1, 1),
+            )
+        ],
         ["a.yaml"],
         1,
     )

@@ -134,9 +134,13 @@ def test_a_finding_that_spells_out_a_base_location_is_computed_again() -> None:
     record = reuse.taken(base.documents, base.files, NOW).record
     assert record is reuse
     at = Span("base/pools.yaml", 11, 7)
-    reuse.rules["label-missing"] = [Diagnostic("label-missing", Severity.ERROR, "no rack", at)]
+    reuse.rules["label-missing"] = [
+        Diagnostic(rule="label-missing", severity=Severity.ERROR, message="no rack", span=at)
+    ]
     reuse.rules["label-value-invalid"] = [
-        Diagnostic("label-value-invalid", Severity.ERROR, f"as at {at}", at)
+        Diagnostic(
+            rule="label-value-invalid", severity=Severity.ERROR, message=f"as at {at}", span=at
+        )
     ]
     taken = reuse.taken(head.documents, head.files, NOW)
     assert taken.record is None

@@ -186,7 +186,7 @@ def test_drift_ids_are_registered_with_their_severity() -> None:
 
 def test_an_unregistered_id_cannot_be_emitted() -> None:
     with pytest.raises(UnregisteredRule):
-        Diagnostic("no-such-rule", Severity.ERROR, "x")
+        Diagnostic(rule="no-such-rule", severity=Severity.ERROR, message="x")
     with pytest.raises(UnregisteredRule):
         error("node-ranges-invalid", "a misspelt id")
     assert error("node-range-invalid", "fine").rule == "node-range-invalid"

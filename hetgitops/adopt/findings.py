@@ -94,4 +94,11 @@ register_rules(
 
 def finding(rule: str, message: str, span: Span, *, path: str = "", hint: str = "") -> Diagnostic:
     severity = Severity.WARNING if rule in WARNINGS else Severity.ERROR
-    return Diagnostic(rule, severity, message, span, path, hint or _FIXES[rule])
+    return Diagnostic(
+        rule=rule,
+        severity=severity,
+        message=message,
+        span=span,
+        path=path,
+        hint=hint or _FIXES[rule],
+    )

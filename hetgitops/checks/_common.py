@@ -39,7 +39,15 @@ def finding_at(
 ) -> Diagnostic:
     """A finding at `origin` narrowed to `path` (the key itself when `key`)."""
     span, where = _located(origin, path, key)
-    return Diagnostic(rule, severity, message, span, where, hint, as_related(*related))
+    return Diagnostic(
+        rule=rule,
+        severity=severity,
+        message=message,
+        span=span,
+        path=where,
+        hint=hint,
+        related=as_related(*related),
+    )
 
 
 def note(message: str, origin: Origin, *path: PathPart, key: bool = False) -> Related:

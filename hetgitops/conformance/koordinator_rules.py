@@ -94,7 +94,11 @@ def _finding(rule: str, manifest: Manifest, path: str, message: str) -> Diagnost
     meta = _map(manifest.obj.get("metadata"))
     ref = f"{manifest.kind} {meta.get('name', '')}"
     return Diagnostic(
-        rule, Severity.ERROR, f"{ref}: {path}: {message}", manifest.origin_of(()), path
+        rule=rule,
+        severity=Severity.ERROR,
+        message=f"{ref}: {path}: {message}",
+        span=manifest.origin_of(()),
+        path=path,
     )
 
 

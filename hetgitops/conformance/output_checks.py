@@ -73,7 +73,13 @@ def _fallback_note(
         f"kubernetes-validate {k8s_schemas.package_version()} bundles no schemas for "
         f"Kubernetes {wanted[0]}.{wanted[1]}; {used}"
     )
-    return Diagnostic(K8S, Severity.WARNING, message, where, "spec.versions.kubernetes")
+    return Diagnostic(
+        rule=K8S,
+        severity=Severity.WARNING,
+        message=message,
+        span=where,
+        path="spec.versions.kubernetes",
+    )
 
 
 def _context(policy: Policy, crd_dirs: Iterable[Path]) -> _Context:
@@ -85,7 +91,8 @@ def _context(policy: Policy, crd_dirs: Iterable[Path]) -> _Context:
     if minor != wanted:
         context.notes.append(_fallback_note(policy, wanted, minor))
     context.notes.extend(
-        Diagnostic(CRD, Severity.ERROR, f"cannot read CRD file {message}") for message in unreadable
+        Diagnostic(rule=CRD, severity=Severity.ERROR, message=f"cannot read CRD file {message}")
+        for message in unreadable
     )
     return context
 
@@ -266,7 +273,13 @@ def _reported(manifest: Manifest, checked: _Checked, context: _Context) -> Itera
         return
     ref = _ref(obj)
     for rule, path, message in findings:
-        yield Diagnostic(rule, Severity.ERROR, f"{ref}: {path}: {message}", span, path)
+        yield Diagnostic(
+            rule=rule,
+            severity=Severity.ERROR,
+            message=f"{ref}: {path}: {message}",
+            span=span,
+            path=path,
+        )
 
 
 def _old_cohort_api(policy: Policy, manifests: list[Manifest]) -> Iterator[Diagnostic]:
@@ -280,11 +293,12 @@ def _old_cohort_api(policy: Policy, manifests: list[Manifest]) -> Iterator[Diagn
         for m in manifests
     ):
         yield Diagnostic(
-            kueue_rules.LIMITS,
-            Severity.ERROR,
-            "Kueue < 0.13 serves Cohort only as v1alpha1; the rendered Cohorts need Kueue 0.13+",
-            fleet.origin.at("spec", "versions", "kueue"),
-            "spec.versions.kueue",
+            rule=kueue_rules.LIMITS,
+            severity=Severity.ERROR,
+            message="Kueue < 0.13 serves Cohort only as v1alpha1; the rendered Cohorts need Kueue "
+            "0.13+",
+            span=fleet.origin.at("spec", "versions", "kueue"),
+            path="spec.versions.kueue",
         )
 
 
@@ -332,10 +346,10 @@ def check(
         found.extend(_reported(manifest, result, context))
     found.extend(
         Diagnostic(
-            CRD,
-            Severity.INFO,
-            f"no schema for {kind} ({api_version}); not validated",
-            span,
+            rule=CRD,
+            severity=Severity.INFO,
+            message=f"no schema for {kind} ({api_version}); not validated",
+            span=span,
             hint="pass --crd-dir with its CustomResourceDefinition",
         )
         for (api_version, kind), span in sorted(context.unchecked.items())

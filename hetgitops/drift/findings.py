@@ -112,7 +112,15 @@ def finding(
     hint: str = "",
     details: Sequence[str] = (),
 ) -> Diagnostic:
-    return Diagnostic(rule, severity(rule), message, span, path, hint, details=tuple(details))
+    return Diagnostic(
+        rule=rule,
+        severity=severity(rule),
+        message=message,
+        span=span,
+        path=path,
+        hint=hint,
+        details=tuple(details),
+    )
 
 
 def writers_text(writers: Iterable[Writer]) -> str:

@@ -326,12 +326,13 @@ def _duplicate_names(documents: list[Document]) -> Iterator[Diagnostic]:
             name = ("metadata", "name")
             earlier, later = first.source.at(name), doc.source.at(name)
             yield Diagnostic(
-                "duplicate-name",
-                Severity.ERROR,
-                f"{doc.kind} '{doc.name}' is defined twice, at {earlier} and at {later}",
-                later,
-                "metadata.name",
-                "object names are unique per kind across the whole policy: rename or remove one",
-                (Related(earlier, "defined here", "metadata.name"),
+                rule="duplicate-name",
+                severity=Severity.ERROR,
+                message=f"{doc.kind} '{doc.name}' is defined twice, at {earlier} and at {later}",
+                span=later,
+                path="metadata.name",
+                hint="object names are unique per kind across the whole policy: rename or remove "
+                "one",
+                related=(Related(earlier, "defined here", "metadata.name"),
                  Related(later, "and again here", "metadata.name")),
             )  # fmt: skip

@@ -29,10 +29,10 @@ def skipped_as_policy(name: str) -> bool:
 
 def skipped_file(name: str) -> Diagnostic:
     return Diagnostic(
-        "skipped-file",
-        Severity.INFO,
-        "not read: a policy file's name ends in .yaml, .yml or .json",
-        Span(name),
+        rule="skipped-file",
+        severity=Severity.INFO,
+        message="not read: a policy file's name ends in .yaml, .yml or .json",
+        span=Span(name),
         hint="rename it if it holds policy; delete it or move it out of the policy tree if not",
     )
 

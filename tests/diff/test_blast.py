@@ -73,7 +73,7 @@ WORK = LiveWork(
 
 
 def hazard(rule: str, *scope: tuple[str, str]) -> Hazard:
-    return Hazard(rule, "subject", "message", "action", scope=scope)
+    return Hazard(rule=rule, subject="subject", message="message", action="action", scope=scope)
 
 
 def test_a_flavor_rename_counts_the_work_admitted_on_the_old_flavor() -> None:

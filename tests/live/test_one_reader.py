@@ -132,7 +132,10 @@ def policy() -> Any:
 
 def _blast(workload: dict[str, Any]) -> str:
     scope = (("localqueue", f"{NAMESPACE}/{QUEUE}"),)
-    found = radius(Hazard("localqueue-removed", "s", "m", "a", scope=scope), LiveWork([workload]))
+    found = radius(
+        Hazard(rule="localqueue-removed", subject="s", message="m", action="a", scope=scope),
+        LiveWork([workload]),
+    )
     return "admitted" if found.running else "pending" if found.pending else "not counted"
 
 

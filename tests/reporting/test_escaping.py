@@ -11,7 +11,14 @@ BIDI = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: makes `lmay.exe` read as `exe.yaml`
 
 
 def _result(message: str, file: str = "p.yaml") -> Result:
-    found = Diagnostic("schema", Severity.ERROR, message, Span(file, 3, 4), "spec", "ask @infra")
+    found = Diagnostic(
+        rule="schema",
+        severity=Severity.ERROR,
+        message=message,
+        span=Span(file, 3, 4),
+        path="spec",
+        hint="ask @infra",
+    )
     return Result([found], [file], documents=1)
 
 

@@ -50,52 +50,57 @@ def fixed_result() -> Result:
     consequence of another finding, and text that needs escaping in one format or another."""
     diagnostics = [
         Diagnostic(
-            "missing-fleet",
-            Severity.ERROR,
-            "the policy has no Fleet document",
-            NOWHERE,
+            rule="missing-fleet",
+            severity=Severity.ERROR,
+            message="the policy has no Fleet document",
+            span=NOWHERE,
             hint="add a document with kind: Fleet",
         ),
-        Diagnostic("empty-policy", Severity.INFO, "no .yaml files <here>", Span("policies/x")),
         Diagnostic(
-            "duplicate-key",
-            Severity.ERROR,
-            "duplicate key 'a,b: 100%' | *not bold* `tick` <b>&amp;\nsecond line\r\x07bell",
-            Span("policies/odd, name: 1%.yaml", 4, 3),
-            "spec.a,b",
+            rule="empty-policy",
+            severity=Severity.INFO,
+            message="no .yaml files <here>",
+            span=Span("policies/x"),
         ),
         Diagnostic(
-            "schema",
-            Severity.ERROR,
-            "Pool: spec.placement: 'pack' is not one of ['binpack', 'spread']",
-            Span(POOLS, 10, 14),
-            "spec.placement",
-            "one of: binpack, spread",
+            rule="duplicate-key",
+            severity=Severity.ERROR,
+            message="duplicate key 'a,b: 100%' | *not bold* `tick` <b>&amp;\nsecond line\r\x07bell",
+            span=Span("policies/odd, name: 1%.yaml", 4, 3),
+            path="spec.a,b",
         ),
         Diagnostic(
-            "pool-expiring",
-            Severity.WARNING,
-            "pool 'a100' expires on 2027-03-31, in 11 day(s)",
-            Span(POOLS, 37, 12),
-            "spec.expires",
-            "plan the migration of its workloads now",
+            rule="schema",
+            severity=Severity.ERROR,
+            message="Pool: spec.placement: 'pack' is not one of ['binpack', 'spread']",
+            span=Span(POOLS, 10, 14),
+            path="spec.placement",
+            hint="one of: binpack, spread",
+        ),
+        Diagnostic(
+            rule="pool-expiring",
+            severity=Severity.WARNING,
+            message="pool 'a100' expires on 2027-03-31, in 11 day(s)",
+            span=Span(POOLS, 37, 12),
+            path="spec.expires",
+            hint="plan the migration of its workloads now",
             related=(Related(Span(POOLS, 3, 9), "pool 'a100' starts here"), Related(NOWHERE)),
         ),
         Diagnostic(
-            "unresolved-reference",
-            Severity.ERROR,
-            "Pool 'a100' is not defined",
-            Span("policies/teams/a.yaml", 5, 14),
-            "spec.quotas[0].pool",
-            "its document failed the schema; fix that first",
+            rule="unresolved-reference",
+            severity=Severity.ERROR,
+            message="Pool 'a100' is not defined",
+            span=Span("policies/teams/a.yaml", 5, 14),
+            path="spec.quotas[0].pool",
+            hint="its document failed the schema; fix that first",
             consequence_of=Cause(Span(POOLS, 10, 14), "schema"),
         ),
         Diagnostic(
-            "schema",
-            Severity.ERROR,
-            "Team: spec: 'quotas' is a required property",
-            Span("policies/teams/ünïcode.yaml", 7, 3),
-            "spec",
+            rule="schema",
+            severity=Severity.ERROR,
+            message="Team: spec: 'quotas' is a required property",
+            span=Span("policies/teams/ünïcode.yaml", 7, 3),
+            path="spec",
         ),
     ]
     return Result(sorted(diagnostics), ["policies/a.yaml", POOLS], documents=5)
@@ -344,7 +349,10 @@ def test_a_finding_on_a_cluster_names_it_in_every_format() -> None:
 
     span = Span("policies/teams.yaml", 4, 3)
     plain = Diagnostic(
-        "drift-missing", Severity.ERROR, "ClusterQueue ml is not in the cluster", span
+        rule="drift-missing",
+        severity=Severity.ERROR,
+        message="ClusterQueue ml is not in the cluster",
+        span=span,
     )
     on_east, on_west = plain.on_cluster("east"), plain.on_cluster("west")
     result = Result([on_east, on_west], ["policies/teams.yaml"], documents=1)
@@ -364,7 +372,9 @@ def test_a_finding_on_a_cluster_names_it_in_every_format() -> None:
 def test_sarif_describes_ids_of_stages_above_reporting() -> None:
     from hetgitops.drift.findings import RULES as DRIFT_RULES
 
-    d = Diagnostic("drift-orphan", Severity.ERROR, "x", Span("a.yaml", 1, 1))
+    d = Diagnostic(
+        rule="drift-orphan", severity=Severity.ERROR, message="x", span=Span("a.yaml", 1, 1)
+    )
     rules = json.loads(sarif.render(Result([d])))
     (entry,) = [r for r in rules["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "drift-orphan"]
     assert entry["shortDescription"]["text"] == DRIFT_RULES["drift-orphan"]

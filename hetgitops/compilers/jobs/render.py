@@ -244,7 +244,13 @@ def _template_line(exc: BaseException) -> str:
 
 def _problem(profile: WorkloadProfile, message: str) -> Diagnostic:
     span = profile.origin.at("spec", "framework")
-    return Diagnostic(TEMPLATE_RULE, Severity.ERROR, message, span, "spec.framework")
+    return Diagnostic(
+        rule=TEMPLATE_RULE,
+        severity=Severity.ERROR,
+        message=message,
+        span=span,
+        path="spec.framework",
+    )
 
 
 def _parse(text: str, name: str) -> dict[str, Any]:

@@ -12,10 +12,11 @@ def render(result: DiffResult) -> str:
     lines = [annotation(d) for d in result.introduced]
     for hazard in result.hazards:
         as_finding = Diagnostic(
-            hazard.rule,
-            Severity.WARNING,
-            f"{hazard.subject} {hazard.message}" + (f" ({hazard.live})" if hazard.live else ""),
-            hazard.span,
+            rule=hazard.rule,
+            severity=Severity.WARNING,
+            message=f"{hazard.subject} {hazard.message}"
+            + (f" ({hazard.live})" if hazard.live else ""),
+            span=hazard.span,
             hint=hazard.action,
         )
         lines.append(annotation(as_finding))

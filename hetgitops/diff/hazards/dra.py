@@ -46,15 +46,15 @@ def dra_mappings_changed(before: Sequence[Manifest], after: Sequence[Manifest]) 
     changed = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n))
     where = config if config is not None else of_kind(before, "Configuration")[0]
     yield Hazard(
-        "dra-mappings-changed",
-        "Kueue Configuration deviceClassMappings",
-        f"change for {', '.join(changed)}: Kueue reads the mappings only at start-up, so "
+        rule="dra-mappings-changed",
+        subject="Kueue Configuration deviceClassMappings",
+        message=f"change for {', '.join(changed)}: Kueue reads the mappings only at start-up, so "
         'workloads claiming a newly mapped class stay inadmissible ("DeviceClass ... is not '
         'mapped in DRA configuration") and a removed mapping keeps charging until it restarts',
-        "restart Kueue: merge kueue/kueue-configuration-dra.yaml into its Configuration "
+        action="restart Kueue: merge kueue/kueue-configuration-dra.yaml into its Configuration "
         "(Helm managerConfig.controllerManagerConfigYaml), `kubectl -n kueue-system rollout "
         "restart deployment/kueue-controller-manager`, then sync the job templates",
-        where.origin,
+        span=where.origin,
     )
 
 
@@ -76,17 +76,17 @@ def dra_pool_moved(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
         if m.name in old:
             continue
         yield Hazard(
-            "dra-pool-moved",
-            f"DeviceClass {m.name}",
-            "is new: the pools of its card type take their GPUs from the DRA driver. Jobs "
+            rule="dra-pool-moved",
+            subject=f"DeviceClass {m.name}",
+            message="is new: the pools of its card type take their GPUs from the DRA driver. Jobs "
             "rendered from the new templates claim devices instead of requesting extended "
             "resources; running pods keep the devices the device plugin gave them; the "
             "ClusterQueues charge the mapped resource, so plain extended-resource jobs for "
             "these pools are no longer admitted",
-            "1. run NVIDIA's DRA driver on the pools' nodes (ResourceSlices published); "
+            action="1. run NVIDIA's DRA driver on the pools' nodes (ResourceSlices published); "
             "2. sync the DeviceClasses; 3. merge the mappings and restart Kueue; 4. sync the "
             "ClusterQueues, claim templates and job templates; 5. once the device-plugin "
             "pods are gone, remove devices.migratingFrom: the nodes target then labels the "
             "nodes nvidia.com/gpu.deploy.device-plugin=false and the device plugin leaves",
-            m.origin,
+            span=m.origin,
         )

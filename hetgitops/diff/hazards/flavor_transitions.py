@@ -123,14 +123,15 @@ def flavor_renamed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
             f"before the sync, {drain}"
         )
         yield Hazard(
-            "kueue-flavor-renamed",
-            f"ResourceFlavor {name}",
-            f"is replaced by {successor} for pool {pool}: Kueue stops counting the workloads "
+            rule="kueue-flavor-renamed",
+            subject=f"ResourceFlavor {name}",
+            message=f"is replaced by {successor} for pool {pool}: Kueue stops counting the "
+            "workloads "
             f"admitted on {name} once no ClusterQueue names it, evicts none of them, and admits "
             f"the full quota of {successor} on the same nodes, so the pool is double-booked"
             f"{amount} until they finish; pods the scheduler cannot place then stay Pending",
-            action,
-            new[successor].origin,
+            action=action,
+            span=new[successor].origin,
             scope=(("flavor", name),),
             snippet=retiring_snippet(old[name]),
         )
@@ -168,16 +169,17 @@ def flavor_transition(before: Sequence[Manifest], after: Sequence[Manifest]) -> 
         full = _quota_text(nominal(after, name))
         kept = _quota_text(nominal(after, successor), nominal(after, name))
         yield Hazard(
-            "kueue-flavor-transition",
-            f"ResourceFlavor {name}",
-            f"retires for pool {pool}{known}: it stays in ClusterQueue(s) {queues} with its "
+            rule="kueue-flavor-transition",
+            subject=f"ResourceFlavor {name}",
+            message=f"retires for pool {pool}{known}: it stays in ClusterQueue(s) {queues} with "
+            "its "
             f"quota ({full}) and a Kueue-side nodeTaint, so Kueue admits nothing new on it "
             f"while every workload admitted there stays counted; {successor} gets {kept} "
             f"until the entry goes, so new work on the pool pends instead of double-booking",
-            f"when `hetgitops diff --kubeconfig` shows nothing admitted on {name}, remove "
+            action=f"when `hetgitops diff --kubeconfig` shows nothing admitted on {name}, remove "
             f"Pool {pool}'s spec.kueue.retiringFlavor in a change of its own (lower its "
             "`holds` to the usage diff shows to let new work in sooner)",
-            new[name].origin,
+            span=new[name].origin,
             scope=(("flavor", name),),
         )
 
@@ -205,13 +207,15 @@ def flavor_retired(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
         was = _quota_text(was_amounts, now_amounts)
         now = _quota_text(now_amounts, was_amounts)
         yield Hazard(
-            "kueue-flavor-retired",
-            f"ResourceFlavor {name}",
-            f"ends its transition for pool {pool}: {successor} goes from {was} to {now}, and "
+            rule="kueue-flavor-retired",
+            subject=f"ResourceFlavor {name}",
+            message=f"ends its transition for pool {pool}: {successor} goes from {was} to {now}, "
+            "and "
             f"whatever is still admitted on {name} stops being counted, so the pool is "
             "double-booked by that much until it finishes",
-            f"merge only when `hetgitops diff --kubeconfig` shows nothing admitted on {name}; "
+            action="merge only when `hetgitops diff --kubeconfig` shows nothing admitted on "
+            f"{name}; "
             "until then keep the entry",
-            old[name].origin,
+            span=old[name].origin,
             scope=(("flavor", name),),
         )

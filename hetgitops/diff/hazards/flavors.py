@@ -77,14 +77,16 @@ def flavor_immutable(before: Sequence[Manifest], after: Sequence[Manifest]) -> I
         ]
         if fields:
             yield Hazard(
-                "kueue-flavor-immutable",
-                f"ResourceFlavor {name}",
-                f"changes {', '.join(fields)}, which Kueue makes immutable once topologyName "
+                rule="kueue-flavor-immutable",
+                subject=f"ResourceFlavor {name}",
+                message=f"changes {', '.join(fields)}, which Kueue makes immutable once "
+                "topologyName "
                 "is set: the API server rejects the update",
-                "delete and recreate the flavor (Argo CD sync option Replace=true, or delete it "
+                action="delete and recreate the flavor (Argo CD sync option Replace=true, or "
+                "delete it "
                 "by hand and sync) while no workload is admitted on it; or give the pool a new "
                 "name so a new flavor is created",
-                new.origin,
+                span=new.origin,
             )
 
 
@@ -120,10 +122,10 @@ def flavor_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
                 "hangs, check no ClusterQueue still lists it"
             )
         yield Hazard(
-            "kueue-flavor-removed",
-            f"ResourceFlavor {name}",
-            message,
-            action,
-            old[name].origin,
+            rule="kueue-flavor-removed",
+            subject=f"ResourceFlavor {name}",
+            message=message,
+            action=action,
+            span=old[name].origin,
             scope=(("flavor", name),),
         )

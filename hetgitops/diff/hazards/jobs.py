@@ -298,15 +298,15 @@ def jobs_unmatched(
             value = json.dumps({"queues": group.queues, "was": group.was}, sort_keys=True)
             scope = (("unmatched", value),)
         yield Hazard(
-            "jobs-unmatched",
-            f"Job templates for pool {pool}",
-            f"{count} job template(s) that `hetgitops jobs` rendered before this change "
+            rule="jobs-unmatched",
+            subject=f"Job templates for pool {pool}",
+            message=f"{count} job template(s) that `hetgitops jobs` rendered before this change "
             f"({_listed(sorted(group.templates))}) select pool {pool}'s old node labels: {why}",
-            "re-render the job templates from this change (`hetgitops jobs`) and give teams "
+            action="re-render the job templates from this change (`hetgitops jobs`) and give teams "
             "the new ones; delete the pending jobs made from the old ones and resubmit them "
             "from the new; or keep the pool's name and card labels until the old templates "
             "are out of use",
-            group.span,
+            span=group.span,
             scope=scope,
         )
 

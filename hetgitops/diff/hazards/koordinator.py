@@ -84,19 +84,20 @@ def key_set_changed(before: Sequence[Manifest], after: Sequence[Manifest]) -> It
                 if part
             )
             yield Hazard(
-                "koordinator-key-set-changed",
-                f"{kind} {now.name}",
-                f"{said}: Koordinator's webhook refuses any quota whose max keys differ from "
+                rule="koordinator-key-set-changed",
+                subject=f"{kind} {now.name}",
+                message=f"{said}: Koordinator's webhook refuses any quota whose max keys differ "
+                "from "
                 "its parent's or children's, so neither the parent nor the children can be "
                 "updated first",
-                "enable ElasticQuotaEnableUpdateResourceKey on koord-manager, then sync "
+                action="enable ElasticQuotaEnableUpdateResourceKey on koord-manager, then sync "
                 + (
                     "the profile, its root, the parents and the leaves in that order"
                     if added
                     else "the leaves, the parents and the profile in that order"
                 )
                 + ", then disable the gate",
-                now.origin,
+                span=now.origin,
             )
 
 
@@ -137,13 +138,14 @@ def quota_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iter
             else ("has children until they are deleted" if parent else "may have pods bound")
         )
         yield Hazard(
-            "koordinator-quota-removed",
-            f"ElasticQuota {m.name}",
-            f"is removed, but Koordinator's webhook refuses to delete a quota that {what}; "
+            rule="koordinator-quota-removed",
+            subject=f"ElasticQuota {m.name}",
+            message=f"is removed, but Koordinator's webhook refuses to delete a quota that {what}; "
             "its pods would fall into koordinator-default-quota",
-            "move its pods to their new quota (relabel quota.scheduling.koordinator.sh/name) "
+            action="move its pods to their new quota (relabel "
+            "quota.scheduling.koordinator.sh/name) "
             "or let them finish, and move or delete its children first; then sync",
-            m.origin,
+            span=m.origin,
         )
 
 
@@ -169,7 +171,11 @@ def is_parent_flipped(before: Sequence[Manifest], after: Sequence[Manifest]) -> 
             message = "becomes a leaf; the webhook refuses it while it has children"
             action = "move its children to their new parent in one sync, then flip it in the next"
         yield Hazard(
-            "koordinator-is-parent-flipped", f"ElasticQuota {m.name}", message, action, m.origin
+            rule="koordinator-is-parent-flipped",
+            subject=f"ElasticQuota {m.name}",
+            message=message,
+            action=action,
+            span=m.origin,
         )
 
 
@@ -190,11 +196,11 @@ def tree_changed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Itera
     equals its parent's and children's."""
     for kind, m, was, now in _label_changes(before, after, (PROFILE, QUOTA), "tree-id"):
         yield Hazard(
-            "koordinator-tree-changed",
-            f"{kind} {m.name}",
-            f"changes tree-id {was or '(none)'} to {now or '(none)'}; Koordinator's "
+            rule="koordinator-tree-changed",
+            subject=f"{kind} {m.name}",
+            message=f"changes tree-id {was or '(none)'} to {now or '(none)'}; Koordinator's "
             "webhook refuses a quota whose tree id changes",
-            "create the quota under a new name in the new tree, move its pods there, then "
+            action="create the quota under a new name in the new tree, move its pods there, then "
             "remove the old quota",
-            m.origin,
+            span=m.origin,
         )

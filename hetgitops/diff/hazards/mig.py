@@ -26,13 +26,13 @@ def mig_mode_flips(drains: Sequence[Drain]) -> Iterator[Hazard]:
     for (pool, _, _), members in groups.items():
         nodes = ", ".join(d.node for d in members)
         yield Hazard(
-            "mig-mode-flip",
-            f"Pool {pool}" if pool else f"Node {members[0].node}",
-            f"flips MIG mode on node(s) {nodes}: mig-manager stops each node's GPU stack "
+            rule="mig-mode-flip",
+            subject=f"Pool {pool}" if pool else f"Node {members[0].node}",
+            message=f"flips MIG mode on node(s) {nodes}: mig-manager stops each node's GPU stack "
             "(device plugin, DCGM, GPU clients) while it reconfigures",
-            "one node at a time: cordon, drain its GPU pods, wait for "
+            action="one node at a time: cordon, drain its GPU pods, wait for "
             "nvidia.com/mig.config.state=success, uncordon",
-            members[0].span,
+            span=members[0].span,
             scope=(("nodes", ",".join(d.node for d in members)),),
         )
 
@@ -75,17 +75,18 @@ def mig_repartitions(drains: Sequence[Drain]) -> Iterator[Hazard]:
         gpus = sorted({g for d in members for g in d.gpus})
         which = f"GPU(s) {', '.join(map(str, gpus))}" if gpus else "the GPUs"
         yield Hazard(
-            "mig-repartition",
-            f"Pool {pool}" if pool else f"Node {members[0].node}",
-            f"re-partitions {which} on node(s) {nodes} ({before} -> {after}): mig-manager "
+            rule="mig-repartition",
+            subject=f"Pool {pool}" if pool else f"Node {members[0].node}",
+            message=f"re-partitions {which} on node(s) {nodes} ({before} -> {after}): mig-manager "
             "evicts no workload pod; it deletes the node's GPU Operator operand pods (device "
             "plugin, gpu-feature-discovery, DCGM, DCGM exporter) while it reconfigures, and "
             "mig-parted destroys every MIG instance on those GPUs: one a running pod still uses "
             "cannot be destroyed, so the apply fails (nvidia.com/mig.config.state=failed, the "
             "layout half applied); one no process holds is destroyed under its pod",
-            "one node at a time: cordon, drain the pods on those GPUs' MIG slices (or let them "
+            action="one node at a time: cordon, drain the pods on those GPUs' MIG slices (or let "
+            "them "
             "finish), wait for nvidia.com/mig.config.state=success, uncordon",
-            members[0].span,
+            span=members[0].span,
             scope=(
                 ("nodes", ",".join(d.node for d in members)),
                 ("pool", pool),

@@ -55,16 +55,17 @@ def strategy_single(old: Policy | None, new: Policy | None) -> Iterator[Hazard]:
         nodes = sorted(n.name for n in pool.nodes)
         resource, slices = card.resource_name, " or ".join(_profiles(pool))
         yield Hazard(
-            "mig-strategy-single",
-            f"Pool {pool.name}",
-            f"migStrategy becomes single: the device plugin advertises each MIG instance on "
+            rule="mig-strategy-single",
+            subject=f"Pool {pool.name}",
+            message="migStrategy becomes single: the device plugin advertises each MIG instance "
+            "on "
             f"the pool's {len(nodes)} node(s) ({listed_nodes(nodes)}) as {resource}, so a "
             f"whole-GPU pod ({resource}: 1) recreated there after the sync (a retry, a "
             f"rollout, a reschedule) runs on one {slices} slice, not a GPU; pods running now "
             f"keep their devices, and Kueue's {resource} quota on the pool counts slices",
-            f"before the sync, move whole-GPU work off pool {pool.name} (a queue or node "
+            action=f"before the sync, move whole-GPU work off pool {pool.name} (a queue or node "
             f"selector for a pool without MIG), or make it request a {slices} slice; or keep "
             "migStrategy mixed",
-            span,
+            span=span,
             scope=(("nodes", ",".join(nodes)), ("requests", resource)),
         )

@@ -77,16 +77,17 @@ def taint_evicts(before: Sequence[Manifest], after: Sequence[Manifest]) -> Itera
         if not added or not nodes:
             continue
         yield Hazard(
-            "taint-evicts",
-            f"NodeFeatureRule rule {name}",
-            f"adds NoExecute taint {', '.join(added)} to {len(nodes)} node(s) "
+            rule="taint-evicts",
+            subject=f"NodeFeatureRule rule {name}",
+            message=f"adds NoExecute taint {', '.join(added)} to {len(nodes)} node(s) "
             f"({', '.join(nodes[:6])}{', ...' if len(nodes) > 6 else ''}): every pod there that "
             "does not tolerate it is evicted (running jobs and gangs fail, serving replicas are "
             "recreated elsewhere or stay Pending)",
-            "add the taint as NoSchedule first, drain or finish the work on those nodes, then "
+            action="add the taint as NoSchedule first, drain or finish the work on those nodes, "
+            "then "
             "switch it to NoExecute; upgrade the GPU Operator and NFD releases with the rendered "
             "agent values before the taint lands",
-            manifest.origin,
+            span=manifest.origin,
             scope=(("nodes", ",".join(nodes)), *(("taint", t) for t in added)),
         )
 
@@ -109,13 +110,14 @@ def node_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> Itera
         if not gone:
             continue
         yield Hazard(
-            "node-removed",
-            f"NodeFeatureRule rule {name}",
-            f"no longer matches {len(gone)} node(s) ({listed_nodes(gone)}): nfd-master removes the "
+            rule="node-removed",
+            subject=f"NodeFeatureRule rule {name}",
+            message=f"no longer matches {len(gone)} node(s) ({listed_nodes(gone)}): nfd-master "
+            "removes the "
             "pool's labels from them, so Kueue stops counting them and their running pods keep "
             "running outside the pool's accounting",
-            "cordon and drain those nodes (kubectl drain) before the change lands",
-            manifest.origin,
+            action="cordon and drain those nodes (kubectl drain) before the change lands",
+            span=manifest.origin,
             scope=(("nodes", ",".join(gone)),),
         )
 
@@ -145,14 +147,16 @@ def node_moved(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterato
     rules_after = nfd_rules(after)
     for (old_rule, new_rule), nodes in sorted(moves.items()):
         yield Hazard(
-            "node-moved",
-            f"NodeFeatureRule rule {new_rule}",
-            f"takes {len(nodes)} node(s) ({listed_nodes(nodes)}) from {old_rule}: nfd-master "
+            rule="node-moved",
+            subject=f"NodeFeatureRule rule {new_rule}",
+            message=f"takes {len(nodes)} node(s) ({listed_nodes(nodes)}) from {old_rule}: "
+            "nfd-master "
             f"relabels them, so {new_rule}'s flavor admits its quota on them while the pods "
             f"admitted under {old_rule}'s flavor keep running there (double booking until they "
             f"finish; queues that no longer list {old_rule}'s flavor stop counting them)",
-            f"cordon and drain {listed_nodes(nodes)} (kubectl drain), or let their work finish, "
+            action=f"cordon and drain {listed_nodes(nodes)} (kubectl drain), or let their work "
+            "finish, "
             "before the sync; uncordon after it",
-            rules_after[new_rule][1].origin,
+            span=rules_after[new_rule][1].origin,
             scope=(("nodes", ",".join(nodes)),),
         )

@@ -41,15 +41,16 @@ def priority_class_removed(
             else ""
         )
         yield Hazard(
-            "priority-class-removed",
-            f"PriorityClass {name}",
-            "leaves the policy: running pods keep their priority, but every pod a Deployment, "
+            rule="priority-class-removed",
+            subject=f"PriorityClass {name}",
+            message="leaves the policy: running pods keep their priority, but every pod a "
+            "Deployment, "
             f"Job or JobSet creates with priorityClassName {name} from then on is refused "
             f'("no PriorityClass with name {name} was found"), so replicas and retries fail'
             f"{kueue}",
-            f"change priorityClassName {name} (and kueue.x-k8s.io/priority-class) in the "
+            action=f"change priorityClassName {name} (and kueue.x-k8s.io/priority-class) in the "
             "templates of running Deployments and jobs to the new tier before the sync",
-            old[name].origin,
+            span=old[name].origin,
             scope=(("priorityclass", name),),
         )
 
@@ -88,17 +89,17 @@ def priority_class_recreated(
         if not changed:
             continue
         yield Hazard(
-            "priority-class-recreated",
-            f"PriorityClass {name}",
-            f"changes {', '.join(changed)}, which the API server never updates: the sync "
+            rule="priority-class-recreated",
+            subject=f"PriorityClass {name}",
+            message=f"changes {', '.join(changed)}, which the API server never updates: the sync "
             "deletes and recreates the class (Argo CD Force=true,Replace=true; Flux "
             "kustomize.toolkit.fluxcd.io/force). Running pods keep the old priority until "
             "they are recreated, while Kueue re-ranks the tier's workloads at once; pods "
             "created while the class is gone are rejected (their controllers retry)",
-            "sync when few pods of the tier are being created; recreate long-running pods "
+            action="sync when few pods of the tier are being created; recreate long-running pods "
             "(serving Deployments) to take the new priority; with plain kubectl run "
             f"`kubectl replace --force -f core/priorityclass-{name}.yaml` (apply cannot change it)",
-            new.origin,
+            span=new.origin,
             # diff --kubeconfig counts the tier's controller-owned pods: what a controller
             # recreates (a retry, a rollout, a reschedule) is what the gap can refuse.
             scope=(("priorityclass", name),),

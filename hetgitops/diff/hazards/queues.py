@@ -56,14 +56,15 @@ def localqueue_removed(before: Sequence[Manifest], after: Sequence[Manifest]) ->
         others = sorted(k.split("/", 1)[1] for k in kept if k.startswith(f"{namespace}/"))
         instead = f" (it now has {', '.join(others)})" if others else " (it has no queue now)"
         yield Hazard(
-            "localqueue-removed",
-            f"LocalQueue {key}",
-            f"leaves the policy while namespace {namespace} stays{instead}: workloads that name "
+            rule="localqueue-removed",
+            subject=f"LocalQueue {key}",
+            message=f"leaves the policy while namespace {namespace} stays{instead}: workloads "
+            "that name "
             f"queue {name} stay pending forever (Kueue: LocalQueue {name} doesn't exist), and "
             "pods that Deployments or Jobs recreate with that queue-name label are never admitted",
-            f"change the kueue.x-k8s.io/queue-name of namespace {namespace}'s jobs and "
+            action=f"change the kueue.x-k8s.io/queue-name of namespace {namespace}'s jobs and "
             "Deployments to the new queue before the sync",
-            old[key].origin,
+            span=old[key].origin,
             scope=(("localqueue", key),),
         )
 
@@ -85,14 +86,15 @@ def clusterqueue_removed(before: Sequence[Manifest], after: Sequence[Manifest]) 
         cohort = spec_of(old[name]).get("cohortName")
         counted = f", and its quota still counts in cohort {cohort}" if cohort else ""
         yield Hazard(
-            "clusterqueue-removed",
-            f"ClusterQueue {name}",
-            "leaves the policy: Kueue keeps it Terminating (resource-in-use finalizer) while it "
+            rule="clusterqueue-removed",
+            subject=f"ClusterQueue {name}",
+            message="leaves the policy: Kueue keeps it Terminating (resource-in-use finalizer) "
+            "while it "
             f"has admitted workloads{counted}; its pending workloads are never admitted",
-            f"drain it first: `kubectl patch clusterqueue {name} --type merge -p "
+            action=f"drain it first: `kubectl patch clusterqueue {name} --type merge -p "
             '\'{"spec":{"stopPolicy":"HoldAndDrain"}}\'` and wait for its admitted '
             "workloads to finish, or move its teams' jobs to their new queue",
-            old[name].origin,
+            span=old[name].origin,
             scope=(("clusterqueue", name),),
         )
 
@@ -115,14 +117,15 @@ def resource_uncovered(before: Sequence[Manifest], after: Sequence[Manifest]) ->
         if not gone:
             continue
         yield Hazard(
-            "kueue-resource-uncovered",
-            f"ClusterQueue {name}",
-            f"stops covering {', '.join(gone)}: workloads that request it are never admitted "
+            rule="kueue-resource-uncovered",
+            subject=f"ClusterQueue {name}",
+            message=f"stops covering {', '.join(gone)}: workloads that request it are never "
+            "admitted "
             f"(Kueue: resource {gone[0]} unavailable in ClusterQueue); admitted ones keep "
             "running uncounted, and their pods, once gone, cannot come back",
-            "move the team's jobs and Deployments to the resources the queue covers now "
+            action="move the team's jobs and Deployments to the resources the queue covers now "
             f"({', '.join(sorted(covered)) or 'none'}) before the sync",
-            new.origin,
+            span=new.origin,
             scope=tuple(("resource", f"{name}|{r}") for r in gone),
         )
 
@@ -165,12 +168,13 @@ def namespace_removed(before: Sequence[Manifest], after: Sequence[Manifest]) -> 
             else ""
         )
         yield Hazard(
-            "namespace-removed",
-            f"Namespace {name}",
-            f"leaves the policy: {kept}{stranded}",
-            "first move or finish its workloads (or point them at another team's LocalQueue) and "
+            rule="namespace-removed",
+            subject=f"Namespace {name}",
+            message=f"leaves the policy: {kept}{stranded}",
+            action="first move or finish its workloads (or point them at another team's "
+            "LocalQueue) and "
             f"copy its data, then `kubectl delete namespace {name}`",
-            old[name].origin,
+            span=old[name].origin,
             scope=(("namespace", name),),
         )
 
@@ -211,15 +215,16 @@ def volcano_shrink_order(before: Sequence[Manifest], after: Sequence[Manifest]) 
         short = _parent_short(old, new[name], kids)
         if short:
             yield Hazard(
-                "volcano-shrink-order",
-                f"Queue {name}",
-                f"shrinks {', '.join(short)} below what its children "
+                rule="volcano-shrink-order",
+                subject=f"Queue {name}",
+                message=f"shrinks {', '.join(short)} below what its children "
                 f"({', '.join(sorted(kids))}) hold until they are updated; Volcano's webhook "
                 "refuses the parent update when it is applied first (sync waves put parents "
                 "first)",
-                "land the children's cut first (or sync the child queues before the parent), "
+                action="land the children's cut first (or sync the child queues before the "
+                "parent), "
                 "then the parent's",
-                new[name].origin,
+                span=new[name].origin,
             )
 
 

@@ -58,9 +58,9 @@ def immutable_field(
     for name, was, now in kept(before, after, kind):
         if spec_of(was).get(field) != spec_of(now).get(field):
             yield Hazard(
-                rule,
-                f"{kind} {name}",
-                f"changes spec.{field}, which Kueue's CRD makes immutable",
-                f"delete the {kind} and let the sync recreate it (Replace=true)",
-                now.origin,
+                rule=rule,
+                subject=f"{kind} {name}",
+                message=f"changes spec.{field}, which Kueue's CRD makes immutable",
+                action=f"delete the {kind} and let the sync recreate it (Replace=true)",
+                span=now.origin,
             )

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from hetgitops.diagnostics import NOWHERE, Severity, Span, register_rules
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Hazard:
     """A change that needs a human: `rule` is a stable id, `action` what to do about it."""
 

@@ -82,14 +82,14 @@ def sharing_reduced(before: Sequence[Manifest], after: Sequence[Manifest]) -> It
             continue
         nodes = rule_nodes(new_rules[name][0])
         yield Hazard(
-            "sharing-reduced",
-            f"NodeFeatureRule rule {name}",
-            f"lowers GPU sharing from {a} to {b} replicas per GPU on {len(nodes)} node(s) "
+            rule="sharing-reduced",
+            subject=f"NodeFeatureRule rule {name}",
+            message=f"lowers GPU sharing from {a} to {b} replicas per GPU on {len(nodes)} node(s) "
             f"({listed_nodes(nodes)}): the device plugin then advertises {b} per GPU while the "
             "pods already sharing each GPU keep running, so those nodes stay over-allocated until "
             "they finish and new pods wait",
-            "drain those nodes, or wait for their shared pods to finish, before the sync",
-            new_rules[name][1].origin,
+            action="drain those nodes, or wait for their shared pods to finish, before the sync",
+            span=new_rules[name][1].origin,
             scope=(("nodes", ",".join(nodes)),),
         )
 
@@ -196,15 +196,16 @@ def _started(old: Policy | None, new: Policy) -> Iterator[Hazard]:
         _, advertised = _held(new, pool, nodes, retiring)
         listed = sorted(nodes)
         yield Hazard(
-            "sharing-staged",
-            f"Pool {pool.name}",
-            f"starts a staged reduction to {pool.shared_replicas} replicas per GPU: the device "
+            rule="sharing-staged",
+            subject=f"Pool {pool.name}",
+            message=f"starts a staged reduction to {pool.shared_replicas} replicas per GPU: the "
+            "device "
             f"plugin keeps advertising {retiring} ({advertised} {resource} on {len(nodes)} "
             f"node(s)) while Kueue's quotas drop to fit {held}; nothing is evicted and what "
             f"runs above {held} stays counted, new work on the pool waits until it fits",
-            f"when `hetgitops diff --kubeconfig` on the change removing "
+            action=f"when `hetgitops diff --kubeconfig` on the change removing "
             f"spec.{field_of(pool)}.retiringReplicas says 'safe now', merge that change",
-            pool.origin.at("spec", field_of(pool), "retiringReplicas"),
+            span=pool.origin.at("spec", field_of(pool), "retiringReplicas"),
             scope=(
                 ("nodes", ",".join(listed)),
                 ("capacity", f"{resource}|{held}"),

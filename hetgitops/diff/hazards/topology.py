@@ -93,40 +93,42 @@ def topology_steps(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
         current_after, kept_after = users_after.get(name, (set(), set()))
         if name not in new and current_before:
             yield Hazard(
-                "kueue-topology-renamed",
-                f"Topology {name}",
-                f"is replaced ({', '.join(sorted(set(new) - set(old))) or 'by none'}) while "
+                rule="kueue-topology-renamed",
+                subject=f"Topology {name}",
+                message=f"is replaced ({', '.join(sorted(set(new) - set(old))) or 'by none'}) "
+                "while "
                 f"{len(current_before)} flavor(s) name it ({_listed_names(current_before)}): "
                 "those flavors are renamed, and once they and the Topology are pruned Kueue "
                 "forgets the work admitted on them and admits the new flavors' full quota on "
                 "the same nodes",
-                "add the Fleet's spec.topology.retiring entry below and each renamed pool's "
+                action="add the Fleet's spec.topology.retiring entry below and each renamed pool's "
                 "spec.kueue.retiringFlavor entry (kueue-flavor-renamed) in the same change "
                 "(step 1: the old Topology and flavors stay, admit nothing new, keep their work "
                 "counted); remove them together in a later change once `hetgitops diff "
                 "--kubeconfig` shows nothing admitted on the retiring flavors (step 2)",
-                old[name].origin,
+                span=old[name].origin,
                 snippet=topology_snippet(old[name]),
             )
         elif name in new and current_before and not current_after and kept_after:
             yield Hazard(
-                "kueue-topology-transition",
-                f"Topology {name}",
-                f"is kept as the Fleet's retiring Topology for {len(kept_after)} retiring "
+                rule="kueue-topology-transition",
+                subject=f"Topology {name}",
+                message=f"is kept as the Fleet's retiring Topology for {len(kept_after)} retiring "
                 f"flavor(s) ({_listed_names(kept_after)}): step 1 of a Topology change; their "
                 "ClusterQueues stay active and their running work stays counted",
-                "remove spec.topology.retiring with the last retiring flavor naming it, once "
+                action="remove spec.topology.retiring with the last retiring flavor naming it, "
+                "once "
                 "`hetgitops diff --kubeconfig` shows nothing admitted on those flavors",
-                new[name].origin,
+                span=new[name].origin,
             )
         elif name not in new and kept_before and not current_before:
             yield Hazard(
-                "kueue-topology-retired",
-                f"Topology {name}",
-                f"ends the Topology change (step 2): it goes with the retiring flavor(s) "
+                rule="kueue-topology-retired",
+                subject=f"Topology {name}",
+                message=f"ends the Topology change (step 2): it goes with the retiring flavor(s) "
                 f"{_listed_names(kept_before - set(by_kind(after, 'ResourceFlavor')))} that "
                 "named it; whatever is still admitted on them stops being counted",
-                "merge only when `hetgitops diff --kubeconfig` says 'safe to remove now' on "
+                action="merge only when `hetgitops diff --kubeconfig` says 'safe to remove now' on "
                 "every kueue-flavor-retired hazard of this change",
-                old[name].origin,
+                span=old[name].origin,
             )

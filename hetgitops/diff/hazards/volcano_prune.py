@@ -58,16 +58,17 @@ def queue_pruned(
     old, new = _queues(before), _queues(after)
     for name in sorted(set(old) - set(new)):
         yield Hazard(
-            "volcano-queue-pruned",
-            f"Queue {name}",
-            f"leaves the policy, so the sync prunes it: Volcano {version}'s webhook, when "
+            rule="volcano-queue-pruned",
+            subject=f"Queue {name}",
+            message=f"leaves the policy, so the sync prunes it: Volcano {version}'s webhook, when "
             "started with --enable-queue-allocated-pods-check (off by default), refuses to "
             f'delete it while it has allocated pods ("queue {name} cannot be deleted because it '
             'has allocated Pods"), so while a gang of the queue runs the prune fails and the '
             "sync stays unfinished; without the flag the Queue goes and the gang keeps running",
-            "let the queue's running gangs finish (or move them) before the sync, or keep the "
+            action="let the queue's running gangs finish (or move them) before the sync, or keep "
+            "the "
             f"quota entry that makes the queue one more change; `kubectl get queue {name} -o "
             "jsonpath='{.status.allocated.pods}'` is empty or 0 when it is safe",
-            old[name].origin,
+            span=old[name].origin,
             scope=(("volcanoqueue", name),),
         )
