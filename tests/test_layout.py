@@ -25,12 +25,11 @@ def test_every_stage_is_a_package_that_says_what_it_takes_and_gives() -> None:
         assert doc and len(doc) > 40, f"hetgitops/{stage}/__init__.py needs a docstring"
 
 
-# Modules over this many lines (the guide is ~400: one job each, CONTRIBUTING.md). The few
-# allowed above it are named with the reason; a split removes its entry.
-MAX_LINES = 450
-OVER_THE_LIMIT = {
-    "live/client.py": "the live-cluster client, split with the live/ work under way",
-}
+# Modules over this many lines (the guide is ~400: one job each, CONTRIBUTING.md). A module
+# allowed above it would be named here with the reason, and its split would remove the entry;
+# none is (the last, live/client.py, is split into client, errors, answers and kubeconfig).
+MAX_LINES = 410
+OVER_THE_LIMIT: dict[str, str] = {}
 
 
 def test_no_module_is_over_the_size_limit_nor_without_a_docstring() -> None:
