@@ -14,6 +14,7 @@ from typing import Any
 
 from hetgitops.compilers.nvidia import is_nvidia, node_nvidia_labels
 from hetgitops.model import mig
+from hetgitops.model.node_selection import requirement_holds
 from hetgitops.model.policy import CardType, Node, Policy, Pool, Taint, derived
 from hetgitops.model.tolerations import tolerates
 from hetgitops.plan.capacity import (
@@ -185,35 +186,6 @@ def selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
 
 
 Terms = tuple[tuple[Mapping[str, Any], ...], ...]
-
-
-def _integer(value: Any) -> int | None:
-    try:
-        return int(str(value))
-    except ValueError:
-        return None
-
-
-def requirement_holds(requirement: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    """One NodeSelectorRequirement against a node's labels (k8s.io/component-helpers
-    nodeaffinity, as kube-scheduler and Kueue's flavorSelector match it): Gt / Lt compare
-    integers, and a label that is no integer matches neither."""
-    key, operator = str(requirement.get("key", "")), requirement.get("operator")
-    values = [str(v) for v in requirement.get("values") or ()]
-    if operator == "In":
-        return key in labels and labels[key] in values
-    if operator == "NotIn":
-        return key not in labels or labels[key] not in values
-    if operator == "Exists":
-        return key in labels
-    if operator == "DoesNotExist":
-        return key not in labels
-    if operator in ("Gt", "Lt") and key in labels and len(values) == 1:
-        have, bound = _integer(labels[key]), _integer(values[0])
-        if have is None or bound is None:
-            return False
-        return have > bound if operator == "Gt" else have < bound
-    return False
 
 
 def affinity_holds(terms: Terms | None, labels: Mapping[str, str]) -> bool:

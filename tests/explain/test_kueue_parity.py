@@ -156,7 +156,7 @@ def test_required_node_affinity_picks_the_flavor_and_the_nodes(policy: Any) -> N
 
 
 def test_node_selector_requirements_hold_as_kubernetes_matches_them() -> None:
-    from hetgitops.explain.nodes import requirement_holds
+    from hetgitops.model.node_selection import requirement_holds
 
     labels = {"a": "5", "b": "x"}
     cases = [

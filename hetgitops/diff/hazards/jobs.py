@@ -26,6 +26,7 @@ from typing import Any
 from hetgitops.compilers.kueue_queues import queue_flavors
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.live.workloads import local_queue
+from hetgitops.model.node_selection import requirement_holds
 from hetgitops.model.tolerations import tolerates
 from hetgitops.output.manifests import Manifest
 from hetgitops.plan.node_labels import pool_label
@@ -49,20 +50,6 @@ def pod_specs(obj: Any) -> list[Obj]:
     return found
 
 
-def _expression(expression: Obj, labels: Mapping[str, str]) -> bool:
-    key, operator = str(expression.get("key")), expression.get("operator")
-    values = [str(v) for v in expression.get("values") or []]
-    if operator == "In":
-        return key in labels and labels[key] in values
-    if operator == "NotIn":
-        return key not in labels or labels[key] not in values
-    if operator == "Exists":
-        return key in labels
-    if operator == "DoesNotExist":
-        return key not in labels
-    return True  # Gt / Lt: never on the labels hetgitops selects
-
-
 def selects(spec: Obj, labels: Mapping[str, str], keys: set[str]) -> bool:
     """Kueue's flavorSelector(spec, keys).Match(node with `labels`)."""
     for key, value in (spec.get("nodeSelector") or {}).items():
@@ -80,7 +67,7 @@ def selects(spec: Obj, labels: Mapping[str, str], keys: set[str]) -> bool:
         if not kept:
             return True  # an emptied term matches any flavor (flavorassigner.go:1303-1308)
         terms.append(kept)
-    return not terms or any(all(_expression(e, labels) for e in term) for term in terms)
+    return not terms or any(all(requirement_holds(e, labels) for e in term) for term in terms)
 
 
 @dataclass(frozen=True)
