@@ -30,8 +30,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "tests" / "e2e")]
 
-from controlplane import harness  # noqa: E402
 from drift_fleet import applied, create_nodes, node_objects, render, reset, server_side_apply  # noqa: E402
+from harness.controlplane import harness  # noqa: E402
 
 from bench.fleetgen import FleetSpec, write_policy  # noqa: E402
 

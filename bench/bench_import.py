@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
     slow = _report("manifests", [_run(["-f", str(dump)]) for _ in range(args.repeat)])
     if args.live:
-        from controlplane import harness
         from drift_fleet import reset, server_side_apply, set_node_status
+        from harness.controlplane import harness
 
         plane = harness.up()
         reset(plane)

@@ -81,9 +81,9 @@ def main() -> int:
     os.environ.setdefault(
         "HETGITOPS_SIMCLUSTER_DIR", str(Path(tempfile.gettempdir()) / "hetgitops-bench-sim")
     )
+    from harness.simcluster import cluster, gitops, policyfleet
     from sim.checks import converged, eventually, get
     from sim.test_sim_quota import _queue, job
-    from simcluster import cluster, gitops, policyfleet
 
     work = Path(tempfile.mkdtemp(prefix="hetgitops-bench-sim-"))
     policy_dir = scaled_policy(args.keep or work / "policy", args.nodes)

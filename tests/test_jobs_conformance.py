@@ -5,7 +5,7 @@ core kinds against the Kubernetes schemas.
 Runs through `output_checks.check(..., crd_dirs=...)`, the `--crd-dir` path users get. Covers
 the bundled fleet, the same fleet with a LeaderWorkerSet profile, and a Volcano-only variant
 (every framework routed to Volcano leaf queues). The CRDs come from the pinned upstream Go
-modules (tests/upstream); skipped with the reason when they cannot be
+modules (tests/harness/upstream); skipped with the reason when they cannot be
 fetched, unless HETGITOPS_REQUIRE_UPSTREAM=1 (CI), where that fails the run.
 """
 
@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-import upstream
+from harness import upstream
 
 from hetgitops import api
 from hetgitops.compilers.jobs.render import compile_jobs

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import golden
 import pytest
-import upstream
 import yaml
+from harness import upstream
 
 from hetgitops import api
 from hetgitops.output import manifests, writer

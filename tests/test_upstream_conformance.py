@@ -1,4 +1,4 @@
-"""Conformance: the bundled render validates against the real upstream CRDs (tests/upstream:
+"""Conformance: the bundled render validates against the real upstream CRDs (tests/harness/upstream:
 read from the pinned upstream Go modules).
 
 Uses the same `--crd-dir` machinery users get, so it also proves the CRD -> JSON Schema
@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import upstream
+from harness import upstream
 
 from hetgitops import api
 from hetgitops.conformance import k8s_schemas

@@ -1,4 +1,5 @@
-"""The upstream test data (tests/upstream) comes from the pinned Go modules and nothing else.
+"""The upstream test data (tests/harness/upstream) comes from the pinned Go modules and nothing
+else.
 
 A clone with nothing beside it must run every upstream, e2e and sim test: no test may read
 ../shared (or HETGITOPS_SHARED) for its data. ../shared/upstream, where present, is only a
@@ -15,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import upstream
 import yaml
-from upstream.sources import SIM_GO, Pin, sources
+from harness import upstream
+from harness.upstream.sources import SIM_GO, Pin, sources
 
 from hetgitops.conformance import k8s_schemas
 
@@ -34,7 +35,8 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRDs are megabyte
 
 
 def test_no_test_reads_the_shared_folder() -> None:
-    """Every reader of upstream data goes through tests/upstream (this file cross-checks)."""
+    """Every reader of upstream data goes through tests/harness/upstream (this file
+    cross-checks)."""
     pattern = re.compile(r"HETGITOPS_SHARED|parent / \"shared\"|\"shared\" / \"upstream\"")
     readers = [
         path.relative_to(REPO).as_posix()

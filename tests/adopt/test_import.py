@@ -183,7 +183,7 @@ def _as_cluster(rendered: api.Result) -> list[dict]:  # type: ignore[type-arg]
     """The render as the cluster holds it once applied: the labels-only Node plans become Nodes
     that advertise what the device plugin would (replicas of shared cards, MIG slices: the
     simulated cluster's `node_resources`) with GPU feature discovery's product and count labels."""
-    from simcluster.fleet import node_resources
+    from harness.simcluster.fleet import node_resources
 
     policy = rendered.policy
     assert policy is not None
@@ -212,9 +212,9 @@ def _as_cluster(rendered: api.Result) -> list[dict]:  # type: ignore[type-arg]
 
 
 def _upstream_examples() -> list[Path]:
-    """Kueue's examples in its pinned module (tests/upstream); none where it cannot be fetched
-    (pytest then reports the empty parameter set as a skip)."""
-    import upstream
+    """Kueue's examples in its pinned module (tests/harness/upstream); none where it cannot be
+    fetched (pytest then reports the empty parameter set as a skip)."""
+    from harness import upstream
 
     reason = upstream.missing()
     if reason:

@@ -59,7 +59,7 @@ def test_a_sharing_setting_the_policy_would_change_is_located(tmp_path: Path) ->
 
 
 def _operator_config() -> Path | None:
-    import upstream
+    from harness import upstream
 
     if upstream.missing():
         return None

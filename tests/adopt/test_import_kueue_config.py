@@ -67,7 +67,7 @@ def _kueue(files: dict[str, str]) -> dict[str, Any]:
 
 
 def _shipped() -> Path:
-    import upstream
+    from harness import upstream
 
     return upstream.for_test() / "kueue" / "configs" / "controller_manager_config.yaml"
 

@@ -64,7 +64,7 @@ def test_a_leaf_the_language_cannot_say_is_reported_at_its_team(tmp_path: Path) 
 
 
 def _volcano_examples() -> list[Path]:
-    import upstream
+    from harness import upstream
 
     if upstream.missing():
         return []
@@ -124,7 +124,7 @@ def test_the_hand_written_scheduler_config_is_kept_as_its_tiers(tmp_path: Path) 
 
 
 def _scheduler_configs() -> list[Path]:
-    import upstream
+    from harness import upstream
 
     if upstream.missing():
         return []

@@ -12,7 +12,7 @@ allocated-pods checks (:398-402, :310-315: they need running pods), and the muta
 (it only fills reclaimable/weight, which the render writes out).
 
 `Cluster(rules=V1_14)` replays v1.14.1 instead (same file at tag v1.14.1), the version the
-simulated cluster runs (tests/simcluster: v1.15.1 cannot be built from the module proxy);
+simulated cluster runs (tests/harness/simcluster: v1.15.1 cannot be built from the module proxy);
 tests/sim/test_sim_volcano_day2.py holds both against the real v1.14.1 webhook. v1.14.1 differs:
 no depth limit and no root protection; validateResourceOfQueue compares capability, deserved and
 guarantee with LessPartly(Zero) (a dimension capability leaves out counts as 0, not unlimited);

@@ -171,8 +171,8 @@ def test_ignore_rules_by_pointer_and_by_manager() -> None:
 
 def test_a_kind_without_a_served_crd_version_is_a_finding_not_a_crash() -> None:
 
-    import upstream
     import yaml
+    from harness import upstream
 
     from hetgitops.diagnostics import NOWHERE
     from hetgitops.drift.kinds import Catalogue, KindKey

@@ -208,7 +208,7 @@ def test_a_password_in_the_server_url_is_redacted(tmp_path: Path, output_format:
 
 def test_an_insecure_kubeconfig_is_one_plain_warning(tmp_path: Path) -> None:
     """Was urllib3's InsecureRequestWarning with a source path, once per request site."""
-    from tests.controlplane import pki
+    from tests.harness.controlplane import pki
 
     certs = pki.generate(tmp_path / "pki", admin=("admin", "system:masters"), readonly_user="r")
     with serving(empty_list, tls=(certs.serving_cert, certs.serving_key)) as server:
@@ -256,7 +256,7 @@ def test_an_object_being_deleted_is_a_finding(tmp_path: Path) -> None:
 
 def test_import_from_an_insecure_kubeconfig_is_one_plain_warning(tmp_path: Path) -> None:
     """`hetgitops import` reads through the same client: the same one line."""
-    from tests.controlplane import pki
+    from tests.harness.controlplane import pki
 
     certs = pki.generate(tmp_path / "pki", admin=("admin", "system:masters"), readonly_user="r")
     with serving(empty_list, tls=(certs.serving_cert, certs.serving_key)) as server:

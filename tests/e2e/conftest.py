@@ -1,4 +1,5 @@
-"""E2E fixtures: one real control plane per session (tests/controlplane) and apply helpers."""
+"""E2E fixtures: one real control plane per session (tests/harness/controlplane) and apply
+helpers."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-# The harness lives in tests/controlplane (not in the hetgitops package); pytest's rootdir and
-# import mode are not ours to choose, so make it importable explicitly.
+# The harness lives in tests/harness/controlplane (not in the hetgitops package); pytest's rootdir
+# and import mode are not ours to choose, so make it importable explicitly.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controlplane import harness
+from harness.controlplane import harness
 
 REQUIRE_E2E = "HETGITOPS_REQUIRE_E2E"
 FIELD_MANAGER = "hetgitops-e2e"
@@ -27,7 +28,7 @@ ControlPlane = harness.ControlPlane
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "e2e: needs a real kube-apiserver + etcd (tests/controlplane)"
+        "markers", "e2e: needs a real kube-apiserver + etcd (tests/harness/controlplane)"
     )
 
 

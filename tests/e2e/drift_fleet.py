@@ -11,7 +11,7 @@ from typing import Any
 
 import dra_driver
 import yaml
-from controlplane.harness import ControlPlane
+from harness.controlplane.harness import ControlPlane
 
 from hetgitops import api
 from hetgitops.compilers.nodes import desired_node_labels

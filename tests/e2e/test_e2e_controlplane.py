@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from controlplane.harness import ControlPlane
+from harness.controlplane.harness import ControlPlane
 
 pytestmark = pytest.mark.e2e
 
-# Written out rather than derived from tests/upstream/sources.py: a CRD that silently stops being
-# installed (renamed file, moved folder) must fail here.
+# Written out rather than derived from tests/harness/upstream/sources.py: a CRD that silently stops
+# being installed (renamed file, moved folder) must fail here.
 EXPECTED_CRDS = {
     "admissionchecks.kueue.x-k8s.io",
     "clusterqueues.kueue.x-k8s.io",
@@ -94,12 +94,12 @@ OPERATOR_NAMESPACE = 'namespace: "FILLED BY THE OPERATOR"'
 def test_upstream_examples_pass_the_real_api_server(
     control_plane: ControlPlane, tmp_path: Path
 ) -> None:
-    """Every upstream example in tests/upstream, the GPU Operator's ClusterPolicy sample too (it
-    relies on CRD defaults and null pruning, which the API server applies before validating a
+    """Every upstream example in tests/harness/upstream, the GPU Operator's ClusterPolicy sample too
+    (it relies on CRD defaults and null pruning, which the API server applies before validating a
     create or update). Client-side apply, as the samples' own docs do: server-side apply checks
     the applied configuration itself, where the sample's `plugin: null` is refused ("must be of
     type object")."""
-    import upstream
+    from harness import upstream
 
     examples = sorted(upstream.folder().glob("*/examples/*.yaml"))
     assert {path.parent.parent.name for path in examples} >= {"kueue", "volcano", "nfd", "nvidia"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIELD_MANAGER, apply_tree_to
-from controlplane.harness import ControlPlane
+from harness.controlplane.harness import ControlPlane
 
 from hetgitops import api
 from hetgitops.output import manifests, writer

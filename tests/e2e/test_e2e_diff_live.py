@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from controlplane.harness import ControlPlane
+from harness.controlplane.harness import ControlPlane
 
 from hetgitops.cli.main import main
 

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from controlplane.harness import ControlPlane
 from drift_fleet import (
     ARGOCD,
     FLUX,
@@ -27,6 +26,7 @@ from drift_fleet import (
     server_side_apply,
     set_node_status,
 )
+from harness.controlplane.harness import ControlPlane
 
 from hetgitops.cli.main import main
 from hetgitops.diagnostics import Diagnostic

@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from controlplane.harness import ApplyTree, ControlPlane
+from harness.controlplane.harness import ApplyTree, ControlPlane
 
 pytestmark = pytest.mark.e2e
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from controlplane.harness import ControlPlane
 from drift_fleet import applied, create_nodes, render, reset, server_side_apply
+from harness.controlplane.harness import ControlPlane
 
 from hetgitops.cli.main import main
 from hetgitops.explain import run

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from controlplane.harness import ControlPlane
 from drift_fleet import reset, set_node_status
+from harness.controlplane.harness import ControlPlane
 
 from hetgitops.adopt import roundtrip, sources
 from hetgitops.adopt.run import import_objects
@@ -58,7 +58,7 @@ def hand_written(
     cluster, _, config = str(request.param).partition(":")
     objects = _objects(ADOPT / cluster)
     if config:
-        import upstream
+        from harness import upstream
 
         project = "kueue" if config == KUEUE_CONFIG else "volcano"
         conf = (upstream.for_test() / project / "configs" / config).read_text()

@@ -7,7 +7,7 @@ import subprocess
 import uuid
 
 import pytest
-from controlplane.harness import ControlPlane
+from harness.controlplane.harness import ControlPlane
 
 pytestmark = pytest.mark.e2e
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import upstream
 import yaml
 from click.testing import CliRunner
+from harness import upstream
 
 from hetgitops import api
 from hetgitops.cli.main import main

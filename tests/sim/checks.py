@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from simcluster import cluster, gitops
-from simcluster.fleet import nfd_worker_runs, nvidia_plugin_runs
+from harness.simcluster import cluster, gitops
+from harness.simcluster.fleet import nfd_worker_runs, nvidia_plugin_runs
 
 from hetgitops.compilers.nodes import desired_node_labels
 from hetgitops.model import quantities

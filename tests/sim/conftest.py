@@ -1,4 +1,5 @@
-"""Sim fixtures: one simulated cluster per session (tests/simcluster) with the bundled fleet."""
+"""Sim fixtures: one simulated cluster per session (tests/harness/simcluster) with the bundled
+fleet."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controlplane import harness
-from simcluster import busy, cluster, gitops, policyfleet
+from harness.controlplane import harness
+from harness.simcluster import busy, cluster, gitops, policyfleet
 
 from hetgitops.model.policy import Policy
 
@@ -35,7 +36,8 @@ def unavailable(reason: str) -> None:
 # .ci/run starts this slice while the last Go builds (Koordinator in one lane, KubeRay and then
 # Argo CD in the other, scripts/gobuilds) may still run: the modules that need them go last, in
 # the order the builds finish, and wait there for the build if they must
-# (tests/controlplane/build.py build_lock). Whole modules move, so module fixtures stay shared.
+# (tests/harness/controlplane/build.py build_lock). Whole modules move, so module fixtures stay
+# shared.
 BUILT_LAST = (
     ("test_sim_kuberay.py", "test_sim_kuberay_explain.py"),
     ("test_sim_koordinator.py", "test_sim_koordinator_fleet.py"),
@@ -144,8 +146,8 @@ def busy_fleet(
     fleet_policy: Policy,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[busy.BusyFleet]:
-    """The bundled fleet, synced, filled with work (tests/simcluster/busy.py BUNDLED_PLAN) and
-    settled; `.baseline` is the settled reading. One per test module: filling takes a minute
+    """The bundled fleet, synced, filled with work (tests/harness/simcluster/busy.py BUNDLED_PLAN)
+    and settled; `.baseline` is the settled reading. One per test module: filling takes a minute
     or two, so a module shares it across its cases (each case must leave it as it found it:
     `busy.restore`). Cleared afterwards."""
     jobs = render(POLICIES, tmp_path_factory.mktemp("busy") / "jobs", command="jobs")

@@ -1,5 +1,5 @@
 """The sim slice's shards (tests/sim/shards.py) and the port blocks that keep two clusters on
-one machine apart (tests/controlplane/procs.py), without a cluster."""
+one machine apart (tests/harness/controlplane/procs.py), without a cluster."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from controlplane import procs
+from harness.controlplane import procs
 
 from . import shards
 

@@ -1,5 +1,5 @@
 """The real Argo CD (application-controller, repo-server and the hetgitops CMP sidecar;
-tests/simcluster/argocd.py) against hetgitops' Argo CD integration and against the Argo CD
+tests/harness/simcluster/argocd.py) against hetgitops' Argo CD integration and against the Argo CD
 model the rest of the sim suite (and `.ci/run`) syncs with.
 
 The differential: for each change, what the model decides (`gitops.argocd_plan`: pruned,
@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from simcluster import argocd, cluster, gitops, policyfleet
+from harness.simcluster import argocd, cluster, gitops, policyfleet
 
 from .checks import converged, get
 from .conftest import NOW, POLICIES, render

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from simcluster import cluster, gitops, policyfleet
+from harness.simcluster import cluster, gitops, policyfleet
 
 from hetgitops.compilers.jobs.render import environment, render_one
 from hetgitops.compilers.jobs.targets import KUEUE, JobTarget, Selector

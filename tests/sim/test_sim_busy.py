@@ -1,4 +1,4 @@
-"""The busy simulated fleet (tests/simcluster/busy.py): the bundled fleet filled from
+"""The busy simulated fleet (tests/harness/simcluster/busy.py): the bundled fleet filled from
 `hetgitops jobs` output and hand-written work of every kind, admitted by the real Kueue and
 Volcano and bound by the real schedulers. Asserts the load the day-2 tests run under: every
 pool and accelerator resource at least 70 % taken, some teams borrowing, some workloads
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from simcluster import busy
+from harness.simcluster import busy
 
 pytestmark = pytest.mark.sim
 

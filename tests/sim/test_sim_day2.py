@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from simcluster import cluster, gitops, policyfleet
+from harness.simcluster import cluster, gitops, policyfleet
 
 from hetgitops import api
 from hetgitops.diagnostics import Severity

@@ -1,6 +1,6 @@
 """The day-2 matrix under load: every policy change of test_sim_day2.py plus the ones issue 19
-names, applied to the busy fleet (tests/simcluster/busy.py) once it has settled, under the
-Argo CD and the Flux model (tests/simcluster/gitops.py; TOOLS is the seam the real Flux
+names, applied to the busy fleet (tests/harness/simcluster/busy.py) once it has settled, under the
+Argo CD and the Flux model (tests/harness/simcluster/gitops.py; TOOLS is the seam the real Flux
 controllers plug into), then reverted.
 
 For each change and tool, before the sync `hetgitops diff --format json --kubeconfig` (the
@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 import yaml
-from simcluster import busy, cluster, gitops, policyfleet, watch
+from harness.simcluster import busy, cluster, gitops, policyfleet, watch
 
 from . import test_sim_day2 as day2
 from .conftest import NOW, POLICIES, render
@@ -776,7 +776,7 @@ def test_control_experiment_the_watch_sees_an_evict_readmit_and_a_pod_deletion(
     """No policy change: one pod-less JobSet workload deactivated and re-activated (evicted,
     then admitted again before the fleet settles) and one Deployment pod deleted (its
     ReplicaSet makes another). Two snapshots miss the eviction; the watches from the baseline
-    LIST's resourceVersion (tests/simcluster/watch.py) see both."""
+    LIST's resourceVersion (tests/harness/simcluster/watch.py) see both."""
     baseline = busy.measure(sim, busy_fleet.pools)
     chosen = sorted(
         (POD_LESS.index(o["kind"]), k)

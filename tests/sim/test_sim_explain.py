@@ -1,7 +1,7 @@
 """Differential test: `hetgitops explain`'s verdict against what the real Kueue v0.19.2 does.
 
-Hundreds of seeded generated requests (tests/simcluster/workloads.py: random team, card type,
-count, per-pod split, MIG profile, tolerations, tier) are submitted as batch Jobs, in batches
+Hundreds of seeded generated requests (tests/harness/simcluster/workloads.py: random team, card
+type, count, per-pod split, MIG profile, tolerations, tier) are submitted as batch Jobs, in batches
 of one per card type so that no two of a batch share a flavor, first on the empty fleet and
 then on a partly loaded one (every team holding whole nodes of its first pool). For each, the
 prediction (`explain` over the Job manifest) and Kueue's Workload are compared: admitted or
@@ -29,10 +29,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from simcluster import cluster, gitops
-from simcluster.explain_requests import edge_requests
-from simcluster.fleet import node_resources
-from simcluster.workloads import Generated, generate, job
+from harness.simcluster import cluster, gitops
+from harness.simcluster.explain_requests import edge_requests
+from harness.simcluster.fleet import node_resources
+from harness.simcluster.workloads import Generated, generate, job
 
 from hetgitops.explain import kueue_messages, quotas
 from hetgitops.explain import request as requests

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 import yaml
-from simcluster import cluster, gitops, policyfleet
+from harness.simcluster import cluster, gitops, policyfleet
 
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.model.policy import Policy

@@ -1,5 +1,5 @@
-"""The real Flux (source-controller and kustomize-controller, tests/simcluster/flux.py) against
-hetgitops' Flux integration: the shipped Kustomizations of `integrations/flux/` reconcile a
+"""The real Flux (source-controller and kustomize-controller, tests/harness/simcluster/flux.py)
+against hetgitops' Flux integration: the shipped Kustomizations of `integrations/flux/` reconcile a
 committed render in their `dependsOn` order, and Flux's garbage collection keeps what
 hetgitops marks `kustomize.toolkit.fluxcd.io/prune: disabled` (a removed team's Namespace and
 everything in it) while pruning the rest. The day-2 matrix (test_sim_day2.py) runs its Flux
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from simcluster import cluster, flux, gitops, policyfleet
+from harness.simcluster import cluster, flux, gitops, policyfleet
 
 from .checks import converged, get
 from .conftest import NOW, POLICIES, render, unavailable

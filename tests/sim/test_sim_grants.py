@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from simcluster import cluster, gitops
+from harness.simcluster import cluster, gitops
 
 from hetgitops import api
 from hetgitops.plan.quota_plan import reach

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simcluster import busy, cluster, gitops
+from harness.simcluster import busy, cluster, gitops
 
 from .checks import converged, get
 from .conftest import NOW

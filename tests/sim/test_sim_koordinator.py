@@ -1,4 +1,4 @@
-"""The real Koordinator v1.8.0 (tests/simcluster/koordinator.py) on the simulated cluster: a
+"""The real Koordinator v1.8.0 (tests/harness/simcluster/koordinator.py) on the simulated cluster: a
 hand-written ElasticQuotaProfile and quota tree, the rules its webhook enforces, and
 koord-scheduler's verdicts on kwok nodes.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from simcluster import cluster, koordinator
+from harness.simcluster import cluster, koordinator
 
 pytestmark = pytest.mark.sim
 

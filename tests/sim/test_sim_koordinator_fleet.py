@@ -1,5 +1,5 @@
 """The bundled fleet rendered with the `koordinator` target, on the real Koordinator v1.8.0
-(tests/simcluster/koordinator.py): the whole tree is accepted by koord-manager's webhooks in
+(tests/harness/simcluster/koordinator.py): the whole tree is accepted by koord-manager's webhooks in
 Argo CD's apply order, a pod of every team x pool quota is bound by koord-scheduler to a node of
 its pool, and every change of the day-2 matrix (tests/sim/test_sim_day2.py CHANGES) is synced
 in apply order through the real webhook and reverted the same way.
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from simcluster import cluster, gitops, koordinator, policyfleet
+from harness.simcluster import cluster, gitops, koordinator, policyfleet
 
 from hetgitops.model.policy import Policy
 

@@ -1,10 +1,11 @@
 """Ray on the simulated fleet with the real components (issue 35 item 5): the KubeRay operator
-v1.6.2 (tests/simcluster/kuberay.py) and Kueue v0.19.2 with its Ray integrations, on the bundled
-fleet. Hand-written RayCluster and RayJob objects (tests/simcluster/raymanifests.py): Kueue makes
-a Workload with a `head` pod set, one per worker group (`replicas x numOfHosts`) and, for a
-RayJob in K8sJobMode, a `submitter`; admits each pod set on its own flavor; the operator creates
-the Pods (and the submitter Job) and kube-scheduler binds them on the kwok nodes of the pools the
-flavors select. What kwok cannot show (no Ray process runs): see the harness' docstring."""
+v1.6.2 (tests/harness/simcluster/kuberay.py) and Kueue v0.19.2 with its Ray integrations, on the
+bundled fleet. Hand-written RayCluster and RayJob objects
+(tests/harness/simcluster/raymanifests.py): Kueue makes a Workload with a `head` pod set, one per
+worker group (`replicas x numOfHosts`) and, for a RayJob in K8sJobMode, a `submitter`; admits each
+pod set on its own flavor; the operator creates the Pods (and the submitter Job) and kube-scheduler
+binds them on the kwok nodes of the pools the flavors select. What kwok cannot show (no Ray process
+runs): see the harness' docstring."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simcluster import cluster, gitops, kuberay
-from simcluster.raymanifests import LABEL, Group, ray_cluster, ray_job
+from harness.simcluster import cluster, gitops, kuberay
+from harness.simcluster.raymanifests import LABEL, Group, ray_cluster, ray_job
 
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.model.policy import Policy

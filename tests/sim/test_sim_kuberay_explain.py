@@ -4,7 +4,7 @@
 - every Ray template `hetgitops jobs` renders for the bundled fleet is admitted on the flavor
   `explain -f` predicts for each pod set (head, each worker group, a RayJob's submitter), and
   the operator's Pods are bound by kube-scheduler on nodes of the pools those flavors select;
-- a differential over seeded generated Ray objects (tests/simcluster/rayrequests.py): per
+- a differential over seeded generated Ray objects (tests/harness/simcluster/rayrequests.py): per
   object the verdict (admitted or pending) and, when admitted, the flavor of every pod set,
   explain's against Kueue's Workload. Objects are submitted in batches in which no two touch
   a common flavor (every flavor explain's replay tries for any of their pod sets: the head's,
@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 import yaml
-from simcluster import cluster, gitops, kuberay
-from simcluster.rayrequests import GeneratedRay, generate
+from harness.simcluster import cluster, gitops, kuberay
+from harness.simcluster.rayrequests import GeneratedRay, generate
 
 from hetgitops.explain.explanation import Explanation, explain
 from hetgitops.explain.workload import from_manifest

@@ -11,7 +11,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from simcluster import cluster
+from harness.simcluster import cluster
 
 from hetgitops.capacity import maintenance
 from hetgitops.model.policy import Policy

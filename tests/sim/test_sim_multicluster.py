@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 import yaml
-from controlplane import harness
-from simcluster import cluster, gitops, policyfleet
+from harness.controlplane import harness
+from harness.simcluster import cluster, gitops, policyfleet
 
 from hetgitops import api
 from hetgitops.model.policy import Policy

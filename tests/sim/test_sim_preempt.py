@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simcluster import cluster, gitops
-from simcluster.workloads import job
+from harness.simcluster import cluster, gitops
+from harness.simcluster.workloads import job
 
 from hetgitops.explain import request as requests
 from hetgitops.explain.preemption_input import live_holders

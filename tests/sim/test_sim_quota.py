@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simcluster import cluster, gitops, policyfleet
-from simcluster.fleet import node_resources
+from harness.simcluster import cluster, gitops, policyfleet
+from harness.simcluster.fleet import node_resources
 
 from hetgitops.model.policy import Policy, Pool, Team
 from hetgitops.plan.quota_plan import (

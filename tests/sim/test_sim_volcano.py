@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from simcluster import cluster, gitops, policyfleet
+from harness.simcluster import cluster, gitops, policyfleet
 
 from hetgitops.compilers.jobs.targets import VOLCANO, JobTarget, Selector
 from hetgitops.compilers.volcano_scheduler import CONFIG_KEY

@@ -1,4 +1,4 @@
-"""Volcano day-2 against the real queue webhook (v1.14.1, tests/simcluster).
+"""Volcano day-2 against the real queue webhook (v1.14.1, tests/harness/simcluster).
 
 1. The admission replay of tests/day2 (volcano_admission.py) is held against the real webhook
    request by request: with `rules=V1_14` it must agree on every one; the v1.15.1 rules differ
@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import yaml
 from day2.volcano_admission import V1_14, V1_15, Cluster, Queue, Rejected
-from simcluster import cluster, gitops
+from harness.simcluster import cluster, gitops
 
 from hetgitops.model import quantities
 

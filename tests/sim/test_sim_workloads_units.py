@@ -1,4 +1,4 @@
-"""The seeded workload generator (tests/simcluster/workloads.py) without a cluster: enough
+"""The seeded workload generator (tests/harness/simcluster/workloads.py) without a cluster: enough
 requests, deterministic, batches that never share a card type, and Jobs that read back as the
 request they were made from."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from simcluster import policyfleet
-from simcluster.workloads import generate, rounds
+from harness.simcluster import policyfleet
+from harness.simcluster.workloads import generate, rounds
 
 from hetgitops.explain.workload import from_manifest
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from simcluster import build, cluster, fleet, flux, gitops, policyfleet, volcano
+from harness.simcluster import build, cluster, fleet, flux, gitops, policyfleet, volcano
 
 from hetgitops.model.policy import Taint
 from hetgitops.plan.capacity import pool_resources
@@ -220,14 +220,14 @@ def test_spec_differences_count_what_the_tree_sets_and_compare_quantities() -> N
 
 
 def test_git_server_serves_a_commit_over_smart_http(tmp_path: Path) -> None:
-    """What source-controller clones from: tests/simcluster/githttp.py in front of
+    """What source-controller clones from: tests/harness/simcluster/githttp.py in front of
     `git http-backend` (a clone over http:// uses the smart protocol, as go-git does)."""
     import shutil
     import subprocess
     import sys
     import time
 
-    from controlplane import procs
+    from harness.controlplane import procs
 
     git = shutil.which("git")
     if git is None:

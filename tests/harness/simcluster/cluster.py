@@ -1,11 +1,11 @@
 """Simulated cluster: the test control plane plus the real schedulers and controllers.
 
-kube-apiserver + etcd (tests/controlplane, in `<run dir>/plane`), then kube-controller-manager,
-kube-scheduler, kwok (fake kubelets), nfd-master, the Kueue manager and Volcano's
-webhook-manager, controller-manager and scheduler, each a daemon on
+kube-apiserver + etcd (tests/harness/controlplane, in `<run dir>/plane`), then
+kube-controller-manager, kube-scheduler, kwok (fake kubelets), nfd-master, the Kueue manager and
+Volcano's webhook-manager, controller-manager and scheduler, each a daemon on
 loopback tracked by pid file like the control plane's. Webhooks are registered with `url:`
 client configs and certificates from the harness' CA. With a policy, `up` also creates the
-fleet (tests/simcluster/fleet.py). Environment: HETGITOPS_SIMCLUSTER_DIR (run state; default
+fleet (tests/harness/simcluster/fleet.py). Environment: HETGITOPS_SIMCLUSTER_DIR (run state; default
 `$HETGITOPS_CONTROLPLANE_DIR-sim`, else `<cache>/simcluster-run`), plus the control plane's.
 
 Several clusters run side by side as named instances (`up(name="manager")`): each has its own
@@ -34,9 +34,10 @@ from shlex import quote
 from typing import Any
 
 import yaml
-from controlplane import build as cp_build
-from controlplane import harness, procs
-from controlplane.plane import ControlPlane
+
+from harness.controlplane import build as cp_build
+from harness.controlplane import harness, procs
+from harness.controlplane.plane import ControlPlane
 
 from . import build, volcano
 
@@ -61,8 +62,8 @@ DAEMONS = (
     ("volcano", "vc-controller-manager"),
     ("volcano", "vc-scheduler"),
 )
-# Started only when a test asks for them (tests/simcluster/flux.py: the real Flux and the Git
-# server it reads), in this order; `down` stops them first.
+# Started only when a test asks for them (tests/harness/simcluster/flux.py: the real Flux and the
+# Git server it reads), in this order; `down` stops them first.
 FLUX_DAEMONS = ("flux-githttp", "source-controller", "kustomize-controller")
 ARGOCD_DAEMONS = (
     "argocd-redis",
@@ -71,9 +72,12 @@ ARGOCD_DAEMONS = (
     "argocd-repo-server",
     "argocd-application-controller",
 )
-# The KubeRay operator (tests/simcluster/kuberay.py), started by the tests that need it.
+# The KubeRay operator (tests/harness/simcluster/kuberay.py), started by the tests that need it.
 KUBERAY_DAEMONS = ("ray-operator",)
-KOORDINATOR_DAEMONS = ("koord-manager", "koord-scheduler")  # tests/simcluster/koordinator.py
+KOORDINATOR_DAEMONS = (
+    "koord-manager",
+    "koord-scheduler",
+)  # tests/harness/simcluster/koordinator.py
 ON_DEMAND_DAEMONS = FLUX_DAEMONS + ARGOCD_DAEMONS + KUBERAY_DAEMONS + KOORDINATOR_DAEMONS
 # Integrations for the kinds `hetgitops jobs` renders. kubeflow.org/pytorchjob is off by default
 # since Kueue v0.19.0 and must be listed, or a PyTorchJob would never be queued.
@@ -85,7 +89,7 @@ KUEUE_FRAMEWORKS = (
     "deployment",
     "statefulset",
     "leaderworkerset.x-k8s.io/leaderworkerset",
-    # KubeRay's kinds: their CRDs come with the operator (tests/simcluster/kuberay.py).
+    # KubeRay's kinds: their CRDs come with the operator (tests/harness/simcluster/kuberay.py).
     "ray.io/rayjob",
     "ray.io/raycluster",
     "ray.io/rayservice",
@@ -176,7 +180,7 @@ def missing_prerequisites() -> list[str]:
         problems.append(wrapper)
     for name in sorted({component for component, _ in DAEMONS}):
         if (build.COMPONENTS[name].directory / "go.mod").is_file() is False:
-            problems.append(f"tests/simcluster/go/{name}/go.mod is missing")
+            problems.append(f"tests/harness/simcluster/go/{name}/go.mod is missing")
         elif build.cached(name) is None and not cp_build.go_available():
             problems.append(f"Go toolchain not found and no cached {name} binaries")
     return problems

@@ -84,7 +84,7 @@ def spawn(
     """Start `command` detached (new session = own process group) and record its pid.
 
     `image`: the binary the process ends up running when `command` is a wrapper that execs it
-    (tests/simcluster runs Kueue under `unshare`); the pid file must name what /proc shows.
+    (tests/harness/simcluster runs Kueue under `unshare`); the pid file must name what /proc shows.
 
     posix_spawn rather than Popen: the daemon outlives any Popen object, which would otherwise
     warn "subprocess is still running" when collected.

@@ -43,8 +43,8 @@ def generate(
 
     `admin` is (user, group); the apiserver takes the user from CN= and the group from O=.
     `extra_serving` names more loopback serving certificates (`<name>.crt`, `<name>.key`), for
-    the admission webhooks of tests/simcluster: the CA key is never written to disk, so every
-    certificate is issued here.
+    the admission webhooks of tests/harness/simcluster: the CA key is never written to disk, so
+    every certificate is issued here.
     """
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     ca_key = _new_key()

@@ -6,7 +6,7 @@ import base64
 import json
 from pathlib import Path
 
-import upstream
+from harness import upstream
 
 from .plane import ControlPlane
 
@@ -15,7 +15,7 @@ ADMIN_GROUP = "system:masters"  # bypasses RBAC: the admin must work before any 
 READONLY_USER = "hetgitops-readonly"
 FIELD_MANAGER = "hetgitops-controlplane"
 
-# The upstream CRDs assembled from the pinned Go modules (tests/upstream).
+# The upstream CRDs assembled from the pinned Go modules (tests/harness/upstream).
 CRD_DIRS = (
     "kueue/crds",
     "volcano/crds",

@@ -1,7 +1,7 @@
 """Test control plane: bring up, detect and tear down kube-apiserver + etcd with upstream CRDs.
 
 Used by `scripts/controlplane` and by the `control_plane` fixture in tests/e2e/conftest.py.
-Environment: HETGITOPS_CACHE (binaries and the upstream CRDs of tests/upstream),
+Environment: HETGITOPS_CACHE (binaries and the upstream CRDs of tests/harness/upstream),
 HETGITOPS_CONTROLPLANE_DIR (run state), KUBECTL (kubectl binary).
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from shlex import quote
 from typing import TYPE_CHECKING
 
-import upstream
+from harness import upstream
 
 from . import build, install, procs
 from .plane import ApplyTree, ControlPlane, find_kubectl, run_dir
@@ -71,7 +71,7 @@ def missing_prerequisites() -> list[str]:
 
 def status(directory: Path | None = None) -> ControlPlane | None:
     """The running instance if both daemons are alive and the API server is ready.
-    `directory` (default `run_dir()`) lets tests/simcluster keep a plane of its own."""
+    `directory` (default `run_dir()`) lets tests/harness/simcluster keep a plane of its own."""
     directory = directory or run_dir()
     try:
         state = json.loads((directory / "state.json").read_text())

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import random
 
+from harness.simcluster.workloads import LABEL, Generated, job
 from hetgitops.explain import request as requests
 from hetgitops.explain.nodes import pool_nodes
 from hetgitops.explain.workload import TAS_PREFERRED, TAS_REQUIRED
 from hetgitops.model.policy import Policy
 from hetgitops.plan.capacity import main_resource
 from hetgitops.plan.quota_plan import team_plan
-from simcluster.workloads import LABEL, Generated, job
 
 RACK = "hetgitops.io/rack"
 ZONE = "topology.kubernetes.io/zone"

@@ -1,14 +1,14 @@
 """Apply a rendered tree the way Argo CD and Flux do, including pruning what a change removed.
 
 Argo CD: `sync_argocd` is the model below unless HETGITOPS_ARGOCD=real, when it is the real
-Argo CD (tests/simcluster/argocd.py: application-controller, repo-server and the hetgitops CMP,
-the `argocd` component, built on first use); `sync_argocd_real` always is. `argocd_plan` is
+Argo CD (tests/harness/simcluster/argocd.py: application-controller, repo-server and the hetgitops
+CMP, the `argocd` component, built on first use); `sync_argocd_real` always is. `argocd_plan` is
 what the model prunes, keeps and replaces, which tests/sim/test_sim_argocd.py holds against
 the real tool.
 
 Flux is the real one: `sync_flux` commits the tree to a Git repository served on loopback and
 lets the real source-controller and kustomize-controller reconcile the Kustomizations of
-`integrations/flux/kustomizations.yaml` (tests/simcluster/flux.py); no model of it is left.
+`integrations/flux/kustomizations.yaml` (tests/harness/simcluster/flux.py); no model of it is left.
 
 The Argo CD model follows gitops-engine sync_tasks.go: objects sorted by sync wave, then
 kind (its kindOrder: Namespace first ... Job, CronJob, Ingress, APIService; kinds it does not
@@ -258,7 +258,7 @@ def _replace(sim: SimCluster, obj: Obj, *, force: bool, attempts: int) -> None:
 def sync_flux(
     sim: SimCluster, tree: Path, previous: Path | None = None, *, attempts: int = 3
 ) -> flux.FluxSync:
-    """The real Flux reconciles `tree`, after `previous` (tests/simcluster/flux.py); what it
+    """The real Flux reconciles `tree`, after `previous` (tests/harness/simcluster/flux.py); what it
     created, configured, pruned and skipped is in the result."""
     try:
         return flux.sync(sim, tree, previous, attempts=attempts)

@@ -9,7 +9,7 @@ optional cross-check). It is assembled once per pin set: `go mod download -json
 MODULE@VERSION` puts each module in the Go module cache (GOMODCACHE, outside the repository)
 and names its folder, the download's hash is compared with the pinned go.sum hash, and the
 listed files are copied out with a SOURCES.json of their provenance. Nothing of it is ever
-copied into this repository. Pins: tests/upstream/sources.py.
+copied into this repository. Pins: tests/harness/upstream/sources.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from controlplane.build import cache_root, go_available
+from harness.controlplane.build import cache_root, go_available
 
 from .sources import Pin, PinError, Source, sources
 

@@ -6,7 +6,7 @@ none; the head CPU-only and unpinned (Kueue gives it the first flavor of the tea
 fits) or pinned to a worker group's pool; a RayJob's submitter KubeRay's default (500m, 200Mi,
 no selector) or pinned beside the head. Each group's requests come from `explain`'s own request
 arithmetic (`request.from_request`: the team's cpu and memory per card), as the Jobs of
-tests/simcluster/workloads.py do."""
+tests/harness/simcluster/workloads.py do."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The real Koordinator in the simulated cluster: koord-manager (ElasticQuota and Pod webhooks,
 the quota-profile controller) and koord-scheduler (ElasticQuota and Coscheduling plugins),
-v1.8.0 built by tests/simcluster/build.py (the `koordinator` component), started on demand by
-the tests that need them (`start`), on the sim's kwok nodes.
+v1.8.0 built by tests/harness/simcluster/build.py (the `koordinator` component), started on demand
+by the tests that need them (`start`), on the sim's kwok nodes.
 
 What the harness sets up, and why:
 - Every CRD of the module (config/crd/bases): koord-scheduler waits for informers of most.
@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from controlplane import procs
+
+from harness.controlplane import procs
 
 from . import build
 from .cluster import (

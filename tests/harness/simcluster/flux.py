@@ -1,5 +1,5 @@
 """The real Flux in the simulated cluster: source-controller and kustomize-controller (built from
-the Go module proxy by tests/simcluster/build.py) reconcile the Kustomizations of
+the Go module proxy by tests/harness/simcluster/build.py) reconcile the Kustomizations of
 `integrations/flux/kustomizations.yaml` from a Git repository served on loopback.
 
 A sync is what a user's pipeline does: the rendered tree is committed to the repository at
@@ -43,12 +43,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from controlplane import procs
+
+from harness.controlplane import procs
 
 from . import build
 from .cluster import FLUX_DAEMONS, SimCluster, _daemon, _get_ok, _namespaces, apply_objects
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ARGOCD_MANAGER = "argocd-controller"  # gitops.ARGOCD_MANAGER (gitops imports this module)
 STAGES_FILE = REPO / "integrations" / "flux" / "kustomizations.yaml"
 NAMESPACE = "flux-system"

@@ -1,8 +1,8 @@
 """RayCluster, RayJob and RayService objects as a user writes them by hand for the fleet: the
 Kueue queue label, per group a card selector, the pool's tolerations and the container's
 requests. The sim tests submit them to the real Kueue and KubeRay operator
-(tests/simcluster/kuberay.py); nothing here comes from hetgitops' Ray templates, so the tests
-built on it say what the upstream systems do with plain objects."""
+(tests/harness/simcluster/kuberay.py); nothing here comes from hetgitops' Ray templates, so the
+tests built on it say what the upstream systems do with plain objects."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The real KubeRay operator v1.6.2 in the simulated cluster (module tests/simcluster/go/kuberay,
-built by tests/simcluster/build.py), started on demand by the tests that need it and stopped with
-the cluster (`cluster.down`).
+"""The real KubeRay operator v1.6.2 in the simulated cluster (module
+tests/harness/simcluster/go/kuberay, built by tests/harness/simcluster/build.py), started on demand
+by the tests that need it and stopped with the cluster (`cluster.down`).
 
 `start` installs the RayCluster, RayJob and RayService CRDs of the pinned module
 (`config/crd/bases`; RayCronJob's matters only behind the operator's RayCronJob gate, off by
@@ -44,7 +44,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from controlplane import procs
+from harness.controlplane import procs
 
 from . import build
 from .cluster import (

@@ -1,11 +1,11 @@
 """The real Argo CD in the simulated cluster: application-controller, repo-server and the
 hetgitops CMP sidecar (cmp-server with integrations/argocd/plugin.yaml), built from the Go module
-proxy by tests/simcluster/build.py (the `argocd` component, built on first use and by
+proxy by tests/harness/simcluster/build.py (the `argocd` component, built on first use and by
 `.ci/run`), with Redis from Debian.
 
 A sync is what a user's pipeline does with the shipped Application
 (integrations/argocd/application.yaml): the change is committed to a Git repository served on
-loopback (tests/simcluster/githttp.py) and Argo CD syncs that commit, with the Application's
+loopback (tests/harness/simcluster/githttp.py) and Argo CD syncs that commit, with the Application's
 sync options (ServerSideApply, CreateNamespace=false, ApplyOutOfSyncOnly) and the objects' own
 annotations (Prune=false on Namespaces, Force=true,Replace=true on PriorityClasses), then the
 harness waits until the operation at that commit succeeded and every resource is synced and
@@ -45,13 +45,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from controlplane import procs
+
+from harness.controlplane import procs
 
 from . import build
 from .cluster import ARGOCD_DAEMONS, SimCluster, _daemon, _get_ok, _namespaces, apply_objects
 from .flux import _git, tree_digest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 INTEGRATION = REPO / "integrations" / "argocd"
 NAMESPACE = "argocd"
 APP = "gpu-fleet"  # the shipped Application's name

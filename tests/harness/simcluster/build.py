@@ -18,11 +18,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controlplane.build import BuildError, build_lock, cache_root, go_available, go_download
+from harness.controlplane.build import BuildError, build_lock, cache_root, go_available, go_download
 
 GO_DIR = Path(__file__).resolve().parent / "go"
 
-# Part of the cache key, as in tests/controlplane/build.py.
+# Part of the cache key, as in tests/harness/controlplane/build.py.
 _RECIPE = "v1 CGO_ENABLED=0 -trimpath -mod=readonly -ldflags=-s -w"
 
 
@@ -129,7 +129,7 @@ COMPONENTS: dict[str, Component] = {
                     "volcano-scheduler.conf"
                 ),
                 # CRDs the controllers and scheduler watch that hetgitops never renders, so
-                # tests/upstream does not assemble them (the job and queue controllers wait
+                # tests/harness/upstream does not assemble them (the job and queue controllers wait
                 # for a Command informer).
                 "config/crd/volcano/bases/bus.volcano.sh_commands.yaml": "crd-commands.yaml",
                 "config/crd/volcano/bases/nodeinfo.volcano.sh_numatopologies.yaml": (
@@ -138,7 +138,8 @@ COMPONENTS: dict[str, Component] = {
             },
         ),
         # The real Flux (v1.9.6: v1.10 does not build from the proxy, see go/flux-source/go.mod),
-        # started on demand by tests/simcluster/flux.py; the CRDs come from the same modules.
+        # started on demand by tests/harness/simcluster/flux.py; the CRDs come from the same
+        # modules.
         Component(
             "flux-source",
             "github.com/fluxcd/source-controller",
@@ -171,8 +172,9 @@ COMPONENTS: dict[str, Component] = {
                 ),
             },
         ),
-        # The real KubeRay operator (tests/simcluster/kuberay.py), started on demand; the CRDs of
-        # the kinds Kueue admits come from the same module (RayCronJob's only with its gate).
+        # The real KubeRay operator (tests/harness/simcluster/kuberay.py), started on demand; the
+        # CRDs of the kinds Kueue admits come from the same module (RayCronJob's only with its
+        # gate).
         Component(
             "kuberay",
             "github.com/ray-project/kuberay/ray-operator",
@@ -182,10 +184,11 @@ COMPONENTS: dict[str, Component] = {
                 for kind in ("rayclusters", "rayjobs", "rayservices")
             },
         ),
-        # The real Koordinator (tests/simcluster/koordinator.py, started on demand): koord-manager
-        # (quota webhooks, pod webhooks, quota-profile controller) and koord-scheduler. Every CRD
-        # of the module (koord-scheduler waits for informers of most of them), and upstream's
-        # webhook configurations with their kustomize patch (namespaceSelector of the pod hooks).
+        # The real Koordinator (tests/harness/simcluster/koordinator.py, started on demand):
+        # koord-manager (quota webhooks, pod webhooks, quota-profile controller) and
+        # koord-scheduler. Every CRD of the module (koord-scheduler waits for informers of most of
+        # them), and upstream's webhook configurations with their kustomize patch (namespaceSelector
+        # of the pod hooks).
         Component(
             "koordinator",
             "github.com/koordinator-sh/koordinator",
@@ -202,7 +205,7 @@ COMPONENTS: dict[str, Component] = {
                 "config/webhook/patch_manifests.yaml": "koordinator-webhook-patches.yaml",
             },
         ),
-        # The real Argo CD (tests/simcluster/argocd.py): one multi-call binary, started as
+        # The real Argo CD (tests/harness/simcluster/argocd.py): one multi-call binary, started as
         # application-controller, repo-server and cmp-server (ARGOCD_BINARY_NAME). v3.6 needs
         # Go 1.27. Opt-in (see `opt_in`); the CRDs come from the same module.
         Component(
@@ -278,7 +281,8 @@ def _build(component: Component) -> Path:
         raise BuildError(f"the Go toolchain (`go`) is not on PATH; it builds {component.name}")
     target = output_dir(component)
     target.parent.mkdir(parents=True, exist_ok=True)
-    # Build beside the target and rename, as tests/controlplane does: never a half-written binary.
+    # Build beside the target and rename, as tests/harness/controlplane does: never a half-written
+    # binary.
     staging = Path(tempfile.mkdtemp(prefix=f".build-{component.name}-", dir=target.parent))
     try:
         started = time.monotonic()
@@ -343,7 +347,7 @@ def _build_env(component: Component) -> dict[str, str]:
 def _ldflags(component: Component) -> str:
     flags = ["-s", "-w"]
     if component.kubernetes_version_flags:
-        # Without these the binaries report v0.0.0-master (see tests/controlplane/build.py).
+        # Without these the binaries report v0.0.0-master (see tests/harness/controlplane/build.py).
         version = component.version()
         major, minor = version.lstrip("v").split(".")[:2]
         pairs = {"gitVersion": version, "gitMajor": major, "gitMinor": minor}

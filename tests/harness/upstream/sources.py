@@ -1,8 +1,8 @@
 """What the upstream test data is made of: which file of which pinned Go module lands where.
 
 Every module but the GPU Operator is pinned by the simulated cluster's go.mod files
-(tests/simcluster/go), version and go.sum hash alike, so the CRDs the tests check against are
-those of the controllers the sim runs: Kueue, Volcano, NFD and Koordinator by their own
+(tests/harness/simcluster/go), version and go.sum hash alike, so the CRDs the tests check against
+are those of the controllers the sim runs: Kueue, Volcano, NFD and Koordinator by their own
 components, and JobSet, LeaderWorkerSet, KubeRay and the training operator (v1 PyTorchJob, v2
 TrainJob) by the versions Kueue v0.19.2 itself is built against (its go.mod). The GPU
 Operator's tags (v22.9 and later) are not valid Go module versions (its go.mod has no /vN
@@ -50,7 +50,7 @@ class PinError(RuntimeError):
 
 
 def pinned_by_sim(component: str, module: str) -> Pin:
-    """The version and hash `tests/simcluster/go/<component>` requires `module` at."""
+    """The version and hash `tests/harness/simcluster/go/<component>` requires `module` at."""
     go_mod = SIM_GO / component / "go.mod"
     version = next(
         (
@@ -66,7 +66,7 @@ def pinned_by_sim(component: str, module: str) -> Pin:
     for line in go_sum.read_text().splitlines():
         fields = line.split()
         if fields[:2] == [module, version]:
-            return Pin(module, version, fields[2], str(go_mod.relative_to(SIM_GO.parents[2])))
+            return Pin(module, version, fields[2], str(go_mod.relative_to(SIM_GO.parents[3])))
     raise PinError(f"{go_sum} has no hash for {module} {version}")
 
 
@@ -75,7 +75,7 @@ GPU_OPERATOR = Pin(
     "github.com/NVIDIA/gpu-operator",
     "v0.0.0-20250917190837-d73a0086a6ba",
     "h1:LoeqwWjR0h2WRyHXmyYCPVwM/dAdKKxjE8LzyyeuqHI=",
-    "tests/upstream/sources.py",
+    "tests/harness/upstream/sources.py",
 )
 
 _KUEUE_CRDS = "config/components/crd/bases/kueue.x-k8s.io_"
