@@ -1,9 +1,10 @@
 """Split the sim slice into shards that run side by side, each on its own simulated cluster.
 
 The slice mostly waits (on controllers, queues and timers: a warm run used half a core over 48
-minutes), so two shards on two clusters take about half the wall time on a 2-core machine.
-`HETGITOPS_SIM_SHARD=K/N` keeps the modules of shard K of N; .ci/run gives each shard its own
-HETGITOPS_SIMCLUSTER_DIR and HETGITOPS_PORT_RANGE (tests/harness/controlplane/procs.py).
+minutes), so shards on their own clusters side by side take a fraction of the wall time on a
+2-core machine. `HETGITOPS_SIM_SHARD=K/N` keeps the modules of shard K of N; .ci/sim-slice runs
+$HETGITOPS_SIM_SHARDS of them (3 unless set) and gives each its own HETGITOPS_SIMCLUSTER_DIR and
+HETGITOPS_PORT_RANGE (tests/harness/controlplane/procs.py).
 
 Whole modules move (their module fixtures stay shared), longest first onto the least loaded
 shard, by the wall seconds each module took in a measured run (COST). A module missing from
