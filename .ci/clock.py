@@ -166,7 +166,7 @@ def report(budgets_path: str) -> int:
     phases = _phases()
     events = _events()
     problems: list[str] = []
-    print("== where the time went (wall; own = this run's CPU, other = other work, not the kernel's)")
+    print("== where the time went (wall; own = this run's CPU, other = other work, not the kernel)")
     print("   (the sim slice runs beside the phases after the bench guard: their own CPU overlaps)")
     print(f"{'phase':<44} {'wall':>7} {'budget':>7} {'own CPU':>8} {'other':>7}")
     for phase, begun, ended in phases:
