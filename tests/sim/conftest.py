@@ -33,15 +33,16 @@ def unavailable(reason: str) -> None:
     pytest.skip(f"simulated cluster unavailable: {reason}")
 
 
-# .ci/run starts this slice while the last Go builds (Koordinator in one lane, KubeRay and then
-# Argo CD in the other, scripts/gobuilds) may still run: the modules that need them go last, in
-# the order the builds finish, and wait there for the build if they must
-# (tests/harness/controlplane/build.py build_lock). Whole modules move, so module fixtures stay
-# shared.
+# .ci/run starts this slice while the last Go builds (Koordinator and a Flux controller in one
+# lane, KubeRay, Argo CD and the other Flux controller in the other, scripts/gobuilds) may still
+# run: the modules that need them go last, in the order the builds finish, and wait there for
+# the build if they must (tests/harness/controlplane/build.py build_lock). Whole modules move, so
+# module fixtures stay shared.
 BUILT_LAST = (
     ("test_sim_kuberay.py", "test_sim_kuberay_explain.py"),
     ("test_sim_koordinator.py", "test_sim_koordinator_fleet.py"),
     ("test_sim_argocd.py",),
+    ("test_sim_flux.py",),
 )
 
 
