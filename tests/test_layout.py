@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hetgitops"
@@ -52,3 +53,26 @@ def test_the_modules_allowed_over_the_limit_still_are() -> None:
     for name in OVER_THE_LIMIT:
         path = PACKAGE / name
         assert path.exists() and path.read_text(encoding="utf-8").count("\n") > MAX_LINES, name
+
+
+# `file.go:NN` (or a `:NN-MM)` continuation): upstream source lines, which docs/upstream.md
+# holds; a module docstring says what the module does.
+UPSTREAM_LINES = re.compile(r"\.go:\s*\d|\.go:?\s*\n|[\s(]:\d+(-\d+)?[),;]")
+DOCS = PACKAGE.parent / "docs" / "upstream.md"
+
+
+def test_module_docstrings_leave_upstream_lines_to_docs_upstream() -> None:
+    citing = [
+        path.relative_to(PACKAGE).as_posix()
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if UPSTREAM_LINES.search(ast.get_docstring(ast.parse(path.read_text("utf-8"))) or "")
+    ]
+    assert not citing, f"move the upstream file:line citations to docs/upstream.md: {citing}"
+
+
+def test_docs_upstream_names_only_modules_that_exist() -> None:
+    found = re.findall(r"`(?:hetgitops/)?((?:[a-z_]+/)+[a-z_]+\.py)`", DOCS.read_text("utf-8"))
+    named = {name for name in found if not name.startswith(("tests/", "docs/"))}
+    assert named, "docs/upstream.md names no module"
+    missing = sorted(n for n in named if not (PACKAGE / n).is_file())
+    assert not missing, f"docs/upstream.md names modules that do not exist: {missing}"

@@ -1,9 +1,8 @@
 """Adopt stage: the Dynamic Resource Allocation objects back into a pool's `spec.devices`.
 
 Reads the DeviceClasses (which card each selects: `plan.dra.read_selector`, the reader of the
-CEL `plan.dra.selector` writes), Kueue's `resources.deviceClassMappings` (Kueue v0.19.2
-apis/config/v1beta2/configuration_types.go:601-604 and 636: a quota resource name and its
-DeviceClass names) from a Configuration in a ConfigMap or standing alone in a GitOps
+CEL `plan.dra.selector` writes), Kueue's `resources.deviceClassMappings` (a quota resource name
+and its DeviceClass names) from a Configuration in a ConfigMap or standing alone in a GitOps
 repository, and the ResourceClaimTemplates (counted: their names are content digests the
 render makes again). A pool is on the claims path when a mapped DeviceClass selects its card,
 on the extended-resource path when a DeviceClass carrying `extendedResourceName` (resource.k8s.io

@@ -11,9 +11,9 @@ is a located `import-field-changes`, one the policy does not render `import-obje
 A tree no profile of which selects an imported pool (a hand-written tree on its own) is not
 translated: every object of it is named with what it holds (its pool selector and ratio, its
 parent, min, max and namespaces), so that nothing read is left out in silence. Koordinator's
-own quotas (the reserved names, apis/extension/elastic_quota.go:30-32) are Koordinator's and
+own quotas (the reserved names) are Koordinator's and
 not reported; a profile's root quota (its `spec.quotaName`) is written by the profile
-controller (pkg/quota-controller/profile/profile_controller.go:140-177): reported with the
+controller: reported with the
 profile that makes it, and never compared.
 """
 

@@ -1,9 +1,8 @@
 """Adopt stage: the namespace labels a ClusterQueue's namespaceSelector matches. The round trip
-compares specs, and a Namespace has none: labels the written policy does not render are named
-here, so a selector that would match nothing on a cluster built from the policy is no silent
-change (the policy language cannot say namespace labels yet: issue 32 item 5). Kueue admits a
-workload only from a namespace whose labels its ClusterQueue's selector matches
-(kueue v0.19.2 pkg/workload/resources.go:244, ErrNamespaceMismatch)."""
+compares specs, and a Namespace has none: labels the written policy does not render are named here,
+so a selector that would match nothing on a cluster built from the policy is no silent change (the
+policy language cannot say namespace labels yet: issue 32 item 5). Kueue admits a workload only from
+a namespace whose labels its ClusterQueue's selector matches (ErrNamespaceMismatch)."""
 
 from __future__ import annotations
 

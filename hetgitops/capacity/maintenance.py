@@ -3,19 +3,18 @@
 The nodes named (`plan.maintenance.select`) are taken out of their pools and every number is
 computed twice by the plan stage, for the whole fleet and for the fleet without them:
 - what remains per card type and per pool x resource (`plan.capacity.pool_resources`);
-- teams whose nominal quota the remaining nodes no longer back: in a pool whose Σ nominal
-  exceeds what remains by S, each team there may miss up to min(nominal, S) of its nominal
-  (Kueue keeps admitting up to nominal: quota is ClusterQueue arithmetic, not nodes);
-- borrowing that ends: what a team can physically reach above nominal with every other team
-  idle is min(reach, capacity) - nominal; where that shrinks, the borrowing ends or shrinks;
+- teams whose nominal quota the remaining nodes no longer back: in a pool whose Σ nominal exceeds
+  what remains by S, each team there may miss up to min(nominal, S) of its nominal (Kueue keeps
+  admitting up to nominal: quota is ClusterQueue arithmetic, not nodes);
+- borrowing that ends: what a team can physically reach above nominal with every other team idle is
+  min(reach, capacity) - nominal; where that shrinks, the borrowing ends or shrinks;
 - MIG layouts that must drain (the nodes' GPUs and their profiles, `plan.capacity.covered_gpus`);
 - the cordon/taint sequence (`steps`).
 
-What Kueue v0.19.2 does with a cordoned node (the reason for the steps' order): a flavor
-with a topology (TAS) drops an unschedulable or NotReady node from its node cache
-(pkg/cache/scheduler/tas_nodes_cache.go:57-65, SchedulerLibraryIntegration off by default in
-0.19: pkg/features/kube_features.go:927-929), so new TAS admissions stop counting it; a flavor
-without a topology never looks at nodes (quota only), so its work is admitted and then waits
+What Kueue v0.19.2 does with a cordoned node (the reason for the steps' order): a flavor with a
+topology (TAS) drops an unschedulable or NotReady node from its node cache
+(SchedulerLibraryIntegration is off by default in 0.19), so new TAS admissions stop counting it; a
+flavor without a topology never looks at nodes (quota only), so its work is admitted and then waits
 at kube-scheduler. With the live Workloads, what Kueue does with those on the nodes (re-admit,
 preempt others, leave pending, in its order) is issue 37 item 1's model: `PreemptionModel`.
 """

@@ -2,8 +2,8 @@
 
 Order and why (Kubernetes and Kueue v0.19.2 behaviour):
 1. `kubectl cordon`: `spec.unschedulable` makes kube-scheduler's NodeUnschedulable filter
-   refuse new pods, and a Kueue flavor with a topology drops the node from its TAS node cache
-   (pkg/cache/scheduler/tas_nodes_cache.go:57-65), so no new TAS admission counts it.
+   refuse new pods, and a Kueue flavor with a topology drops the node from its TAS node cache,
+   so no new TAS admission counts it.
 2. `kubectl taint ... hetgitops.io/maintenance=planned:NoSchedule`: says why the node is out and
    survives an uncordon by another tool; the pool's own taints stay, and no toleration the
    pool's ResourceFlavor adds to admitted pods (`plan.flavors.toleration`) tolerates this key.

@@ -5,7 +5,7 @@ through a Topology change (`spec.topology.retiring`, which its retiring flavors 
 The render cannot read the cluster, so these rules check what the policy alone can: that the
 quoted flavor is not the new one, that its spec is the one its digest name was rendered from,
 that the Topology it names is still rendered (Kueue deactivates a ClusterQueue whose TAS flavor
-names a missing Topology: v0.19.2 pkg/cache/scheduler/clusterqueue.go:351-357), and that
+names a missing Topology), and that
 `holds` names teams and resources the pool's queues have. While the entry stays, the pool's new
 work is held back, so it is reported until it is removed.
 """

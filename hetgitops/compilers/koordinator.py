@@ -5,7 +5,7 @@ per-pool trees on.
 
 The facts (names, tree ids, resource keys, min and max, lending, band values) are
 plan/koordinator_quota.py's and plan/koordinator_priority.py's; this module only spells them.
-Label and annotation keys are Koordinator v1.8.0's (apis/extension/elastic_quota.go:30-58).
+Label and annotation keys are Koordinator v1.8.0's.
 """
 
 from __future__ import annotations

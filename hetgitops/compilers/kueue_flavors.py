@@ -1,25 +1,22 @@
 """Compile stage, target `kueue`: ResourceFlavors, the Topology and WorkloadPriorityClasses.
 
-Day-2: Kueue 0.19's CRD makes a flavor's `nodeLabels`, `tolerations` and `topologyName`
-immutable once `topologyName` is set, and a Topology's `levels` always (CEL transition rules in
-the API server, not a webhook). A flavor or Topology whose immutable fields change therefore gets
-a new name (`<pool>-<digest>`, `<topology>-<digest>`): the new object is created, the
-ClusterQueues follow it in the same sync, and the old one is pruned once Kueue's in-use
-finalizer sees no ClusterQueue naming it. Without `topologyName` nothing is immutable and the
-flavor keeps the pool's name.
+Day-2: Kueue 0.19's CRD makes a flavor's `nodeLabels`, `tolerations` and `topologyName` immutable
+once `topologyName` is set, and a Topology's `levels` always (CEL transition rules in the API
+server, not a webhook). A flavor or Topology whose immutable fields change therefore gets a new name
+(`<pool>-<digest>`, `<topology>-<digest>`): the new object is created, the ClusterQueues follow it
+in the same sync, and the old one is pruned once Kueue's in-use finalizer sees no ClusterQueue
+naming it. Without `topologyName` nothing is immutable and the flavor keeps the pool's name.
 
-A rename alone double-books the pool: Kueue v0.19.2 keeps usage per (flavor, resource)
-(pkg/cache/scheduler/clusterqueue.go:596-606) and checks a request only against the quota of the
-flavor it tries (resource_node.go QuantitiesFitInQuota), so the new flavor admits its full quota
-next to the pods still running from the old one. `spec.kueue.retiringFlavor` carries the pool
-through: the old flavor is rendered again, exactly as live, with a Kueue-side `nodeTaints`
-entry (mutable, unlike the rest of its spec) that no workload tolerates, so Kueue's flavor
-assigner skips it (pkg/scheduler/flavorassigner/flavorassigner.go:1239-1244) while the work
-admitted on it stays counted; compilers/kueue_queues.py keeps it in the ClusterQueues with its
-quota and takes what it holds off the new flavor.
+A rename alone double-books the pool: Kueue v0.19.2 keeps usage per (flavor, resource) and checks a
+request only against the quota of the flavor it tries, so the new flavor admits its full quota next
+to the pods still running from the old one. `spec.kueue.retiringFlavor` carries the pool through:
+the old flavor is rendered again, exactly as live, with a Kueue-side `nodeTaints` entry (mutable,
+unlike the rest of its spec) that no workload tolerates, so Kueue's flavor assigner skips it while
+the work admitted on it stays counted; compilers/kueue_queues.py keeps it in the ClusterQueues with
+its quota and takes what it holds off the new flavor.
 
-What a flavor selects, tolerates and is called (and the Topology's levels and name) are facts
-of plan/flavors.py; this module spells them as objects.
+What a flavor selects, tolerates and is called (and the Topology's levels and name) are facts of
+plan/flavors.py; this module spells them as objects.
 """
 
 from __future__ import annotations

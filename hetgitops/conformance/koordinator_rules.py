@@ -2,22 +2,20 @@
 Python over the rendered ElasticQuota trees and the koord-scheduler job templates.
 
 The API server reports these only at apply time, one object at a time; checked here over the
-whole set, each finding points at the policy line of the object. Rules (file:line of
-github.com/koordinator-sh/koordinator@v1.8.0):
+whole set, each finding points at the policy line of the object. Rules:
 
-- `koordinator-webhook`, per quota (pkg/webhook/elasticquota/quota_topology_check.go):
-  no negative min or max (:41-47); every key of min in max and min <= max (:61-71); the parent
-  exists and is a parent (:187-201); the tree id equals the parent's (:131-161); the max keys
-  are the parent's, the min keys among the parent's (:209-260); the children's min fit in the
-  parent's (:265-303, which the webhook skips for the quotas hetgitops labels
+- `koordinator-webhook`, per quota (the quota webhook's topology check): no negative min or
+  max; every key of min in max and min <= max; the parent exists and is a parent; the tree id
+  equals the parent's; the max keys are the parent's, the min keys among the parent's; the
+  children's min fit in the parent's (which the webhook skips for the quotas hetgitops labels
   allow-force-update, so it is checked here; the root's min is live capacity,
-  `koordinator-min-over-capacity`'s business); a namespace bound to one quota only
-  (quota_topology.go:74-79); no reserved name (apis/extension/elastic_quota.go:30-32).
+  `koordinator-min-over-capacity`'s business); a namespace bound to one quota only; no reserved
+  name.
 - `koordinator-quota-label`, per koord-scheduler pod template: the quota label names a leaf
-  ElasticQuota the policy defines (a parent is refused, pod_check.go:55-58; an unknown name
-  falls silently into koordinator-default-quota, :69-74), and every resource the pod requests
-  is a key of that quota's max (the quota plugin masks the request to the max keys,
-  pkg/scheduler/plugins/elasticquota/plugin.go:277: a resource missing there is not limited).
+  ElasticQuota the policy defines (a parent is refused; an unknown name falls silently into
+  koordinator-default-quota), and every resource the pod requests is a key of that quota's max
+  (the quota plugin masks the request to the max keys: a resource missing there is not
+  limited).
 """
 
 from __future__ import annotations

@@ -4,19 +4,17 @@
 
 Upstream (github.com/koordinator-sh/koordinator@v1.8.0):
 - the pod's quota: its `quota.scheduling.koordinator.sh/name` label, else a quota binding its
-  namespace (the `…/namespaces` annotation), else `koordinator-default-quota`; a name no quota
-  has falls into the default quota too (pkg/scheduler/plugins/elasticquota/plugin_helper.go:
-  84-114, plugin.go:339-358);
-- the pod webhook refuses a pod whose quota is a parent (pkg/webhook/elasticquota/
-  pod_check.go:54-58);
-- PreFilter (plugin.go:256-283): the request masked to the quota's max keys (:277), used +
-  request <= the quota's runtime (EnableRuntimeQuota defaults to true, plugin_helper.go:318-323,
-  pkg/scheduler/apis/config/v1/defaults.go:79), else `Insufficient quotas, ...` (:280-282);
-- runtime: a pending pod's request counts in its quota's request at once (group_quota_manager.go
-  :892-918), limited by max (quota_info.go:217-229); a parent's runtime is shared among its
-  children: each gets min(request, min), a non-lending child its whole min, and what is left
-  goes to the children asking more (core/runtime_quota_calculator.go:117-175). The root's total
-  is the pool's allocatable x resourceRatio (plan/koordinator_quota.root_min).
+  namespace (the `…/namespaces` annotation), else `koordinator-default-quota`; a name no quota has
+  falls into the default quota too (pkg/scheduler/plugins/elasticquota/plugin_helper.go, plugin.go);
+- the pod webhook refuses a pod whose quota is a parent (pkg/webhook/elasticquota/pod_check.go);
+- PreFilter (plugin.go): the request masked to the quota's max keys, used + request <= the quota's
+  runtime (EnableRuntimeQuota defaults to true, plugin_helper.go,
+  pkg/scheduler/apis/config/v1/defaults.go), else `Insufficient quotas, ...`;
+- runtime: a pending pod's request counts in its quota's request at once (group_quota_manager.go),
+  limited by max (quota_info.go); a parent's runtime is shared among its children: each gets
+  min(request, min), a non-lending child its whole min, and what is left goes to the children asking
+  more (core/runtime_quota_calculator.go). The root's total is the pool's allocatable x
+  resourceRatio (plan/koordinator_quota.root_min).
 """
 
 from __future__ import annotations

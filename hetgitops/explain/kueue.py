@@ -1,42 +1,39 @@
-"""Kueue v0.19.2's flavor assignment replayed over the team's ClusterQueue, as hetgitops
-renders it (`compilers.kueue_flavors`, `plan.quota_plan`).
+"""Kueue v0.19.2's flavor assignment replayed over the team's ClusterQueue, as hetgitops renders it
+(`compilers.kueue_flavors`, `plan.quota_plan`).
 
 Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.19.2:
-- pod sets are assigned one after another; the first that gets no flavor ends the attempt
-  (:793-862), and their requests add up per flavor (`assignmentUsage`); pod sets of one
-  `kueue.x-k8s.io/podset-group-name` (beside a required or preferred topology) are searched
-  as one, their requests summed, every one of them matching the flavor (:778-840);
-- a requested resource no resource group covers: "resource R unavailable in ClusterQueue"
-  (:1069-1072), no flavor tried, reason NoMatchingFlavor (:952-956);
-- flavors in the ClusterQueue's order (:1086-1093); a flavor whose nodeLabels the pod's node
-  selector or required node affinity contradicts: "flavor F doesn't match node affinity"
-  (:1236-1252, only the flavor's own label keys count), NoMatchingFlavor (:1100-1108);
-  before it, a flavor nodeTaint
-  (NoSchedule / NoExecute) that neither the pod's nor the flavor's tolerations tolerate:
-  "untolerated taint {KEY VALUE EFFECT <nil>} in flavor F" (:1236-1243, Go's %v of a
-  corev1.Taint). hetgitops renders one such flavor: a pool's `spec.kueue.retiringFlavor`,
-  listed after the pool's new flavor with the retiring taint (compilers/kueue_queues.py
-  transition_quotas), while the new flavor's quota is the team's less what the retiring one
-  holds (all of it unless `holds` says less);
+- pod sets are assigned one after another; the first that gets no flavor ends the attempt, and their
+  requests add up per flavor (`assignmentUsage`); pod sets of one `kueue.x-k8s.io/podset-group-name`
+  (beside a required or preferred topology) are searched as one, their requests summed, every one of
+  them matching the flavor;
+- a requested resource no resource group covers: "resource R unavailable in ClusterQueue", no flavor
+  tried, reason NoMatchingFlavor;
+- flavors in the ClusterQueue's order; a flavor whose nodeLabels the pod's node selector or required
+  node affinity contradicts: "flavor F doesn't match node affinity" (only the flavor's own label
+  keys count), NoMatchingFlavor; before it, a flavor nodeTaint (NoSchedule / NoExecute) that neither
+  the pod's nor the flavor's tolerations tolerate: "untolerated taint {KEY VALUE EFFECT <nil>} in
+  flavor F" (Go's %v of a corev1.Taint). hetgitops renders one such flavor: a pool's
+  `spec.kueue.retiringFlavor`, listed after the pool's new flavor with the retiring taint
+  (compilers/kueue_queues.py transition_quotas), while the new flavor's quota is the team's less
+  what the retiring one holds (all of it unless `holds` says less);
 - per resource, usage + request > PotentialAvailable: "insufficient quota for R in flavor F,
-  previously considered podsets requests (a) + current podset request (b) > maximum capacity
-  (c)", ExceedsMaxQuota (:1343-1358); above Available: "insufficient unused quota for R in
-  flavor F, N more needed", WaitingForQuota (:1366-1368);
-- flavorFungibility: whenCanBorrow MayStopSearch stops at the first flavor that fits, borrowing
-  or not; TryNextFlavor looks on for one that fits without borrowing and, failing that, keeps
-  the one borrowing from the nearest cohort (:1172-1186, :1257-1275);
-- reasons of all flavors tried are sorted and joined by ", " (Status.Message, :353-362), pod
-  sets by "; " after "couldn't assign flavors to pod set P: " (:227-245);
-- the overall reason: per pod set the least severe of its flavors' reasons, across pod sets the
-  most severe (:943-990; NoMatchingFlavor > ExceedsMaxQuota > WaitingForQuota >
-  TopologyPlacementFailed, :298-326);
-- with a Topology (every flavor of a fleet with `topology`), the chosen flavors are then placed
-  on nodes (:873-900, pkg/cache/scheduler/tas_flavor_snapshot.go); a ClusterQueue whose flavors
-  all name a topology gets TAS for every pod set, annotated or not (tas_flavorassigner.go
-  :218-221, `isTASImplied`), and placement adds the flavor's tolerations to the pod's
-  (tas_flavor_snapshot.go:961): a pod set that fits no
-  domain is "topology "T" doesn't allow to fit any of N pod(s)" or "allows to fit only k out of
-  N pod(s)" (:1997-2016), TopologyPlacementFailed.
+  previously considered podsets requests (a) + current podset request (b) > maximum capacity (c)",
+  ExceedsMaxQuota; above Available: "insufficient unused quota for R in flavor F, N more needed",
+  WaitingForQuota;
+- flavorFungibility: whenCanBorrow MayStopSearch stops at the first flavor that fits, borrowing or
+  not; TryNextFlavor looks on for one that fits without borrowing and, failing that, keeps the one
+  borrowing from the nearest cohort;
+- reasons of all flavors tried are sorted and joined by ", " (Status.Message), pod sets by "; "
+  after "couldn't assign flavors to pod set P: ";
+- the overall reason: per pod set the least severe of its flavors' reasons, across pod sets the most
+  severe (NoMatchingFlavor > ExceedsMaxQuota > WaitingForQuota > TopologyPlacementFailed);
+- with a Topology (every flavor of a fleet with `topology`), the chosen flavors are then placed on
+  nodes (pkg/cache/scheduler/tas_flavor_snapshot.go); a ClusterQueue whose flavors all name a
+  topology gets TAS for every pod set, annotated or not (tas_flavorassigner.go, `isTASImplied`), and
+  placement adds the flavor's tolerations to the pod's (tas_flavor_snapshot.go): a pod set that fits
+  no domain is "topology "T" doesn't allow to fit any of N pod(s)" or "allows to fit only k out of N
+  pod(s)", TopologyPlacementFailed.
+
 This module is the order; what the ClusterQueue offers is `quotas.py`, the placement on nodes
 `topology.py`, and every reason token and message string `kueue_messages.py`."""
 

@@ -2,15 +2,13 @@
 topology placement write, and the patterns that read those messages back from a live Workload.
 
 Why one module: explain writes these strings when it replays an admission (`kueue.py`,
-`topology.py`) and reads them when it translates a real Workload's condition (`lines.py`).
-Kept side by side, a message whose wording changes in a Kueue upgrade is changed once, and its
-reader cannot drift from its writer (the writer owns its reader, STYLE.md habit 11).
-Sources: pkg/controller/core/workload_controller.go (:2084),
-pkg/scheduler/flavorassigner/flavorassigner.go (:227-245, :298-326, :353-362,
-:1069-1072, :1236-1252, :1343-1368), tas_flavorassigner.go (:166-204) and
-pkg/cache/scheduler/tas_flavor_snapshot.go (:1997-2016) at v0.19.2.
-The reason tokens are those of Kueue's UnadmittedWorkloadsObservability gate (off by default in
-v0.19.2: the condition's reason is then `Pending`, the message the same)."""
+`topology.py`) and reads them when it translates a real Workload's condition (`lines.py`). Kept side
+by side, a message whose wording changes in a Kueue upgrade is changed once, and its reader cannot
+drift from its writer (the writer owns its reader, STYLE.md habit 11). Sources:
+pkg/controller/core/workload_controller.go, pkg/scheduler/flavorassigner/flavorassigner.go,
+tas_flavorassigner.go and pkg/cache/scheduler/tas_flavor_snapshot.go at v0.19.2. The reason tokens
+are those of Kueue's UnadmittedWorkloadsObservability gate (off by default in v0.19.2: the
+condition's reason is then `Pending`, the message the same)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""The preemption answer for one probe: the flavor assigner's gate (does Kueue try preemption
-for this resource at all), the preemption oracle per resource, then the preemptor's targets,
-each victim with Kueue's reason and the ClusterQueue setting that allows it, or why none helps.
+"""The preemption answer for one probe: the flavor assigner's gate (does Kueue try preemption for
+this resource at all), the preemption oracle per resource, then the preemptor's targets, each
+victim with Kueue's reason and the ClusterQueue setting that allows it, or why none helps.
 
 Why apart from the preemptor (`preemption.py`): this is the flavor assigner's side
-(flavorassigner.go:1330-1380, preemption_oracle.go:43-81) and the words users read; the
-registry `WHY` carries each outcome's text (habit 13)."""
+(flavorassigner.go, preemption_oracle.go) and the words users read; the registry `WHY` carries each
+outcome's text (habit 13)."""
 
 from __future__ import annotations
 

@@ -3,24 +3,22 @@ nodes a maintenance window takes out, from the one preemption model (`preemption
 
 Each Workload on the nodes loses its placement and is queued again; Kueue takes them highest
 priority first, then by queue-order time (its creation time), then UID
-(pkg/cache/queue/cluster_queue.go:1074-1090, pkg/workload/workload.go:1148-1166), and asks
-for the quota it held, in the same flavors, among the Workloads that stay and those already
-re-admitted. Per Workload: it fits its ClusterQueue (re-admitted), it preempts others to come
-back (the model's victims, each with Kueue's reason), or it stays pending (the model's why).
-Then the nodes: a topology-aware flavor admits only where its node cache, which drops
-cordoned nodes (pkg/cache/scheduler/tas_nodes_cache.go:57-65), has room; a quota-only flavor
-admits and its pods wait at kube-scheduler. In a topology-aware flavor whose quota fits but
-whose nodes do not, Kueue turns the flavor to Preempt (flavorassigner.go:860-870); if the
-Workload fits the nodes with every Workload gone it preempts, else it stays pending (:875-897),
-and the preemptor then removes candidates until quota and topology both fit
-(preemption.go:667-681): the same classical preemptor, its fit test with the nodes' room. Room
-is counted per pool and resource over the remaining nodes (not per topology domain). A
-Workload it preempts is queued again and asked once, in the same order (no preemption cycles
-are followed).
+(pkg/cache/queue/cluster_queue.go, pkg/workload/workload.go), and asks for the quota it held, in the
+same flavors, among the Workloads that stay and those already re-admitted. Per Workload: it fits its
+ClusterQueue (re-admitted), it preempts others to come back (the model's victims, each with Kueue's
+reason), or it stays pending (the model's why). Then the nodes: a topology-aware flavor admits only
+where its node cache, which drops cordoned nodes (pkg/cache/scheduler/tas_nodes_cache.go), has room;
+a quota-only flavor admits and its pods wait at kube-scheduler. In a topology-aware flavor whose
+quota fits but whose nodes do not, Kueue turns the flavor to Preempt (flavorassigner.go); if the
+Workload fits the nodes with every Workload gone it preempts, else it stays pending, and the
+preemptor then removes candidates until quota and topology both fit (preemption.go): the same
+classical preemptor, its fit test with the nodes' room. Room is counted per pool and resource over
+the remaining nodes (not per topology domain). A Workload it preempts is queued again and asked
+once, in the same order (no preemption cycles are followed).
 
 Why apart from `preemption_report`: that module asks for one new job and picks its flavor by
-explain's replay; here the Workloads already hold flavors, many are asked in order and each
-answer changes the snapshot the next one is asked in."""
+explain's replay; here the Workloads already hold flavors, many are asked in order and each answer
+changes the snapshot the next one is asked in."""
 
 from __future__ import annotations
 

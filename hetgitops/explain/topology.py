@@ -1,13 +1,12 @@
 """Kueue v0.19.2's topology-aware placement (TAS) of one pod set on its chosen flavor's nodes.
 
-Why apart from the flavor assignment (`kueue.py`): placement is a second step with its own
-inputs (the nodes, their labels and taints, what each has free) and its own failure
-(TopologyPlacementFailed); the assigner calls it once a flavor is chosen (flavorassigner.go
-:873-900). Follows pkg/cache/scheduler/tas_flavor_snapshot.go: nodes outside the pod set's
-selector or with a taint neither the pod's nor the flavor's tolerations tolerate are excluded
-(placement adds the flavor's tolerations, :961), pods fill the BestFit domain at the requested
-level, and a pod set that fits none gets "topology "T" doesn't allow to fit ..." (:1997-2016,
-`kueue_messages.topology_unfit`)."""
+Why apart from the flavor assignment (`kueue.py`): placement is a second step with its own inputs
+(the nodes, their labels and taints, what each has free) and its own failure
+(TopologyPlacementFailed); the assigner calls it once a flavor is chosen (flavorassigner.go).
+Follows pkg/cache/scheduler/tas_flavor_snapshot.go: nodes outside the pod set's selector or with a
+taint neither the pod's nor the flavor's tolerations tolerate are excluded (placement adds the
+flavor's tolerations), pods fill the BestFit domain at the requested level, and a pod set that fits
+none gets "topology "T" doesn't allow to fit ..." (`kueue_messages.topology_unfit`)."""
 
 from __future__ import annotations
 

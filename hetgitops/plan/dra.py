@@ -2,18 +2,18 @@
 driver, the DeviceClass each card type (and MIG profile) gets, the CEL that selects exactly that
 card, the Kueue quota resource it is charged as, and the ResourceClaimTemplates jobs claim.
 
-Compilers spell these as objects (`compilers/dra.py`); checks (`checks/dra.py`) read the same
-facts, so a class a template claims and the class a mapping names cannot come from two places.
+Compilers spell these as objects (`compilers/dra.py`); checks (`checks/dra.py`) read the same facts,
+so a class a template claims and the class a mapping names cannot come from two places.
 
 The driver's vocabulary is pinned to NVIDIA/k8s-dra-driver-gpu v25.12.0 (commit 0882da87):
-- full GPU attributes: `cmd/gpu-kubelet-plugin/partitions.go:35-66` (type, uuid, productName,
-  brand, architecture, cudaComputeCapability, driverVersion, cudaDriverVersion, the standard
-  `resource.kubernetes.io/pciBusID`), `deviceinfo.go:159-181` (capacity `memory` in bytes,
+- full GPU attributes: `cmd/gpu-kubelet-plugin/partitions.go` (type, uuid, productName, brand,
+  architecture, cudaComputeCapability, driverVersion, cudaDriverVersion, the standard
+  `resource.kubernetes.io/pciBusID`), `deviceinfo.go` (capacity `memory` in bytes,
   `resource.kubernetes.io/pcieRoot`, `addressingMode`);
-- MIG attributes and capacities: `deviceinfo.go:182-265` (parentUUID, profile; multiprocessors,
-  copyEngines, decoders, encoders, jpegEngines, ofaEngines, memory, memorySlice<i>);
+- MIG attributes and capacities: `deviceinfo.go` (parentUUID, profile; multiprocessors, copyEngines,
+  decoders, encoders, jpegEngines, ofaEngines, memory, memorySlice<i>);
 - `index` and `minor` are gone since v25.8.0 (commits 36fc80ab and 50d90da0);
-- architecture strings: go-nvlib `pkg/nvlib/device/device.go:70-100` (vendored at the tag);
+- architecture strings: go-nvlib `pkg/nvlib/device/device.go` (vendored at the tag);
 - DeviceClasses the chart ships: `deployments/helm/nvidia-dra-driver-gpu/templates/
   deviceclass-gpu.yaml` (`gpu.nvidia.com`, `extendedResourceName: nvidia.com/gpu` on
   resource.k8s.io/v1) and `deviceclass-mig.yaml` (`mig.nvidia.com`, no extended resource name).

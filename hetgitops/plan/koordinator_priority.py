@@ -1,17 +1,15 @@
 """Plan stage: the PriorityClass each tier gets under Koordinator, inside Koordinator's bands.
 
-Koordinator reads a pod's priority *class* from its PriorityClass value (apis/extension/
-priority.go:38-48): koord-prod 9000-9999, koord-mid 7000-7999, koord-batch 5000-5999,
-koord-free 3000-3999; any other value is "none" (priority.go GetPodPriorityClassByName, :60-68),
-which its quota and colocation logic treat as neither prod nor batch. The policy's tier values
-(100000, 10000, 100 in the bundled fleet) fall outside every band, so the `koordinator` target
-writes one PriorityClass per tier with this stated mapping:
+Koordinator reads a pod's priority *class* from its PriorityClass value: koord-prod 9000-9999,
+koord-mid 7000-7999, koord-batch 5000-5999, koord-free 3000-3999; any other value is "none"
+(GetPodPriorityClassByName), which its quota and colocation logic treat as neither prod nor batch.
+The policy's tier values (100000, 10000, 100 in the bundled fleet) fall outside every band, so the
+`koordinator` target writes one PriorityClass per tier with this stated mapping:
 
-* a tier whose value already lies inside a band keeps it;
-* otherwise, by value from the highest: the highest non-preemptible tier is prod, the other
-  non-preemptible ones mid, preemptible tiers batch; inside a band the values count down from
-  the band's top in the tiers' order (9999, 9998, ...), so the order of the tiers is kept
-  within a band.
+* a tier whose value already lies inside a band keeps it; * otherwise, by value from the highest:
+the highest non-preemptible tier is prod, the other non-preemptible ones mid, preemptible tiers
+batch; inside a band the values count down from the band's top in the tiers' order (9999, 9998,
+...), so the order of the tiers is kept within a band.
 """
 
 from __future__ import annotations

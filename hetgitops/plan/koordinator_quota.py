@@ -1,20 +1,18 @@
 """Plan stage: Koordinator's quota trees, one per pool, in numbers, computed once per Policy.
 
-Koordinator (v1.8.0) has no flavors: a card type is a quota *tree*, made by an
-`ElasticQuotaProfile` that selects the pool's nodes and whose controller writes the tree's root
-`ElasticQuota` (min = the nodes' allocatable x resourceRatio, pkg/quota-controller/profile/
-profile_controller.go:140-177). Under that root this plan puts the Fleet's cohort tree as parent
-quotas (`is-parent: "true"`) and one leaf per (team, pool).
+Koordinator (v1.8.0) has no flavors: a card type is a quota *tree*, made by an `ElasticQuotaProfile`
+that selects the pool's nodes and whose controller writes the tree's root `ElasticQuota` (min = the
+nodes' allocatable x resourceRatio). Under that root this plan puts the Fleet's cohort tree as
+parent quotas (`is-parent: "true"`) and one leaf per (team, pool).
 
 The leaf numbers are the Volcano leaf Queue's (`volcano_quota.queue_plans`), which mean what the
 team's Kueue ClusterQueue means: min = nominal quota, max = the most Kueue can ever admit. A
-parent's min and max are the sums of its children's: Kueue's cohorts hold no quota of their own,
-and the webhook requires the children's min to fit in the parent's (quota_topology_check.go:
-265-303).
+parent's min and max are the sums of its children's: Kueue's cohorts hold no quota of their own, and
+the webhook requires the children's min to fit in the parent's.
 
-Every quota of a tree lists every resource key of the tree, 0 where unused: the webhook
-requires a child's max keys to equal its parent's (quota_topology_check.go:209-260), so adding
-a key later is refused whichever object is applied first (koordinator issue #1747).
+Every quota of a tree lists every resource key of the tree, 0 where unused: the webhook requires a
+child's max keys to equal its parent's, so adding a key later is refused whichever object is applied
+first (koordinator issue #1747).
 """
 
 from __future__ import annotations

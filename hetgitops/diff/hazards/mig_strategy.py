@@ -2,9 +2,9 @@
 whole-GPU requests that land on a MIG pool into MIG slices.
 
 Under `single` the NVIDIA device plugin advertises every MIG instance under the card's own
-resource name (k8s-device-plugin v0.20.0 internal/rm/rm.go:115-116,
-`config.Resources.AddMIGResource("*", "gpu")`) and requires every GPU of a node to carry the
-same layout (internal/rm/device_map.go:90-103). A pod asking for `nvidia.com/gpu: 1` on such
+resource name
+(`config.Resources.AddMIGResource("*", "gpu")`) and requires every GPU of a node to carry the
+same layout. A pod asking for `nvidia.com/gpu: 1` on such
 a node therefore gets one slice: nothing changes for the pods running now (their devices were
 allocated at start), but every pod a controller creates after the sync (a retry, a rollout,
 a reschedule) that lands on the pool's nodes runs on a slice, and Kueue's `nvidia.com/gpu`

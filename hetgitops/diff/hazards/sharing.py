@@ -1,20 +1,19 @@
 """Diff stage, day-2 hazards of GPU sharing: where a change lowers a pool's time-slicing or MPS
 replicas, which step of the two-step reduction it is (docs/day2.md "Time-slicing down").
 
-The NVIDIA device plugin advertises `replicas` annotated devices per GPU
-(k8s-device-plugin v0.20.0 internal/rm/device_map.go:284-345) and, when the config-manager
-sidecar SIGHUPs it after a config label change, restarts its plugin servers
-(cmd/nvidia-device-plugin/main.go:285-334) and re-registers with the smaller list; nothing in
-it lists or deletes pods. The pods sharing the GPUs keep running, the node's allocatable drops
-below what they hold, and Kueue (quota) and the scheduler (allocatable) both admit nothing new
-until they finish. Lowering the replicas and the quotas in one change therefore overbooks the
-nodes; step 1 (`retiringReplicas`: the plugin keeps the old count, the quotas count the new)
-does not, and step 2 (removing it) is safe once the replicas in use fit the new count.
+The NVIDIA device plugin advertises `replicas` annotated devices per GPU and, when the
+config-manager sidecar SIGHUPs it after a config label change, restarts its plugin servers and
+re-registers with the smaller list; nothing in it lists or deletes pods. The pods sharing the GPUs
+keep running, the node's allocatable drops below what they hold, and Kueue (quota) and the scheduler
+(allocatable) both admit nothing new until they finish. Lowering the replicas and the quotas in one
+change therefore overbooks the nodes; step 1 (`retiringReplicas`: the plugin keeps the old count,
+the quotas count the new) does not, and step 2 (removing it) is safe once the replicas in use fit
+the new count.
 
 The manifest-level `sharing-reduced` sees a device-plugin label going to fewer replicas; the
-policies say which step that is (`staged`). Each hazard carries a ("capacity",
-"<resource>|<units>") scope: what the pool's nodes hold after the change, which the live
-radius (blast.py) compares with the replicas in use on them.
+policies say which step that is (`staged`). Each hazard carries a ("capacity", "<resource>|<units>")
+scope: what the pool's nodes hold after the change, which the live radius (blast.py) compares with
+the replicas in use on them.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
-"""Diff stage, day-2 hazard of Volcano Queues: a Queue the sync prunes (its pool or team
-left the policy) while a gang runs in it, on a Volcano whose webhook can refuse the delete.
+"""Diff stage, day-2 hazard of Volcano Queues: a Queue the sync prunes (its pool or team left the
+policy) while a gang runs in it, on a Volcano whose webhook can refuse the delete.
 
-Volcano v1.15.0 added `--enable-queue-allocated-pods-check` to the webhook manager (v1.15.1
-cmd/webhook-manager/app/options/options.go:64-65, 103; off by default). With it, a Queue DELETE
-is refused while `status.allocated` counts pods (pkg/webhooks/admission/queues/validate/
-validate_queue.go:117-121 and 309-315: "queue %s cannot be deleted because it has allocated
-Pods"); the scheduler counts one pod per allocated task (pkg/scheduler/api/pod_info.go:119)
-and writes it to the Queue (pkg/scheduler/framework/session.go:544-550). v1.14.1's
-validateQueueDeleting (validate_queue.go:267-294) has no such check: the Queue goes and the
-gang keeps running. So under a declared Volcano >= 1.15 the prune may be refused and the sync
-stall until the gang ends; the policy does not say how the webhook is started, so the hazard
-says "if".
+Volcano v1.15.0 added `--enable-queue-allocated-pods-check` to the webhook manager (off by default).
+With it, a Queue DELETE is refused while `status.allocated` counts pods ("queue %s cannot be deleted
+because it has allocated Pods"); the scheduler counts one pod per allocated task and writes it to
+the Queue. v1.14.1's validateQueueDeleting has no such check: the Queue goes and the gang keeps
+running. So under a declared Volcano >= 1.15 the prune may be refused and the sync stall until the
+gang ends; the policy does not say how the webhook is started, so the hazard says "if".
 """
 
 from __future__ import annotations
