@@ -112,6 +112,9 @@ KCM_CONTROLLERS = (
     # Evicts the pods a NoExecute taint does not tolerate (split out of the node-lifecycle
     # controller in v1.29): without it a NoExecute pool taint would evict nothing here.
     "taint-eviction-controller",
+    # Creates a pod's ResourceClaims from its ResourceClaimTemplates (DRA pools, harness/
+    # simcluster/dra.py): without it a pod that claims never gets its claim, so never binds.
+    "resourceclaim-controller",
 )
 
 
@@ -445,6 +448,9 @@ def _start_kueue(cluster: SimCluster, folder: Path, pki: Path, kubeconfig: Path)
         "clientConnection": {"qps": 300, "burst": 500},
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
     }
+    resources = directory / KUEUE_RESOURCES  # deviceClassMappings (harness/simcluster/dra.py)
+    if resources.is_file():
+        config["resources"] = yaml.safe_load(resources.read_text())
     config_file = directory / "kueue-config.yaml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=True))
     _register_webhooks(cluster, folder / "kueue-webhooks.yaml", pki / "ca.crt", webhook_port)
@@ -474,6 +480,10 @@ def _start_kueue(cluster: SimCluster, folder: Path, pki: Path, kubeconfig: Path)
         alive=partial(procs.is_tracked_running, _pid_file(directory, "kueue")),
         what="kueue webhooks",
     )
+
+
+# The Configuration's `resources` section, when a test sets one (dra.configure_kueue).
+KUEUE_RESOURCES = "kueue-resources.yaml"
 
 
 def restart_kueue(cluster: SimCluster) -> None:
