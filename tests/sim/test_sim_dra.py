@@ -365,6 +365,56 @@ def test_explain_and_kueue_agree_at_the_reach_of_each_claims_template(
     assert not problems, "\n".join(problems)
 
 
+def _quota_reserved(sim: cluster.SimCluster, namespace: str, job: str) -> tuple[str, str] | None:
+    """(reason, message) of a Workload's QuotaReserved=False condition, once written."""
+    for cond in ((_workload(sim, namespace, job) or {}).get("status") or {}).get("conditions", []):
+        if cond["type"] == "QuotaReserved" and cond["status"] == "False" and cond["message"]:
+            return str(cond["reason"]), str(cond["message"])
+    return None
+
+
+def test_a_class_no_mapping_names_is_inadmissible_as_explain_says(
+    sim: cluster.SimCluster, dra_fleet: DraFleet
+) -> None:
+    """A hand-written template claiming a class outside the rendered deviceClassMappings: Kueue
+    refuses the Workload before any flavor (reason Inadmissible), and so does `explain`."""
+    name, obj, _ = next(t for t in _claims_templates(dra_fleet) if "l40s" in t[0])
+    namespace = obj["metadata"]["namespace"]
+    unmapped = "unmapped.sim.hetgitops.io"
+    device_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": unmapped},
+        "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{dra_plan.DRIVER}'"}}]},
+    }
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "sim-unmapped", "namespace": namespace},
+        **dra_plan.claim_template_spec(unmapped, 1),
+    }
+    job = _sized(obj, "unmapped", 1)
+    job["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = (
+        "sim-unmapped"
+    )
+    gitops.apply_objects(sim, [device_class, template], manager=USER)
+    predicted = explain(dra_fleet.policy, from_manifest(job))
+    _submit(sim, job)
+    try:
+        reason, message = eventually(
+            partial(_quota_reserved, sim, namespace, job["metadata"]["name"]),
+            timeout=90,
+            what=f"{name} on an unmapped class: Kueue's verdict",
+        )
+    finally:
+        _remove(sim, job)
+        sim.kubectl("delete", "resourceclaimtemplate", "-n", namespace, "sim-unmapped")
+        sim.kubectl("delete", "deviceclass", unmapped)
+    print(f"Kueue: {reason}: {message}")
+    assert f"DeviceClass {unmapped} is not mapped in DRA configuration" in message, message
+    assert (predicted.verdict, predicted.reason) == ("pending", reason), predicted
+
+
 @pytest.fixture(scope="module")
 def extended_fleet(
     sim: cluster.SimCluster, dra_fleet: DraFleet, tmp_path_factory: pytest.TempPathFactory
