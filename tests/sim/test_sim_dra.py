@@ -152,6 +152,11 @@ def _probe(name: str, device_class: str, node: str) -> list[dict[str, Any]]:
     return [claim, pod]
 
 
+def _clear_probes(sim: cluster.SimCluster) -> None:
+    """Delete the probe pods and claims, so that their devices are free for the next test."""
+    sim.kubectl("delete", "pods,resourceclaims", "--all", "-n", PROBES, "--wait=true")
+
+
 def _pod_verdict(sim: cluster.SimCluster, name: str) -> tuple[str, str] | None:
     pod = get(sim, "pods", "-n", PROBES, name)
     if pod.get("status", {}).get("phase") == "Running":
@@ -178,6 +183,18 @@ def test_each_device_class_selects_exactly_its_cards(
             cases[name] = (fact, pool, own)
             objects += _probe(name, fact.name, pool.nodes[0].name)
     gitops.apply_objects(sim, objects, manager=USER)
+    try:
+        problems = _probed(sim, cases, devices)
+    finally:
+        _clear_probes(sim)
+    assert not problems, "\n".join(problems)
+
+
+def _probed(
+    sim: cluster.SimCluster,
+    cases: dict[str, tuple[dra_plan.DeviceClassFact, Pool, bool]],
+    devices: dict[tuple[str, str], dict[str, Any]],
+) -> list[str]:
     problems = []
     for name, (fact, pool, own) in sorted(cases.items()):
         state, detail = eventually(
@@ -206,7 +223,56 @@ def test_each_device_class_selects_exactly_its_cards(
                 f"{name}: {state} {detail}; {len(results)} devices (want {want}) on "
                 f"{sorted(where)}; not of the class: {wrong}"
             )
-    assert not problems, "\n".join(problems)
+    return problems
+
+
+def test_a_migrating_node_gives_its_gpus_to_the_device_plugin_and_to_claims_alike(
+    sim: cluster.SimCluster, dra_fleet: DraFleet
+) -> None:
+    """While a pool is `migratingFrom: devicePlugin` the plugin still advertises the GPUs the
+    driver publishes, and kube-scheduler accounts the two apart (NodeResourcesFit against
+    allocatable, DynamicResources against the claims' allocations): a pod holding every whole GPU
+    through the plugin and a claim of every whole GPU both run on one node. docs/targets/dra.md
+    says so; the migration sequence must keep the two off one node's GPUs."""
+    pool = dra_fleet.policy.pools["h100-infer"]
+    assert pool.migrating_from == dra_plan.DEVICE_PLUGIN
+    node = pool.nodes[-1]
+    whole = dra_devices.published(pool, node.cards)[None]
+    plugin = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "plugin-whole-gpus", "namespace": PROBES},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node.name},
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "busybox",
+                    "resources": {"limits": {"nvidia.com/gpu": str(whole)}},
+                }
+            ],
+        },
+    }
+    (fact,) = [
+        f for f in dra_plan.device_classes(dra_fleet.policy) if pool in f.pools and not f.profile
+    ]
+    gitops.apply_objects(
+        sim, [plugin, *_probe("claim-whole-gpus", fact.name, node.name)], manager=USER
+    )
+    try:
+        seen = {
+            name: eventually(partial(_pod_verdict, sim, name), timeout=90, what=f"{name} placed")
+            for name in ("plugin-whole-gpus", "claim-whole-gpus")
+        }
+        claimed = _allocated(sim, get(sim, "pods", "-n", PROBES, "claim-whole-gpus"))
+    finally:
+        _clear_probes(sim)
+    assert seen == {
+        "plugin-whole-gpus": ("Running", node.name),
+        "claim-whole-gpus": ("Running", node.name),
+    }, seen
+    assert len(claimed) == whole, claimed
 
 
 def _claims_templates(dra_fleet: DraFleet) -> list[tuple[str, dict[str, Any], Pool]]:
