@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 import yaml
-from harness.simcluster import cluster, dra, gitops, policyfleet
+from harness.simcluster import cluster, dra, fleet, gitops, policyfleet
 
 from hetgitops.compilers.jobs.targets import Selector
 from hetgitops.explain.answer import Explanation
@@ -76,11 +76,13 @@ def dra_fleet(
     fragment = yaml.safe_load((tree / "kueue" / "kueue-configuration-dra.yaml").read_text())
     try:
         policyfleet.create_from(sim, policy)
+        settle(partial(_allocatable_off, sim, policy), timeout=60, what="DRA nodes' allocatable")
         published = dra.publish(sim, policy)
         dra.configure_kueue(sim, fragment)
         gitops.sync_argocd(sim, tree, previous=synced)
         converged(sim, policy, tree)
-        sim.kubectl("create", "namespace", PROBES)
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PROBES}}
+        gitops.apply_objects(sim, [namespace], manager=USER)
         yield DraFleet(policy, tree, jobs, published)
     finally:
         sim.kubectl("delete", "namespace", PROBES, "--ignore-not-found", "--wait=false")
@@ -90,6 +92,25 @@ def dra_fleet(
         dra.withdraw(sim)
         policyfleet.create_from(sim, fleet_policy)
         converged(sim, fleet_policy, synced)
+
+
+def _allocatable_off(sim: cluster.SimCluster, policy: Policy) -> list[str]:
+    """DRA pools' nodes whose live allocatable is not what fleet.py built (no DRA device; the
+    device plugin's resources only while the pool migrates): a Node updated from the bundled
+    fleet must lose its `nvidia.com/gpu`."""
+    live = {n["metadata"]["name"]: n["status"] for n in get(sim, "nodes")["items"]}
+    wrong = []
+    for pool in policy.pools.values():
+        if not dra_plan.on_dra(pool):
+            continue
+        for node in pool.nodes:
+            want = fleet.node_resources(policy, pool, node)
+            have = live.get(node.name, {}).get("allocatable", {})
+            if {k: v for k, v in have.items() if "/" in k} != {
+                k: v for k, v in want.items() if "/" in k
+            }:
+                wrong.append(f"{node.name}: {have}")
+    return wrong
 
 
 def _device_index(published: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -505,6 +526,7 @@ def extended_fleet(
     try:
         gitops.apply_objects(sim, [dra.DRIVER_CLASS], manager=dra.DRIVER_MANAGER)
         policyfleet.create_from(sim, policy)
+        settle(partial(_allocatable_off, sim, policy), timeout=60, what="DRA nodes' allocatable")
         published = dra.publish(sim, policy)
         dra.configure_kueue(sim, fragment)
         gitops.sync_argocd(sim, tree, previous=dra_fleet.tree)
