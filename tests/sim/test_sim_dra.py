@@ -478,7 +478,7 @@ def test_a_class_no_mapping_names_is_inadmissible_as_explain_says(
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
         "metadata": {"name": "sim-unmapped", "namespace": namespace},
-        **dra_plan.claim_template_spec(unmapped, 1),
+        "spec": dra_plan.claim_template_spec(unmapped, 1),
     }
     job = _sized(obj, "unmapped", 1)
     job["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = (

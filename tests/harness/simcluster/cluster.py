@@ -731,7 +731,30 @@ def create_fleet(
         and before[node["metadata"]["name"]] != _resources(node)
     ]
     apply_objects(cluster, statuses, manager=KUBELET_MANAGER, subresource="status")
+    _drop_resources(cluster, nodes, before)
     apply_objects(cluster, features, manager="hetgitops-simcluster-nfd-worker")
+
+
+def _drop_resources(
+    cluster: SimCluster, nodes: Sequence[dict[str, Any]], before: dict[str, tuple[Any, Any]]
+) -> None:
+    """Remove the capacity and allocatable keys a Node had and no longer has (a pool moved to
+    DRA loses `nvidia.com/gpu`): kwok's node-initialize stage wrote them back once, so they are
+    co-owned and a server-side apply without them keeps them. A JSON patch removes them."""
+    for node in nodes:
+        name = node["metadata"]["name"]
+        if name not in before:
+            continue
+        ops = [
+            {"op": "remove", "path": f"/status/{field}/{key.replace('~', '~0').replace('/', '~1')}"}
+            for field, old in zip(("capacity", "allocatable"), before[name], strict=True)
+            for key in sorted(old or {})
+            if key not in node["status"].get(field, {})
+        ]
+        if ops:
+            cluster.kubectl(
+                "patch", "node", name, "--subresource=status", "--type=json", "-p", json.dumps(ops)
+            )
 
 
 def _resources(node: dict[str, Any]) -> tuple[Any, Any]:
