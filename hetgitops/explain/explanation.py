@@ -65,6 +65,34 @@ def charged(policy: Policy, workload: Workload) -> Workload:
     return replace(workload, pod_sets=tuple(sets))
 
 
+def unrendered_claims(policy: Policy, workload: Workload) -> tuple[str, ...]:
+    """The claim templates a workload names that the policy does not render, sorted."""
+    if not any(ps.claims for ps in workload.pod_sets):
+        return ()
+    charges = dra.claim_charges(policy)
+    return tuple(sorted({c for ps in workload.pod_sets for c in ps.claims if c not in charges}))
+
+
+def _unrendered(
+    policy: Policy, workload: Workload, team: Team, names: tuple[str, ...]
+) -> Explanation:
+    """A claim template the policy does not render: Kueue charges a claim only through a class
+    its deviceClassMappings name, and those are the policy's classes (plan/dra.py mappings);
+    any other class leaves the Workload inadmissible before any flavor is tried ("DeviceClass
+    <class> is not mapped in DRA configuration for podset <name>", Kueue v0.19.2
+    pkg/dra/claims.go:211-219, reason Inadmissible: workload_controller.go:475-484). Which
+    class a template claims is in the cluster, not in the policy: admitted only if it is one
+    of the policy's classes."""
+    mapped = sorted(name for _, classes in dra.mappings(policy) for name in classes)
+    message = say.claim_template_unrendered(names)
+    hint = (
+        f"claim one of the ResourceClaimTemplates hetgitops renders for team {team.name} "
+        f"(`hetgitops jobs`); Kueue charges only the mapped classes: "
+        f"{', '.join(mapped) or 'none (the policy has no DRA claims pool)'}"
+    )
+    return Explanation(workload, team.name, "pending", say.INADMISSIBLE, message, policy=(hint,))
+
+
 def explain(
     policy: Policy,
     workload: Workload,
@@ -72,8 +100,11 @@ def explain(
     usage: Usage | None = None,
     node_free: Mapping[str, Mapping[str, int]] | None = None,
 ) -> Explanation:
+    unknown = unrendered_claims(policy, workload)
     workload = charged(policy, workload)
     team = team_of(policy, workload)
+    if unknown and team is not None and workload.scheduler not in (VOLCANO, KOORDINATOR, DEFAULT):
+        return _unrendered(policy, workload, team, unknown)
     if workload.scheduler == VOLCANO:
         return _volcano(policy, workload, team)
     if workload.scheduler == KOORDINATOR:

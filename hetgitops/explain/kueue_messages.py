@@ -116,6 +116,22 @@ def topology_unfit(
     return head
 
 
+# The reason of a Workload whose DRA claims Kueue cannot charge, with the
+# UnadmittedWorkloadsObservability gate off (default; workload.go:1626-1631).
+INADMISSIBLE = "Inadmissible"
+
+
+def claim_template_unrendered(names: tuple[str, ...]) -> str:
+    """hetgitops' words for claim templates it did not render (Kueue's own message names the
+    template's DeviceClass, which only the cluster knows)."""
+    listed = ", ".join(names)
+    return (
+        f"ResourceClaimTemplate {listed} is not rendered by the policy: unless it claims a "
+        "DeviceClass Kueue's deviceClassMappings name, the Workload is inadmissible "
+        '("DeviceClass <class> is not mapped in DRA configuration for podset <name>")'
+    )
+
+
 def local_queue_missing(queue: str | None) -> str:
     """The job's LocalQueue is not in its namespace: the workload controller's queue blocker
     (workload_controller.go:2084), reason Misconfigured; the name alone, as the Workload's

@@ -4,6 +4,7 @@ mapped resource x the template's device count (hetgitops/explain/explanation.py 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 
 from hetgitops.explain import request, run
@@ -31,3 +32,16 @@ def test_charging_is_done_once() -> None:
     policy, workload = _rendered("llm-serving-l40s-48gb")
     once = charged(policy, workload)
     assert charged(policy, once) == once
+
+
+def test_a_claim_template_the_policy_does_not_render_is_inadmissible_not_admitted() -> None:
+    """Kueue charges a claim only through a mapped DeviceClass and refuses the Workload before
+    any flavor otherwise (pkg/dra/claims.go:211-219). explain used to drop the unknown claim
+    and admit the job with no accelerator; the real Kueue in tests/sim/test_sim_dra.py pends
+    it, reason Inadmissible."""
+    policy, workload = _rendered("llm-serving-l40s-48gb")
+    sets = tuple(replace(ps, claims=("hand-written-claim",)) for ps in workload.pod_sets)
+    found = run.explain_all(policy, [replace(workload, pod_sets=sets)])[0]
+    assert (found.verdict, found.reason) == ("pending", "Inadmissible")
+    assert "hand-written-claim" in found.message
+    assert "l40s-48gb.gpu.dra.hetgitops.io" in found.policy[0]

@@ -112,6 +112,9 @@ KCM_CONTROLLERS = (
     # Evicts the pods a NoExecute taint does not tolerate (split out of the node-lifecycle
     # controller in v1.29): without it a NoExecute pool taint would evict nothing here.
     "taint-eviction-controller",
+    # Creates a pod's ResourceClaims from its ResourceClaimTemplates (DRA pools, harness/
+    # simcluster/dra.py): without it a pod that claims never gets its claim, so never binds.
+    "resourceclaim-controller",
 )
 
 
@@ -445,6 +448,9 @@ def _start_kueue(cluster: SimCluster, folder: Path, pki: Path, kubeconfig: Path)
         "clientConnection": {"qps": 300, "burst": 500},
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
     }
+    resources = directory / KUEUE_RESOURCES  # deviceClassMappings (harness/simcluster/dra.py)
+    if resources.is_file():
+        config["resources"] = yaml.safe_load(resources.read_text())
     config_file = directory / "kueue-config.yaml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=True))
     _register_webhooks(cluster, folder / "kueue-webhooks.yaml", pki / "ca.crt", webhook_port)
@@ -474,6 +480,10 @@ def _start_kueue(cluster: SimCluster, folder: Path, pki: Path, kubeconfig: Path)
         alive=partial(procs.is_tracked_running, _pid_file(directory, "kueue")),
         what="kueue webhooks",
     )
+
+
+# The Configuration's `resources` section, when a test sets one (dra.configure_kueue).
+KUEUE_RESOURCES = "kueue-resources.yaml"
 
 
 def restart_kueue(cluster: SimCluster) -> None:
@@ -721,7 +731,30 @@ def create_fleet(
         and before[node["metadata"]["name"]] != _resources(node)
     ]
     apply_objects(cluster, statuses, manager=KUBELET_MANAGER, subresource="status")
+    _drop_resources(cluster, nodes, before)
     apply_objects(cluster, features, manager="hetgitops-simcluster-nfd-worker")
+
+
+def _drop_resources(
+    cluster: SimCluster, nodes: Sequence[dict[str, Any]], before: dict[str, tuple[Any, Any]]
+) -> None:
+    """Remove the capacity and allocatable keys a Node had and no longer has (a pool moved to
+    DRA loses `nvidia.com/gpu`): kwok's node-initialize stage wrote them back once, so they are
+    co-owned and a server-side apply without them keeps them. A JSON patch removes them."""
+    for node in nodes:
+        name = node["metadata"]["name"]
+        if name not in before:
+            continue
+        ops = [
+            {"op": "remove", "path": f"/status/{field}/{key.replace('~', '~0').replace('/', '~1')}"}
+            for field, old in zip(("capacity", "allocatable"), before[name], strict=True)
+            for key in sorted(old or {})
+            if key not in node["status"].get(field, {})
+        ]
+        if ops:
+            cluster.kubectl(
+                "patch", "node", name, "--subresource=status", "--type=json", "-p", json.dumps(ops)
+            )
 
 
 def _resources(node: dict[str, Any]) -> tuple[Any, Any]:

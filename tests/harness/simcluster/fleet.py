@@ -1,7 +1,8 @@
 """Fleet stage: the kwok Nodes and NodeFeature objects of a policy's pools.
 
 One Node per policy node with what its device plugin would advertise (counted by hetgitops'
-own plan/capacity.py, so the fleet holds exactly what the policy says), the pool's taints, and
+own plan/capacity.py, so the fleet holds exactly what the policy says; on a DRA pool nothing
+unless the device plugin still runs there, `dra.py`), the pool's taints, and
 only the labels a kubelet sets itself, and on NVIDIA nodes GPU feature discovery's product and
 count (`gfd_labels`). Every other label must come from nfd-master, which reads the NodeFeature
 object published here the way nfd-worker would.
@@ -25,6 +26,9 @@ from hetgitops.compilers.nodes import nfd_helm_values
 from hetgitops.model import quantities
 from hetgitops.model.policy import Node, Policy, Pool, Taint
 from hetgitops.plan.capacity import pool_resources
+from hetgitops.plan.dra import on_dra
+
+from . import dra
 
 NFD_NAMESPACE = "node-feature-discovery"
 NFD_NODE_LABEL = "nfd.node.kubernetes.io/node-name"
@@ -100,6 +104,9 @@ def node_resources(
             retiring_replicas=None,
         )
     accelerators = pool_resources(single, card, policy.fleet)
+    if on_dra(pool):  # DRA devices are ResourceSlices, never allocatable (dra.py)
+        view = dra.plugin_view(single)
+        accelerators = pool_resources(view, card, policy.fleet) if view else {}
     if not (nvidia_plugin_runs(policy, pool) if plugin_runs is None else plugin_runs):
         accelerators = {k: v for k, v in accelerators.items() if not k.startswith("nvidia.com/")}
     cpu, memory = per_card or _per_card(policy)
