@@ -1,6 +1,7 @@
 """Explain stage: koord-scheduler v1.8.0's ElasticQuota PreFilter replayed for a pod of
-`schedulerName: koord-scheduler` on the empty fleet, over the quota trees of plan/
-(`koordinator_quota`).
+`schedulerName: koord-scheduler`, over the quota trees of plan/ (`koordinator_quota`): on the
+empty fleet, or (live mode) against what the cluster's pods already ask and use
+(`koord_state`).
 
 Upstream (github.com/koordinator-sh/koordinator@v1.8.0):
 - the pod's quota: its `quota.scheduling.koordinator.sh/name` label, else a quota binding its
@@ -12,20 +13,19 @@ Upstream (github.com/koordinator-sh/koordinator@v1.8.0):
 - PreFilter (plugin.go:256-283): the request masked to the quota's max keys (:277), used +
   request <= the quota's runtime (EnableRuntimeQuota defaults to true, plugin_helper.go:318-323,
   pkg/scheduler/apis/config/v1/defaults.go:79), else `Insufficient quotas, ...` (:280-282);
-- runtime: a pending pod's request counts in its quota's request at once (group_quota_manager.go
-  :892-918), limited by max (quota_info.go:217-229); a parent's runtime is shared among its
-  children: each gets min(request, min), a non-lending child its whole min, and what is left
-  goes to the children asking more (core/runtime_quota_calculator.go:117-175). The root's total
-  is the pool's allocatable x resourceRatio (plan/koordinator_quota.root_min).
+- runtime: every quota's, from what its pods ask, as koord-scheduler's GroupQuotaManager
+  computes it (`koord_runtime`); the root's total is the pool's allocatable x resourceRatio
+  (plan/koordinator_quota.root_min), or the root quota's `total-resource` in live mode.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 
 from hetgitops.explain.answer import Explanation, Fix
+from hetgitops.explain.koord_runtime import KoordUsage, runtimes
+from hetgitops.explain.koord_runtime import units as _units
 from hetgitops.explain.kube_view import pod_line
 from hetgitops.explain.kueue_messages import fmt
 from hetgitops.explain.workload import KOORD_QUOTA as QUOTA_LABEL
@@ -38,7 +38,6 @@ DEFAULT_QUOTA = "koordinator-default-quota"
 UNSCHEDULABLE = "Unschedulable"
 # The pod webhook's refusal (admission denied: the pod is never created).
 FORBIDDEN = "Forbidden"
-UNLIMITED = -1  # a total the policy does not know (the nodes' allocatable cpu and memory)
 
 
 @dataclass(frozen=True)
@@ -84,11 +83,6 @@ def _print(values: Mapping[str, int]) -> str:
     return ",".join(sorted(f"{r}:{fmt(r, v)}" for r, v in values.items()))
 
 
-def _units(resource: str, value: Decimal) -> int:
-    """A quota value in explain's integers (cpu in milli-units, as the pods' requests)."""
-    return int(value * 1000) if resource == "cpu" else int(value)
-
-
 def _nodes(policy: Policy) -> dict[str, QuotaNode]:
     return derived(policy, "explain_koord_nodes", lambda: {n.name: n for n in quota_nodes(policy)})
 
@@ -129,46 +123,13 @@ def _pods(workload: Workload, keys: tuple[str, ...]) -> list[dict[str, int]]:
     ]
 
 
-class _Runtime:
-    """The runtime a leaf gets when it alone asks `request` (the empty fleet)."""
-
-    def __init__(self, policy: Policy, tree: TreePlan) -> None:
-        self.nodes = _nodes(policy)
-        self.tree = tree
-        self.total = root_min(policy, tree)
-        self.children: dict[str, list[QuotaNode]] = {}
-        for node in self.nodes.values():
-            if node.tree_id == tree.tree_id:
-                self.children.setdefault(node.parent, []).append(node)
-
-    def of(self, name: str, key: str, request: int) -> int:
-        node = self.nodes[name]
-        least = _units(key, node.min[key])
-        # a non-lending quota asks its parent for at least its min (group_quota_manager.go:
-        # 205-218), limited by its max as every request passed up (quota_info.go:217-229)
-        asked = min(request if node.lend else max(request, least), _units(key, node.max[key]))
-        reserved = sum(
-            _units(key, s.min[key])
-            for s in self.children.get(node.parent, [])
-            if s.name != name and not s.lend
-        )
-        if node.parent == self.tree.root:
-            parent = self.total.get(key, UNLIMITED)
-        else:
-            parent = self.of(node.parent, key, asked + reserved)
-        if asked <= least:  # runtime_quota_calculator.go:133-140
-            return asked if node.lend else least
-        if parent == UNLIMITED:
-            return asked
-        left = parent - reserved - least  # :142-146, then :149-175 gives it all to this one
-        return min(asked, least + max(left, 0))
-
-
-def explain_koordinator(policy: Policy, workload: Workload, team: Team | None) -> Explanation:
+def explain_koordinator(
+    policy: Policy, workload: Workload, team: Team | None, live: KoordUsage | None = None
+) -> Explanation:
     """A pod of koord-scheduler: its ElasticQuota's PreFilter, then kube-scheduler's view of
     the nodes of the quota's tree: koord-manager's pod webhook pins a pod of a tree's quota to
     its profile's nodes (pkg/webhook/pod/mutating/multi_quota_tree_affinity.go:37-110)."""
-    found = _verdict(policy, workload, team)
+    found = _verdict(policy, workload, team, live)
     every = list(policy.pools.values())
     lines = tuple(
         pod_line(policy, ps, [policy.pools[p]] if (p := found.trees.get(ps.name)) else every, None)
@@ -188,15 +149,17 @@ def explain_koordinator(policy: Policy, workload: Workload, team: Team | None) -
     )
 
 
-def _verdict(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
+def _verdict(
+    policy: Policy, workload: Workload, team: Team | None, live: KoordUsage | None
+) -> _Verdict:
     """Each quota the pods name judged apart; the job runs when every one lets its pods in."""
     groups: dict[str | None, list[PodSet]] = {}
     for ps in workload.pod_sets:
         groups.setdefault(ps.quota, []).append(ps)
     if len(groups) == 1:
-        return _one(policy, replace(workload, queue=next(iter(groups))), team)
+        return _one(policy, replace(workload, queue=next(iter(groups))), team, live)
     found = [
-        _one(policy, replace(workload, queue=quota, pod_sets=tuple(sets)), team)
+        _one(policy, replace(workload, queue=quota, pod_sets=tuple(sets)), team, live)
         for quota, sets in groups.items()
     ]
     worst = next((f for f in found if f.verdict == "rejected"), None) or next(
@@ -211,7 +174,9 @@ def _verdict(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
     )
 
 
-def _one(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
+def _one(
+    policy: Policy, workload: Workload, team: Team | None, live: KoordUsage | None
+) -> _Verdict:
     quota, why = quota_of(policy, workload)
     notes = (why,) if why else ()
     pod = workload.name if workload.kind == "Pod" else f"{workload.name}-<pod>"
@@ -231,7 +196,7 @@ def _one(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
         fixes = _team_fix(team, f"label the pods {QUOTA_LABEL}: <team>-<pool>")
         lines = (f"quota {DEFAULT_QUOTA}: outside every pool's tree, the default quota's max",)
         return _Verdict("admitted", "", "", lines=lines, policy=notes, fixes=fixes)
-    return _prefilter(policy, workload, node, notes)
+    return _prefilter(policy, workload, node, notes, live)
 
 
 def _team_fix(team: Team | None, what: str) -> tuple[Fix, ...]:
@@ -239,14 +204,19 @@ def _team_fix(team: Team | None, what: str) -> tuple[Fix, ...]:
 
 
 def _prefilter(
-    policy: Policy, workload: Workload, node: QuotaNode, notes: tuple[str, ...]
+    policy: Policy,
+    workload: Workload,
+    node: QuotaNode,
+    notes: tuple[str, ...],
+    live: KoordUsage | None,
 ) -> _Verdict:
     tree = _trees(policy)[node.tree_id]
     keys = tuple(node.max)
     pods = _pods(workload, keys)
     asked = {k: sum(p.get(k, 0) for p in pods) for k in keys}
-    runtime = _Runtime(policy, tree)
-    limit = {k: runtime.of(node.name, k, asked[k]) for k in keys}
+    requests = _requests(live, node.name, asked)
+    total = live.totals.get(tree.root) if live is not None else None
+    limit = runtimes(policy, tree, requests, total)[node.name]
     lines = [
         f"quota {node.name} (tree of pool {node.pool}): max "
         + ", ".join(f"{fmt(k, _units(k, node.max[k]))} {k}" for k in keys)
@@ -255,7 +225,10 @@ def _prefilter(
         + "; runtime "
         + ", ".join(f"{fmt(k, limit[k])} {k}" for k in keys)
     ]
-    used: dict[str, int] = {}
+    held = live.charged.get(node.name) if live is not None else None
+    used: dict[str, int] = {k: v for k, v in (held.used if held else {}).items() if k in keys}
+    if held is not None:
+        lines.append(_live_line(node.name, held.pods, held.request, used))
     for number, request in enumerate(pods):
         over = [k for k, v in request.items() if used.get(k, 0) + v > limit[k]]
         if over:
@@ -282,6 +255,28 @@ def _prefilter(
         pool=node.pool,
         trees={ps.name: node.pool for ps in workload.pod_sets},
     )
+
+
+def _live_line(quota: str, pods: int, request: Mapping[str, int], used: Mapping[str, int]) -> str:
+    def amounts(values: Mapping[str, int]) -> str:
+        return ", ".join(f"{fmt(k, v)} {k}" for k, v in sorted(values.items()) if v) or "nothing"
+
+    return (
+        f"live: {pods} pod(s) of quota {quota} ask {amounts(request)}; "
+        f"bound ones use {amounts(used)}"
+    )
+
+
+def _requests(
+    live: KoordUsage | None, quota: str, asked: Mapping[str, int]
+) -> dict[str, dict[str, int]]:
+    """What every quota's pods ask: the cluster's (live mode; none on the empty fleet) with
+    the job's pods added to their quota, as OnPodAdd counts them on creation."""
+    found = {name: dict(c.request) for name, c in (live.charged if live else {}).items()}
+    mine = found.setdefault(quota, {})
+    for key, value in asked.items():
+        mine[key] = mine.get(key, 0) + value
+    return found
 
 
 def _wrapped() -> str:
