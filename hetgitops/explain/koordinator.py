@@ -98,20 +98,37 @@ def quota_of(policy: Policy, workload: Workload) -> tuple[str, str | None]:
     if label:
         if label in nodes or label in roots:
             return label, None
+        bound = namespace_quota(policy, workload.namespace)
+        pinned = (
+            f"koord-manager's pod webhook, missing the name, looks the quota up by namespace "
+            f"and pins the pod to pool {bound.pool} all the same (pkg/webhook/pod/mutating/"
+            "multi_quota_tree_affinity.go:47-52, pkg/webhook/elasticquota/quota_topology.go:"
+            "304-316)"
+            if bound is not None
+            else "it is pinned to no pool"
+        )
         return DEFAULT_QUOTA, (
             f"no ElasticQuota is named {label!r}: the pod falls silently into {DEFAULT_QUOTA} "
-            "(plugin.go:339-358): no team quota limits it and it is pinned to no pool"
+            f"(plugin.go:339-358): no team quota limits it and {pinned}"
         )
-    for node in nodes.values():
-        if workload.namespace is not None and workload.namespace in node.namespaces:
-            return node.name, (
-                f"no {QUOTA_LABEL} label: namespace {workload.namespace} is bound to quota "
-                f"{node.name} by its namespaces annotation (plugin_helper.go:100-111)"
-            )
+    node = namespace_quota(policy, workload.namespace)
+    if node is not None:
+        return node.name, (
+            f"no {QUOTA_LABEL} label: namespace {workload.namespace} is bound to quota "
+            f"{node.name} by its namespaces annotation (plugin_helper.go:100-111)"
+        )
     return DEFAULT_QUOTA, (
         f"no {QUOTA_LABEL} label and no quota binds namespace {workload.namespace}: the pod "
         f"counts in {DEFAULT_QUOTA} (plugin_helper.go:113), limited by no team quota"
     )
+
+
+def namespace_quota(policy: Policy, namespace: str | None) -> QuotaNode | None:
+    """The quota whose namespaces annotation binds `namespace` (one at most: the webhook
+    refuses a second, quota_topology.go:74-79)."""
+    if namespace is None:
+        return None
+    return next((n for n in _nodes(policy).values() if namespace in n.namespaces), None)
 
 
 def _pods(workload: Workload, keys: tuple[str, ...]) -> list[dict[str, int]]:
@@ -195,7 +212,19 @@ def _one(
     if node is None:
         fixes = _team_fix(team, f"label the pods {QUOTA_LABEL}: <team>-<pool>")
         lines = (f"quota {DEFAULT_QUOTA}: outside every pool's tree, the default quota's max",)
-        return _Verdict("admitted", "", "", lines=lines, policy=notes, fixes=fixes)
+        # a misspelled name in a bound namespace: the webhook pins the pods to that tree
+        bound = namespace_quota(policy, workload.namespace) if workload.queue else None
+        pinned = {ps.name: bound.pool for ps in workload.pod_sets} if bound else {}
+        return _Verdict(
+            "admitted",
+            "",
+            "",
+            lines=lines,
+            policy=notes,
+            fixes=fixes,
+            pool=bound.pool if bound else None,
+            trees=pinned,
+        )
     return _prefilter(policy, workload, node, notes, live)
 
 
