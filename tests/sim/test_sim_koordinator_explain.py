@@ -57,7 +57,9 @@ COUNT = int(os.environ.get("HETGITOPS_KOORD_EXPLAIN_COUNT", "24"))
 JUDGE_TIMEOUT = 120.0
 SETTLE = 20.0
 POOL_LABEL = "hetgitops.io/pool"
-REQUEST_ANNOTATION = "quota.scheduling.koordinator.sh/request"
+# a leaf's child-request is what its pods ask (its request is raised to its min when it does
+# not lend, core/group_quota_manager.go:205-218)
+CHILD_REQUEST = "quota.scheduling.koordinator.sh/child-request"
 INSUFFICIENT = re.compile(
     r"Insufficient quotas, quotaName: (?P<quota>\S+), runtime: (?P<runtime>\S+), used: "
     r"(?P<used>\S+), pod's request: (?P<request>\S+), exceedDimensions: \[(?P<exceed>[^\]]*)\]"
@@ -184,19 +186,19 @@ def judge(
         time.sleep(1.0)
         seen, decided = observe(sim, batch, number, refused)
     sim.kubectl("delete", "pods", "-A", "-l", f"{BATCH}={number}", "--wait=true")
-    quiet(sim, {r.quota for r in batch})
+    quiet(sim, {r.quota for r in batch if r.name not in refused})
     return seen
 
 
 def quiet(sim: cluster.SimCluster, quotas: set[str]) -> None:
-    """Until koord-scheduler's status of every quota named asks nothing again (its status
-    worker writes the request annotation every second, controller.go:60-63)."""
+    """Until koord-scheduler's status of every quota named counts no pod again (its status
+    worker writes the child-request annotation every second, controller.go:60-63)."""
 
     def asking() -> dict[str, str]:
         listed = json.loads(sim.kubectl("get", "elasticquotas", "-A", "-o", "json").stdout)
         found = {}
         for q in listed["items"]:
-            raw = (q["metadata"].get("annotations") or {}).get(REQUEST_ANNOTATION, "{}")
+            raw = (q["metadata"].get("annotations") or {}).get(CHILD_REQUEST, "{}")
             if q["metadata"]["name"] in quotas and any(
                 str(v) not in ("0", "0m") for v in json.loads(raw).values()
             ):
@@ -306,7 +308,7 @@ def test_live_usage_turns_an_empty_fleet_admission_into_pending(
     from hetgitops.cli import main as cli_main
 
     fill = [_pod(f"kd-fill-{i}", "default", FT, "nvidia.com/gpu", 8) for i in range(2)]
-    extra = _pod("kd-fill-extra", "default", FT, "nvidia.com/gpu", 8)
+    extra = _pod("kd-extra-0", "default", FT, "nvidia.com/gpu", 8)
     fill_request = KoordRequest("kd-fill", "fill", FT, "a100-transition", tuple(fill))
     assert explain(koord_policy, from_manifest(extra)).verdict == "admitted"
     number = 9999
@@ -325,8 +327,8 @@ def test_live_usage_turns_an_empty_fleet_admission_into_pending(
         (said,) = body["explanations"]
         assert said["verdict"] == "pending", result.output
         want = Seen("pending", 0, said["message"])
-        request = KoordRequest("kd-fill-extra", "extra", FT, "a100-transition", (extra,))
-        seen = judge(sim, [request], number, {"kd-fill-extra": want})["kd-fill-extra"]
+        request = KoordRequest("kd-extra", "extra", FT, "a100-transition", (extra,))
+        seen = judge(sim, [request], number, {"kd-extra": want})["kd-extra"]
         assert (seen.verdict, seen.bound) == ("pending", 0), seen
         assert fields(seen.message) == fields(want.message), (seen.message, want.message)
     finally:

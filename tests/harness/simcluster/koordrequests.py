@@ -127,7 +127,10 @@ def generate(policy: Policy, seed: int, count: int, prefix: str = "kd") -> list[
         key, sizes = rng.choice(_sizes(policy, leaf))
         per_pod = rng.choice(sizes)
         least, most = int(leaf.min[key]), int(leaf.max[key])
-        band = rng.choice(KINDS[:3]) if kind in ("namespace", "misspelled") else kind
+        # the default quota holds a misspelled request back nowhere: keep it within the max
+        # (never above the pool's units), so the nodes hold it all
+        bands = KINDS[:2] if kind == "misspelled" else KINDS[:3]
+        band = rng.choice(bands) if kind in ("namespace", "misspelled") else kind
         pods = _count(rng, band, least, most, per_pod)
         if pods is None:
             continue
