@@ -333,3 +333,26 @@ def test_live_usage_turns_an_empty_fleet_admission_into_pending(
         assert fields(seen.message) == fields(want.message), (seen.message, want.message)
     finally:
         sim.kubectl("delete", "pods", "-A", "-l", f"{BATCH}={number}", "--wait=true")
+
+
+def test_the_pod_webhook_pins_any_pod_of_a_bound_namespace(
+    sim: cluster.SimCluster,
+    koord_fleet: Path,  # noqa: F811
+) -> None:
+    """A finding, not a model: koord-manager's pod webhook adds the tree's node affinity to
+    every pod created in a namespace a quota binds, whatever its scheduler (pkg/webhook/pod/
+    mutating/mutating_handler.go:113-135 calls multi_quota_tree_affinity.go:37-110, which
+    checks no schedulerName). ft-nlp is bound to finetune-nlp-a800-train: a plain
+    kube-scheduler pod there (a Kueue job's, admitted to another pool's flavor) is pinned to
+    a800-train's nodes as well. Seen with a server-side dry run."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "kd-any-scheduler", "namespace": "ft-nlp"},
+        "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+    }
+    made = sim.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(pod))
+    affinity = json.loads(made.stdout)["spec"].get("affinity", {})
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    wanted = {"key": POOL_LABEL, "operator": "In", "values": ["a800-train"]}
+    assert all(wanted in t["matchExpressions"] for t in terms["nodeSelectorTerms"]), terms
