@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from hetgitops.model.policy import Policy
+from hetgitops.model.policy import Policy, derived
 from hetgitops.plan.koordinator_quota import QuotaNode, TreePlan, quota_nodes, root_min
 
 
@@ -99,6 +99,19 @@ def _redistribute(total: int | None, shares: list[_Share]) -> dict[str, int]:
     return runtime
 
 
+def _tree(policy: Policy, tree_id: str) -> tuple[list[QuotaNode], dict[str, list[QuotaNode]]]:
+    """The tree's quotas and each one's children, computed once per policy."""
+
+    def compute() -> tuple[list[QuotaNode], dict[str, list[QuotaNode]]]:
+        nodes = [n for n in quota_nodes(policy) if n.tree_id == tree_id]
+        children: dict[str, list[QuotaNode]] = {}
+        for node in nodes:
+            children.setdefault(node.parent, []).append(node)
+        return nodes, children
+
+    return derived(policy, ("explain_koord_tree", tree_id), compute)
+
+
 def runtimes(
     policy: Policy,
     tree: TreePlan,
@@ -109,10 +122,7 @@ def runtimes(
     leaves' pods ask `requests` (quota -> resource -> amount). `total`: the tree's total as
     the cluster counts it (the root quota's `total-resource`); by default the policy's
     accelerators (plan's `root_min`) with cpu and memory unknown."""
-    nodes = [n for n in quota_nodes(policy) if n.tree_id == tree.tree_id]
-    children: dict[str, list[QuotaNode]] = {}
-    for node in nodes:
-        children.setdefault(node.parent, []).append(node)
+    nodes, children = _tree(policy, tree.tree_id)
     whole = dict(root_min(policy, tree)) if total is None else dict(total)
     found: dict[str, dict[str, int]] = {n.name: {} for n in nodes}
     for key in tree.keys:
