@@ -172,6 +172,8 @@ def submit(sim: cluster.SimCluster, batch: list[KoordRequest], number: int) -> d
 def judge(
     sim: cluster.SimCluster, batch: list[KoordRequest], number: int, want: dict[str, Seen]
 ) -> dict[str, Seen]:
+    quotas = {r.quota for r in batch}
+    before = counted(sim, quotas)
     refused = submit(sim, batch, number)
     deadline = time.monotonic() + JUDGE_TIMEOUT
     settled_by: float | None = None
@@ -186,29 +188,29 @@ def judge(
         time.sleep(1.0)
         seen, decided = observe(sim, batch, number, refused)
     sim.kubectl("delete", "pods", "-A", "-l", f"{BATCH}={number}", "--wait=true")
-    quiet(sim, {r.quota for r in batch if r.name not in refused})
+    quiet(sim, before)
     return seen
 
 
-def quiet(sim: cluster.SimCluster, quotas: set[str]) -> None:
-    """Until koord-scheduler's status of every quota named counts no pod again (its status
-    worker writes the child-request annotation every second, controller.go:60-63)."""
-
-    def asking() -> dict[str, str]:
-        listed = json.loads(sim.kubectl("get", "elasticquotas", "-A", "-o", "json").stdout)
-        found = {}
-        for q in listed["items"]:
+def counted(sim: cluster.SimCluster, quotas: set[str]) -> dict[str, dict[str, str]]:
+    """What koord-scheduler's status says each quota's pods ask (its child-request annotation,
+    written by its status worker every second, controller.go:60-63; zero entries dropped)."""
+    listed = json.loads(sim.kubectl("get", "elasticquotas", "-A", "-o", "json").stdout)
+    found = {}
+    for q in listed["items"]:
+        if q["metadata"]["name"] in quotas:
             raw = (q["metadata"].get("annotations") or {}).get(CHILD_REQUEST, "{}")
-            if q["metadata"]["name"] in quotas and any(
-                str(v) not in ("0", "0m") for v in json.loads(raw).values()
-            ):
-                found[q["metadata"]["name"]] = raw
-        return found
+            asked = {k: str(v) for k, v in json.loads(raw).items() if str(v) not in ("0", "0m")}
+            found[q["metadata"]["name"]] = asked
+    return found
 
+
+def quiet(sim: cluster.SimCluster, before: dict[str, dict[str, str]]) -> None:
+    """Until koord-scheduler counts in every quota of the batch what it counted before it."""
     deadline = time.monotonic() + 60
-    while (left := asking()) and time.monotonic() < deadline:
+    while (now := counted(sim, set(before))) != before and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert not left, f"koord-scheduler still counts deleted pods: {left}"
+    assert now == before, f"koord-scheduler still counts deleted pods: {now} (before: {before})"
 
 
 def test_explain_agrees_with_koord_scheduler_on_generated_requests(
