@@ -259,7 +259,14 @@ def _prefilter(
     if held is not None:
         lines.append(_live_line(node.name, held.pods, held.request, used))
     for number, request in enumerate(pods):
-        over = [k for k, v in request.items() if used.get(k, 0) + v > limit[k]]
+        # quotav1.LessThanOrEqual(used + request, runtime) ranges over the runtime's keys and
+        # compares those the sum holds: a dimension the quota already overuses refuses a pod
+        # that does not ask it (plugin.go:278-279)
+        over = [
+            k
+            for k in limit
+            if (k in request or k in used) and used.get(k, 0) + request.get(k, 0) > limit[k]
+        ]
         if over:
             message = insufficient_quotas(node.name, limit, used, request, over)
             fit = f"pods 1-{number} fit" if number else "no pod fits"

@@ -193,3 +193,23 @@ def test_the_live_reading_charges_each_pod_to_its_quota(policy: Any) -> None:
         in (found.message)
     )
     assert "root quota pool-a800-train not counted yet" in " ".join(state.notes)
+
+
+def test_an_overused_dimension_refuses_a_pod_that_does_not_ask_it(policy: Any) -> None:
+    """finetune-nlp's bound pods use 12 cards; pretraining then asks 16, so finetune-nlp's
+    runtime drops to its min, 8. koord-scheduler checks used + request against the runtime in
+    every dimension the sum holds (quotav1.LessThanOrEqual, plugin.go:278-279): a cpu-only pod
+    is refused on the cards it does not ask."""
+    obj = job(FT, 1, 0)
+    limits = {"cpu": "1", "memory": "1Gi"}
+    obj["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": limits,
+        "requests": limits,
+    }
+    live = KoordUsage({FT: charged(12, 2), PT: charged(16, 2)}, {ROOT: TOTAL})
+    found = explain(policy, from_manifest(obj), koord=live)
+    assert found.message == (
+        f"Insufficient quotas, quotaName: {FT}, runtime: cpu:3,memory:3Gi,nvidia.com/gpu:8, "
+        "used: cpu:2,memory:2Gi,nvidia.com/gpu:12, pod's request: cpu:1,memory:1Gi, "
+        "exceedDimensions: [nvidia.com/gpu]"
+    )
