@@ -45,6 +45,8 @@ class KoordUsage:
 
     charged: Mapping[str, Charged] = field(default_factory=dict)
     totals: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # namespace -> what its pods that have not finished request (a ResourceQuota's used)
+    namespaces: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 def units(resource: str, value: Decimal) -> int:

@@ -99,6 +99,21 @@ def _charged(policy: Policy, pods: Sequence[Mapping[str, Any]]) -> dict[str, Cha
     return {q: Charged(request.get(q, {}), used.get(q, {}), counted[q]) for q in sorted(counted)}
 
 
+def _namespaces(pods: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per namespace, the requests of its pods that have not finished: what a ResourceQuota
+    counts as used (k8s.io/kubernetes pkg/quota/v1/evaluator/core/pods.go, QuotaV1Pod)."""
+    found: dict[str, dict[str, int]] = {}
+    for pod in pods:
+        if workloads.pod_finished(pod):
+            continue
+        namespace = str((pod.get("metadata") or {}).get("namespace") or "")
+        _add(
+            found.setdefault(namespace, {}),
+            workloads.pod_requests(pod.get("spec") or {}, kueue_amount),
+        )
+    return found
+
+
 def _add(into: dict[str, int], values: Mapping[str, int]) -> None:
     for key, value in values.items():
         into[key] = into.get(key, 0) + value

@@ -28,6 +28,7 @@ from hetgitops.explain.koord_runtime import KoordUsage, runtimes
 from hetgitops.explain.koord_runtime import units as _units
 from hetgitops.explain.kube_view import pod_line
 from hetgitops.explain.kueue_messages import fmt
+from hetgitops.explain.namespace_quota import created
 from hetgitops.explain.workload import KOORD_QUOTA as QUOTA_LABEL
 from hetgitops.explain.workload import PodSet, Workload
 from hetgitops.model.policy import Policy, Team, derived
@@ -146,7 +147,7 @@ def explain_koordinator(
     """A pod of koord-scheduler: its ElasticQuota's PreFilter, then kube-scheduler's view of
     the nodes of the quota's tree: koord-manager's pod webhook pins a pod of a tree's quota to
     its profile's nodes (pkg/webhook/pod/mutating/multi_quota_tree_affinity.go:37-110)."""
-    found = _verdict(policy, workload, team, live)
+    found = _created(policy, workload, team, live)
     every = list(policy.pools.values())
     lines = tuple(
         pod_line(policy, ps, [policy.pools[p]] if (p := found.trees.get(ps.name)) else every, None)
@@ -164,6 +165,45 @@ def explain_koordinator(
         koordinator=found.lines,
         koord_pool=found.pool,
     )
+
+
+def _created(
+    policy: Policy, workload: Workload, team: Team | None, live: KoordUsage | None
+) -> _Verdict:
+    """The namespace's ResourceQuota first (pods it refuses are never created, so never
+    counted by koord-scheduler), then koord-scheduler's view of the pods created."""
+    used = live.namespaces.get(workload.namespace or "") if live is not None else None
+    made = created(policy, workload, used)
+    if made.pods == workload.pods:
+        return _verdict(policy, workload, team, live)
+    line = (
+        f"the API server creates {made.pods} of {workload.pods} pod(s): ResourceQuota "
+        f"{made.quota} of namespace {workload.namespace} refuses the next"
+    )
+    found = _verdict(policy, _first(workload, made.pods), team, live) if made.pods else None
+    if found is not None and found.verdict != "admitted":
+        return replace(found, lines=(*found.lines, line))
+    return _Verdict(
+        "rejected",
+        FORBIDDEN,
+        made.message,
+        lines=(*(found.lines if found else ()), line),
+        policy=found.policy if found else (),
+        fixes=_team_fix(team, "the namespace's ResourceQuota is the team's ceiling"),
+        pool=found.pool if found else None,
+        trees=found.trees if found else {},
+    )
+
+
+def _first(workload: Workload, pods: int) -> Workload:
+    """The workload's first `pods` pods, in creation order."""
+    sets = []
+    for ps in workload.pod_sets:
+        take = min(ps.count, pods)
+        pods -= take
+        if take:
+            sets.append(replace(ps, count=take))
+    return replace(workload, pod_sets=tuple(sets))
 
 
 def _verdict(

@@ -213,3 +213,37 @@ def test_an_overused_dimension_refuses_a_pod_that_does_not_ask_it(policy: Any) -
         "used: cpu:2,memory:2Gi,nvidia.com/gpu:12, pod's request: cpu:1,memory:1Gi, "
         "exceedDimensions: [nvidia.com/gpu]"
     )
+
+
+def test_pods_past_the_namespaces_resource_quota_are_never_created(policy: Any) -> None:
+    """render's ResourceQuota hetgitops-accelerators caps dataproc's Ascend cards at what team
+    data-preprocessing can ever hold (8): the API server refuses the fifth pod of 2 cards at
+    creation (quota admission), so koord-scheduler binds the four it sees and nothing waits.
+    Found by tests/sim/test_sim_koordinator_explain.py (explain said: pending)."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "prep",
+            "namespace": "dataproc",
+            "labels": {LABEL: "data-preprocessing-ascend-910b"},
+        },
+        "spec": pod_spec(0),
+    }
+    limits = {"cpu": "1", "memory": "1Gi", "huawei.com/Ascend910": "2"}
+    pod["spec"]["containers"][0]["resources"] = {"limits": limits, "requests": limits}
+    obj = job("data-preprocessing-ascend-910b", 6, 0)
+    obj["metadata"]["namespace"] = "dataproc"
+    obj["spec"]["template"]["spec"] = pod["spec"]
+    found = explain(policy, from_manifest(obj))
+    assert (found.verdict, found.reason) == ("rejected", "Forbidden")
+    assert found.message == (
+        'pods "train-<pod 5>" is forbidden: exceeded quota: hetgitops-accelerators, '
+        "requested: requests.huawei.com/Ascend910=2, used: requests.huawei.com/Ascend910=8, "
+        "limited: requests.huawei.com/Ascend910=8"
+    )
+    assert "the API server creates 4 of 6 pod(s)" in found.koordinator[-1]
+    # live: the namespace's other pods count in the quota's used
+    live = KoordUsage(namespaces={"dataproc": {"huawei.com/Ascend910": 7}})
+    found = explain(policy, from_manifest(pod), koord=live)
+    assert found.verdict == "rejected" and "used: requests.huawei.com/Ascend910=7" in found.message
