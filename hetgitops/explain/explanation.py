@@ -11,6 +11,7 @@ from hetgitops.explain import kueue
 from hetgitops.explain import kueue_messages as say
 from hetgitops.explain.answer import Explanation, Fix
 from hetgitops.explain.fit import UNSCHEDULABLE, unschedulable
+from hetgitops.explain.koord_runtime import KoordUsage
 from hetgitops.explain.koordinator import explain_koordinator
 from hetgitops.explain.kube_view import kube_scheduler
 from hetgitops.explain.kueue_messages import (
@@ -99,6 +100,7 @@ def explain(
     *,
     usage: Usage | None = None,
     node_free: Mapping[str, Mapping[str, int]] | None = None,
+    koord: KoordUsage | None = None,
 ) -> Explanation:
     unknown = unrendered_claims(policy, workload)
     workload = charged(policy, workload)
@@ -108,7 +110,7 @@ def explain(
     if workload.scheduler == VOLCANO:
         return _volcano(policy, workload, team)
     if workload.scheduler == KOORDINATOR:
-        return explain_koordinator(policy, workload, team)
+        return explain_koordinator(policy, workload, team, koord)
     if workload.scheduler == DEFAULT:
         lines = kube_scheduler(policy, workload, None)
         note = (

@@ -1,6 +1,7 @@
 """Explain stage: koord-scheduler v1.8.0's ElasticQuota PreFilter replayed for a pod of
-`schedulerName: koord-scheduler` on the empty fleet, over the quota trees of plan/
-(`koordinator_quota`).
+`schedulerName: koord-scheduler`, over the quota trees of plan/ (`koordinator_quota`): on the
+empty fleet, or (live mode) against what the cluster's pods already ask and use
+(`koord_state`).
 
 Upstream (github.com/koordinator-sh/koordinator@v1.8.0):
 - the pod's quota: its `quota.scheduling.koordinator.sh/name` label, else a quota binding its
@@ -10,22 +11,22 @@ Upstream (github.com/koordinator-sh/koordinator@v1.8.0):
 - PreFilter (plugin.go): the request masked to the quota's max keys, used + request <= the quota's
   runtime (EnableRuntimeQuota defaults to true, plugin_helper.go,
   pkg/scheduler/apis/config/v1/defaults.go), else `Insufficient quotas, ...`;
-- runtime: a pending pod's request counts in its quota's request at once (group_quota_manager.go),
-  limited by max (quota_info.go); a parent's runtime is shared among its children: each gets
-  min(request, min), a non-lending child its whole min, and what is left goes to the children asking
-  more (core/runtime_quota_calculator.go). The root's total is the pool's allocatable x
-  resourceRatio (plan/koordinator_quota.root_min).
+- runtime: every quota's, from what its pods ask, as koord-scheduler's GroupQuotaManager computes it
+  (`koord_runtime`); the root's total is the pool's allocatable x resourceRatio
+  (plan/koordinator_quota.root_min), or the root quota's `total-resource` in live mode.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 
 from hetgitops.explain.answer import Explanation, Fix
+from hetgitops.explain.koord_runtime import KoordUsage, runtimes
+from hetgitops.explain.koord_runtime import units as _units
 from hetgitops.explain.kube_view import pod_line
 from hetgitops.explain.kueue_messages import fmt
+from hetgitops.explain.namespace_quota import created
 from hetgitops.explain.workload import KOORD_QUOTA as QUOTA_LABEL
 from hetgitops.explain.workload import PodSet, Workload
 from hetgitops.model.policy import Policy, Team, derived
@@ -36,7 +37,6 @@ DEFAULT_QUOTA = "koordinator-default-quota"
 UNSCHEDULABLE = "Unschedulable"
 # The pod webhook's refusal (admission denied: the pod is never created).
 FORBIDDEN = "Forbidden"
-UNLIMITED = -1  # a total the policy does not know (the nodes' allocatable cpu and memory)
 
 
 @dataclass(frozen=True)
@@ -82,11 +82,6 @@ def _print(values: Mapping[str, int]) -> str:
     return ",".join(sorted(f"{r}:{fmt(r, v)}" for r, v in values.items()))
 
 
-def _units(resource: str, value: Decimal) -> int:
-    """A quota value in explain's integers (cpu in milli-units, as the pods' requests)."""
-    return int(value * 1000) if resource == "cpu" else int(value)
-
-
 def _nodes(policy: Policy) -> dict[str, QuotaNode]:
     return derived(policy, "explain_koord_nodes", lambda: {n.name: n for n in quota_nodes(policy)})
 
@@ -102,20 +97,37 @@ def quota_of(policy: Policy, workload: Workload) -> tuple[str, str | None]:
     if label:
         if label in nodes or label in roots:
             return label, None
+        bound = namespace_quota(policy, workload.namespace)
+        pinned = (
+            f"koord-manager's pod webhook, missing the name, looks the quota up by namespace "
+            f"and pins the pod to pool {bound.pool} all the same (pkg/webhook/pod/mutating/"
+            "multi_quota_tree_affinity.go:47-52, pkg/webhook/elasticquota/quota_topology.go:"
+            "304-316)"
+            if bound is not None
+            else "it is pinned to no pool"
+        )
         return DEFAULT_QUOTA, (
             f"no ElasticQuota is named {label!r}: the pod falls silently into {DEFAULT_QUOTA} "
-            "(plugin.go:339-358): no team quota limits it and it is pinned to no pool"
+            f"(plugin.go:339-358): no team quota limits it and {pinned}"
         )
-    for node in nodes.values():
-        if workload.namespace is not None and workload.namespace in node.namespaces:
-            return node.name, (
-                f"no {QUOTA_LABEL} label: namespace {workload.namespace} is bound to quota "
-                f"{node.name} by its namespaces annotation (plugin_helper.go:100-111)"
-            )
+    node = namespace_quota(policy, workload.namespace)
+    if node is not None:
+        return node.name, (
+            f"no {QUOTA_LABEL} label: namespace {workload.namespace} is bound to quota "
+            f"{node.name} by its namespaces annotation (plugin_helper.go:100-111)"
+        )
     return DEFAULT_QUOTA, (
         f"no {QUOTA_LABEL} label and no quota binds namespace {workload.namespace}: the pod "
         f"counts in {DEFAULT_QUOTA} (plugin_helper.go:113), limited by no team quota"
     )
+
+
+def namespace_quota(policy: Policy, namespace: str | None) -> QuotaNode | None:
+    """The quota whose namespaces annotation binds `namespace` (one at most: the webhook
+    refuses a second, quota_topology.go:74-79)."""
+    if namespace is None:
+        return None
+    return next((n for n in _nodes(policy).values() if namespace in n.namespaces), None)
 
 
 def _pods(workload: Workload, keys: tuple[str, ...]) -> list[dict[str, int]]:
@@ -127,46 +139,13 @@ def _pods(workload: Workload, keys: tuple[str, ...]) -> list[dict[str, int]]:
     ]
 
 
-class _Runtime:
-    """The runtime a leaf gets when it alone asks `request` (the empty fleet)."""
-
-    def __init__(self, policy: Policy, tree: TreePlan) -> None:
-        self.nodes = _nodes(policy)
-        self.tree = tree
-        self.total = root_min(policy, tree)
-        self.children: dict[str, list[QuotaNode]] = {}
-        for node in self.nodes.values():
-            if node.tree_id == tree.tree_id:
-                self.children.setdefault(node.parent, []).append(node)
-
-    def of(self, name: str, key: str, request: int) -> int:
-        node = self.nodes[name]
-        least = _units(key, node.min[key])
-        # a non-lending quota asks its parent for at least its min (group_quota_manager.go:
-        # 205-218), limited by its max as every request passed up (quota_info.go:217-229)
-        asked = min(request if node.lend else max(request, least), _units(key, node.max[key]))
-        reserved = sum(
-            _units(key, s.min[key])
-            for s in self.children.get(node.parent, [])
-            if s.name != name and not s.lend
-        )
-        if node.parent == self.tree.root:
-            parent = self.total.get(key, UNLIMITED)
-        else:
-            parent = self.of(node.parent, key, asked + reserved)
-        if asked <= least:  # runtime_quota_calculator.go:133-140
-            return asked if node.lend else least
-        if parent == UNLIMITED:
-            return asked
-        left = parent - reserved - least  # :142-146, then :149-175 gives it all to this one
-        return min(asked, least + max(left, 0))
-
-
-def explain_koordinator(policy: Policy, workload: Workload, team: Team | None) -> Explanation:
+def explain_koordinator(
+    policy: Policy, workload: Workload, team: Team | None, live: KoordUsage | None = None
+) -> Explanation:
     """A pod of koord-scheduler: its ElasticQuota's PreFilter, then kube-scheduler's view of
     the nodes of the quota's tree: koord-manager's pod webhook pins a pod of a tree's quota to
     its profile's nodes (pkg/webhook/pod/mutating/multi_quota_tree_affinity.go:37-110)."""
-    found = _verdict(policy, workload, team)
+    found = _created(policy, workload, team, live)
     every = list(policy.pools.values())
     lines = tuple(
         pod_line(policy, ps, [policy.pools[p]] if (p := found.trees.get(ps.name)) else every, None)
@@ -186,15 +165,56 @@ def explain_koordinator(policy: Policy, workload: Workload, team: Team | None) -
     )
 
 
-def _verdict(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
+def _created(
+    policy: Policy, workload: Workload, team: Team | None, live: KoordUsage | None
+) -> _Verdict:
+    """The namespace's ResourceQuota first (pods it refuses are never created, so never
+    counted by koord-scheduler), then koord-scheduler's view of the pods created."""
+    used = live.namespaces.get(workload.namespace or "") if live is not None else None
+    made = created(policy, workload, used)
+    if made.pods == workload.pods:
+        return _verdict(policy, workload, team, live)
+    line = (
+        f"the API server creates {made.pods} of {workload.pods} pod(s): ResourceQuota "
+        f"{made.quota} of namespace {workload.namespace} refuses the next"
+    )
+    found = _verdict(policy, _first(workload, made.pods), team, live) if made.pods else None
+    if found is not None and found.verdict != "admitted":
+        return replace(found, lines=(*found.lines, line))
+    return _Verdict(
+        "rejected",
+        FORBIDDEN,
+        made.message,
+        lines=(*(found.lines if found else ()), line),
+        policy=found.policy if found else (),
+        fixes=_team_fix(team, "the namespace's ResourceQuota is the team's ceiling"),
+        pool=found.pool if found else None,
+        trees=found.trees if found else {},
+    )
+
+
+def _first(workload: Workload, pods: int) -> Workload:
+    """The workload's first `pods` pods, in creation order."""
+    sets = []
+    for ps in workload.pod_sets:
+        take = min(ps.count, pods)
+        pods -= take
+        if take:
+            sets.append(replace(ps, count=take))
+    return replace(workload, pod_sets=tuple(sets))
+
+
+def _verdict(
+    policy: Policy, workload: Workload, team: Team | None, live: KoordUsage | None
+) -> _Verdict:
     """Each quota the pods name judged apart; the job runs when every one lets its pods in."""
     groups: dict[str | None, list[PodSet]] = {}
     for ps in workload.pod_sets:
         groups.setdefault(ps.quota, []).append(ps)
     if len(groups) == 1:
-        return _one(policy, replace(workload, queue=next(iter(groups))), team)
+        return _one(policy, replace(workload, queue=next(iter(groups))), team, live)
     found = [
-        _one(policy, replace(workload, queue=quota, pod_sets=tuple(sets)), team)
+        _one(policy, replace(workload, queue=quota, pod_sets=tuple(sets)), team, live)
         for quota, sets in groups.items()
     ]
     worst = next((f for f in found if f.verdict == "rejected"), None) or next(
@@ -209,7 +229,9 @@ def _verdict(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
     )
 
 
-def _one(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
+def _one(
+    policy: Policy, workload: Workload, team: Team | None, live: KoordUsage | None
+) -> _Verdict:
     quota, why = quota_of(policy, workload)
     notes = (why,) if why else ()
     pod = workload.name if workload.kind == "Pod" else f"{workload.name}-<pod>"
@@ -228,8 +250,20 @@ def _one(policy: Policy, workload: Workload, team: Team | None) -> _Verdict:
     if node is None:
         fixes = _team_fix(team, f"label the pods {QUOTA_LABEL}: <team>-<pool>")
         lines = (f"quota {DEFAULT_QUOTA}: outside every pool's tree, the default quota's max",)
-        return _Verdict("admitted", "", "", lines=lines, policy=notes, fixes=fixes)
-    return _prefilter(policy, workload, node, notes)
+        # a misspelled name in a bound namespace: the webhook pins the pods to that tree
+        bound = namespace_quota(policy, workload.namespace) if workload.queue else None
+        pinned = {ps.name: bound.pool for ps in workload.pod_sets} if bound else {}
+        return _Verdict(
+            "admitted",
+            "",
+            "",
+            lines=lines,
+            policy=notes,
+            fixes=fixes,
+            pool=bound.pool if bound else None,
+            trees=pinned,
+        )
+    return _prefilter(policy, workload, node, notes, live)
 
 
 def _team_fix(team: Team | None, what: str) -> tuple[Fix, ...]:
@@ -237,14 +271,19 @@ def _team_fix(team: Team | None, what: str) -> tuple[Fix, ...]:
 
 
 def _prefilter(
-    policy: Policy, workload: Workload, node: QuotaNode, notes: tuple[str, ...]
+    policy: Policy,
+    workload: Workload,
+    node: QuotaNode,
+    notes: tuple[str, ...],
+    live: KoordUsage | None,
 ) -> _Verdict:
     tree = _trees(policy)[node.tree_id]
     keys = tuple(node.max)
     pods = _pods(workload, keys)
     asked = {k: sum(p.get(k, 0) for p in pods) for k in keys}
-    runtime = _Runtime(policy, tree)
-    limit = {k: runtime.of(node.name, k, asked[k]) for k in keys}
+    requests = _requests(live, node.name, asked)
+    total = live.totals.get(tree.root) if live is not None else None
+    limit = runtimes(policy, tree, requests, total)[node.name]
     lines = [
         f"quota {node.name} (tree of pool {node.pool}): max "
         + ", ".join(f"{fmt(k, _units(k, node.max[k]))} {k}" for k in keys)
@@ -253,9 +292,19 @@ def _prefilter(
         + "; runtime "
         + ", ".join(f"{fmt(k, limit[k])} {k}" for k in keys)
     ]
-    used: dict[str, int] = {}
+    held = live.charged.get(node.name) if live is not None else None
+    used: dict[str, int] = {k: v for k, v in (held.used if held else {}).items() if k in keys}
+    if held is not None:
+        lines.append(_live_line(node.name, held.pods, held.request, used))
     for number, request in enumerate(pods):
-        over = [k for k, v in request.items() if used.get(k, 0) + v > limit[k]]
+        # quotav1.LessThanOrEqual(used + request, runtime) ranges over the runtime's keys and
+        # compares those the sum holds: a dimension the quota already overuses refuses a pod
+        # that does not ask it (plugin.go:278-279)
+        over = [
+            k
+            for k in limit
+            if (k in request or k in used) and used.get(k, 0) + request.get(k, 0) > limit[k]
+        ]
         if over:
             message = insufficient_quotas(node.name, limit, used, request, over)
             fit = f"pods 1-{number} fit" if number else "no pod fits"
@@ -280,6 +329,28 @@ def _prefilter(
         pool=node.pool,
         trees={ps.name: node.pool for ps in workload.pod_sets},
     )
+
+
+def _live_line(quota: str, pods: int, request: Mapping[str, int], used: Mapping[str, int]) -> str:
+    def amounts(values: Mapping[str, int]) -> str:
+        return ", ".join(f"{fmt(k, v)} {k}" for k, v in sorted(values.items()) if v) or "nothing"
+
+    return (
+        f"live: {pods} pod(s) of quota {quota} ask {amounts(request)}; "
+        f"bound ones use {amounts(used)}"
+    )
+
+
+def _requests(
+    live: KoordUsage | None, quota: str, asked: Mapping[str, int]
+) -> dict[str, dict[str, int]]:
+    """What every quota's pods ask: the cluster's (live mode; none on the empty fleet) with
+    the job's pods added to their quota, as OnPodAdd counts them on creation."""
+    found = {name: dict(c.request) for name, c in (live.charged if live else {}).items()}
+    mine = found.setdefault(quota, {})
+    for key, value in asked.items():
+        mine[key] = mine.get(key, 0) + value
+    return found
 
 
 def _wrapped() -> str:

@@ -102,7 +102,13 @@ def explain_all(
         return [explain(policy, w) for w in workloads]
     found = []
     for workload in workloads:
-        e = explain(policy, workload, usage=state.usage, node_free=state.node_free)
+        e = explain(
+            policy,
+            workload,
+            usage=state.usage,
+            node_free=state.node_free,
+            koord=state.koordinator,
+        )
         lines = (
             f"read from {state.server}",
             *live_lines(policy, e.team, state),

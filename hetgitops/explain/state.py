@@ -8,7 +8,8 @@ and the replay (`explanation.py`) then work on it and can be tested without a cl
 Reads ClusterQueues' `status.flavorsUsage` (what every queue holds per flavor and resource,
 Kueue's Usage that Available subtracts) and Workloads (who is admitted, who waits in which
 ClusterQueue: the `live.workloads` reader the diff blast radius uses too, Kueue v0.19.2's own
-definitions); flavor names go back to pools through the flavors render writes (`quotas`)."""
+definitions); flavor names go back to pools through the flavors render writes (`quotas`);
+what koord-scheduler counts in each ElasticQuota (`koord_state`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetgitops.explain import quotas
+from hetgitops.explain.koord_runtime import KoordUsage
+from hetgitops.explain.koord_state import read_koordinator
 from hetgitops.live import resources, workloads
 from hetgitops.live.client import Cluster, Forbidden, NotServed
 from hetgitops.model.policy import Policy
@@ -94,6 +97,9 @@ class LiveState:
     # Node -> accelerator units free now (allocatable minus the requests of the pods bound
     # to it that have not finished): what topology-aware placement has left.
     node_free: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # What koord-scheduler counts in each quota of the policy's trees (koord_state.py); None
+    # when the fleet renders no Koordinator quotas.
+    koordinator: KoordUsage | None = None
 
 
 def read_state(policy: Policy, cluster: Cluster) -> LiveState:
@@ -136,6 +142,7 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
             )
     volcano = _volcano_queues(policy, cluster, notes)
     node_free = _node_free(policy, cluster, notes)
+    koordinator = read_koordinator(policy, cluster, notes)
     return LiveState(
         usage,
         {k: tuple(sorted(v)) for k, v in sorted(admitted.items())},
@@ -145,6 +152,7 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
         tuple(sorted(holders, key=lambda h: h.name)),
         volcano,
         node_free,
+        koordinator,
     )
 
 

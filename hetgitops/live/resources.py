@@ -17,6 +17,11 @@ VOLCANO_QUEUES = Resource(VOLCANO_GROUP, "v1beta1", "queues", "Queue", False)
 # The devices DRA drivers publish per node (Kubernetes 1.34+, k8s.io/api resource/v1
 # types.go:98, ResourceSliceSpec).
 RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False)
+# Koordinator's quotas (koordinator v1.8.0 apis/thirdparty/scheduler-plugins, the ElasticQuota
+# CRD of scheduler-plugins' group).
+ELASTIC_QUOTAS = Resource(
+    "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", "ElasticQuota", True
+)
 DEVICE_CLASSES = Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False)
 CLAIM_TEMPLATES = Resource(
     "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True

@@ -104,10 +104,19 @@ def test_a_pod_labelled_with_a_parent_quota_is_refused_by_the_webhook(policy: An
 
 
 def test_an_unknown_quota_name_falls_silently_into_the_default_quota(policy: Any) -> None:
+    """Counted in the default quota (plugin.go:339-358), but koord-manager's pod webhook,
+    missing the name, finds the quota binding the pod's namespace and pins the pod to that
+    quota's tree (multi_quota_tree_affinity.go:47-52, quota_topology.go:304-316): ft-nlp is
+    bound to finetune-nlp-a800-train, so the pods may only run on a800-train's nodes."""
     found = explain(policy, from_manifest(job("finetune-nlp-a100-transiton", 9, 8)))
-    assert found.verdict == "admitted" and found.pool is None
+    assert found.verdict == "admitted" and found.pool == "a800-train"
     assert "koordinator-default-quota" in found.koordinator[0]
     assert "no ElasticQuota is named 'finetune-nlp-a100-transiton'" in found.policy[0]
+    assert "pins the pod to pool a800-train" in found.policy[0]
+    # only a800-train's 16 nodes are looked at (they are tainted, the job tolerates nothing)
+    assert found.scheduler[0].startswith("pod set main: 0/16 nodes are available")
+    elsewhere = explain(policy, from_manifest(job("x", 1, 8, namespace="nowhere")))
+    assert elsewhere.pool is None and "pinned to no pool" in elsewhere.policy[0]
 
 
 def test_without_a_label_the_namespace_binding_names_the_quota(policy: Any) -> None:

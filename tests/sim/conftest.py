@@ -40,7 +40,7 @@ def unavailable(reason: str) -> None:
 # module fixtures stay shared.
 BUILT_LAST = (
     ("test_sim_kuberay.py", "test_sim_kuberay_explain.py"),
-    ("test_sim_koordinator.py", "test_sim_koordinator_fleet.py"),
+    ("test_sim_koordinator.py", "test_sim_koordinator_fleet.py", "test_sim_koordinator_explain.py"),
     ("test_sim_argocd.py",),
     ("test_sim_flux.py",),
 )

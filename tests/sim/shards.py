@@ -35,6 +35,7 @@ COST: dict[str, float] = {
     "test_sim_grants.py": 40.0,
     "test_sim_import.py": 130.0,
     "test_sim_koordinator.py": 40.0,
+    "test_sim_koordinator_explain.py": 170.0,
     "test_sim_koordinator_fleet.py": 640.0,
     "test_sim_kuberay.py": 50.0,
     "test_sim_kuberay_explain.py": 420.0,
