@@ -3,6 +3,8 @@ scheduler would refuse or silently misread; each runs only with the koordinator 
 
 from __future__ import annotations
 
+from hetgitops.diagnostics import Severity
+
 TARGETS = "targets: [core, kueue, volcano, nodes, gpu-operator]"
 WITH_KOORD = "targets: [core, kueue, volcano, nodes, gpu-operator, koordinator]"
 
@@ -113,3 +115,21 @@ def test_render_target_koordinator_runs_the_rules_too(policy):
     options = api.Options(now=dt.date(2026, 12, 1), check_output=False, targets=("koordinator",))
     found = api.validate_sources(sources, options).diagnostics
     assert "koordinator-min-over-capacity" in {d.rule for d in found}
+
+
+def test_a_team_in_two_pools_is_pinned_to_its_first_by_koordinator(policy):
+    """koord-manager's pod webhook pins every pod of a bound namespace to the first pool's tree,
+    Kueue's pods too (issue 34, seen in the simulated fleet)."""
+    _koordinator(policy)
+    found = policy.findings("koordinator-namespace-pinning")
+    assert found, "a team with namespaces in two pools under kueue and koordinator"
+    assert all(d.severity is Severity.WARNING for d in found)
+    first = found[0]
+    assert "pins every pod" in first.message and "never schedule" in first.message
+    assert "spec.targets" in first.hint
+    assert [r.path for r in first.related] == ["spec.targets"]
+
+
+def test_pinning_needs_both_job_schedulers(policy):
+    policy.replace("fleet.yaml", TARGETS, "targets: [core, volcano, nodes, koordinator]")
+    assert policy.spans("koordinator-namespace-pinning") == []
