@@ -65,8 +65,8 @@ def dra_mappings_changed(before: Sequence[Manifest], after: Sequence[Manifest]) 
         "plugin to the DRA driver. Job templates switch from extended resources to claims, "
         "running pods keep their devices, and the ClusterQueues charge the new resource."
     ),
-    fix="follow docs/targets/dra.md's migration sequence: driver on the nodes, DeviceClasses, "
-    "Kueue mappings and restart, templates, then the device plugin off.",
+    fix="follow docs/targets/dra.md's migration sequence: DeviceClasses, Kueue mappings and "
+    "restart, templates, then node by node drained, device plugin off, driver on.",
 )
 def dra_pool_moved(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
     """The order matters: a template claiming a class the scheduler has no DeviceClass or
@@ -83,10 +83,12 @@ def dra_pool_moved(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
             "resources; running pods keep the devices the device plugin gave them; the "
             "ClusterQueues charge the mapped resource, so plain extended-resource jobs for "
             "these pools are no longer admitted",
-            action="1. run NVIDIA's DRA driver on the pools' nodes (ResourceSlices published); "
-            "2. sync the DeviceClasses; 3. merge the mappings and restart Kueue; 4. sync the "
-            "ClusterQueues, claim templates and job templates; 5. once the device-plugin "
-            "pods are gone, remove devices.migratingFrom: the nodes target then labels the "
-            "nodes nvidia.com/gpu.deploy.device-plugin=false and the device plugin leaves",
+            action="1. sync the DeviceClasses; 2. merge the mappings and restart Kueue; 3. sync "
+            "the ClusterQueues, claim templates and job templates (new jobs claim and wait for "
+            "moved nodes; running pods keep their devices); 4. node by node: cordon, drain, "
+            "label it nvidia.com/gpu.deploy.device-plugin=false, start NVIDIA's DRA driver "
+            "there (its ResourceSlice published), uncordon; never the driver beside a running "
+            "device plugin: kube-scheduler counts the two apart and gives a GPU a plugin pod "
+            "holds to a claim too; 5. when every node has moved, remove devices.migratingFrom",
             span=m.origin,
         )
