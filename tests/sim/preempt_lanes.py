@@ -8,8 +8,8 @@ its preemption candidates (only workloads using a contested flavor-resource,
 pkg/scheduler/preemption/classical/candidate_generator.go:54-63) and the scheduler's overlap check
 (preemption targets already taken this cycle, pkg/scheduler/scheduler.go:468-473) are all per
 flavor. Every Job here selects one pool's card type, so a probe in one lane can neither free nor
-take quota in another; a ClusterQueue shared by two lanes only queues their heads one per cycle
-(pkg/scheduler/scheduler.go:400-420), which delays and never changes an answer."""
+take quota in another; a ClusterQueue shared by two lanes only offers one head per scheduling
+cycle (pkg/cache/queue/manager.go:915-934), which delays and never changes an answer."""
 
 from __future__ import annotations
 
