@@ -41,7 +41,7 @@ COST: dict[str, float] = {
     "test_sim_kuberay_explain.py": 420.0,
     "test_sim_maintenance.py": 10.0,
     "test_sim_multicluster.py": 120.0,
-    "test_sim_preempt.py": 370.0,
+    "test_sim_preempt.py": 200.0,
     "test_sim_quota.py": 220.0,
     "test_sim_volcano.py": 30.0,
     "test_sim_volcano_day2.py": 70.0,
