@@ -335,6 +335,7 @@ def _run(
     *,
     usage: quotas.Usage | None = None,
     node_free: dict[str, dict[str, int]] | None = None,
+    timeout: float = 180,
 ) -> Tally:
     tally = Tally()
     pairs = [
@@ -350,7 +351,7 @@ def _run(
 
     groups = batches(pairs)
     for number, batch in enumerate(groups):
-        seen.update(_judge(sim, batch, number, expected))
+        seen.update(_judge(sim, batch, number, expected, timeout))
     # A Workload Kueue had not judged when its batch timed out (seen once under load 20+:
     # the same request alone is judged in seconds) gets one more try, alone.
     for number, g in enumerate((g for g, _ in pairs if g.name not in seen), len(groups)):

@@ -4,7 +4,10 @@ real Kueue v0.19.2 on fleets this repository did not write by hand.
 Per seed, tests/generated/policygen.py draws a policy; its fleet is built on the simulated
 cluster (kwok Nodes, NFD labels: harness.simcluster.policyfleet) and its render synced the Argo CD
 way after the previous seed's, which prunes every object the previous seed had and this one
-has not; the previous seed's Nodes and NodeFeatures are deleted first. Then requests drawn for
+has not; the previous seed's Nodes and NodeFeatures are deleted first. The bundled fleet stays
+beside the first seed: generated flavors select their own pools' nodes only, generated queues
+sit in their own cohorts, and the bundled objects a seed overwrites (a tier of the same name)
+are synced back at the end. Then requests drawn for
 that policy (its teams, card types, MIG profiles, taints and tiers: harness.simcluster.workloads,
 plus the topology edges of explain_requests) go through test_sim_explain's batching and
 comparison: admitted or pending, the flavor, the reason and the exact message, on the empty
@@ -50,6 +53,9 @@ pytestmark = pytest.mark.sim
 KNOB = "HETGITOPS_EXPLAIN_GENERATED"
 DEFAULT = "13,18:30"
 OFF_TARGETS = ("koordinator", "monitoring")
+# Seconds a batch may take to show the predicted verdicts (a disagreement waits this long):
+# Kueue judges a batch of this module's small fleets in seconds.
+WAIT = 60.0
 PER_CARD = 8  # requests that hold quota or nodes, per card type: the batch count
 
 
@@ -113,7 +119,9 @@ class Stage:
         self.sim = sim
         self.bundled = bundled
         self.bundled_policy = bundled_policy
-        self.tree = bundled  # what Argo CD synced last
+        # The generated render Argo CD synced last (the bundled objects stay beside the first:
+        # no generated name selects them, and those of equal name are re-synced at the end).
+        self.tree: Path | None = None
         self.nodes: list[dict[str, object]] = []
         self.tallies: list[tuple[str, Tally]] = []
 
@@ -140,9 +148,8 @@ class Stage:
         """The bundled fleet as the other modules expect it."""
         self._drop_nodes()
         policyfleet.create_from(self.sim, self.bundled_policy)
-        if self.tree != self.bundled:
-            gitops.sync_argocd(self.sim, self.bundled, self.tree)
-            self.tree = self.bundled
+        gitops.sync_argocd(self.sim, self.bundled, self.tree)
+        self.tree = None
         converged(self.sim, self.bundled_policy, self.bundled)
 
 
@@ -179,7 +186,7 @@ def test_explain_agrees_with_kueue_on_a_generated_policy(
     built = time.monotonic() - start
     generated = chosen(policy, seed, COUNT)
     start = time.monotonic()
-    tally = _run(stage.sim, policy, generated, node_free=node_sizes(policy))
+    tally = _run(stage.sim, policy, generated, node_free=node_sizes(policy), timeout=WAIT)
     name = f"seed {seed} ({len(generated)} requests, fleet built in {built:.0f} s)"
     _report(name, tally, time.monotonic() - start)
     stage.tallies.append((f"seed {seed}", tally))
