@@ -51,7 +51,7 @@ from .test_sim_explain import Tally, _category, _holds, _report, _run, node_size
 pytestmark = pytest.mark.sim
 
 KNOB = "HETGITOPS_EXPLAIN_GENERATED"
-DEFAULT = "13,18:16"
+DEFAULT = "13,18:30"
 OFF_TARGETS = ("koordinator", "monitoring")
 # Seconds a batch may take to show the predicted verdicts (a disagreement waits this long):
 # Kueue judges a batch of this module's small fleets in seconds.

@@ -25,7 +25,7 @@ def test_the_knob_reads_seeds_and_count(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv(KNOB, "4,5:100")
     assert knob() == ([4, 5], 100)
     monkeypatch.delenv(KNOB)
-    assert knob() == ([13, 18], 16) and DEFAULT == "13,18:16"
+    assert knob() == ([13, 18], 30) and DEFAULT == "13,18:30"
     monkeypatch.setenv(KNOB, "4;5")
     with pytest.raises(ValueError, match="SEEDS:COUNT"):
         knob()
