@@ -30,6 +30,7 @@ COST: dict[str, float] = {
     "test_sim_day2_busy.py": 1060.0,
     "test_sim_dra.py": 250.0,
     "test_sim_explain.py": 590.0,
+    "test_sim_explain_generated.py": 410.0,
     "test_sim_flavor_rename.py": 150.0,
     "test_sim_flux.py": 80.0,
     "test_sim_grants.py": 40.0,

@@ -106,8 +106,14 @@ def queue_gpus(sim: cluster.SimCluster, queue: str, pool: str) -> int:
     return 0
 
 
+def kueue_admits(e: Explanation) -> bool:
+    """Kueue admits the Workload: explain's verdict may still be pending when no node can hold
+    a pod of it (Unschedulable, explain/fit.py), which Kueue without a Topology does not check."""
+    return e.verdict == "admitted" or (e.kueue is not None and e.kueue.admitted)
+
+
 def predicted(e: Explanation) -> tuple[str, str, str]:
-    if e.verdict == "admitted":
+    if kueue_admits(e):
         return ("admitted", e.flavor or "", "")
     return ("pending", "", e.message)
 
@@ -181,7 +187,7 @@ def _usage_free(e: Explanation) -> bool:
 
 def _holds(e: Explanation) -> bool:
     """Takes quota or nodes (admitted), or is decided by the nodes (topology placement)."""
-    return e.verdict == "admitted" or (
+    return kueue_admits(e) or (
         e.kueue is not None
         and (bool(e.kueue.cycles) or e.reason == kueue_messages.TOPOLOGY_PLACEMENT_FAILED)
     )
@@ -234,6 +240,8 @@ def _category(e: Explanation) -> str:
 
 def category(e: Explanation) -> str:
     """The report's row: the verdict and reason, and the cycles a placement failure started."""
+    if kueue_admits(e) and e.verdict != "admitted":
+        return f"admitted, explain says {e.reason}"
     if e.verdict == "admitted":
         return "admitted" + (" after TopologyPlacementFailed" if e.kueue and e.kueue.cycles else "")
     if e.kueue is not None and e.kueue.cycles:
@@ -327,6 +335,7 @@ def _run(
     *,
     usage: quotas.Usage | None = None,
     node_free: dict[str, dict[str, int]] | None = None,
+    timeout: float = 180,
 ) -> Tally:
     tally = Tally()
     pairs = [
@@ -342,7 +351,7 @@ def _run(
 
     groups = batches(pairs)
     for number, batch in enumerate(groups):
-        seen.update(_judge(sim, batch, number, expected))
+        seen.update(_judge(sim, batch, number, expected, timeout))
     # A Workload Kueue had not judged when its batch timed out (seen once under load 20+:
     # the same request alone is judged in seconds) gets one more try, alone.
     for number, g in enumerate((g for g, _ in pairs if g.name not in seen), len(groups)):

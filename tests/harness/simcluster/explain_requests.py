@@ -26,7 +26,9 @@ def edge_requests(
     rng = random.Random(seed)
     teams = sorted(policy.teams)
     found: list[Generated] = []
-    while len(found) < count:
+    for _ in range(count * 50):  # a fleet with no whole units to edge yields fewer
+        if len(found) >= count:
+            break
         team = policy.teams[rng.choice(teams)]
         plans = team_plan(policy, team)
         if not plans:
