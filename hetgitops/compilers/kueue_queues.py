@@ -269,12 +269,17 @@ def cohorts(fleet: Fleet) -> Iterator[Manifest]:
         spec: dict[str, Any] = {"parentName": cohort.parent} if cohort.parent else {}
         if cohort.fair_sharing_weight is not None:
             spec["fairSharing"] = {"weight": quantities.normalize(cohort.fair_sharing_weight)}
-        obj = {
+        obj: dict[str, Any] = {
             "apiVersion": fleet.kueue_api_version,
             "kind": "Cohort",
             "metadata": metadata(fleet, cohort.name),
-            "spec": spec,
         }
+        # No `spec: {}`: after an apply that set a field (a fairSharing weight), a server-side
+        # apply of an empty spec leaves it null, and the CRD refuses "spec in body must be of
+        # type object" (seen against the real API server with Kueue v0.19.2's CRD; Flux applies
+        # server-side). Leaving spec out removes the field and applies.
+        if spec:
+            obj["spec"] = spec
         yield Manifest(TARGET, obj, cohort.origin.span, depth=_depth(fleet, cohort))
 
 
