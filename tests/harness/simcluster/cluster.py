@@ -740,20 +740,28 @@ def _drop_resources(
 ) -> None:
     """Remove the capacity and allocatable keys a Node had and no longer has (a pool moved to
     DRA loses `nvidia.com/gpu`): kwok's node-initialize stage wrote them back once, so they are
-    co-owned and a server-side apply without them keeps them. A JSON patch removes them."""
+    co-owned and a server-side apply without them keeps them. A merge patch with nulls removes
+    them; the keys the apply already removed (owned by its manager alone) are gone, and a null
+    for a missing key changes nothing (a JSON patch `remove` of a missing path fails)."""
     for node in nodes:
         name = node["metadata"]["name"]
         if name not in before:
             continue
-        ops = [
-            {"op": "remove", "path": f"/status/{field}/{key.replace('~', '~0').replace('/', '~1')}"}
+        gone = {
+            field: {
+                key: None for key in sorted(old or {}) if key not in node["status"].get(field, {})
+            }
             for field, old in zip(("capacity", "allocatable"), before[name], strict=True)
-            for key in sorted(old or {})
-            if key not in node["status"].get(field, {})
-        ]
-        if ops:
+        }
+        if any(gone.values()):
             cluster.kubectl(
-                "patch", "node", name, "--subresource=status", "--type=json", "-p", json.dumps(ops)
+                "patch",
+                "node",
+                name,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                json.dumps({"status": gone}),
             )
 
 
