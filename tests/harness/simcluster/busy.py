@@ -534,67 +534,17 @@ def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Lo
 
 
 def settled(sim: cluster.SimCluster, pools: Pools, *, timeout: float = 240) -> Load:
-    """Measure until the fleet is at rest: every controller has judged what it owns (`_unjudged`
-    finds nothing: Kueue has admitted or refused every Workload, kube-scheduler has bound or
-    refused every pod, nothing is being deleted), no admitted workload's pod waits for a node,
-    and two readings 5 s apart agree on every workload's admission and every pod's node and
-    phase (a judgement may still be on its way from one controller to the next). On timeout,
-    the error says what was still undecided or changing."""
+    """Measure until two readings 5 s apart agree on every workload's admission, every pod's
+    node and phase, and no admitted workload's pod waits for a node: the fleet is at rest."""
     deadline = time.monotonic() + timeout
     last = measure(sim, pools)
-    why = "no second reading yet"
     while time.monotonic() < deadline:
         time.sleep(5)
         now = measure(sim, pools)
-        open_items = _unjudged(now)
-        if open_items:
-            why = "not judged yet: " + ", ".join(open_items[:8])
-            why += f" (and {len(open_items) - 8} more)" if len(open_items) > 8 else ""
-        elif _starting(now):
-            why = "a bound pod is not Running yet"
-        elif _fingerprint(now) != _fingerprint(last):
-            why = "two readings 5 s apart differ"
-        else:
+        if _fingerprint(now) == _fingerprint(last) and not _starting(now):
             return now
         last = now
-    raise cluster.SimError(f"the busy fleet did not settle within {timeout:.0f}s: {why}")
-
-
-def _unjudged(load: Load) -> list[str]:
-    """What no controller has decided yet: a Workload Kueue has neither admitted nor refused
-    (no QuotaReserved condition, or one still True while being evicted), a live pod that is
-    neither bound nor refused by its scheduler (no PodScheduled=False), nor held by a
-    scheduling gate, and anything being deleted."""
-    found: list[str] = []
-    for key, workload in sorted(load.workloads.items()):
-        if finished(workload):
-            continue
-        conditions = {
-            c.get("type"): c.get("status")
-            for c in (workload.get("status") or {}).get("conditions") or []
-        }
-        if "QuotaReserved" not in conditions:
-            found.append(f"Workload {key} (no verdict from Kueue)")
-        elif conditions.get("Evicted") == "True" and conditions["QuotaReserved"] == "True":
-            found.append(f"Workload {key} (being evicted)")
-    for key, pod in sorted(load.live_pods.items()):
-        meta, spec, status = (
-            pod.get("metadata") or {},
-            pod.get("spec") or {},
-            pod.get("status") or {},
-        )
-        if status.get("phase") in ("Succeeded", "Failed"):
-            continue
-        if meta.get("deletionTimestamp"):
-            found.append(f"pod {key} (being deleted)")
-        elif not spec.get("nodeName") and not spec.get("schedulingGates"):
-            refused = any(
-                c.get("type") == "PodScheduled" and c.get("status") == "False"
-                for c in status.get("conditions") or []
-            )
-            if not refused:
-                found.append(f"pod {key} (no verdict from its scheduler)")
-    return found
+    raise cluster.SimError(f"the busy fleet did not settle within {timeout:.0f}s")
 
 
 def _fingerprint(load: Load) -> tuple[Any, ...]:
