@@ -197,9 +197,10 @@ def _preempt(
     from hetgitops.explain.workload import WorkloadError
 
     try:
+        free = None
         if kubeconfig is not None:
-            read = lambda c: preemption_input.live_holders(policy, c)  # noqa: E731
-            holders = _live(read, kubeconfig, context)
+            read = lambda c: preemption_input.live_view(policy, c)  # noqa: E731
+            holders, free = _live(read, kubeconfig, context)
             source = "the cluster"
         else:
             assert usage is not None
@@ -207,7 +208,7 @@ def _preempt(
             text = run.manifest_text(usage.read(run.MAX_MANIFEST_BYTES + 1), name)
             holders = preemption_input.read_usage(policy, text, name)
             source = name
-        reports = run.preemption_reports(policy, asked_for(policy), holders)
+        reports = run.preemption_reports(policy, asked_for(policy), holders, free)
     except WorkloadError as exc:
         note(f"hetgitops explain: {exc}")
         return EXIT_USAGE
@@ -255,4 +256,6 @@ def _live(read: Callable[[Any], T], kubeconfig: Path, context: str | None) -> T:
         finally:
             cluster.close()
     except (ClusterError, Forbidden, NotServed) as exc:
-        raise OSError(f"{exc} (explain reads ClusterQueues, Workloads and Events)") from None
+        raise OSError(
+            f"{exc} (explain reads ClusterQueues, Workloads, Nodes, Pods and Events)"
+        ) from None

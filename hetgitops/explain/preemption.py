@@ -9,7 +9,7 @@ read into that data by `preemption_input`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hetgitops.explain.preemption_tree import (
@@ -71,6 +71,14 @@ class Running:
     admitted: float = 0.0
     created: float = 0.0
     evicted: bool = False
+    # Node -> resource -> units its topology assignments hold (live mode; {} unknown or none).
+    placed: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+
+# Whether the probe's pods can be placed by topology once the workloads removed so far have
+# given back their nodes' units (node -> resource -> units freed): Kueue's
+# FindTopologyAssignmentsForWorkload in workloadFits; None where no flavor is topology-aware.
+Placer = Callable[[Mapping[str, Mapping[str, int]]], bool]
 
 
 @dataclass(frozen=True)
@@ -115,9 +123,12 @@ class Snapshot:
             if node.parent is None:
                 accumulate(node)
         self.workloads: dict[str, dict[str, Running]] = {q: {} for q in self.specs}
+        # Units the workloads removed so far hold on each node (their topology assignments).
+        self.freed: dict[str, dict[str, int]] = {}
         for wl in running:
             if wl.cluster_queue in self.specs:
                 self.add(wl)
+        self.freed = {}  # what they hold is in the nodes' free units already
 
     def _link(self, key: NodeKey, parent: str | None) -> None:
         if parent is None or (COHORT, parent) not in self.nodes:
@@ -135,11 +146,33 @@ class Snapshot:
         self.workloads[wl.cluster_queue][wl.name] = wl
         for fr, value in wl.usage.items():
             add_usage(self.queue(wl.cluster_queue), fr, value)
+        self._free(wl, -1)
 
     def remove(self, wl: Running) -> None:
         del self.workloads[wl.cluster_queue][wl.name]
         for fr, value in wl.usage.items():
             remove_usage(self.queue(wl.cluster_queue), fr, value)
+        self._free(wl, 1)
+
+    def placed_total(self) -> dict[str, dict[str, int]]:
+        """What every admitted workload's topology assignments hold per node: freed, it is
+        Kueue's "simulate empty" (tas_flavor_snapshot.go:1884-1896)."""
+        total: dict[str, dict[str, int]] = {}
+        for by_name in self.workloads.values():
+            for wl in by_name.values():
+                for node, units in wl.placed.items():
+                    mine = total.setdefault(node, {})
+                    for resource, amount in units.items():
+                        mine[resource] = mine.get(resource, 0) + amount
+        return total
+
+    def _free(self, wl: Running, sign: int) -> None:
+        """Kueue's RemoveUsage / AddUsage also move the workload's TAS usage
+        (clusterqueue_snapshot.go:111-136): only what removals freed is kept here."""
+        for node, units in wl.placed.items():
+            mine = self.freed.setdefault(node, {})
+            for resource, amount in units.items():
+                mine[resource] = mine.get(resource, 0) + sign * amount
 
 
 def satisfies(policy: str, probe: Running, candidate: Running) -> bool:
@@ -169,8 +202,10 @@ class Candidate:
 class Preemptor:
     """Classical preemption (preemption.go:282-358, classical/) for one probe."""
 
-    def __init__(self, snap: Snapshot, probe: Running, frs: set[FR]) -> None:
-        self.snap, self.probe, self.frs = snap, probe, frs
+    def __init__(
+        self, snap: Snapshot, probe: Running, frs: set[FR], placer: Placer | None = None
+    ) -> None:
+        self.snap, self.probe, self.frs, self.placer = snap, probe, frs, placer
         self.cq = snap.queue(probe.cluster_queue)
         self.rules = snap.specs[probe.cluster_queue].rules
 
@@ -255,13 +290,15 @@ class Preemptor:
         return True
 
     def fits(self, requests: Mapping[FR, int], borrow: bool) -> bool:
-        """workloadFits (preemption.go:667-682), without topology."""
+        """workloadFits (preemption.go:667-682): the quota, then a topology placement of the
+        probe's pods on what the removals have freed (the placer; the preemption oracle has
+        none: it asks with no topology requests, preemption_oracle.go:51-60)."""
         for fr, value in requests.items():
             if not borrow and self.cq.borrowing_with(fr, value):
                 return False
             if value > cq_available(self.cq, fr):
                 return False
-        return True
+        return self.placer is None or self.placer(self.snap.freed)
 
     def _under_nominal(self) -> bool:
         """queueUnderNominalInResourcesNeedingPreemption (preemption.go:698-705)."""

@@ -18,6 +18,7 @@ from hetgitops.explain.preemption import (
     NEVER,
     Answer,
     Candidate,
+    Placer,
     Preemptor,
     Rules,
     Running,
@@ -63,6 +64,16 @@ WHY: Mapping[str, str] = {
         "its pod sets can run only in different pools ({pools}): Kueue gives each pod set its "
         "own flavor, and hetgitops replays preemption for one flavor per workload, so no "
         "victims are predicted"
+    ),
+    "no-room-empty": (
+        "the job's pods cannot be placed by topology in {flavor} even with every admitted "
+        "workload gone (flavorassigner.go:876-890): Kueue marks the flavor NoFit and preempts "
+        "nothing there"
+    ),
+    "no-placement": (
+        "in {flavor} the job needs quota and nodes with room for its pods: preempting what "
+        "Kueue may preempt does not free room on nodes where a topology placement holds them "
+        "(workloadFits, preemption.go:676-680), so Kueue preempts nothing and the job waits"
     ),
     "no-flavor": "no flavor of the team's ClusterQueue matches the job's node selector",
     "not-kueue": (
@@ -117,8 +128,11 @@ def _words(key: str, **values: object) -> str:
     return WHY[key].format(**values)
 
 
-def answer(snap: Snapshot, probe: Running, *, fair_sharing: bool = False) -> Answer:
-    """Whom Kueue preempts to admit `probe` (its usage per flavor-resource already assigned)."""
+def answer(
+    snap: Snapshot, probe: Running, *, fair_sharing: bool = False, placer: Placer | None = None
+) -> Answer:
+    """Whom Kueue preempts to admit `probe` (its usage per flavor-resource already assigned).
+    `placer`: the probe's topology placement in its flavor (None: the flavor has no Topology)."""
     if fair_sharing:
         return Answer(UNKNOWN, why=(_words("fair-sharing"),))
     cq = snap.queue(probe.cluster_queue)
@@ -145,12 +159,27 @@ def answer(snap: Snapshot, probe: Running, *, fair_sharing: bool = False) -> Ans
         if not Preemptor(snap, probe, {fr}).targets({fr: value}):
             return Answer(NONE, why=(_why_none(snap, probe, fr, words, short),), needs=(fr,))
         need.append(fr)
+    if placer is not None and (need or not placer({})):
+        # A topology-aware flavor (flavorassigner.go:860-899): quota that fits but a placement
+        # that does not turns the pod sets' resources to Preempt; either way Kueue first asks
+        # whether the pods could be placed with every admitted workload gone, and if so every
+        # resource of them needs preemption (updateModeForTASRequests).
+        if not placer(snap.placed_total()):
+            flavor = sorted(probe.usage)[0][0] if probe.usage else ""
+            return Answer(NONE, why=(_words("no-room-empty", flavor=flavor),))
+        need = sorted(probe.usage)
     if not need:
         return Answer(FITS)
-    preemptor = Preemptor(snap, probe, set(need))
+    preemptor = Preemptor(snap, probe, set(need), placer)
     chosen = preemptor.targets(probe.usage)
     if not chosen:
-        fr = need[0]
+        shorts = [f for f in need if probe.usage[f] > cq_available(cq, f)]
+        if placer is not None and (
+            not shorts or Preemptor(snap, probe, set(need)).targets(probe.usage)
+        ):
+            why = _words("no-placement", flavor=need[0][0])
+            return Answer(NONE, why=(why,), needs=tuple(need))
+        fr = shorts[0]
         words = {"amount": fmt(fr[1], probe.usage[fr]), "resource": fr[1], "flavor": fr[0]}
         words["cq"] = cq.name
         short = fmt(fr[1], probe.usage[fr] - cq_available(cq, fr))

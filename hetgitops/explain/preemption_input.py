@@ -87,6 +87,7 @@ def running(holders: Iterable[Holder]) -> list[Running]:
             admitted=seconds(h.admitted),
             created=seconds(h.created),
             evicted=h.evicted,
+            placed=h.placed,
         )
         for h in holders
     ]
@@ -146,6 +147,19 @@ def _entry(policy: Policy, entry: Mapping[str, Any]) -> Holder:
 
 def live_holders(policy: Policy, cluster: Cluster) -> list[Holder]:
     """The cluster's admitted Workloads (one LIST, read-only), as `read_usage` gives them."""
+    return live_view(policy, cluster)[0]
+
+
+def live_view(policy: Policy, cluster: Cluster) -> tuple[list[Holder], dict[str, dict[str, int]]]:
+    """The admitted Workloads and what Kueue's topology-aware cache has free on each node of
+    the policy (Nodes and Pods read too; read-only)."""
+    from hetgitops.explain.nodes import pool_nodes
+    from hetgitops.explain.tas_usage import node_free
+
     pools = flavor_pools(policy)
     items = cluster.list(resources.workloads(kueue_api(policy)))
-    return [holder_of(policy, w, pools) for w in items if workloads.holds_quota(w)]
+    admitted = [w for w in items if workloads.holds_quota(w)]
+    holders = [holder_of(policy, w, pools) for w in admitted]
+    wanted = {n.name: list(n.units) for p in policy.pools.values() for n in pool_nodes(policy, p)}
+    nodes, pods = cluster.list(resources.NODES), cluster.list(resources.PODS)
+    return holders, node_free(wanted, nodes, pods, admitted, [])

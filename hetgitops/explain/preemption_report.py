@@ -14,11 +14,14 @@ from dataclasses import dataclass, field
 
 from hetgitops.explain.explanation import team_of
 from hetgitops.explain.kueue import Assigner
-from hetgitops.explain.preemption import Answer, Running, Snapshot, Victim
+from hetgitops.explain.nodes import pool_nodes
+from hetgitops.explain.preemption import Answer, Placer, Running, Snapshot, Victim
 from hetgitops.explain.preemption_answer import FITS, NONE, PREEMPT, UNKNOWN, answer, words
 from hetgitops.explain.preemption_input import cohorts, fair_sharing, queues, running
-from hetgitops.explain.quotas import Quotas, Usage, covered
+from hetgitops.explain.quotas import Quotas, Usage, covered, flavors
 from hetgitops.explain.state import Holder
+from hetgitops.explain.tas_usage import PerNode, add
+from hetgitops.explain.topology import place
 from hetgitops.explain.workload import DEFAULT, KOORDINATOR, KUEUE, VOLCANO, Workload
 from hetgitops.model.policy import Policy, Team
 
@@ -81,8 +84,61 @@ def _ordered(policy: Policy, workload: Workload, team: Team) -> tuple[list[str],
     return common, (NONE, words("no-flavor"))
 
 
-def preempt(policy: Policy, workload: Workload, holders: Iterable[Holder]) -> PreemptReport:
-    """Whom Kueue preempts to admit `workload` now, among `holders` (the admitted workloads)."""
+def placer(
+    policy: Policy,
+    team: Team,
+    workload: Workload,
+    pool: str,
+    holders: Iterable[Holder],
+    node_free: Mapping[str, Mapping[str, int]] | None,
+) -> Placer | None:
+    """The workload's topology placement in the pool's flavor given what the preemptions so far
+    freed (Kueue's workloadFits, preemption.go:676-680), or None when the flavor has no
+    Topology. What is free before: live, Kueue's TAS view (`tas_usage.node_free`); offline, each
+    node's units less what the holders' topology assignments hold there (none in a usage file)."""
+    flavor = next((f for f in flavors(policy, team) if f.plan.pool.name == pool), None)
+    if flavor is None or flavor.topology is None or policy.fleet is None:
+        return None
+    nodes = pool_nodes(policy, flavor.plan.pool)
+    base: PerNode
+    if node_free is None:
+        base = {n.name: dict(n.units) for n in nodes}
+        for h in holders:
+            add(base, {n: u for n, u in h.placed.items() if n in base}, -1)
+    else:
+        base = {n.name: dict(node_free.get(n.name, n.units)) for n in nodes}
+    pod_sets = [ps for ps in workload.pod_sets if ps.count]
+    seen: dict[tuple[tuple[str, tuple[tuple[str, int], ...]], ...], bool] = {}
+
+    def fits(freed: Mapping[str, Mapping[str, int]]) -> bool:
+        # The same freed units give the same answer: without placements (a usage file) every
+        # removal frees nothing on the nodes, and the preemptor asks once per removal.
+        key = tuple(
+            sorted((n, tuple(sorted(u.items()))) for n, u in freed.items() if any(u.values()))
+        )
+        if key not in seen:
+            now = {
+                n: {r: v + freed.get(n, {}).get(r, 0) for r, v in units.items()}
+                for n, units in base.items()
+            }
+            taken: dict[str, dict[str, int]] = {}
+            seen[key] = all(
+                place(policy, flavor, ps, free=taken, node_free=now)[0] is not None
+                for ps in pod_sets
+            )
+        return seen[key]
+
+    return fits
+
+
+def preempt(
+    policy: Policy,
+    workload: Workload,
+    holders: Iterable[Holder],
+    node_free: Mapping[str, Mapping[str, int]] | None = None,
+) -> PreemptReport:
+    """Whom Kueue preempts to admit `workload` now, among `holders` (the admitted workloads);
+    `node_free`: Kueue's free units per node, read live (None: offline)."""
     held = tuple(holders)
     team = team_of(policy, workload)
     priority = priority_of(policy, workload.tier)
@@ -116,7 +172,8 @@ def preempt(policy: Policy, workload: Workload, holders: Iterable[Holder]) -> Pr
             admitted=math.inf,
             created=math.inf,
         )
-        found = answer(snap, probe, fair_sharing=fair_sharing(policy))
+        placing = placer(policy, team, workload, pool, held, node_free)
+        found = answer(snap, probe, fair_sharing=fair_sharing(policy), placer=placing)
         first = first or (pool, found)
         if found.outcome == FITS:
             chosen = (pool, found)

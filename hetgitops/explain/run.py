@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -127,7 +127,7 @@ def _preemption(
     preemption model `explain --preempt` answers with)."""
     if e.verdict == "admitted" or e.kueue is None:
         return ()
-    return preemption_lines([preempt(policy, workload, state.holders)])
+    return preemption_lines([preempt(policy, workload, state.holders, state.node_free)])
 
 
 def profile_explanations(
@@ -203,8 +203,12 @@ def workloads_asked(
 
 
 def preemption_reports(
-    policy: Policy, workloads: Iterable[Workload], holders: Iterable[Holder]
+    policy: Policy,
+    workloads: Iterable[Workload],
+    holders: Iterable[Holder],
+    node_free: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[PreemptReport]:
-    """`explain --preempt`: each workload's preemption answer among the admitted `holders`."""
+    """`explain --preempt`: each workload's preemption answer among the admitted `holders`
+    (`node_free`: read live, None offline)."""
     held = tuple(holders)
-    return [preempt(policy, w, held) for w in workloads]
+    return [preempt(policy, w, held, node_free) for w in workloads]

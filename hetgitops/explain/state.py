@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hetgitops.explain import quotas
+from hetgitops.explain import quotas, tas_usage
 from hetgitops.explain.koord_runtime import KoordUsage
 from hetgitops.explain.koord_state import read_koordinator
 from hetgitops.live import resources, workloads
@@ -71,6 +71,9 @@ class Holder:
     admitted: str = ""
     created: str = ""
     evicted: bool = False
+    # Node -> resource -> units its topology assignments hold there (`tas_usage.placed`):
+    # what a preemption gives back to topology-aware placement.
+    placed: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
     admitted: dict[str, list[str]] = {}
     waiting: list[Waiting] = []
     holders: list[Holder] = []
+    held: list[Mapping[str, Any]] = []
     for wl in cluster.list(resources.workloads(kueue_api(policy))):
         meta = wl["metadata"]
         ref = f"{meta.get('namespace', '')}/{meta['name']}"
@@ -128,6 +132,7 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
             holder = holder_of(policy, wl, pools)
             admitted.setdefault(holder.cluster_queue, []).append(ref)
             holders.append(holder)
+            held.append(wl)
             continue
         reserved = workloads.condition(wl, "QuotaReserved")
         if workloads.waiting(wl) and reserved is not None and reserved.get("status") == "False":
@@ -141,7 +146,7 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
                 )
             )
     volcano = _volcano_queues(policy, cluster, notes)
-    node_free = _node_free(policy, cluster, notes)
+    node_free = _node_free(policy, cluster, held, notes)
     koordinator = read_koordinator(policy, cluster, notes)
     return LiveState(
         usage,
@@ -168,6 +173,7 @@ def holder_of(policy: Policy, wl: Mapping[str, Any], pools: Mapping[str, str]) -
         workloads.quota_reserved_at(wl),
         workloads.created_at(wl),
         workloads.evicted(wl),
+        tas_usage.placed(wl)[0],
     )
 
 
@@ -214,40 +220,17 @@ def _volcano_queues(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[
     return found
 
 
-def _node_free(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[str, dict[str, int]]:
-    """Per policy node: allocatable accelerator units minus the requests of the pods bound to
-    it that have not finished (what Kueue's TAS cache subtracts); a policy node the cluster
-    lacks has nothing free."""
+def _node_free(
+    policy: Policy, cluster: Cluster, admitted: list[Mapping[str, Any]], notes: list[str]
+) -> dict[str, dict[str, int]]:
+    """Per policy node: what Kueue's topology-aware cache has free (`tas_usage.node_free`)."""
     from hetgitops.explain.nodes import pool_nodes
-    from hetgitops.explain.workload import pod_requests
 
-    wanted = {n.name: n for pool in policy.pools.values() for n in pool_nodes(policy, pool)}
-    live = {
-        n["metadata"]["name"]: n
-        for n in cluster.list(resources.NODES)
-        if n["metadata"]["name"] in wanted
+    wanted = {
+        n.name: list(n.units) for pool in policy.pools.values() for n in pool_nodes(policy, pool)
     }
-    used: dict[str, dict[str, int]] = {}
-    for pod in cluster.list(resources.PODS):
-        node = workloads.pod_node(pod)
-        if node not in live or workloads.pod_finished(pod):
-            continue
-        for resource, amount in pod_requests(pod.get("spec") or {}).items():
-            used.setdefault(node, {})[resource] = used.get(node, {}).get(resource, 0) + amount
-    free: dict[str, dict[str, int]] = {}
-    for name, view in sorted(wanted.items()):
-        if name not in live:
-            free[name] = {r: 0 for r in view.units}
-            continue
-        allocatable = (live[name].get("status") or {}).get("allocatable") or {}
-        free[name] = {
-            r: kueue_amount(r, str(allocatable.get(r, "0"))) - used.get(name, {}).get(r, 0)
-            for r in [*view.units, *(h for h in ("cpu", "memory") if h in allocatable)]
-        }
-    missing = len(wanted) - len(live)
-    if missing:
-        notes.append(f"{missing} node(s) of the policy are not in the cluster (counted as full)")
-    return free
+    nodes, pods = cluster.list(resources.NODES), cluster.list(resources.PODS)
+    return tas_usage.node_free(wanted, nodes, pods, admitted, notes)
 
 
 def cluster_queue_of(policy: Policy, wl: Mapping[str, Any]) -> str | None:

@@ -220,3 +220,62 @@ def created_at(workload: Obj) -> str:
     """metadata.creationTimestamp: the queue-order time LowerOrNewerEqualPriority compares
     (workload.go:1148-1167, GetQueueOrderTimestamp, without its eviction-time variants)."""
     return str((workload.get("metadata") or {}).get("creationTimestamp") or "")
+
+
+# The annotations that make a pod a topology-aware one, which Kueue's TAS cache leaves out of its
+# non-TAS pod usage (it counts the Workload's topology assignment instead); Kueue writes the
+# unconstrained one on the pods of an implicit-TAS pod set (docs/upstream.md, live/workloads).
+TAS_ANNOTATIONS = (
+    "kueue.x-k8s.io/podset-preferred-topology",
+    "kueue.x-k8s.io/podset-required-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
+    "kueue.x-k8s.io/podset-unconstrained-topology",
+)
+
+
+def pod_uses_topology(pod: Obj) -> bool:
+    """The pod belongs to a topology-aware pod set (Kueue's utiltas.IsTAS)."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return any(name in annotations for name in TAS_ANNOTATIONS)
+
+
+def topology_domains(assignment: Obj) -> tuple[tuple[str, ...], list[tuple[tuple[str, ...], int]]]:
+    """A podSetAssignment's `topologyAssignment` (the v1beta2 slices) as its levels and, per
+    domain, the values per level and the pods placed there (Kueue's tas.InternalSeqFrom:
+    a level's value is `universal` or prefix + root + suffix; a count `universal` or
+    `individual`). No assignment: no levels and no domains."""
+    found = assignment.get("topologyAssignment") or {}
+    levels = tuple(str(level) for level in found.get("levels") or [])
+    domains: list[tuple[tuple[str, ...], int]] = []
+    for piece in found.get("slices") or []:
+        per_level = piece.get("valuesPerLevel") or []
+        counts = piece.get("podCounts") or {}
+        individual = counts.get("individual") or []
+        for index in range(int(piece.get("domainCount") or 0)):
+            values = tuple(_value_at(level, index) for level in per_level)
+            universal = counts.get("universal")
+            count = universal if universal is not None else _at(individual, index, 0)
+            domains.append((values, int(count)))
+    return levels, domains
+
+
+def _at(items: Any, index: int, default: Any) -> Any:
+    # The CRD holds every list at domainCount; a hand-written file may not.
+    return items[index] if isinstance(items, list) and index < len(items) else default
+
+
+def _value_at(level: Obj, index: int) -> str:
+    if level.get("universal") is not None:
+        return str(level["universal"])
+    each = level.get("individual") or {}
+    root = _at(each.get("roots"), index, "")
+    return f"{each.get('prefix') or ''}{root}{each.get('suffix') or ''}"
+
+
+def podset_template(workload: Obj, name: str) -> Obj:
+    """The pod template spec of the Workload's pod set `name` ({} when there is none)."""
+    for podset in (workload.get("spec") or {}).get("podSets") or []:
+        if podset.get("name", "main") == name:
+            return (podset.get("template") or {}).get("spec") or {}
+    return {}
