@@ -44,6 +44,7 @@ from .checks import converged, eventually, get, settle
 from .conftest import NOW, render
 from .test_sim_dra import (
     LABEL,
+    USER,
     VARIANT,
     DraFleet,
     _allocatable_off,
@@ -51,6 +52,7 @@ from .test_sim_dra import (
     _device_index,
     _judged,
     _predicted,
+    _quota_reserved,
     _remove,
     _sized,
     _submit,
@@ -328,4 +330,81 @@ def test_at_the_mig_reach_kueue_admits_and_one_pod_more_pends_as_explain_says(
                     f"{name} x{size} pods: Kueue {seen}; explain {prediction}; usage {usage} "
                     f"(policy {size * count} {resource}); devices: {wrong}"
                 )
+    assert not problems, "\n".join(problems)
+
+
+def _moved(obj: dict[str, Any], namespace: str, team: str, claim: dict[str, str]) -> dict[str, Any]:
+    """The Job in another namespace and queue, its pod claiming through `claim`."""
+    job = _sized(obj, "by-hand", 1)
+    job["metadata"]["namespace"] = namespace
+    job["metadata"]["labels"] |= {"hetgitops.io/team": team, "kueue.x-k8s.io/queue-name": team}
+    job["spec"]["template"]["spec"]["resourceClaims"] = [{"name": "gpu", **claim}]
+    return job
+
+
+def test_mig_claims_kueue_cannot_charge_are_inadmissible_as_explain_says(
+    sim: cluster.SimCluster, mig_fleet: DraFleet
+) -> None:
+    """Two ways a pod's MIG claim reaches no quota: it names a ResourceClaim (Kueue's DRA
+    integration supports templates only), or it claims a template the policy renders only in
+    other namespaces (finetune-nlp could borrow 1g.10gb slices, but Kueue reads the template in
+    the pod's namespace and finds none). Kueue pends both, reason Inadmissible, before any
+    flavor; `explain` says the same (it used to admit both)."""
+    name, obj, _ = next(j for j in _mig_jobs(mig_fleet) if j[0].startswith("mig-small-batch/"))
+    (claim,) = obj["spec"]["template"]["spec"]["resourceClaims"]
+    template = claim["resourceClaimTemplateName"]
+    direct = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "sim-direct-slice", "namespace": obj["metadata"]["namespace"]},
+        "spec": get(sim, "resourceclaimtemplates", "-n", obj["metadata"]["namespace"], template)[
+            "spec"
+        ]["spec"],
+    }
+    gitops.apply_objects(sim, [direct], manager=USER)
+    cases = {
+        "direct claim": _moved(
+            obj,
+            obj["metadata"]["namespace"],
+            obj["metadata"]["labels"]["hetgitops.io/team"],
+            {"resourceClaimName": "sim-direct-slice"},
+        ),
+        "template of other namespaces": _moved(
+            obj, "ft-nlp", "finetune-nlp", {"resourceClaimTemplateName": template}
+        ),
+    }
+    problems = []
+    try:
+        for case, job in cases.items():
+            namespace, job_name = job["metadata"]["namespace"], job["metadata"]["name"]
+            predicted = explain(mig_fleet.policy, from_manifest(job))
+            _submit(sim, job)
+            try:
+                reason, message = eventually(
+                    partial(_quota_reserved, sim, namespace, job_name),
+                    timeout=90,
+                    what=f"{name} as {case}: Kueue's verdict",
+                )
+            finally:
+                _remove(sim, job)
+            print(
+                f"{case}: Kueue {reason}: {message}; explain {predicted.verdict} "
+                f"{predicted.reason}: {predicted.message}"
+            )
+            same = (predicted.verdict, predicted.reason) == ("pending", reason)
+            if case == "direct claim":
+                same = same and predicted.message == message
+            else:
+                same = same and "not found" in message and template in message
+            if not same:
+                problems.append(f"{case}: Kueue {reason}: {message}; explain {predicted}")
+    finally:
+        sim.kubectl(
+            "delete",
+            "resourceclaim",
+            "-n",
+            direct["metadata"]["namespace"],
+            "sim-direct-slice",
+            "--ignore-not-found",
+        )
     assert not problems, "\n".join(problems)
