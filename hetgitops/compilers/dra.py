@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hetgitops.compilers.jobs.targets import JobTarget, Selector
-from hetgitops.model.policy import Fleet, Policy
+from hetgitops.model.policy import Fleet, Policy, derived
 from hetgitops.output.manifests import Manifest, metadata
 from hetgitops.plan import dra
 
@@ -60,9 +60,9 @@ def pod_claim(target: JobTarget) -> tuple[str, dict[str, Any]] | None:
     return dra.claim_template_name(spec), spec
 
 
-def claim_templates(policy: Policy, fleet: Fleet) -> Iterator[Manifest]:
-    """One ResourceClaimTemplate per (namespace, content) the job templates claim."""
-    seen: dict[tuple[str, str], Manifest] = {}
+def _claimed(policy: Policy) -> Iterator[tuple[str, str, dict[str, Any], JobTarget]]:
+    """(namespace, template name, spec, the job target claiming it) for every namespace of each
+    team whose job templates claim, in the policy's order (repeats included)."""
     selector = Selector(policy)
     for profile in policy.profiles.values():
         for target in selector.targets(profile, None):
@@ -71,15 +71,30 @@ def claim_templates(policy: Policy, fleet: Fleet) -> Iterator[Manifest]:
                 continue
             name, spec = claim
             for namespace in target.team.namespaces or (target.team.name,):
-                obj = {
-                    "apiVersion": RESOURCE_API,
-                    "kind": "ResourceClaimTemplate",
-                    "metadata": metadata(fleet, name, namespace=namespace),
-                    "spec": spec,
-                }
-                seen.setdefault(
-                    (namespace, name), Manifest(TARGET, obj, target.route.pool.origin.span)
-                )
+                yield namespace, name, spec, target
+
+
+def rendered_claim_templates(policy: Policy) -> frozenset[tuple[str, str]]:
+    """(namespace, name) of every ResourceClaimTemplate the render writes: a pod claims a
+    template in its own namespace only (Kueue reads it there, and finds nothing elsewhere)."""
+    return derived(
+        policy,
+        ("dra-rendered-claim-templates",),
+        lambda: frozenset((ns, name) for ns, name, _, _ in _claimed(policy)),
+    )
+
+
+def claim_templates(policy: Policy, fleet: Fleet) -> Iterator[Manifest]:
+    """One ResourceClaimTemplate per (namespace, content) the job templates claim."""
+    seen: dict[tuple[str, str], Manifest] = {}
+    for namespace, name, spec, target in _claimed(policy):
+        obj = {
+            "apiVersion": RESOURCE_API,
+            "kind": "ResourceClaimTemplate",
+            "metadata": metadata(fleet, name, namespace=namespace),
+            "spec": spec,
+        }
+        seen.setdefault((namespace, name), Manifest(TARGET, obj, target.route.pool.origin.span))
     for key in sorted(seen):
         yield seen[key]
 

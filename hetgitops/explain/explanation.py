@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from hetgitops.compilers.dra import rendered_claim_templates
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.explain import kueue
 from hetgitops.explain import kueue_messages as say
@@ -67,11 +68,37 @@ def charged(policy: Policy, workload: Workload) -> Workload:
 
 
 def unrendered_claims(policy: Policy, workload: Workload) -> tuple[str, ...]:
-    """The claim templates a workload names that the policy does not render, sorted."""
+    """The claim templates a workload names that the policy does not render (in the workload's
+    namespace, when it has one: a pod's template is read from its own namespace), sorted."""
     if not any(ps.claims for ps in workload.pod_sets):
         return ()
-    charges = dra.claim_charges(policy)
-    return tuple(sorted({c for ps in workload.pod_sets for c in ps.claims if c not in charges}))
+    if workload.namespace is None:
+        charges = dra.claim_charges(policy)
+        return tuple(sorted({c for ps in workload.pod_sets for c in ps.claims if c not in charges}))
+    rendered = rendered_claim_templates(policy)
+    return tuple(
+        sorted(
+            {
+                c
+                for ps in workload.pod_sets
+                for c in ps.claims
+                if (workload.namespace, c) not in rendered
+            }
+        )
+    )
+
+
+def _direct_claims(workload: Workload, team: Team) -> Explanation:
+    """Pods that name a ResourceClaim: Kueue's DRA integration (on by default since v0.18)
+    refuses the Workload before it reads any template, reason Inadmissible
+    (docs/upstream.md)."""
+    named = ", ".join(sorted({c for ps in workload.pod_sets for c in ps.direct_claims}))
+    hint = (
+        f"the pods name ResourceClaim {named}: claim through a ResourceClaimTemplate "
+        f"(resourceClaimTemplateName) hetgitops renders for team {team.name} (`hetgitops jobs`)"
+    )
+    message = say.RESOURCE_CLAIMS_UNSUPPORTED
+    return Explanation(workload, team.name, "pending", say.INADMISSIBLE, message, policy=(hint,))
 
 
 def _unrendered(
@@ -85,7 +112,7 @@ def _unrendered(
     class a template claims is in the cluster, not in the policy: admitted only if it is one
     of the policy's classes."""
     mapped = sorted(name for _, classes in dra.mappings(policy) for name in classes)
-    message = say.claim_template_unrendered(names)
+    message = say.claim_template_unrendered(names, workload.namespace)
     hint = (
         f"claim one of the ResourceClaimTemplates hetgitops renders for team {team.name} "
         f"(`hetgitops jobs`); Kueue charges only the mapped classes: "
@@ -105,7 +132,10 @@ def explain(
     unknown = unrendered_claims(policy, workload)
     workload = charged(policy, workload)
     team = team_of(policy, workload)
-    if unknown and team is not None and workload.scheduler not in (VOLCANO, KOORDINATOR, DEFAULT):
+    by_kueue = workload.scheduler not in (VOLCANO, KOORDINATOR, DEFAULT)
+    if by_kueue and team is not None and any(ps.direct_claims for ps in workload.pod_sets):
+        return _direct_claims(workload, team)
+    if unknown and team is not None and by_kueue:
         return _unrendered(policy, workload, team, unknown)
     if workload.scheduler == VOLCANO:
         return _volcano(policy, workload, team)

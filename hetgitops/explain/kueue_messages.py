@@ -121,14 +121,22 @@ def topology_unfit(
 INADMISSIBLE = "Inadmissible"
 
 
-def claim_template_unrendered(names: tuple[str, ...]) -> str:
-    """hetgitops' words for claim templates it did not render (Kueue's own message names the
-    template's DeviceClass, which only the cluster knows)."""
+# A pod naming a ResourceClaim (not a template): Kueue's DRA integration refuses the Workload
+# before it reads any template (workload_controller.go:452-466), reason INADMISSIBLE.
+RESOURCE_CLAIMS_UNSUPPORTED = "KueueDRAIntegration feature does not support use of resource claims"
+
+
+def claim_template_unrendered(names: tuple[str, ...], namespace: str | None = None) -> str:
+    """hetgitops' words for claim templates it did not render (in the pod's namespace: Kueue
+    reads a template there, and says "not found" when it is missing; its message for a
+    template of an unmapped class names the DeviceClass, which only the cluster knows)."""
     listed = ", ".join(names)
+    where = f" in namespace {namespace}" if namespace else ""
     return (
-        f"ResourceClaimTemplate {listed} is not rendered by the policy: unless it claims a "
-        "DeviceClass Kueue's deviceClassMappings name, the Workload is inadmissible "
-        '("DeviceClass <class> is not mapped in DRA configuration for podset <name>")'
+        f"ResourceClaimTemplate {listed} is not rendered by the policy{where}: unless one "
+        "exists there and claims a DeviceClass Kueue's deviceClassMappings name, the Workload "
+        'is inadmissible ("DeviceClass <class> is not mapped in DRA configuration for podset '
+        '<name>", or the template not found)'
     )
 
 

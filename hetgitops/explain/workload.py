@@ -58,6 +58,9 @@ class PodSet:
     # `resourceClaims[].resourceClaimTemplateName`: DRA claims Kueue charges through its
     # deviceClassMappings (explain/explanation.py resolves them against the policy).
     claims: tuple[str, ...] = ()
+    # `resourceClaims[].resourceClaimName`: ResourceClaims the pods name directly, which Kueue's
+    # DRA integration refuses (explain/explanation.py).
+    direct_claims: tuple[str, ...] = ()
     # quota.scheduling.koordinator.sh/name of the pods: under koord-scheduler each pod counts
     # in its own ElasticQuota (a RayJob's worker group on another card type: another tree).
     quota: str | None = None
@@ -103,18 +106,16 @@ def pod_set(name: str, count: int, template: Field) -> PodSet:
         node_affinity=podspec.required_affinity(spec),
         group=annotations.get(TAS_GROUP) if topology else None,
         claims=_claims(spec.mapping()),
+        direct_claims=_claims(spec.mapping(), "resourceClaimName"),
         quota=meta["labels"].strings().get(KOORD_QUOTA),
     )
 
 
-def _claims(spec: Mapping[str, Any]) -> tuple[str, ...]:
+def _claims(spec: Mapping[str, Any], key: str = "resourceClaimTemplateName") -> tuple[str, ...]:
+    """The pod's `resourceClaims[].<key>`: the templates it claims, or the claims it names."""
     claims = spec.get("resourceClaims")
     listed = claims if isinstance(claims, list) else []
-    return tuple(
-        str(c["resourceClaimTemplateName"])
-        for c in listed
-        if isinstance(c, Mapping) and c.get("resourceClaimTemplateName")
-    )
+    return tuple(str(c[key]) for c in listed if isinstance(c, Mapping) and c.get(key))
 
 
 def _job_pods(spec: Field) -> int:

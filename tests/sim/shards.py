@@ -29,6 +29,7 @@ COST: dict[str, float] = {
     "test_sim_day2.py": 620.0,
     "test_sim_day2_busy.py": 1060.0,
     "test_sim_dra.py": 250.0,
+    "test_sim_dra_mig.py": 290.0,
     "test_sim_explain.py": 590.0,
     "test_sim_explain_generated.py": 410.0,
     "test_sim_flavor_rename.py": 150.0,
