@@ -111,15 +111,16 @@ def monitoring_dra_idle_unseen(policy: Policy, ctx: CheckContext) -> Iterator[Di
     It joins the GPUs' utilisation from dcgm-exporter, labelled with the pod that holds each
     GPU, with the cards a team's running pods request (kube-state-metrics). dcgm-exporter
     labels a GPU given by DRA with its pod only when started with `KUBERNETES_ENABLE_DRA`
-    (off by default, and it then needs to list ResourceSlices); on the claims path no pod
-    requests the GPU at all (a claim is no container request), so no team is ever seen
-    holding it. The alert stays silent for the pool; its capacity alert counts the GPUs
-    dcgm-exporter sees there.
+    (off by default), and then reads ResourceSlices through `resource.k8s.io/v1beta1`, which
+    Kubernetes 1.35 no longer serves by default; on the claims path no pod requests the GPU
+    at all (a claim is no container request), so no team is ever seen holding it. The alert
+    stays silent for the pool; its capacity alert counts the GPUs dcgm-exporter sees there.
     Fails: a pool with `devices: {allocation: draClaims}` in a Fleet whose targets list
     `monitoring`.
     Passes: the same pool on the device plugin, or a Fleet without the monitoring target.
     Fix: watch the pool's utilisation on the pool dashboard; for the extended-resource path run
-    dcgm-exporter with `KUBERNETES_ENABLE_DRA=true` and read access to ResourceSlices.
+    dcgm-exporter with `KUBERNETES_ENABLE_DRA=true`, read access to ResourceSlices and the
+    API server serving `resource.k8s.io/v1beta1`.
     """
     fleet = policy.fleet
     if fleet is None or TARGET not in fleet.targets:
