@@ -119,3 +119,29 @@ def test_render_and_explain_read_the_same_quota(root: Path, policy: Any) -> None
     assert rendered["cpu"] == "3" and rendered["services"] == "2"
     applied = {k for k in rendered if charged_as(k) is not None}
     assert applied == {"cpu", "pods"} | {k for k in rendered if k.startswith("requests.")}
+
+
+@pytest.mark.parametrize(
+    ("key", "charged"),
+    [
+        ("pods", "pods"),
+        ("count/pods", "count/pods"),
+        ("cpu", "cpu"),
+        ("requests.memory", "memory"),
+        ("requests.nvidia.com/gpu", "nvidia.com/gpu"),
+        ("hugepages-2Mi", "hugepages-2Mi"),
+        ("requests.hugepages-2Mi", "hugepages-2Mi"),
+        (
+            "requests.deviceclass.resource.kubernetes.io/gpu",
+            "deviceclass.resource.kubernetes.io/gpu",
+        ),
+        ("nvidia.com/gpu", None),  # an extended resource counts only as requests.<name>
+        ("limits.cpu", None),  # a pod set's requests do not say its limits
+        ("requests.storage", None),  # the PersistentVolumeClaim evaluator's
+        ("gpu.example.com.deviceclass.resource.k8s.io/devices", None),  # the claims'
+        ("services", None),
+    ],
+)
+def test_the_keys_a_pod_is_charged_under(key: str, charged: str | None) -> None:
+    """The pod evaluator's matching resources (k8s.io/kubernetes pods.go, docs/upstream.md)."""
+    assert charged_as(key) == charged
