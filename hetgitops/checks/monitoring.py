@@ -9,6 +9,7 @@ from hetgitops.checks._common import error_at, note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Monitoring, Policy
+from hetgitops.plan import dra
 
 TARGET = "monitoring"
 
@@ -101,6 +102,47 @@ def monitoring_budget_unpriced(policy: Policy, ctx: CheckContext) -> Iterator[Di
                 hint=f"add cost.perCardHour to CardType {card.name}",
                 related=[note("the card type without a cost", card.origin, key=True)],
             )
+
+
+@rule("monitoring-dra-idle-unseen", Severity.WARNING)
+def monitoring_dra_idle_unseen(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """With the monitoring target, the idle-GPU alert cannot see who holds a DRA pool's GPUs.
+
+    It joins the GPUs' utilisation from dcgm-exporter, labelled with the pod that holds each
+    GPU, with the cards a team's running pods request (kube-state-metrics). dcgm-exporter
+    labels a GPU given by DRA with its pod only when started with `KUBERNETES_ENABLE_DRA`
+    (off by default), and then reads ResourceSlices through `resource.k8s.io/v1beta1`, which
+    Kubernetes 1.35 no longer serves by default; on the claims path no pod requests the GPU
+    at all (a claim is no container request), so no team is ever seen holding it. The alert
+    stays silent for the pool; its capacity alert counts the GPUs dcgm-exporter sees there.
+    Fails: a pool with `devices: {allocation: draClaims}` in a Fleet whose targets list
+    `monitoring`.
+    Passes: the same pool on the device plugin, or a Fleet without the monitoring target.
+    Fix: watch the pool's utilisation on the pool dashboard; for the extended-resource path run
+    dcgm-exporter with `KUBERNETES_ENABLE_DRA=true`, read access to ResourceSlices and the
+    API server serving `resource.k8s.io/v1beta1`.
+    """
+    fleet = policy.fleet
+    if fleet is None or TARGET not in fleet.targets:
+        return
+    for pool in policy.pools.values():
+        if not dra.on_dra(pool):
+            continue
+        why = (
+            "its pods claim the GPUs, which no container request shows"
+            if dra.claims(pool)
+            else "dcgm-exporter names the pod holding a DRA GPU only with KUBERNETES_ENABLE_DRA"
+        )
+        yield warning_at(
+            "monitoring-dra-idle-unseen",
+            f"pool {pool.name} gives its GPUs by DRA: the idle-GPU alert never sees a team "
+            f"holding them ({why}), so it stays silent for the pool",
+            pool.origin,
+            "spec",
+            "devices",
+            "allocation",
+            hint="watch the pool's utilisation on the pool dashboard",
+        )
 
 
 # Prometheus keeps a duration in int64 nanoseconds (model.ParseDuration: "duration out of

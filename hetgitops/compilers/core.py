@@ -7,14 +7,11 @@ from typing import Any
 
 from hetgitops.compilers import COMPILERS
 from hetgitops.compilers.argocd import NEVER_PRUNE, RECREATE_ON_IMMUTABLE
-from hetgitops.model import quantities
 from hetgitops.model.policy import Fleet, Policy, PriorityTier, Team
 from hetgitops.output.manifests import Manifest, metadata
-from hetgitops.plan import dra
-from hetgitops.plan.quota_plan import admissible
+from hetgitops.plan.namespace_quota import team_quota
 
 TARGET = "core"
-QUOTA_NAME = "hetgitops-accelerators"
 
 
 def team_label(fleet: Fleet) -> str:
@@ -62,30 +59,23 @@ def namespace(fleet: Fleet, team: Team, name: str) -> dict[str, Any]:
     }
 
 
-def _quota_key(policy: Policy, resource: str) -> str:
-    """`requests.<resource>`, or for a DRA claims resource the devices of its DeviceClass."""
-    return dra.namespace_quota_key(policy, resource) or f"requests.{resource}"
-
-
 def resource_quota(policy: Policy, team: Team, *, fleet: Fleet, name: str) -> dict[str, Any] | None:
     """Caps accelerator requests at what the team's queue can ever admit, so pods created
-    around Kueue (no queue label) cannot take more than the team's share."""
-    caps = admissible(policy, team)
-    if not caps:
+    around Kueue (no queue label) cannot take more than the team's share (the name and limits
+    are `plan.namespace_quota`'s, which explain applies to a job's pods)."""
+    quota = team_quota(policy, team)
+    if quota is None:
         return None
-    # An adopted quota's other limits (cpu, pods, ...) are kept; the accelerators are ours.
-    hard = {k: quantities.normalize(v) for k, v in team.namespace_quota_hard.items()}
-    hard.update({_quota_key(policy, res): quantities.normalize(n) for res, n in caps.items()})
     return {
         "apiVersion": "v1",
         "kind": "ResourceQuota",
         "metadata": metadata(
             fleet,
-            team.namespace_quota_name or QUOTA_NAME,
+            quota.name,
             namespace=name,
             labels={team_label(fleet): team.name},
         ),
-        "spec": {"hard": dict(sorted(hard.items()))},
+        "spec": {"hard": dict(quota.hard)},
     }
 
 

@@ -19,8 +19,8 @@ from dataclasses import replace
 from typing import Any
 
 from hetgitops.compilers import COMPILERS, CompileError, compile_single
-from hetgitops.compilers.core import QUOTA_NAME, team_label
 from hetgitops.compilers.core import TARGET as CORE
+from hetgitops.compilers.core import team_label
 from hetgitops.compilers.drift_rbac import TARGET as DRIFT_RBAC
 from hetgitops.compilers.drift_rbac import rbac_manifests
 from hetgitops.compilers.kueue import compile_kueue
@@ -29,6 +29,7 @@ from hetgitops.compilers.multikueue_rbac import worker_rbac
 from hetgitops.model.policy import MANAGER, WORKER, Cluster, Fleet, Policy, Team
 from hetgitops.output.manifests import Manifest, metadata
 from hetgitops.plan.clusters import MANAGER_TARGETS, cluster_policy, manager_quota, team_workers
+from hetgitops.plan.namespace_quota import QUOTA_NAME
 from hetgitops.plan.quota_plan import admissible
 
 CONTROLLER = "kueue.x-k8s.io/multikueue"

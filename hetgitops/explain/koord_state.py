@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hetgitops.explain.koord_runtime import Charged, KoordUsage
+from hetgitops.explain.namespace_quota import COUNT_PODS, PODS
 from hetgitops.explain.workload import KOORD_QUOTA, Workload
 from hetgitops.live import resources, workloads
 from hetgitops.live.client import Cluster, Forbidden, NotServed
@@ -99,17 +100,17 @@ def _charged(policy: Policy, pods: Sequence[Mapping[str, Any]]) -> dict[str, Cha
 
 
 def _namespaces(pods: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    """Per namespace, the requests of its pods that have not finished: what a ResourceQuota
-    counts as used (k8s.io/kubernetes pkg/quota/v1/evaluator/core/pods.go, QuotaV1Pod)."""
+    """Per namespace, the requests of its pods that have not finished and their number
+    (`pods`), and the number of every pod stored (`count/pods`): what a ResourceQuota counts
+    as used (the pod evaluator's usage, docs/upstream.md)."""
     found: dict[str, dict[str, int]] = {}
     for pod in pods:
+        namespace = str((pod.get("metadata") or {}).get("namespace") or "")
+        held = found.setdefault(namespace, {})
+        _add(held, {COUNT_PODS: 1})
         if workloads.pod_finished(pod):
             continue
-        namespace = str((pod.get("metadata") or {}).get("namespace") or "")
-        _add(
-            found.setdefault(namespace, {}),
-            workloads.pod_requests(pod.get("spec") or {}, kueue_amount),
-        )
+        _add(held, {PODS: 1, **workloads.pod_requests(pod.get("spec") or {}, kueue_amount)})
     return found
 
 

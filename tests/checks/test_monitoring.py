@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.checks.test_dra import on_dra
+
 TARGETS = "targets: [core, kueue, volcano, nodes, gpu-operator]"
 
 
@@ -94,3 +96,19 @@ def test_durations_prometheus_loads_pass(policy):
         f"    admissionWait: {{window: {LONGEST}, default: 0s, tiers: {{training: 292y}}}}\n",
     )
     assert policy.spans("monitoring-duration") == []
+
+
+@pytest.mark.parametrize("allocation", ["draClaims", "draExtendedResource"])
+def test_monitoring_dra_idle_unseen(policy, allocation):
+    """A DRA pool's GPUs are held by no team the idle alert can see: said at the pool."""
+    _monitoring(on_dra(policy, allocation), "    idle: {utilisationPercent: 5}\n")
+    assert policy.spans("monitoring-dra-idle-unseen") == [
+        policy.pos("pools.yaml", f"devices: {{allocation: ^{allocation}}}")
+    ]
+
+
+def test_device_plugin_pools_and_unmonitored_dra_pools_pass(policy):
+    _monitoring(policy, "    idle: {utilisationPercent: 5}\n")
+    assert policy.spans("monitoring-dra-idle-unseen") == []
+    policy.replace("fleet.yaml", ", monitoring]", "]")
+    assert on_dra(policy).spans("monitoring-dra-idle-unseen") == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from small_policy import FLEET, build, objects
 
 from hetgitops.compilers import compile_policy
-from hetgitops.compilers.core import QUOTA_NAME
+from hetgitops.plan.namespace_quota import QUOTA_NAME
 
 
 def _core(**kwargs: str) -> dict[tuple[str, str], dict[str, object]]:

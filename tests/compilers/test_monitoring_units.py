@@ -23,7 +23,7 @@ from hetgitops.compilers.monitoring.promtests import promtool_files, rule_files
 from hetgitops.compilers.monitoring.scenario_base import nominal_resource
 from hetgitops.drift.accelerators import node_resources
 from hetgitops.model.policy import Policy, Pool
-from hetgitops.plan import capacity, dra
+from hetgitops.plan import dra
 from hetgitops.plan.node_labels import domain
 from tests.compilers.test_monitoring import promtool
 
@@ -206,22 +206,110 @@ def test_rules_count_retiring_replicas_as_the_cards_they_are(tmp_path: Path) -> 
     _recorded_cards(policy, pool, held, cards, tmp_path / "cards")
 
 
-def test_scenarios_name_the_dra_quota_resources_of_a_mig_pool_on_claims(tmp_path: Path) -> None:
-    """The slices a node holds are the DRA quota resources the rules weigh, so the pool's
-    recorded cards are the plan's card equivalents of what it offers."""
+def test_dra_nodes_show_no_accelerator_allocatable_in_the_scenarios(tmp_path: Path) -> None:
+    """kube-state-metrics reports a Node's status.allocatable (v2.20.0 internal/store/node.go)
+    and DRA devices are never there: the capacity scenarios of a DRA pool feed none (they used
+    to feed the DRA quota resources, a series that never exists), but dcgm-exporter's GPUs,
+    and the generated tests pass in the real rule engine."""
     policy = _dra_mig(tmp_path)
     pool = policy.pools[FIRST]
+    generated = _allocatable(promtool_files(policy)[CAPACITY], {n.name for n in pool.nodes})
+    # only the trap: a node of the pool moving off the device plugin (migratingFrom) that
+    # still advertises its GPUs there, counted once with what dcgm-exporter sees
+    assert pool.migrating_from == "devicePlugin"
+    assert generated == {pool.nodes[0].name: {"nvidia_com_gpu": pool.nodes[0].cards}}
+    text = promtool_files(policy)[CAPACITY]
+    assert f'{names.GR_ENGINE_ACTIVE}{{GPU_I_ID="0", GPU_I_PROFILE="1g.10gb"' in text
+    _run_promtool(policy, tmp_path / "promtool")
+
+
+def _dcgm(node: str, gpus: int, mig: Mapping[int, Sequence[str]]) -> list[dict[str, Any]]:
+    """dcgm-exporter 4.x on a node: a series per whole GPU (DCGM_FI_DEV_GPU_UTIL), one per MIG
+    instance (DCGM_FI_PROF_GR_ENGINE_ACTIVE with the parent's `gpu`, GPU_I_PROFILE and
+    GPU_I_ID; GPU_UTIL is not reported there), `Hostname` the node name."""
+    series = []
+    for gpu in range(gpus):
+        ids = f'Hostname="{node}", UUID="GPU-{node}-{gpu}", gpu="{gpu}", modelName="NVIDIA H100"'
+        if gpu not in mig:
+            series.append({"series": f"{names.GPU_UTIL}{{{ids}}}", "values": "35x3"})
+        for number, profile in enumerate(mig.get(gpu, ())):
+            instance = f'{ids}, GPU_I_ID="{number}", GPU_I_PROFILE="{profile}"'
+            series.append({"series": f"{names.GR_ENGINE_ACTIVE}{{{instance}}}", "values": "0.2x3"})
+    return series
+
+
+def _dra_series(policy: Policy, pool: Pool, cordoned: set[str]) -> list[dict[str, Any]]:
+    """Every node of `pool` as the exporters report a DRA node: labels, cpu allocatable only,
+    its cordon, and dcgm-exporter's GPUs (two of eight partitioned into MIG instances)."""
     card = policy.card_type_of(pool)
     assert card is not None
-    generated = _allocatable(promtool_files(policy)[CAPACITY], {n.name for n in pool.nodes})
-    slice_name = names.sanitise(dra.quota_resource(card, "1g.10gb"))
-    offered = capacity.pool_resources(pool, card, policy.fleet)
-    cards = capacity.card_equivalents(offered, pool=pool, card=card, fleet=policy.fleet)
-    assert 0 < cards < sum(n.cards for n in pool.nodes)  # slices weigh less than their GPUs
-    _recorded_cards(policy, pool, generated, cards, tmp_path / "cards")
-    assert all(units[slice_name] == 14 for units in generated.values())  # GPUs 0-1, 7 each
-    assert generated == _expected(policy, pool)
-    _run_promtool(policy, tmp_path / "promtool")
+    prefix = domain(policy)
+    series: list[dict[str, Any]] = []
+    for node in (n.name for n in pool.nodes):
+        labels = {
+            names.node_label(f"{prefix}/pool"): pool.name,
+            names.node_label(f"{prefix}/card-type"): card.name,
+            "node": node,
+        }
+        inner = ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        series.append({"series": f"{names.NODE_LABELS}{{{inner}}}", "values": "1x5"})
+        ids = f'node="{node}", resource="cpu", unit="core"'
+        series.append({"series": f"{names.NODE_ALLOCATABLE}{{{ids}}}", "values": "64x5"})
+        held = f'{names.NODE_UNSCHEDULABLE}{{node="{node}"}}'
+        series.append({"series": held, "values": f"{int(node in cordoned)}x5"})
+        series += _dcgm(node, 8, {4: ["1g.10gb"] * 7, 5: ["3g.40gb", "3g.40gb"]})
+    return series
+
+
+def test_a_dra_pool_has_the_gpus_dcgm_exporter_sees_on_schedulable_nodes(tmp_path: Path) -> None:
+    """What the exporters really report for a DRA pool (kube-state-metrics: cpu allocatable
+    only; dcgm-exporter: one series per GPU or MIG instance): the rules record the pool's
+    physical GPUs on schedulable nodes, a partitioned GPU once, a cordoned node's none, and
+    the capacity alert stays quiet on the healthy pool. On the old rules the pool had no
+    allocatable cards at all: the alert fired with 0 on a healthy pool, for good."""
+    policy = _dra_mig(tmp_path)
+    pool = policy.pools[FIRST]
+    assert policy.fleet is not None and all(n.cards == 8 for n in pool.nodes)
+    folder = tmp_path / "dra"
+    folder.mkdir()
+    files = rule_files(policy, policy.fleet)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    card = policy.card_type_of(pool)
+    assert card is not None
+    gpus = 8 * len(pool.nodes)
+    assert facts(policy, policy.fleet).pools[FIRST].committed_cards <= gpus
+    recorded = f'hetgitops:pool_allocatable_cards{{pool="{FIRST}"}}'
+    labels = f'hetgitops:pool_allocatable_cards{{card_type="{card.name}", pool="{FIRST}"}}'
+
+    def test(cordoned: set[str], value: int) -> dict[str, Any]:
+        return {
+            "interval": "5m",
+            "input_series": _dra_series(policy, pool, cordoned),
+            "promql_expr_test": [
+                {
+                    "expr": recorded,
+                    "eval_time": "20m",
+                    "exp_samples": [{"labels": labels, "value": value}],
+                }
+            ],
+        }
+
+    healthy = test(set(), gpus)
+    firing = f'ALERTS{{alertname="HetGitOpsPoolCapacityBelowCommitment", pool="{FIRST}"}}'
+    healthy["promql_expr_test"].append({"expr": firing, "eval_time": "20m", "exp_samples": []})
+    one_cordoned = test({pool.nodes[0].name}, gpus - 8)
+    suite = {"rule_files": sorted(files), "evaluation_interval": "5m"}
+    suite["tests"] = [healthy, one_cordoned]
+    (folder / "dra.test.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    run = subprocess.run(
+        [promtool(), "test", "rules", "dra.test.yaml"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_idle_scenarios_request_a_slice_of_a_mig_pool_on_claims() -> None:

@@ -43,7 +43,8 @@ def _recording(policy: Policy, fleet: Fleet, found: Facts) -> dict[str, Any]:
 
     m = fleet.monitoring
     prefix = domain(policy)
-    rules = recording.node_rules(f"{prefix}/pool", f"{prefix}/card-type")
+    on_dra = [f.name for f in found.pools.values() if f.dra]
+    rules = recording.node_rules(f"{prefix}/pool", f"{prefix}/card-type", on_dra)
     if "kueue" in fleet.targets:
         rules += recording.kueue_rules(found, m.wait_window, m.wait_percentile)
     rules += recording.gpu_rules(found)

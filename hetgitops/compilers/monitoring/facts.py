@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from hetgitops.compilers import nvidia
 from hetgitops.model.policy import CardType, Fleet, Policy, Pool, Team, derived
-from hetgitops.plan import capacity
+from hetgitops.plan import capacity, dra
 from hetgitops.plan import node_labels as labels
 from hetgitops.plan.flavors import flavor_name
 from hetgitops.plan.quota_plan import cohort_root, team_plan
@@ -27,6 +27,9 @@ class PoolFacts:
     flavor: str
     nvidia: bool
     mig: bool  # utilisation from GR_ENGINE_ACTIVE (MIG instances), not GPU_UTIL
+    # GPUs as DRA devices (claims or the extended-resource path): no Node allocatable shows
+    # them, so live capacity is the GPUs dcgm-exporter sees (`recording.NODE_GPUS`).
+    dra: bool
     declared_cards: int
     committed_cards: Fraction  # Σ teams' nominal quota in physical cards
     weights: Mapping[str, Fraction]  # resource (Kueue spelling) -> cards per unit of quota
@@ -97,6 +100,7 @@ def _pool(policy: Policy, fleet: Fleet, pool: Pool, card: CardType) -> PoolFacts
         flavor=flavor_name(policy, fleet, pool),
         nvidia=nvidia.is_nvidia(card),
         mig=_uses_mig(pool, fleet),
+        dra=dra.on_dra(pool),
         declared_cards=sum(node.cards for node in pool.nodes),
         committed_cards=Fraction(0),
         weights=weights,

@@ -8,6 +8,7 @@ Kueue series are read with `replica_role!="follower"`: in HA installs every repl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from hetgitops.compilers.monitoring import names
@@ -16,6 +17,7 @@ from hetgitops.compilers.monitoring.facts import Facts
 
 NODE_POOL = "hetgitops:node_pool_info"
 POOL_ALLOCATABLE = "hetgitops:pool_allocatable_cards"
+NODE_GPUS = "hetgitops:node_gpus_seen"
 CQ_USAGE = "hetgitops:cq_flavor_usage_cards"
 CQ_NOMINAL = "hetgitops:cq_flavor_nominal_cards"
 CQ_FREE = "hetgitops:cq_flavor_free_cards"
@@ -50,7 +52,11 @@ def _cards(metric: str) -> str:
     )
 
 
-def node_rules(pool_key: str, card_key: str) -> list[dict[str, Any]]:
+def node_rules(pool_key: str, card_key: str, dra_pools: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """A node's pool and card type, and each pool's live cards on schedulable nodes: what
+    the device plugin advertises (`kube_node_status_allocatable`, weighed into cards) or, on a
+    pool whose GPUs are DRA devices (which no Node's allocatable and no kube-state-metrics
+    series shows), the GPUs dcgm-exporter sees there (`NODE_GPUS`)."""
     pool, card = names.node_label(pool_key), names.node_label(card_key)
     labelled = (
         f'label_replace(label_replace({names.NODE_LABELS}{{{pool}!=""}}, "pool", "$1", '
@@ -60,15 +66,44 @@ def node_rules(pool_key: str, card_key: str) -> list[dict[str, Any]]:
         f"(max by (node, resource) ({names.NODE_ALLOCATABLE})"
         f" unless on (node) ({names.NODE_UNSCHEDULABLE} == 1))"
     )
-    return [
-        record(NODE_POOL, f"max by (node, pool, card_type) ({labelled})"),
+    rules = [record(NODE_POOL, f"max by (node, pool, card_type) ({labelled})")]
+    if not dra_pools:
+        rules.append(record(POOL_ALLOCATABLE, _advertised(schedulable, "")))
+        return rules
+    on_dra = names.regex_of(sorted(dra_pools))
+    seen = (
+        f"(max by (node) ({NODE_GPUS})"
+        f" unless on (node) ({names.NODE_UNSCHEDULABLE} == 1))"
+        f' * on (node) group_left (pool, card_type) {NODE_POOL}{{pool=~"{on_dra}"}}'
+    )
+    others = f'{{pool!~"{on_dra}"}}'
+    rules.append(record(NODE_GPUS, _gpus_seen()))
+    rules.append(
         record(
             POOL_ALLOCATABLE,
-            f"sum by (pool, card_type) ({schedulable}"
-            f" * on (node) group_left (pool, card_type) {NODE_POOL}"
-            f" * on (pool, resource) group_left () {p.NODE_WEIGHT})",
-        ),
-    ]
+            f"{_advertised(schedulable, others)} or sum by (pool, card_type) ({seen})",
+        )
+    )
+    return rules
+
+
+def _advertised(schedulable: str, pools: str) -> str:
+    return (
+        f"sum by (pool, card_type) ({schedulable}"
+        f" * on (node) group_left (pool, card_type) {NODE_POOL}{pools}"
+        f" * on (pool, resource) group_left () {p.NODE_WEIGHT})"
+    )
+
+
+def _gpus_seen() -> str:
+    """Per node, the physical GPUs dcgm-exporter reports: one series per GPU it monitors, or
+    per MIG instance with the parent's `gpu` index, so distinct (node, gpu) pairs are counted
+    (GPU_UTIL on whole GPUs, GR_ENGINE_ACTIVE on MIG instances, as `gpu_rules` reads them)."""
+    both = f"{names.GPU_UTIL} or {names.GR_ENGINE_ACTIVE}"
+    return (
+        f'count by (node) (count by (node, gpu) (label_replace({both}, "node", "$1", '
+        f'"Hostname", "(.+)")))'
+    )
 
 
 def kueue_rules(facts: Facts, wait_window: str, percentile: float) -> list[dict[str, Any]]:

@@ -20,13 +20,16 @@ from hetgitops.compilers.monitoring.scenario_base import (
     nominal_resource,
 )
 from hetgitops.model.policy import Node
+from hetgitops.plan import dra
 from hetgitops.plan.capacity import node_units
 
 
 def capacity(scene: Scene, alert: a.Alert) -> list[Case]:
     committed = [p for p in scene.facts.pools.values() if p.committed_cards > 0]
+    chosen = [p for p in committed if p.dra][:1]  # a DRA pool's capacity has its own source
+    chosen += [p for p in committed if p not in chosen][: SAMPLE - len(chosen)]
     cases: list[Case] = []
-    for pool in committed[:SAMPLE]:
+    for pool in chosen:
         for degraded in (False, True):
             cases.append(_capacity_case(scene, alert, pool, committed, degraded=degraded))
     return cases
@@ -37,18 +40,20 @@ def _capacity_case(
 ) -> Case:
     case = Case(f"pool {pool.name} {'degraded' if degraded else 'ready'}", minutes(alert.duration))
     nodes = scene.policy.pools[pool.name].nodes
-    live = sum((cards(_units(scene, pool, n), pool.node_weights) for n in nodes), Fraction(0))
+    live = sum((_node_cards(scene, pool, n) for n in nodes), Fraction(0))
     cordoned: set[str] = set()
     for node in nodes if degraded else ():
         if live < pool.committed_cards:
             break
         cordoned.add(node.name)
-        live -= cards(_units(scene, pool, node), pool.node_weights)
+        live -= _node_cards(scene, pool, node)
     replicas = ("ksm-0", "ksm-1") if degraded else ("ksm-0",)
     for node in nodes:
         scene.node(case, pool, node.name)
+        if pool.dra:
+            _dcgm_gpus(scene, case, pool, node)
         for instance in replicas:
-            for resource, count in _units(scene, pool, node).items():
+            for resource, count in _allocatable(scene, pool, node).items():
                 case.add(
                     names.NODE_ALLOCATABLE,
                     count,
@@ -79,6 +84,51 @@ def _capacity_case(
         if other.name != pool.name:
             case.fired.append(Fired({"pool": other.name, "card_type": other.card_type}, 0.0))
     return case
+
+
+def _node_cards(scene: Scene, pool: PoolFacts, node: Node) -> Fraction:
+    """The cards a schedulable node gives its pool: what its device plugin advertises,
+    weighed; on DRA every GPU dcgm-exporter sees there, a MIG-partitioned one whole."""
+    if pool.dra:
+        return Fraction(node.cards)
+    return cards(_units(scene, pool, node), pool.node_weights)
+
+
+def _allocatable(scene: Scene, pool: PoolFacts, node: Node) -> dict[str, int]:
+    """kube_node_status_allocatable's accelerators: none for DRA devices (the Node never
+    lists them), but a node of a pool still moving off the device plugin advertises its GPUs
+    there as well (a trap: they are the GPUs dcgm-exporter sees, counted once)."""
+    policy_pool = scene.policy.pools[pool.name]
+    if not pool.dra:
+        return _units(scene, pool, node)
+    card = scene.policy.card_type_of(policy_pool)
+    if card and policy_pool.migrating_from and node.name == policy_pool.nodes[0].name:
+        return {card.resource_name: node.cards}
+    return {}
+
+
+def _dcgm_gpus(scene: Scene, case: Case, pool: PoolFacts, node: Node) -> None:
+    """dcgm-exporter's series on a DRA node: one per whole GPU, one per MIG instance on the
+    GPUs the node's layout partitions (with the parent's `gpu` index and GPU_I_PROFILE);
+    GR_ENGINE_ACTIVE in MIG pools, GPU_UTIL elsewhere, as the utilisation rule reads them."""
+    units = _units(scene, pool, node)
+    card = scene.policy.card_type_of(scene.policy.pools[pool.name])
+    profiles = [
+        (dra.mig_profile_of(card, r) if card else None) or r
+        for r, n in units.items()
+        if r in pool.slices
+        for _ in range(n)
+    ]
+    whole = sum(n for r, n in units.items() if r not in pool.slices) if profiles else node.cards
+    partitioned = max(node.cards - whole, 1)
+    metric = names.GR_ENGINE_ACTIVE if pool.mig else names.GPU_UTIL
+    for gpu in range(node.cards):
+        ids = {"gpu": str(gpu), "UUID": f"GPU-{node.name}-{gpu}", "Hostname": node.name}
+        mine = profiles[gpu - whole :: partitioned] if gpu >= whole else []
+        for number, profile in enumerate(mine):
+            case.add(metric, 0.5, **ids, GPU_I_PROFILE=profile, GPU_I_ID=str(number))
+        if not mine:
+            case.add(metric, 0.5 if pool.mig else 50, **ids)
 
 
 def _units(scene: Scene, pool: PoolFacts, node: Node) -> dict[str, int]:
