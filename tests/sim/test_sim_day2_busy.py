@@ -4,18 +4,22 @@ Argo CD and the Flux model (tests/harness/simcluster/gitops.py; TOOLS is the sea
 controllers plug into), then reverted.
 
 For each change and tool, before the sync `hetgitops diff --format json --kubeconfig` (the
-sim's read-only user) says what the change hits; then the sync runs while a sampler reads
-Kueue's admitted usage per physical pool and resource every few seconds; once the fleet has
-settled again the disruption is measured against the baseline reading:
+sim's read-only user) says what the change hits; then the sync runs while watches record every
+Workload and Pod transition from the baseline's resourceVersion (watch.py) and a sampler reads,
+every few seconds, what Kueue has admitted plus what Volcano has bound per physical pool and
+resource against what the nodes labelled with that pool hold now. The fleet is at rest once two
+readings agree and the watches saw no state change between them; then, against the baseline:
 
-- pods deleted or evicted (baseline pods gone or failed; DaemonSets have none here),
-- workloads evicted or requeued (admitted before, not now) and stranded (pending on a
-  LocalQueue, or a ClusterQueue behind it, that no longer exists),
-- namespaces deleted (never allowed),
-- double booking: Kueue's admitted usage above what the pool's nodes hold, at any sample.
+- pods deleted or evicted (baseline pods ever deleted or failed; DaemonSets have none here),
+- workloads evicted or requeued (admitted in the baseline, ever not admitted since),
+- stranded work as Kueue leaves it (stranding.py: queue gone, no flavor that can admit it,
+  inactive ClusterQueue, admitted pods never bound),
+- namespaces deleted or made again (by name and uid; never allowed),
+- double booking: taken above what the pool's nodes hold, at any sample.
 
-Every measured disruption must be announced by a hazard of its kind (ANNOUNCED_BY); its count
-must not exceed what the hazard's live blast radius said. Anything else fails the case. The
+Every measured disruption must be announced by a hazard of its kind about the same pool or the
+same work (a double booking only by one that says the pool is overbooked), and stay within
+that hazard's live blast radius (announce.py). Anything else fails the case. The
 revert runs the same tool back to the bundled tree; `restore` then recreates the work the
 change moved (admitted on a flavor that is gone, or planned pending and admitted) and checks
 the fleet is back at its baseline, so one settled fleet serves the whole matrix.
