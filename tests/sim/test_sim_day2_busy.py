@@ -413,6 +413,7 @@ class Measured:
     watched: dict[str, Any] = field(default_factory=dict)  # what the watches saw (watch.py)
     announced_by: dict[str, list[str]] = field(default_factory=dict)  # kind -> rules (same pool)
     radius: dict[str, str] = field(default_factory=dict)  # kind and pool -> measured vs radius
+    unsynced: list[str] = field(default_factory=list)  # the sync did not land as rendered
 
     def disruptions(self) -> dict[str, int]:
         return {
@@ -588,6 +589,7 @@ def test_day2_change_under_load(
         sampler.take(load)
         _measure(measured, sampler, baseline, load)
         _watched(measured, recorder, baseline)
+        measured.unsynced = busy.unsynced_queues(load, gitops.documents(after_tree))
         failures = _unannounced(measured, hazards, sampler, announce.Context(pools, baseline, load))
         if change in STEP_2:
             failures += _staged(measured, change, after_dir, tmp_path / "step2", sim)

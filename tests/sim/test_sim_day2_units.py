@@ -340,3 +340,14 @@ def test_the_nodes_a_change_added_are_the_ones_removed_after_it(tmp_path: Path) 
     assert added and set(added) <= names
     assert not set(added) & {n.name for p in baseline.pools.values() for n in p.nodes}
     assert policyfleet.added_nodes(baseline, baseline) == []
+
+
+def test_a_queue_that_kept_a_flavor_the_tree_dropped_is_unsynced() -> None:
+    live = _load(queues=[_queue("ft", ["a800-a", "l40s-old", "l40s-new"], ["nvidia.com/gpu"])])
+    rendered = [_queue("ft", ["a800-a", "l40s-new"], ["nvidia.com/gpu"]) | {"kind": "ClusterQueue"}]
+    assert busy.unsynced_queues(live, rendered) == [
+        "ClusterQueue ft: live flavors ['a800-a', 'l40s-new', 'l40s-old'], "
+        "rendered ['a800-a', 'l40s-new']"
+    ]
+    rendered[0]["spec"] = live.queue_specs["ft"]["spec"]
+    assert busy.unsynced_queues(live, rendered) == []

@@ -440,6 +440,26 @@ class Load:
         return stranding.stranded(self)
 
 
+def _flavor_names(queue: Mapping[str, Any]) -> list[str]:
+    groups = (queue.get("spec") or {}).get("resourceGroups") or []
+    return sorted(str(f.get("name", "")) for g in groups for f in g.get("flavors") or [])
+
+
+def unsynced_queues(load: Load, rendered: Iterable[Obj]) -> list[str]:
+    """The rendered ClusterQueues whose live flavors differ from the tree's: a sync that did not
+    land as rendered (a field another manager still co-owns stays under server-side apply)."""
+    found = []
+    for obj in rendered:
+        if obj.get("kind") != "ClusterQueue":
+            continue
+        name = obj["metadata"]["name"]
+        live = load.queue_specs.get(name)
+        want, have = _flavor_names(obj), _flavor_names(live) if live else None
+        if have != want:
+            found.append(f"ClusterQueue {name}: live flavors {have}, rendered {want}")
+    return found
+
+
 def namespaces_gone(baseline: Load, load: Load) -> list[str]:
     """Namespaces of the baseline that are gone, or were deleted and made again (same name,
     another uid)."""
