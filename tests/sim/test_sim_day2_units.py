@@ -351,3 +351,26 @@ def test_a_queue_that_kept_a_flavor_the_tree_dropped_is_unsynced() -> None:
     ]
     rendered[0]["spec"] = live.queue_specs["ft"]["spec"]
     assert busy.unsynced_queues(live, rendered) == []
+
+
+def test_pods_never_bound_fit_in_what_an_overbooking_hazard_states() -> None:
+    """change-taint on the busy fleet: the pending l40s job is admitted on the new flavor (36
+    on 32) and its 8 pods never bind; kueue-flavor-renamed stated 28 GPUs no longer counted."""
+    renamed = _hazard(
+        "kueue-flavor-renamed",
+        "ResourceFlavor l40s-a",
+        "is replaced by l40s-b for pool l40s: ... so the pool is double-booked (up to 32 "
+        "nvidia.com/gpu) until they finish; pods the scheduler cannot place then stay Pending",
+        "live: no longer counted, running on the pool: 4 admitted and 0 pending workload(s); "
+        "admitted usage (holds: {ft: {nvidia.com/gpu: '28'}})",
+    )
+    unplaced = [_pod(f"ft/p{i}", pool="l40s", phase="Pending") for i in range(8)]
+    base, final = _load(), _load(pods=unplaced)
+    keys = [f"unbound ft/p{i}" for i in range(8)]
+    verdict = _judge([renamed], base, final, stranded=keys)
+    assert not verdict.failures, verdict.failures
+    assert verdict.radius["unbound l40s"] == "8 measured, radius 8"
+    small = dict(renamed, live=renamed["live"].replace("'28'", "'4'"))
+    assert _judge([small], base, final, stranded=keys).failures
+    silent = dict(renamed, message="is replaced", live="live: 4 admitted and 0 pending workload(s)")
+    assert _judge([silent], base, final, stranded=keys).failures

@@ -16,23 +16,27 @@ same pool or the same work:
 - a double booking only by a hazard whose text says the pool is overbooked or double-booked.
 
 Each announced count is then held against the live radius of the hazards that announce it,
-per pool (or per cause for stranded work): pods deleted and pods never bound against the pods
-they name; workloads evicted against the workloads plus the pods they name (a pod-scoped
-radius, `taint-evicts`, reaches a workload through its pods); stranded workloads against the
-workloads they name; the size of a double booking (taken - held) against the amount of that
-resource the hazard states (the usage its live line says it stops counting, else the amount
-its message gives).
+per pool (or per cause for stranded work): pods deleted against the pods they name; pods never
+bound against the pods they name, or against the amount an overbooking hazard states (what
+they request must fit in it: a flavor rename's live line gives the usage Kueue stops counting,
+the room the newly admitted work will not find); workloads evicted against the workloads plus
+the pods they name (a pod-scoped radius, `taint-evicts`, reaches a workload through its pods);
+stranded workloads against the workloads they name; the size of a double booking (taken -
+held) against the amount of that resource the hazard states (the usage its live line says it
+stops counting, else the amount its message gives).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from .busy import POOL_LABEL, Load, Pools
+from hetgitops.model import quantities
+
+from .busy import ACCELERATOR_PREFIXES, POOL_LABEL, Load, Pools
 from .stranding import split
 
 Obj = Mapping[str, Any]
@@ -184,6 +188,17 @@ def strands(hazard: Obj, workload: Obj, ctx: Context) -> bool:
     return bool(pools_of(hazard, ctx) & pools_of_workload(workload, ctx.pools))
 
 
+def _requests(pods: Iterable[Obj]) -> dict[str, Decimal]:
+    """What the pods' containers request, per accelerator resource."""
+    total: dict[str, Decimal] = {}
+    for pod in pods:
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            for name, value in ((container.get("resources") or {}).get("requests") or {}).items():
+                if name.startswith(ACCELERATOR_PREFIXES):
+                    total[name] = total.get(name, Decimal(0)) + quantities.value_of(str(value))
+    return total
+
+
 @dataclass
 class Verdict:
     """Per kind of disruption: the rules that announced it, the radius they give, and what no
@@ -200,7 +215,7 @@ def _by_pool(
     items: Mapping[str, set[str]],  # measured item -> its pools
     hazards: Sequence[Obj],
     ctx: Context,
-    radius: Any,  # (hazards of the pool) -> the count they cover
+    radius: Callable[[list[Obj], list[str]], int],  # (hazards, items) -> how many they cover
 ) -> None:
     per_pool: dict[str, list[str]] = {}
     for item, where in sorted(items.items()):
@@ -208,7 +223,7 @@ def _by_pool(
             per_pool.setdefault(pool, []).append(item)
     for pool, found in sorted(per_pool.items()):
         said = [h for h in hazards if h["rule"] in ANNOUNCED_BY[kind] and pool in pools_of(h, ctx)]
-        _judge(verdict, kind, pool, found, said, radius(said))
+        _judge(verdict, kind, pool, found, said, radius(said, found))
 
 
 def _judge(
@@ -242,11 +257,22 @@ def judge(
     verdict = Verdict()
     base, final = ctx.baseline, ctx.final
 
-    def pods(said: list[Obj]) -> int:
+    def pods(said: list[Obj], _: list[str]) -> int:
         return sum(live_counts(h)[1] for h in said)
 
-    def work(said: list[Obj]) -> int:
+    def work(said: list[Obj], _: list[str]) -> int:
         return sum(sum(live_counts(h)) for h in said)
+
+    def unplaced(said: list[Obj], found: list[str]) -> int:
+        """Pods never bound: the pods the hazards name, or all of them when what they request
+        is within the amount an overbooking hazard about the pool states (a flavor rename's
+        live line gives the usage it stops counting, not the pods that will not fit)."""
+        asked = _requests(final.live_pods.get(k) or {} for k in found)
+        over = [h for h in said if OVERBOOKED.search(h["message"] + h.get("live", ""))]
+        stated = {r: sum((stated_amount(h, r) for h in over), Decimal(0)) for r in asked}
+        if over and all(amount <= stated[r] for r, amount in asked.items()):
+            return len(found)
+        return pods(said, found)
 
     def workloads(said: list[Obj]) -> int:
         return sum(live_counts(h)[0] for h in said)
@@ -264,7 +290,7 @@ def judge(
         k: {pool_of_pod(final.live_pods.get(k) or {}, ctx.pools)}
         for k in by_cause.pop("unbound", [])
     }
-    _by_pool(verdict, "unbound", unbound, hazards, ctx, pods)
+    _by_pool(verdict, "unbound", unbound, hazards, ctx, unplaced)
     for cause, keys in sorted(by_cause.items()):
         said = []
         for key in keys:
