@@ -4,18 +4,22 @@ Argo CD and the Flux model (tests/harness/simcluster/gitops.py; TOOLS is the sea
 controllers plug into), then reverted.
 
 For each change and tool, before the sync `hetgitops diff --format json --kubeconfig` (the
-sim's read-only user) says what the change hits; then the sync runs while a sampler reads
-Kueue's admitted usage per physical pool and resource every few seconds; once the fleet has
-settled again the disruption is measured against the baseline reading:
+sim's read-only user) says what the change hits; then the sync runs while watches record every
+Workload and Pod transition from the baseline's resourceVersion (watch.py) and a sampler reads,
+every few seconds, what Kueue has admitted plus what Volcano has bound per physical pool and
+resource against what the nodes labelled with that pool hold now. The fleet is at rest once two
+readings agree and the watches saw no state change between them; then, against the baseline:
 
-- pods deleted or evicted (baseline pods gone or failed; DaemonSets have none here),
-- workloads evicted or requeued (admitted before, not now) and stranded (pending on a
-  LocalQueue, or a ClusterQueue behind it, that no longer exists),
-- namespaces deleted (never allowed),
-- double booking: Kueue's admitted usage above what the pool's nodes hold, at any sample.
+- pods deleted or evicted (baseline pods ever deleted or failed; DaemonSets have none here),
+- workloads evicted or requeued (admitted in the baseline, ever not admitted since),
+- stranded work as Kueue leaves it (stranding.py: queue gone, no flavor that can admit it,
+  inactive ClusterQueue, admitted pods never bound),
+- namespaces deleted or made again (by name and uid; never allowed),
+- double booking: taken above what the pool's nodes hold, at any sample.
 
-Every measured disruption must be announced by a hazard of its kind (ANNOUNCED_BY); its count
-must not exceed what the hazard's live blast radius said. Anything else fails the case. The
+Every measured disruption must be announced by a hazard of its kind about the same pool or the
+same work (a double booking only by one that says the pool is overbooked), and stay within
+that hazard's live blast radius (announce.py). Anything else fails the case. The
 revert runs the same tool back to the bundled tree; `restore` then recreates the work the
 change moved (admitted on a flavor that is gone, or planned pending and admitted) and checks
 the fleet is back at its baseline, so one settled fleet serves the whole matrix.
@@ -28,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -42,7 +45,9 @@ from typing import Any
 
 import pytest
 import yaml
-from harness.simcluster import busy, cluster, gitops, policyfleet, watch
+from harness.simcluster import announce, busy, cluster, gitops, policyfleet, watch
+
+from hetgitops.model.policy import Policy
 
 from . import test_sim_day2 as day2
 from .conftest import NOW, POLICIES, render
@@ -381,22 +386,7 @@ ONE_STEP: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "time-slicing-down": (time_slicing_down_in_one_step, "sharing-reduced", "NOT safe yet"),
 }
 
-# Which hazards announce each kind of disruption.
-ANNOUNCED_BY: dict[str, set[str]] = {
-    "pods-deleted": {"taint-evicts", "mig-mode-flip", "mig-repartition"},
-    "workloads-evicted": {"taint-evicts", "mig-mode-flip", "mig-repartition"},
-    "stranded": {"localqueue-removed", "namespace-removed", "clusterqueue-removed"},
-    "double-booked": {
-        "kueue-flavor-renamed",
-        "node-removed",
-        "node-moved",
-        "sharing-reduced",
-        "mig-mode-flip",
-        "mig-repartition",
-        "kueue-resource-uncovered",
-    },
-    "namespaces-deleted": set(),
-}
+ANNOUNCED_BY = announce.ANNOUNCED_BY  # by kind of disruption (announce.py)
 # Known disagreements, by (change, tool): the reason (strict xfail: the mark goes with the fix).
 KNOWN: dict[tuple[str, str], str] = {}
 
@@ -421,6 +411,9 @@ class Measured:
     restored_by_refill: bool = False
     error: str = ""
     watched: dict[str, Any] = field(default_factory=dict)  # what the watches saw (watch.py)
+    announced_by: dict[str, list[str]] = field(default_factory=dict)  # kind -> rules (same pool)
+    radius: dict[str, str] = field(default_factory=dict)  # kind and pool -> measured vs radius
+    unsynced: list[str] = field(default_factory=list)  # the sync did not land as rendered
 
     def disruptions(self) -> dict[str, int]:
         return {
@@ -433,8 +426,9 @@ class Measured:
 
 
 class Sampler(threading.Thread):
-    """Reads Kueue's admitted usage against the nodes every `interval` seconds while a sync
-    runs; keeps the worst excess per pool and resource."""
+    """Reads Kueue's admitted usage and Volcano's bound gangs against what the nodes labelled
+    with each pool hold every `interval` seconds while a sync runs; keeps the worst excess per
+    pool and resource."""
 
     def __init__(self, sim: cluster.SimCluster, pools: busy.Pools, interval: float = 3.0):
         super().__init__(daemon=True)
@@ -453,7 +447,8 @@ class Sampler(threading.Thread):
 
     def take(self, load: busy.Load) -> None:
         self.samples += 1
-        for key, amount in load.kueue.items():
+        for key in set(load.kueue) | set(load.volcano):
+            amount = load.used(*key)
             if key not in self.peak or amount > self.peak[key][0]:
                 self.peak[key] = (amount, load.capacity.get(key, Decimal(0)))
         for key, (amount, held) in load.over_capacity().items():
@@ -462,21 +457,10 @@ class Sampler(threading.Thread):
                 self.worst[key] = (amount, held)
 
 
-_COUNT = re.compile(r"(\d+) admitted and (\d+) pending workload|(\d+) pod\(s\)")
-
-
 def _live_counts(hazards: list[dict[str, Any]], rules: set[str]) -> tuple[int, int]:
     """(workloads, pods) the live blast radius of hazards of `rules` names, summed."""
-    workloads = pods = 0
-    for hazard in hazards:
-        if hazard["rule"] not in rules:
-            continue
-        for match in _COUNT.finditer(hazard.get("live", "")):
-            if match.group(3):
-                pods += int(match.group(3))
-            else:
-                workloads += int(match.group(1)) + int(match.group(2))
-    return workloads, pods
+    counts = [announce.live_counts(h) for h in hazards if h["rule"] in rules]
+    return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
 
 def _diff(before: Path, after: Path, sim: cluster.SimCluster) -> list[dict[str, Any]]:
@@ -596,7 +580,8 @@ def test_day2_change_under_load(
         sampler.start()
         try:
             TOOLS[tool](sim, after_tree, busy_fleet.tree)
-            load = busy.settled(sim, pools)
+            # At rest: two agreeing readings with no Workload or Pod state change between them.
+            load = busy.settled(sim, pools, changes=recorder.changes)
         finally:
             sampler.stopped.set()
             sampler.join()
@@ -604,14 +589,15 @@ def test_day2_change_under_load(
         sampler.take(load)
         _measure(measured, sampler, baseline, load)
         _watched(measured, recorder, baseline)
-        failures = _unannounced(measured, hazards)
+        measured.unsynced = busy.unsynced_queues(load, gitops.documents(after_tree))
+        failures = _unannounced(measured, hazards, sampler, announce.Context(pools, baseline, load))
         if change in STEP_2:
             failures += _staged(measured, change, after_dir, tmp_path / "step2", sim)
     except Exception as error:
         measured.error = f"{type(error).__name__}: {error}"[:400]
         raise
     finally:
-        measured.restored_by_refill = _revert(sim, busy_fleet, after_tree, tool)
+        measured.restored_by_refill = _revert(sim, busy_fleet, after_tree, tool, after)
         measured.seconds = round(time.monotonic() - started, 1)
         _report(measured)
     assert not failures, failures
@@ -633,7 +619,7 @@ def _measure(measured: Measured, sampler: Sampler, baseline: busy.Load, load: bu
         and (key not in load.workloads or not busy.admitted(load.workloads[key]))
     )
     measured.stranded = sorted(set(load.stranded()) - set(baseline.stranded()))
-    measured.namespaces_deleted = sorted(baseline.namespaces - load.namespaces)
+    measured.namespaces_deleted = busy.namespaces_gone(baseline, load)
     measured.peak = {
         f"{pool}|{resource}": f"{amount}/{held}"
         for (pool, resource), (amount, held) in sorted(sampler.peak.items())
@@ -666,35 +652,39 @@ def _watched(measured: Measured, recorder: watch.Recorder, baseline: busy.Load) 
     measured.workloads_evicted = sorted(workloads)
 
 
-def _unannounced(measured: Measured, hazards: list[dict[str, Any]]) -> list[str]:
-    rules = {h["rule"] for h in hazards}
-    failures = []
-    for kind, count in measured.disruptions().items():
-        if count and not rules & ANNOUNCED_BY[kind]:
-            failures.append(f"{kind}: {count} measured, no hazard of {sorted(ANNOUNCED_BY[kind])}")
-    _, pods = _live_counts(hazards, ANNOUNCED_BY["pods-deleted"])
-    if len(measured.pods_deleted) > pods:
-        failures.append(
-            f"pods-deleted: {len(measured.pods_deleted)} measured, "
-            f"the live blast radius said {pods}"
-        )
-    workloads, _ = _live_counts(hazards, ANNOUNCED_BY["stranded"])
-    if len(measured.stranded) > workloads:
-        failures.append(
-            f"stranded: {len(measured.stranded)} measured, the live blast radius said {workloads}"
-        )
-    return failures
+def _unannounced(
+    measured: Measured,
+    hazards: list[dict[str, Any]],
+    sampler: Sampler,
+    ctx: announce.Context,
+) -> list[str]:
+    """Each disruption against the hazards about the same pool or work, and their live radius
+    (announce.py)."""
+    verdict = announce.judge(
+        hazards=hazards,
+        ctx=ctx,
+        pods_deleted=measured.pods_deleted,
+        workloads_evicted=measured.workloads_evicted,
+        stranded=measured.stranded,
+        double_booked=sampler.worst,
+        namespaces_deleted=measured.namespaces_deleted,
+    )
+    measured.announced_by, measured.radius = verdict.announced_by, verdict.radius
+    return verdict.failures
 
 
-def _revert(sim: cluster.SimCluster, fleet: busy.BusyFleet, after_tree: Path, tool: str) -> bool:
-    """Back to the bundled tree with the same tool, then the work back to the baseline;
-    True when that took a refill of the whole fleet."""
+def _revert(
+    sim: cluster.SimCluster, fleet: busy.BusyFleet, after_tree: Path, tool: str, after: Policy
+) -> bool:
+    """Back to the bundled tree with the same tool, the kwok nodes the change added removed,
+    then the work back to the baseline; True when that took a refill of the whole fleet."""
     policyfleet.create_from(sim, fleet.policy)
     try:
         TOOLS[tool](sim, fleet.tree, after_tree)
     except gitops.SyncFailed:
         gitops.prune(sim, gitops.documents(after_tree) + gitops.documents(fleet.tree))
         gitops.sync_argocd(sim, fleet.tree)
+    policyfleet.remove_nodes(sim, policyfleet.added_nodes(fleet.policy, after))
     return busy.restore(sim, fleet)
 
 
@@ -807,7 +797,7 @@ def test_control_experiment_the_watch_sees_an_evict_readmit_and_a_pod_deletion(
             if time.monotonic() > deadline:
                 raise cluster.SimError(f"{workload} not admitted again: {_workload(sim, workload)}")
             time.sleep(1)
-        load = busy.settled(sim, busy_fleet.pools)
+        load = busy.settled(sim, busy_fleet.pools, changes=recorder.changes)
     finally:
         recorder.stop()
     snapshot = Measured("control-experiment", "none", [], 0, 0)

@@ -19,8 +19,10 @@ resource: what the live nodes hold, what Kueue has admitted (every admitted Work
 `status.admission` usage, by the pool of the flavor it names, whether or not a ClusterQueue
 still names that flavor), what pods are bound there (Volcano's apart), plus the borrowing
 ClusterQueues and the pending workloads. A physical pool is a pool of the baseline policy,
-by node name: a later policy that renames or splits the pool maps its flavors back onto the
-same nodes, so usage admitted under an old flavor and a new one adds up (double booking).
+by node name: a later policy that renames or splits the pool maps its flavors (and its name)
+back onto the same nodes, so usage admitted under an old flavor and a new one adds up (double
+booking). What a pool holds is counted by the pool label each node carries now (issue 38, item
+10): a node nfd-master has taken out of the pool holds nothing for it, whatever its name.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import copy
 import json
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -40,7 +42,7 @@ import yaml
 from hetgitops.model import quantities
 from hetgitops.model.policy import Policy
 
-from . import cluster, gitops
+from . import cluster, gitops, stranding
 
 Obj = dict[str, Any]
 LABEL = "hetgitops.io/busy"
@@ -351,6 +353,7 @@ class Pools:
 
     node_pool: dict[str, str] = field(default_factory=dict)
     flavor_pool: dict[str, str] = field(default_factory=dict)
+    pool_name: dict[str, str] = field(default_factory=dict)  # a policy's pool -> physical pool
 
     def learn(self, policy: Policy, tree: Path | None = None) -> None:
         """Add `policy`'s nodes (a new node joins the pool it is first seen in) and the
@@ -361,6 +364,7 @@ class Pools:
                 self.node_pool.setdefault(node.name, pool.name)
             if pool.nodes:
                 first[pool.name] = self.node_pool[pool.nodes[0].name]
+                self.pool_name.setdefault(pool.name, first[pool.name])
         if tree is None:
             return
         for obj in gitops.documents(tree):
@@ -386,10 +390,12 @@ class Load:
     borrowing: dict[str, dict[str, Decimal]]  # ClusterQueue -> resource -> borrowed
     workloads: dict[str, Obj]  # namespace/name -> Workload
     live_pods: dict[str, Obj]  # namespace/name -> Pod
-    namespaces: set[str]
+    namespaces: dict[str, str]  # name -> uid (a namespace deleted and made again is another)
     localqueues: dict[str, str]  # namespace/name -> its ClusterQueue
     clusterqueues: set[str]
     flavors: set[str]
+    queue_specs: dict[str, Obj] = field(default_factory=dict)  # ClusterQueue -> the object
+    flavor_specs: dict[str, Obj] = field(default_factory=dict)  # ResourceFlavor -> the object
 
     def used(self, pool: str, resource: str) -> Decimal:
         """What is taken of the pool: Kueue's admitted usage plus Volcano's bound pods."""
@@ -403,13 +409,16 @@ class Load:
         }
 
     def over_capacity(self) -> dict[tuple[str, str], tuple[Decimal, Decimal]]:
-        """(pool, resource) -> (Kueue admitted, what the nodes hold) wherever admitted > held:
-        Kueue counts more than the nodes can run (double booking)."""
-        return {
-            key: (amount, self.capacity.get(key, Decimal(0)))
-            for key, amount in self.kueue.items()
-            if amount > self.capacity.get(key, Decimal(0))
-        }
+        """(pool, resource) -> (taken, what the nodes labelled with the pool hold now) wherever
+        taken > held, taken being Kueue's admitted usage plus the Volcano gangs bound there
+        (Kueue-free pods the scheduler placed on the same nodes): more is counted than the
+        nodes can run (double booking)."""
+        found = {}
+        for key in sorted(set(self.kueue) | set(self.volcano)):
+            taken, held = self.used(*key), self.capacity.get(key, Decimal(0))
+            if taken > held:
+                found[key] = (taken, held)
+        return found
 
     def unbound(self) -> list[str]:
         """Pods of admitted work (no scheduling gate left) that no node holds."""
@@ -418,6 +427,7 @@ class Load:
             for k, p in self.live_pods.items()
             if (p.get("status") or {}).get("phase") == "Pending"
             and not (p.get("spec") or {}).get("nodeName")
+            and not (p.get("metadata") or {}).get("deletionTimestamp")
             and not (p.get("spec") or {}).get("schedulingGates")
         )
 
@@ -425,16 +435,35 @@ class Load:
         return sorted(k for k, w in self.workloads.items() if not admitted(w) and not finished(w))
 
     def stranded(self) -> list[str]:
-        """Pending workloads whose LocalQueue, or its ClusterQueue, no longer exists."""
-        found = []
-        for key in self.pending():
-            workload = self.workloads[key]
-            namespace = key.split("/", 1)[0]
-            queue = (workload.get("spec") or {}).get("queueName") or ""
-            target = self.localqueues.get(f"{namespace}/{queue}")
-            if target is None or target not in self.clusterqueues:
-                found.append(key)
-        return found
+        """Work Kueue leaves where it can never run, as `CAUSE namespace/name` (stranding.py:
+        queue gone, no flavor that can admit it, inactive ClusterQueue, a pod never bound)."""
+        return stranding.stranded(self)
+
+
+def _flavor_names(queue: Mapping[str, Any]) -> list[str]:
+    groups = (queue.get("spec") or {}).get("resourceGroups") or []
+    return sorted(str(f.get("name", "")) for g in groups for f in g.get("flavors") or [])
+
+
+def unsynced_queues(load: Load, rendered: Iterable[Obj]) -> list[str]:
+    """The rendered ClusterQueues whose live flavors differ from the tree's: a sync that did not
+    land as rendered (a field another manager still co-owns stays under server-side apply)."""
+    found = []
+    for obj in rendered:
+        if obj.get("kind") != "ClusterQueue":
+            continue
+        name = obj["metadata"]["name"]
+        live = load.queue_specs.get(name)
+        want, have = _flavor_names(obj), _flavor_names(live) if live else None
+        if have != want:
+            found.append(f"ClusterQueue {name}: live flavors {have}, rendered {want}")
+    return found
+
+
+def namespaces_gone(baseline: Load, load: Load) -> list[str]:
+    """Namespaces of the baseline that are gone, or were deleted and made again (same name,
+    another uid)."""
+    return sorted(n for n, uid in baseline.namespaces.items() if load.namespaces.get(n) != uid)
 
 
 def _list(sim: cluster.SimCluster, kind: str) -> list[Obj]:
@@ -464,20 +493,24 @@ def _pod_requests(pod: Mapping[str, Any]) -> Counter[str]:
     return total
 
 
-def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Load:
-    """One reading; `light`: Nodes and Workloads only (capacity and Kueue's admitted usage,
-    what a sampler needs during a sync), the rest left empty."""
-    nodes = _list(sim, "nodes")
+def capacity_of(nodes: Iterable[Obj], pools: Pools) -> Usage:
+    """What the nodes hold per physical pool and resource, each node counted in the pool its
+    pool label names now (a node without one holds nothing for any pool)."""
     capacity: Usage = {}
     for node in nodes:
-        pool = pools.node_pool.get(node["metadata"]["name"])
+        label = ((node.get("metadata") or {}).get("labels") or {}).get(POOL_LABEL, "")
+        pool = pools.pool_name.get(label)
         if pool is None:
             continue
         for name, amount in _amounts(node.get("status", {}).get("allocatable") or {}):
             capacity[pool, name] = capacity.get((pool, name), Decimal(0)) + amount
-    workloads = {_key(w): w for w in _list(sim, "workloads.kueue.x-k8s.io")}
+    return capacity
+
+
+def kueue_usage(workloads: Iterable[Obj], pools: Pools) -> Usage:
+    """Every admitted Workload's `status.admission` usage, by the pool of the flavor it names."""
     kueue: Usage = {}
-    for workload in workloads.values():
+    for workload in workloads:
         if not admitted(workload) or finished(workload):
             continue
         admission = workload["status"]["admission"]
@@ -486,19 +519,50 @@ def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Lo
             for name, amount in _amounts(assignment.get("resourceUsage") or {}):
                 pool = pools.flavor_pool.get(flavors.get(name, ""), "?" + flavors.get(name, ""))
                 kueue[pool, name] = kueue.get((pool, name), Decimal(0)) + amount
-    if light:
-        return Load(capacity, kueue, {}, {}, {}, workloads, {}, set(), {}, set(), set())
+    return kueue
+
+
+def pod_usage(pods: Iterable[Obj], pools: Pools) -> tuple[Usage, Usage]:
+    """(bound pods of kube-scheduler, bound pods of Volcano) per pool and resource; a pod is
+    counted on the pool of its node. Volcano's are the Kueue-free ones (a pod with a queue-name
+    label is Kueue's and counted in its Workload)."""
     pods_usage: Usage = {}
     volcano: Usage = {}
-    live_pods = {_key(p): p for p in _list(sim, "pods")}
-    for pod in live_pods.values():
+    for pod in pods:
         spec = pod.get("spec") or {}
         pool = pools.node_pool.get(spec.get("nodeName") or "")
         if pool is None or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             continue
-        into = volcano if spec.get("schedulerName") == "volcano" else pods_usage
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        gang = spec.get("schedulerName") == "volcano" and KUEUE_QUEUE not in labels
+        into = volcano if gang else pods_usage
         for name, amount in _pod_requests(pod).items():
             into[pool, name] = into.get((pool, name), Decimal(0)) + amount
+    return pods_usage, volcano
+
+
+def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Load:
+    """One reading; `light`: Nodes, Workloads and Pods only (capacity, Kueue's admitted usage
+    and Volcano's bound gangs, what a sampler needs during a sync), the rest left empty."""
+    capacity = capacity_of(_list(sim, "nodes"), pools)
+    workloads = {_key(w): w for w in _list(sim, "workloads.kueue.x-k8s.io")}
+    kueue = kueue_usage(workloads.values(), pools)
+    live_pods = {_key(p): p for p in _list(sim, "pods")}
+    pods_usage, volcano = pod_usage(live_pods.values(), pools)
+    if light:
+        return Load(
+            capacity=capacity,
+            kueue=kueue,
+            pods=pods_usage,
+            volcano=volcano,
+            borrowing={},
+            workloads=workloads,
+            live_pods={},
+            namespaces={},
+            localqueues={},
+            clusterqueues=set(),
+            flavors=set(),
+        )
     borrowing: dict[str, dict[str, Decimal]] = {}
     queues = _list(sim, "clusterqueues.kueue.x-k8s.io")
     for queue in queues:
@@ -512,6 +576,7 @@ def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Lo
         for q in _list(sim, "localqueues.kueue.x-k8s.io")
         if not q["metadata"].get("deletionTimestamp")
     }
+    flavor_specs = {f["metadata"]["name"]: f for f in _list(sim, "resourceflavors.kueue.x-k8s.io")}
     return Load(
         capacity=capacity,
         kueue=kueue,
@@ -521,7 +586,7 @@ def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Lo
         workloads=workloads,
         live_pods=live_pods,
         namespaces={
-            n["metadata"]["name"]
+            n["metadata"]["name"]: str(n["metadata"].get("uid", ""))
             for n in _list(sim, "namespaces")
             if not n["metadata"].get("deletionTimestamp")
         },
@@ -529,40 +594,70 @@ def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Lo
         clusterqueues={
             q["metadata"]["name"] for q in queues if not q["metadata"].get("deletionTimestamp")
         },
-        flavors={f["metadata"]["name"] for f in _list(sim, "resourceflavors.kueue.x-k8s.io")},
+        flavors=set(flavor_specs),
+        queue_specs={q["metadata"]["name"]: q for q in queues},
+        flavor_specs=flavor_specs,
     )
 
 
-def settled(sim: cluster.SimCluster, pools: Pools, *, timeout: float = 240) -> Load:
+def settled(
+    sim: cluster.SimCluster,
+    pools: Pools,
+    *,
+    timeout: float = 240,
+    changes: Callable[[], int] | None = None,
+) -> Load:
     """Measure until two readings 5 s apart agree on every workload's admission, every pod's
-    node and phase, and no admitted workload's pod waits for a node: the fleet is at rest."""
+    node and phase, no pod is being deleted and no admitted workload's pod waits for a node:
+    the fleet is at rest. With `changes` (a watch's count of state changes, watch.Recorder),
+    also until the watches saw no Workload or Pod change state between the two readings: the
+    second reading is then the fleet at rest, not a moment that happens to look like the
+    first. On timeout, raise with what still differed."""
     deadline = time.monotonic() + timeout
+    before = changes() if changes else 0
     last = measure(sim, pools)
+    moving: list[str] = []
     while time.monotonic() < deadline:
         time.sleep(5)
         now = measure(sim, pools)
-        if _fingerprint(now) == _fingerprint(last) and not _starting(now):
+        after = changes() if changes else 0
+        moving = _moving(last, now) + [f"{after - before} watched change(s)"] * (after != before)
+        if not moving:
             return now
-        last = now
-    raise cluster.SimError(f"the busy fleet did not settle within {timeout:.0f}s")
+        last, before = now, after
+    raise cluster.SimError(f"the busy fleet did not settle within {timeout:.0f}s: {moving[:12]}")
 
 
-def _fingerprint(load: Load) -> tuple[Any, ...]:
-    return (
-        sorted((k, admitted(w)) for k, w in load.workloads.items()),
-        sorted(
-            (k, (p.get("spec") or {}).get("nodeName"), (p.get("status") or {}).get("phase"))
-            for k, p in load.live_pods.items()
-        ),
+def _states(load: Load) -> dict[str, tuple[Any, ...]]:
+    found: dict[str, tuple[Any, ...]] = {
+        f"workload {k}": (admitted(w),) for k, w in load.workloads.items()
+    }
+    for k, p in load.live_pods.items():
+        spec, status = p.get("spec") or {}, p.get("status") or {}
+        found[f"pod {k}"] = (
+            spec.get("nodeName"),
+            status.get("phase"),
+            bool(p["metadata"].get("deletionTimestamp")),
+        )
+    return found
+
+
+def _moving(last: Load, now: Load) -> list[str]:
+    """What is not at rest: objects whose state differs between the readings, pods being
+    deleted, and pods bound but not Running yet (kwok marks them Running within a second)."""
+    was, state = _states(last), _states(now)
+    found = sorted(
+        f"{k}: {was.get(k)} -> {state.get(k)}"
+        for k in set(was) | set(state)
+        if was.get(k) != state.get(k)
     )
-
-
-def _starting(load: Load) -> bool:
-    """A pod that is bound but not Running yet (kwok marks it Running within a second)."""
-    return any(
-        (p.get("spec") or {}).get("nodeName") and (p.get("status") or {}).get("phase") == "Pending"
-        for p in load.live_pods.values()
-    )
+    for k, p in sorted(now.live_pods.items()):
+        spec, status = p.get("spec") or {}, p.get("status") or {}
+        if p["metadata"].get("deletionTimestamp"):
+            found.append(f"pod {k} being deleted")
+        elif spec.get("nodeName") and status.get("phase") == "Pending":
+            found.append(f"pod {k} bound, not Running yet")
+    return found
 
 
 @dataclass

@@ -78,6 +78,21 @@ class _Clock:
         self.last = now
 
 
+def added_nodes(baseline: Policy, after: Policy) -> list[str]:
+    """The nodes of `after` that `baseline` does not have (a change that adds nodes)."""
+    kept = {node.name for pool in baseline.pools.values() for node in pool.nodes}
+    return sorted({node.name for pool in after.pools.values() for node in pool.nodes} - kept)
+
+
+def remove_nodes(sim: cluster.SimCluster, names: list[str]) -> None:
+    """Delete the kwok Nodes and their NodeFeatures; kubectl waits until the Nodes are gone
+    (their pods go with them: kube-controller-manager's pod GC)."""
+    if not names:
+        return
+    sim.kubectl("delete", "node", *names, "--ignore-not-found", "--wait=true")
+    sim.kubectl("delete", "nodefeature", *names, "-n", fleet.NFD_NAMESPACE, "--ignore-not-found")
+
+
 def ready_nodes(sim: cluster.SimCluster) -> set[str]:
     listed = json.loads(sim.kubectl("get", "nodes", "-o", "json").stdout)
     return {

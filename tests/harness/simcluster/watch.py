@@ -12,6 +12,10 @@ state the baseline had it in:
   deactivated, preempted, requeued) or deleted;
 - a Pod present at the start that is deleted (or marked for deletion), or Failed.
 
+It also counts state changes of every Workload and Pod (`changes()`: a Workload's admission,
+a Pod's node, phase and deletion, an object made or deleted), so a reading can wait until
+nothing changed between two of them (busy.settled).
+
 `kubectl get --raw` streams the watch (one JSON event per line); the 410 Gone of a compacted
 resourceVersion arrives as an ERROR event and is kept as an error, never retried past.
 """
@@ -66,11 +70,14 @@ class _Stream:
 
     path: str
     leaves: Callable[[Obj, str], bool]  # (object, event type) -> it left its baseline state
+    state: Callable[[Obj, str], tuple[Any, ...]]  # what a change of counts (changes())
     start: dict[str, Obj] = field(default_factory=dict)
     left: dict[str, str] = field(default_factory=dict)  # key -> first event that left
     events: int = 0
     error: str = ""
     resource_version: str = ""
+    states: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # key -> last state seen
+    changes: int = 0
 
 
 class Recorder:
@@ -80,8 +87,8 @@ class Recorder:
 
     def __init__(self, sim: cluster.SimCluster, *, workloads: str = workloads_path()) -> None:
         self.sim = sim
-        self.workloads = _Stream(workloads, self._workload_left)
-        self.pods = _Stream(PODS, self._pod_left)
+        self.workloads = _Stream(workloads, self._workload_left, self._workload_state)
+        self.pods = _Stream(PODS, self._pod_left, self._pod_state)
         self._procs: list[subprocess.Popen[str]] = []
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -95,11 +102,22 @@ class Recorder:
         deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
         return event == "DELETED" or deleting or pod_failed(pod)
 
+    @staticmethod
+    def _workload_state(workload: Obj, event: str) -> tuple[Any, ...]:
+        return (event == "DELETED", admitted(workload))
+
+    @staticmethod
+    def _pod_state(pod: Obj, event: str) -> tuple[Any, ...]:
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+        return (event == "DELETED", spec.get("nodeName"), status.get("phase"), deleting)
+
     def start(self) -> Recorder:
         for stream in (self.workloads, self.pods):
             listed = json.loads(self.sim.kubectl("get", "--raw", stream.path).stdout)
             stream.resource_version = str(listed["metadata"]["resourceVersion"])
             items = listed.get("items") or []
+            stream.states = {key(o): stream.state(o, "LISTED") for o in items}
             if stream is self.workloads:
                 items = [w for w in items if admitted(w)]
             else:
@@ -138,6 +156,10 @@ class Recorder:
                     stream.error = str(obj.get("message", obj))
                     continue
                 name = key(obj)
+                state = stream.state(obj, kind)
+                if stream.states.get(name) != state:
+                    stream.states[name] = state
+                    stream.changes += 1
                 if name in stream.start and name not in stream.left and stream.leaves(obj, kind):
                     stream.left[name] = kind
 
@@ -150,6 +172,11 @@ class Recorder:
                     return
             time.sleep(0.5)
         raise cluster.SimError(f"{saying} not seen within {timeout:.0f}s: {self.seen()}")
+
+    def changes(self) -> int:
+        """Workload and Pod state changes seen so far (what busy.settled waits to stop)."""
+        with self._lock:
+            return self.workloads.changes + self.pods.changes
 
     def evicted(self) -> list[str]:
         return sorted(self.workloads.left)

@@ -1,0 +1,126 @@
+"""Stranded work, counted as Kueue v0.19.2 leaves it (issue 38, item 9): work that waits and
+will never run while the cluster stays as it is. Each entry of `stranded` is `CAUSE
+namespace/name`, one of
+
+- `queue-gone`: a pending Workload whose LocalQueue, or the ClusterQueue behind it, no longer
+  exists (Kueue: "LocalQueue ... doesn't exist", "ClusterQueue ... doesn't exist";
+  pkg/controller/core/workload_controller.go:2080-2090, getQueueBlocker);
+- `inactive`: a pending Workload whose ClusterQueue has the status condition Active False
+  (a flavor or Topology it names is missing, it is stopped or being deleted; "ClusterQueue
+  ... is inactive", workload_controller.go:2090-2091);
+- `no-flavor`: a pending Workload of an active ClusterQueue with a pod set that no flavor can
+  admit whatever quota frees up: a requested resource no resource group covers ("resource R
+  unavailable in ClusterQueue", pkg/scheduler/flavorassigner/flavorassigner.go:1069-1072), or
+  every flavor of the covering group missing, carrying a NoSchedule/NoExecute taint the pod
+  set does not tolerate (flavorassigner.go:1239-1245), or with node labels its nodeSelector
+  does not match on the keys the group's flavors set (flavorassigner.go:1247-1253, only the
+  nodeSelector: the busy fleet's templates select by nodeSelector alone);
+- `unbound`: a pod of admitted work (no scheduling gate left) that no node holds once the
+  fleet is at rest (`Load.unbound`).
+
+Pending is not admitted and not finished (`busy.admitted`, `busy.finished`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from hetgitops.model.tolerations import tolerates
+
+if TYPE_CHECKING:
+    from .busy import Load
+
+Obj = Mapping[str, Any]
+CAUSES = ("queue-gone", "inactive", "no-flavor", "unbound")
+
+
+def _active(queue: Obj) -> bool:
+    """The ClusterQueue's Active condition is not False (a queue Kueue has not yet reported
+    on is taken as active: Kueue sets the condition on its first reconcile)."""
+    for cond in (queue.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Active":
+            return bool(cond.get("status") != "False")
+    return True
+
+
+def _pod_sets(workload: Obj) -> list[Obj]:
+    return list((workload.get("spec") or {}).get("podSets") or [])
+
+
+def requested(pod_set: Obj) -> set[str]:
+    """The resource names a pod set's containers and init containers request."""
+    spec = (pod_set.get("template") or {}).get("spec") or {}
+    found: set[str] = set()
+    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        found.update(((container.get("resources") or {}).get("requests") or {}).keys())
+    return found
+
+
+def _group_of(queue: Obj, resource: str) -> Obj | None:
+    for group in (queue.get("spec") or {}).get("resourceGroups") or []:
+        if resource in (group.get("coveredResources") or []):
+            return dict(group)
+    return None
+
+
+def _flavor_fits(pod_set: Obj, flavor: Obj | None, label_keys: set[str]) -> bool:
+    """The flavor exists, the pod set tolerates its taints and selects its node labels."""
+    if flavor is None:
+        return False
+    spec = (pod_set.get("template") or {}).get("spec") or {}
+    flavor_spec = flavor.get("spec") or {}
+    tolerations = [*(spec.get("tolerations") or []), *(flavor_spec.get("tolerations") or [])]
+    for taint in flavor_spec.get("nodeTaints") or []:
+        effect = taint.get("effect", "")
+        if effect in ("NoSchedule", "NoExecute") and not tolerates(
+            tolerations, taint.get("key", ""), taint.get("value"), effect
+        ):
+            return False
+    labels = flavor_spec.get("nodeLabels") or {}
+    selector = spec.get("nodeSelector") or {}
+    return all(labels.get(k) == v for k, v in selector.items() if k in label_keys)
+
+
+def no_flavor(workload: Obj, queue: Obj, flavors: Mapping[str, Obj]) -> str:
+    """Why no flavor of `queue` can admit the workload (empty: some flavor can)."""
+    for pod_set in _pod_sets(workload):
+        for resource in sorted(requested(pod_set)):
+            group = _group_of(queue, resource)
+            if group is None:
+                return f"resource {resource} unavailable in ClusterQueue"
+            names = [str(f.get("name", "")) for f in group.get("flavors") or []]
+            keys = {
+                k
+                for n in names
+                for k in ((flavors.get(n) or {}).get("spec") or {}).get("nodeLabels") or {}
+            }
+            if not any(_flavor_fits(pod_set, flavors.get(n), keys) for n in names):
+                return f"no flavor of {', '.join(names)} fits {resource}"
+    return ""
+
+
+def cause(load: Load, key: str) -> str:
+    """The stranding cause of the pending Workload `key` (empty: it can still be admitted)."""
+    workload = load.workloads[key]
+    namespace = key.split("/", 1)[0]
+    queue_name = (workload.get("spec") or {}).get("queueName") or ""
+    target = load.localqueues.get(f"{namespace}/{queue_name}")
+    if target is None or target not in load.clusterqueues:
+        return "queue-gone"
+    queue = load.queue_specs.get(target)
+    if queue is None:  # a reading without the ClusterQueues' objects: only the names
+        return ""
+    if not _active(queue):
+        return "inactive"
+    return "no-flavor" if no_flavor(workload, queue, load.flavor_specs) else ""
+
+
+def stranded(load: Load) -> list[str]:
+    found = [f"{c} {k}" for k in load.pending() if (c := cause(load, k))]
+    return sorted(found + [f"unbound {k}" for k in load.unbound()])
+
+
+def split(entries: Iterable[str]) -> list[tuple[str, str]]:
+    """`CAUSE namespace/name` entries as (cause, key)."""
+    return [(e.split(" ", 1)[0], e.split(" ", 1)[1]) for e in entries]
