@@ -19,9 +19,6 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from hetgitops import checks
-from hetgitops.checks._common import quota_uses
-from hetgitops.checks.budget import monthly_cost
 from hetgitops.diagnostics import Severity
 from hetgitops.explain.advice_edits import (
     Edit,
@@ -367,6 +364,10 @@ Found = frozenset[tuple[str, str]]
 def _errors(policy: Policy) -> Found:
     """`validate`'s rules' errors, by rule and place (a message that only counts anew is no
     new error)."""
+    # validate's rules are loaded only when a job needs advice: an admitted job's explain
+    # imports none of them (tests/test_cli_lazy.py).
+    from hetgitops import checks
+
     context = checks.CheckContext(dt.date.today())
     return frozenset(
         (d.rule, str(d.span))
@@ -385,6 +386,9 @@ def _checked(
         return None
     new = _errors(edited) - before
     if new and all(rule == "budget-exceeded" for rule, _ in new):
+        from hetgitops.checks._common import quota_uses
+        from hetgitops.checks.budget import monthly_cost
+
         monthly = sum(
             monthly_cost(use, edited.fleet)
             for use in quota_uses(edited)
