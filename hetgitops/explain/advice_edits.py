@@ -176,9 +176,10 @@ def add_quota(
     return Edit("Team", team.name, ("spec", "quotas", index), "add", None, value, span, model)
 
 
-def move_first(team: Team, index: int) -> Edit:
-    """The quota entry at `index` moved to the front: Kueue tries its flavor first."""
-    order = [q.pool for q in team.quotas]
+def move_first(team: Team, index: int, added: str | None = None) -> Edit:
+    """The quota entry at `index` moved to the front: Kueue tries its flavor first. `added`:
+    the pool of an entry appended just before (at `index`, one past the team's list)."""
+    order = [q.pool for q in team.quotas] + ([added] if added else [])
     after = [order[index], *order[:index], *order[index + 1 :]]
 
     def model(policy: Policy) -> Policy:
