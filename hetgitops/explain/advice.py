@@ -40,10 +40,9 @@ class Advice:
     reason: str = ""
 
     def lines(self) -> list[str]:
+        """The `policy:` lines: one per edit, or the reason (which names its kind)."""
         if self.kind == EDITS:
             return [edit.line() for edit in self.edits]
-        if self.kind == NONE:
-            return [self.reason]
         return [self.reason]
 
 
