@@ -5,10 +5,14 @@ kube-scheduler) and koordinator.py (koord-scheduler)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hetgitops.diagnostics import Span
 from hetgitops.explain import kueue
 from hetgitops.explain.workload import Workload
+
+if TYPE_CHECKING:
+    from hetgitops.explain.advice import Advice
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,8 @@ class Explanation:
     notes: tuple[str, ...] = field(default=())
     koordinator: tuple[str, ...] = ()  # koord-scheduler's ElasticQuota view
     koord_pool: str | None = None  # the pool whose quota tree admitted it (Koordinator)
+    # For a job Kueue does not admit: the policy edits that do, or why none does (advice.py).
+    advice: Advice | None = None
 
     @property
     def flavor(self) -> str | None:

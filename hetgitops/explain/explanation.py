@@ -10,17 +10,12 @@ from hetgitops.compilers.dra import rendered_claim_templates
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.explain import kueue
 from hetgitops.explain import kueue_messages as say
+from hetgitops.explain.advice import Advice, advise
 from hetgitops.explain.answer import Explanation, Fix
 from hetgitops.explain.fit import UNSCHEDULABLE, unschedulable
 from hetgitops.explain.koord_runtime import KoordUsage
 from hetgitops.explain.koordinator import explain_koordinator
 from hetgitops.explain.kube_view import kube_scheduler
-from hetgitops.explain.kueue_messages import (
-    EXCEEDS_MAX_QUOTA,
-    TOPOLOGY_PLACEMENT_FAILED,
-    WAITING_FOR_QUOTA,
-    fmt,
-)
 from hetgitops.explain.nodes import pool_nodes, slots
 from hetgitops.explain.quotas import Quotas, Usage, flavors
 from hetgitops.explain.workload import (
@@ -128,7 +123,9 @@ def explain(
     usage: Usage | None = None,
     node_free: Mapping[str, Mapping[str, int]] | None = None,
     koord: KoordUsage | None = None,
+    with_advice: bool = True,
 ) -> Explanation:
+    asked = workload
     unknown = unrendered_claims(policy, workload)
     workload = charged(policy, workload)
     team = team_of(policy, workload)
@@ -203,7 +200,7 @@ def explain(
             fixes.append(Fix(team.origin.at("spec", "tiers"), f"add {workload.tier}"))
     quotas = Quotas(policy, usage)
     verdict = kueue.Assigner(policy, team, quotas, node_free).assign(workload.pod_sets)
-    policy_lines.extend(_policy_terms(policy, team, verdict, quotas, fixes))
+    policy_lines.extend(_policy_terms(policy, team, verdict))
     # A placement failure that sent Kueue round again is the cause; the Workload's condition
     # shows it or the resumed cycle's verdict, alternating as the Workload is requeued (seen on
     # the real Kueue v0.19.2 in the sim test), so the headline names the cause.
@@ -217,6 +214,16 @@ def explain(
     stuck = unschedulable(policy, verdict, {f.name: f for f in flavors(policy, team)})
     if stuck is not None:
         state, reason, message = "unschedulable", UNSCHEDULABLE, stuck
+    found: Advice | None = None
+    if with_advice and state != "admitted":
+
+        def judge(edited: Policy) -> bool:
+            again = explain(edited, asked, usage=usage, node_free=node_free, with_advice=False)
+            return again.verdict == "admitted"
+
+        found = advise(policy, team, asked, judge)
+        policy_lines.extend(found.lines())
+        fixes.extend(Fix(e.span, e.change()) for e in found.edits)
     return Explanation(
         workload,
         team.name,
@@ -228,77 +235,25 @@ def explain(
         scheduler=kube_scheduler(policy, workload, verdict),
         policy=tuple(policy_lines),
         fixes=tuple(fixes),
+        advice=found,
     )
 
 
-def _policy_terms(
-    policy: Policy,
-    team: Team,
-    verdict: kueue.KueueVerdict,
-    quotas: Quotas,
-    fixes: list[Fix],
-) -> list[str]:
-    """For each flavor the workload's selector allows but quota refused: the quota line to
-    raise and by how much."""
+def _policy_terms(policy: Policy, team: Team, verdict: kueue.KueueVerdict) -> list[str]:
+    """What the chosen flavors borrow, and from where (the edits that admit a pending job are
+    `advice.py`'s)."""
     lines: list[str] = []
     plans = {p.pool.name: p for p in team_plan(policy, team)}
-    # A topology failure of an earlier cycle is the cause even when the last cycle only says
-    # that the flavors after it do not match.
-    placements = [
-        r
-        for cycle in verdict.cycles
-        for r in cycle.pod_sets
-        if r.reason == TOPOLOGY_PLACEMENT_FAILED
-    ]
-    for result in [*placements, *verdict.pod_sets]:
-        if result.flavor is not None:
-            borrowed = result.flavor.borrowing
-            for resource, amount in sorted(borrowed.items()):
-                if resource in HOST_RESOURCES:
-                    continue
-                lines.append(
-                    f"borrows {amount} {resource} in pool {result.flavor.pool} from cohort "
-                    f"{team.cohort} (quota at {plans[result.flavor.pool].origin})"
-                )
+    for result in verdict.pod_sets:
+        if result.flavor is None:
             continue
-        if result.reason == TOPOLOGY_PLACEMENT_FAILED:
-            lines.append(
-                "the quota fits but the nodes do not: a larger topology domain (more nodes in "
-                "the pool or a broader topology level in the profile) is needed"
-            )
-            continue
-        for resource in result.missing:
-            lines.append(
-                f"team {team.name} holds no {resource} in any pool: add it to a quota entry "
-                f"({team.origin.at('spec', 'quotas')})"
-            )
-            fixes.append(Fix(team.origin.at("spec", "quotas"), f"add {resource}", resource))
-        for attempt in result.attempts:
-            if attempt.reason not in (EXCEEDS_MAX_QUOTA, WAITING_FOR_QUOTA):
+        for resource, amount in sorted(result.flavor.borrowing.items()):
+            if resource in HOST_RESOURCES:
                 continue
-            plan = plans[attempt.pool]
-            for resource in sorted(result.pod_set.requests):
-                need = result.pod_set.total(resource)
-                most = quotas.potential(team, plan, resource)
-                if need <= most:
-                    continue
-                short = need - most
-                if resource in HOST_RESOURCES:
-                    lines.append(
-                        f"pool {attempt.pool}: the pod set needs {fmt(resource, need)} "
-                        f"{resource}, the queue reaches {fmt(resource, most)}: the "
-                        f"{resource} that come with the team's cards (cpuPerCard / "
-                        f"memoryPerCard at {team.origin.span}) or more cards"
-                    )
-                    continue
-                nominal = plan.nominal.get(resource, 0)
-                lines.append(
-                    f"pool {attempt.pool}: the pod set needs {need} {resource}, team "
-                    f"{team.name} reaches {most} (nominal {nominal} + borrowable {most - nominal})"
-                    f": raise the quota at {plan.origin} by {short}, or its borrowingLimit / "
-                    "the cohort's lending"
-                )
-                fixes.append(Fix(plan.origin, f"raise by {short}", resource, short))
+            lines.append(
+                f"borrows {amount} {resource} in pool {result.flavor.pool} from cohort "
+                f"{team.cohort} (quota at {plans[result.flavor.pool].origin})"
+            )
     return lines
 
 

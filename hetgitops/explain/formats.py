@@ -72,6 +72,13 @@ def as_data(e: Explanation) -> dict[str, Any]:
             {"at": str(f.span), "change": f.what, "resource": f.resource, "amount": f.amount}
             for f in e.fixes
         ],
+        "advice": None
+        if e.advice is None
+        else {
+            "kind": e.advice.kind,
+            "reason": e.advice.reason,
+            "patches": [edit.patch() for edit in e.advice.edits],
+        },
     }
     if e.kueue is not None:
         data["kueue"] = {

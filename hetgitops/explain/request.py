@@ -46,7 +46,12 @@ def _pools(policy: Policy, request: Request, team: Team) -> list[Pool]:
         if request.card not in policy.card_types:
             known = ", ".join(policy.card_types)
             raise WorkloadError(f"no card type {request.card!r}; card types: {known}")
-        return [p for p in policy.pools.values() if p.card_type == request.card]
+        # The team's own pools first, in its flavor order: the request's resource name and
+        # cpu share are those of the flavor Kueue gives it, not of the alphabetically first
+        # pool of the card type (issue 32).
+        of_card = [p for p in policy.pools.values() if p.card_type == request.card]
+        held = [plan.pool.name for plan in team_plan(policy, team)]
+        return sorted(of_card, key=lambda p: held.index(p.name) if p.name in held else len(held))
     return [plan.pool for plan in team_plan(policy, team)]
 
 

@@ -154,6 +154,7 @@ def profile_explanations(
             scheduler=found.scheduler,
             policy=(note, *_why_not_rendered(policy, profile, team), *found.policy),
             fixes=found.fixes,
+            advice=found.advice,
         )
     ]
 

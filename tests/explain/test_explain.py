@@ -53,7 +53,11 @@ def test_whole_h100s_in_pods_of_eight_do_not_fit_nodes_with_four_whole_cards(pol
         f"couldn't assign flavors to pod set main: flavor {resumed.flavor} doesn't match node "
         "affinity"
     )
-    assert any("the quota fits but the nodes do not" in line for line in found.policy)
+    # Issue 32: not "a larger topology domain is needed": one pod asks 8 whole H100s and no
+    # H100 node has more than 4 whole (the rest are MIG): no quota or node change admits it.
+    assert found.advice is not None and found.advice.kind == "none"
+    assert found.policy[-1].startswith("no quota or node change admits this job: one pod of ")
+    assert "asks 8 nvidia.com/gpu" in found.policy[-1] and "MIG-partitioned" in found.policy[-1]
     text = run_cli(["--team", "finetune-nlp", "--card", "h100-80gb", "--gpus", "16"], "8")
     assert "scheduling cycle 1:" in text and "scheduling cycle 2, flavors in order:" in text
 
@@ -96,10 +100,20 @@ def test_quota_shortfall_names_the_quota_line_and_the_amount(policy: Any) -> Non
         f"insufficient quota for nvidia.com/gpu in flavor {flavor}, previously considered "
         "podsets requests (0) + current podset request (32) > maximum capacity (12)"
     ) in found.message
-    fix = next(f for f in found.fixes if f.resource == "nvidia.com/gpu")
-    assert fix.amount == 20
+    # Issue 32: not "raise the quota by 20", which h100-infer's 24 whole GPUs (all quoted)
+    # cannot hold: 20 whole cards beside research's MIG slices, on 5 more nodes of 4 whole
+    # GPUs, and the budget the cards cost.
+    cards, nodes, budget = found.advice.edits
+    assert (cards.kind, cards.field, cards.op, cards.value) == (
+        "Team",
+        "spec.quotas[1].cards",
+        "add",
+        20,
+    )
     text = (REPO / "policies" / "teams" / "others.yaml").read_text().splitlines()
-    assert "pool: h100-infer" in text[fix.span.line - 1]
+    assert "pool: h100-infer" in text[cards.span.line - 1]
+    assert (nodes.kind, nodes.name, len(nodes.value["names"])) == ("Pool", "h100-infer", 5)
+    assert budget.field == "spec.budget.monthly" and budget.value > budget.before
 
 
 def test_a_resource_the_team_lists_nowhere_is_reported_in_kueues_resource_order(
@@ -115,7 +129,12 @@ def test_a_resource_the_team_lists_nowhere_is_reported_in_kueues_resource_order(
         f"couldn't assign flavors to pod set main: flavor {a800.flavor} doesn't match node "
         f"affinity, flavor {l40s.flavor} doesn't match node affinity"
     )
-    assert any("holds no nvidia.com/mig-1g.10gb" in line for line in found.policy)
+    # Issue 32: the team holds no 1g.10gb: a quota entry of them in h100-infer, whose
+    # 1g.10gb are all quoted, on one more node.
+    entry, node = found.advice.edits
+    assert entry.op == "add" and entry.value["pool"] == "h100-infer"
+    assert entry.value["mig"]["1g.10gb"] >= 2
+    assert (node.kind, node.name) == ("Pool", "h100-infer")
     early = ask(policy, team="finetune-vision", pool="h100-infer", mig=(("2g.20gb", 2),))
     assert early.kueue.pod_sets[0].attempts == ()
     assert early.message == (
