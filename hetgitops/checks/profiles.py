@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from hetgitops.checks._common import PathPart, error_at, note, written
+from hetgitops.checks._common import PathPart, error_at, note, warning_at, written
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Cause, Diagnostic, Related, Severity, listing
 from hetgitops.model import quantities
@@ -155,6 +155,34 @@ def profile_exceeds_node(policy: Policy, ctx: CheckContext) -> Iterator[Diagnost
             profile.origin,
             *_requirement(profile, "gang"),
             hint="lower gang, or add nodes to the pool",
+        )
+
+
+@rule("profile-mig-cards-per-node", Severity.WARNING)
+def profile_mig_cards_per_node(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A MIG profile's pod gets one MIG instance: `cardsPerNode` above 1 beside `migProfile` is
+    not what its pods receive.
+
+    Fails (warns): `migProfile: 1g.10gb` with `cardsPerNode: 2` (each pod is rendered with one
+    1g.10gb instance, on the device-plugin and the DRA path alike).
+    Passes: `migProfile: 1g.10gb` with `cardsPerNode: 1`, and `gang: 2` for two pods.
+    Fix: set `cardsPerNode: 1`; for more instances per job, raise `gang` (one instance per pod),
+    or use a larger profile (e.g. `2g.20gb` for two 1g.10gb's worth of compute).
+    """
+    for profile in policy.profiles.values():
+        if profile.mig_profile is None or profile.cards_per_node <= 1:
+            continue
+        yield warning_at(
+            "profile-mig-cards-per-node",
+            f"profile '{profile.name}' asks cardsPerNode {profile.cards_per_node} with migProfile "
+            f"{profile.mig_profile}: each pod gets one {profile.mig_profile} instance, not "
+            f"{profile.cards_per_node}",
+            profile.origin,
+            *_requirement(profile, "cardsPerNode"),
+            hint=(
+                f"set cardsPerNode: 1 and gang: {profile.gang * profile.cards_per_node} for "
+                f"{profile.cards_per_node} instances per pod's worth, or a larger MIG profile"
+            ),
         )
 
 

@@ -142,3 +142,14 @@ def test_image_missing(policy):
 def test_image_present_on_every_eligible_card(policy):
     policy.replace("profiles.yaml", "image: pytorch", "image: vllm")  # training pools are H100 only
     assert policy.spans("image-missing") == []
+
+
+def test_mig_profile_with_several_cards_per_node_warns_at_cards_per_node(policy):
+    """Each pod of a MIG profile is rendered with one instance (seen in the simulated fleet on
+    the device-plugin and the DRA path): cardsPerNode 2 beside migProfile is not what runs."""
+    requirements(policy, "    cardsPerNode: 2\n    migProfile: 1g.10gb\n")
+    assert policy.spans("profile-mig-cards-per-node") == [
+        policy.pos("profiles.yaml", "cardsPerNode: ^2")
+    ]
+    policy.replace("profiles.yaml", "cardsPerNode: 2\n", "cardsPerNode: 1\n")
+    assert policy.spans("profile-mig-cards-per-node") == []
