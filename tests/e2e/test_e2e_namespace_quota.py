@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
+import bundled
 import pytest
 from drift_fleet import applied, render, reset, server_side_apply
 from harness.controlplane.harness import ControlPlane
@@ -29,7 +28,6 @@ from tests.explain.test_namespace_quota import ADOPTED, job
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "ft-nlp"
 QUOTA = "compute"
 
@@ -39,18 +37,9 @@ def fleet(
     control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[ControlPlane, Policy, dict[str, str]]]:
     """finetune-nlp's Namespace and adopted ResourceQuota `compute`, as rendered, applied."""
-    root = tmp_path_factory.mktemp("ns-quota-e2e") / "policies"
-    shutil.copytree(REPO / "policies", root)
-    fleet = root / "fleet.yaml"
-    fleet.write_text(
-        fleet.read_text().replace(
-            "targets: [core, kueue, volcano, nodes, gpu-operator]",
-            "targets: [core, kueue, volcano, nodes, gpu-operator, koordinator]",
-        )
+    root = bundled.copy(
+        tmp_path_factory.mktemp("ns-quota-e2e"), koordinator=True, team_fields=ADOPTED
     )
-    teams = root / "teams" / "training.yaml"
-    anchor = "  namespaces: [ft-nlp]\n"
-    teams.write_text(teams.read_text().replace(anchor, anchor + ADOPTED))
     plane = control_plane
     reset(plane)
     objects = [

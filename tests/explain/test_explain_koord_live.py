@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import shutil
-from pathlib import Path
 from typing import Any
 
+import bundled
 import pytest
 
 from hetgitops.explain import run
@@ -21,7 +20,6 @@ from hetgitops.explain.state import read_state
 from hetgitops.explain.workload import from_manifest
 from hetgitops.live.client import Resource
 
-REPO = Path(__file__).resolve().parents[2]
 NOW = dt.date(2026, 12, 1)
 GPU = "nvidia.com/gpu"
 LABEL = "quota.scheduling.koordinator.sh/name"
@@ -34,15 +32,7 @@ GI = 2**30
 @pytest.fixture(scope="module")
 def policy(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The bundled fleet with the `koordinator` target added (resourceRatio 1)."""
-    root = tmp_path_factory.mktemp("koord-live") / "policies"
-    shutil.copytree(REPO / "policies", root)
-    fleet = root / "fleet.yaml"
-    fleet.write_text(
-        fleet.read_text().replace(
-            "targets: [core, kueue, volcano, nodes, gpu-operator]",
-            "targets: [core, kueue, volcano, nodes, gpu-operator, koordinator]",
-        )
-    )
+    root = bundled.copy(tmp_path_factory.mktemp("koord-live"), koordinator=True)
     return run.load_policy([root], NOW)
 
 

@@ -5,10 +5,10 @@ other limits (cpu, pods: `Team.spec.namespaceQuota.hard`) included."""
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from pathlib import Path
 from typing import Any
 
+import bundled
 import pytest
 
 from hetgitops.api import Options, render
@@ -20,7 +20,6 @@ from hetgitops.explain.namespace_quota import charged_as
 from hetgitops.explain.workload import from_manifest
 from hetgitops.plan.namespace_quota import of_namespace
 
-REPO = Path(__file__).resolve().parents[2]
 NOW = dt.date(2026, 12, 1)
 FT = "finetune-nlp-a100-transition"
 LABEL = "quota.scheduling.koordinator.sh/name"
@@ -34,20 +33,7 @@ ADOPTED = """  namespaceQuota:
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled fleet with the koordinator target, finetune-nlp's quota adopted from a
     cluster whose ResourceQuota `compute` also capped cpu, pods, limits and services."""
-    root = tmp_path_factory.mktemp("ns-quota") / "policies"
-    shutil.copytree(REPO / "policies", root)
-    fleet = root / "fleet.yaml"
-    fleet.write_text(
-        fleet.read_text().replace(
-            "targets: [core, kueue, volcano, nodes, gpu-operator]",
-            "targets: [core, kueue, volcano, nodes, gpu-operator, koordinator]",
-        )
-    )
-    teams = root / "teams" / "training.yaml"
-    anchor = "  namespaces: [ft-nlp]\n"
-    assert anchor in teams.read_text()
-    teams.write_text(teams.read_text().replace(anchor, anchor + ADOPTED))
-    return root
+    return bundled.copy(tmp_path_factory.mktemp("ns-quota"), koordinator=True, team_fields=ADOPTED)
 
 
 @pytest.fixture(scope="module")
