@@ -46,6 +46,9 @@ RULES: dict[str, str] = {
     "cannot read the pool's MIG layout or sharing replicas, so the pool is written without "
     "them and its MIG (or shared) quotas cannot be kept. The missing config is the cause of "
     "the round trip's differences on that pool, not the cluster.",
+    "import-first-sync-creates": "An object the written policy renders that the input does "
+    "not hold: the first sync creates it (a team namespace's accelerator ResourceQuota, a "
+    "LocalQueue, the PriorityClass of a tier). Review the list before the first sync.",
     "import-device-class-unread": "A DeviceClass whose CEL selector hetgitops cannot read "
     "(not the shape `plan/dra.py` writes: driver, device type, product names, architecture, "
     "memory or MIG profile over NVIDIA's pinned vocabulary): import cannot tell which card it "
@@ -82,18 +85,24 @@ _FIXES = {
     "import-config-missing": "add the ConfigMaps to the input (`kubectl get configmaps -n "
     "gpu-operator -o yaml`, and the ClusterPolicy that names them), or import from the cluster "
     "itself with --kubeconfig.",
+    "import-first-sync-creates": "nothing, if the objects are wanted; if the cluster has "
+    "them under other names, rename them in the policy (or import from the cluster with "
+    "--kubeconfig, which reads every kind).",
     "import-device-class-unread": "select the card by productName and architecture (as "
     "`hetgitops render` writes it), or keep the class and its pools' claims outside the policy.",
 }
+INFOS = {"import-first-sync-creates"}
 register_rules(
     "import",
     {rule: f"{doc}\nFix: {_FIXES[rule]}" for rule, doc in RULES.items()},
-    dict.fromkeys(WARNINGS, Severity.WARNING),
+    {**dict.fromkeys(WARNINGS, Severity.WARNING), **dict.fromkeys(INFOS, Severity.INFO)},
 )
 
 
 def finding(rule: str, message: str, span: Span, *, path: str = "", hint: str = "") -> Diagnostic:
-    severity = Severity.WARNING if rule in WARNINGS else Severity.ERROR
+    severity = (
+        Severity.INFO if rule in INFOS else Severity.WARNING if rule in WARNINGS else Severity.ERROR
+    )
     return Diagnostic(
         rule=rule,
         severity=severity,

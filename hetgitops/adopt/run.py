@@ -9,6 +9,7 @@ import yaml
 
 from hetgitops import api
 from hetgitops.adopt import namespaces, roundtrip
+from hetgitops.adopt.creates import first_sync_creates
 from hetgitops.adopt.infer import infer
 from hetgitops.adopt.sources import Read
 from hetgitops.adopt.write import policy_files
@@ -58,6 +59,7 @@ def import_objects(read: Read, output: Path, *, cluster: str) -> ImportResult:
             for d in roundtrip.check(read.objects, rendered.manifests, reported=reported)
         )
         result.diagnostics.extend(namespaces.unrendered_labels(read.objects, rendered.manifests))
+        result.diagnostics.extend(first_sync_creates(read.objects, rendered.manifests))
         if blind is not None:
             result.diagnostics.append(blind)
     return result

@@ -10,6 +10,7 @@ from pathlib import Path
 from hetgitops import api
 from hetgitops.adopt import sources
 from hetgitops.adopt.run import ImportResult, import_objects
+from hetgitops.diagnostics import Severity
 
 HERE = Path(__file__).parent
 
@@ -42,7 +43,9 @@ def import_paths(paths: list[Path], out: Path) -> Imported:
 
 def _done(result: ImportResult) -> Imported:
     assert result.rendered is not None
-    found = [f"{d.rule}: {d.message}" for d in result.diagnostics]
+    # Findings, not the notes for the reviewer (what the first sync creates: see
+    # test_import_creates.py); `result` keeps every diagnostic.
+    found = [f"{d.rule}: {d.message}" for d in result.diagnostics if d.severity > Severity.INFO]
     return Imported(result.files, found, result.rendered, result)
 
 

@@ -14,6 +14,7 @@ from hetgitops.adopt import sources
 from hetgitops.adopt.nodes import PRODUCT_LABELS
 from hetgitops.adopt.run import import_objects
 from hetgitops.cli.main import main
+from hetgitops.diagnostics import Severity
 from hetgitops.model.ranges import compact, expand
 from hetgitops.plan.dra import DOMAIN as DRA_DOMAIN
 
@@ -26,7 +27,9 @@ def _import(text: str, tmp_path: Path) -> tuple[dict[str, str], list[str]]:
     read = sources.Read()
     sources.from_text("cluster.yaml", text, read)
     result = import_objects(read, tmp_path / "policy", cluster="lab")
-    return result.files, [f"{d.rule}: {d.message}" for d in result.diagnostics]
+    return result.files, [
+        f"{d.rule}: {d.message}" for d in result.diagnostics if d.severity > Severity.INFO
+    ]
 
 
 def test_a_hand_written_cluster_imports_with_zero_changes_and_keeps_every_name(

@@ -20,7 +20,22 @@ def test_a_volcano_cluster_imports_and_its_leaf_queues_render_back_unchanged(
 ) -> None:
     read = sources.from_paths([CLUSTER])
     result = import_objects(read, tmp_path / "p", cluster="lab")
-    found = sorted((d.rule, d.message.split(":")[0][:34]) for d in result.diagnostics)
+    found = sorted(
+        (d.rule, d.message.split(":")[0][:34])
+        for d in result.diagnostics
+        if d.rule != "import-first-sync-creates"
+    )
+    creates = sorted(
+        d.message.split(" (")[0]
+        for d in result.diagnostics
+        if d.rule == "import-first-sync-creates"
+    )
+    assert creates == [
+        "the first sync creates 1 PriorityClass: standard",
+        "the first sync creates 2 Namespace: nlp, vision",
+        "the first sync creates 2 ResourceQuota: nlp/hetgitops-accelerators, "
+        "vision/hetgitops-accelerators",
+    ]
     # No import-field-changes: every leaf renders as the cluster has it. Parent, root and
     # default stay Volcano's; the teams need namespaces. The nodes already carry their
     # nodegroups (spec.volcano.nodeGroup): no targets-incomplete for the missing nodes target.
