@@ -286,8 +286,9 @@ def read_live_radius(result: DiffResult, *, kubeconfig: Any, context: str | None
     )
     from hetgitops.diff.live_fields import co_owned
 
-    before = [m for m in result.base.result.manifests if not m.cluster]
-    after = [m for m in result.head.result.manifests if not m.cluster]
+    # What the GitOps tool syncs: not the node label plans and values files (applied=False).
+    before = [m for m in result.base.result.manifests if m.applied]
+    after = [m for m in result.head.result.manifests if m.applied]
     found, requests = co_owned(before, after, kubeconfig=kubeconfig, context=context)
     result.hazards = [*result.hazards, *sorted(found, key=lambda h: h.subject)]
     result.live_requests += requests

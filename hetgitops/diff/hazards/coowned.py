@@ -66,7 +66,7 @@ def field_co_owned(old: Obj, new: Obj, live: Obj, *, span: Span = NOWHERE) -> It
         yield Hazard(
             rule="field-co-owned",
             subject=subject,
-            message=f"{subject} leaves the policy, but {', '.join(managers)} own it: the API "
+            message=f"leaves the policy, but {', '.join(managers)} own it: the API "
             "server keeps the field after the sync (server-side apply removes a field only "
             "when no other manager owns it)",
             action=_fix(live, path, managers),
@@ -85,9 +85,9 @@ def _fix(live: Obj, path: FieldPath, managers: tuple[str, ...]) -> str:
     patch = json.dumps([{"op": "remove", "path": pointer}])
     return (
         f"after the sync, remove it: `kubectl patch {resource} {meta.get('name', '')}{where} "
-        f"--type=json -p '{patch}'`; or have each other manager ({', '.join(managers)}) apply "
-        "the object once without the field (`kubectl apply --server-side --field-manager=NAME`), "
-        "and stop it from applying the field again"
+        f"--type=json -p '{patch}'`; or have each of {', '.join(managers)} that is not the "
+        "sync's applier apply the object once without the field (`kubectl apply --server-side "
+        "--field-manager=NAME`); either way, stop that manager from applying the field again"
     )
 
 
