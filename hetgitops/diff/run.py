@@ -261,7 +261,8 @@ class LiveNotSupported(Exception):
 
 
 def read_live_radius(result: DiffResult, *, kubeconfig: Any, context: str | None) -> None:
-    """Fill each hazard's `live` line from the cluster (read-only, diff/blast.py). The base
+    """Fill each hazard's `live` line from the cluster (read-only, diff/blast.py), and add the
+    field-co-owned hazards of the objects the change updates (diff/live_fields.py). The base
     side is what runs in the cluster now: its teams own the namespaces."""
     base = result.base.policy
     if base is None or base.fleet is None:
@@ -283,3 +284,11 @@ def read_live_radius(result: DiffResult, *, kubeconfig: Any, context: str | None
         kubeconfig=kubeconfig,
         context=context,
     )
+    from hetgitops.diff.live_fields import co_owned
+
+    # What the GitOps tool syncs: not the node label plans and values files (applied=False).
+    before = [m for m in result.base.result.manifests if m.applied]
+    after = [m for m in result.head.result.manifests if m.applied]
+    found, requests = co_owned(before, after, kubeconfig=kubeconfig, context=context)
+    result.hazards = [*result.hazards, *sorted(found, key=lambda h: h.subject)]
+    result.live_requests += requests

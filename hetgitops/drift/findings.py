@@ -17,6 +17,9 @@ RULES: dict[str, str] = {
     "drift-removed": "A field the policy no longer declares is still live, owned by the GitOps "
     "applier (--manager): the next sync with pruning of fields would remove it.",
     "drift-added": "A live field the policy does not declare, written by another field manager.",
+    "drift-co-owned": "A field the policy no longer declares is still live and owned by the "
+    "GitOps applier (--manager) and another field manager: server-side apply removes a field "
+    "only when no other manager owns it, so no sync will remove it.",
     "drift-terminating": "An object the policy renders is being deleted (it has a "
     "deletionTimestamp) and a finalizer holds it: it stops existing once the finalizer's "
     "controller lets go, whatever it looks like now.",
@@ -68,6 +71,8 @@ _FIXES = {
     "drift-field-missing": "sync; if it comes back missing, a webhook or controller drops it.",
     "drift-removed": "sync with pruning, or declare the field again in the policy.",
     "drift-added": "declare the field in the policy, or stop the other field manager.",
+    "drift-co-owned": "have each other manager let go (apply once as it without the field), "
+    "or remove the field with a JSON patch; then stop that manager from applying it again.",
     "drift-terminating": "find why it was deleted; let the finalizer's controller finish (a "
     "ClusterQueue waits for its admitted workloads), then sync to create it again.",
     "drift-orphan": "delete the object, or render it again from the policy.",

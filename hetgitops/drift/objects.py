@@ -12,10 +12,10 @@ from hetgitops.diagnostics import Diagnostic, Span
 from hetgitops.drift.compare import FieldDiff, attribute, compare, display
 from hetgitops.drift.findings import finding, shown, writers_text
 from hetgitops.drift.ignore import Ignores
-from hetgitops.drift.kinds import KindKey
 from hetgitops.drift.normalise import BUILTIN_DEFAULTS, drop_tracking, strip_live
 from hetgitops.drift.ownership import Ownership, Path
 from hetgitops.drift.schema import apply_defaults
+from hetgitops.live.kinds import KindKey
 from hetgitops.model.policy import DriftIgnore, Fleet
 from hetgitops.output.manifests import Manifest
 
@@ -189,6 +189,19 @@ def _extra(
     name = object_name(manifest)
     appliers = [w for w in diff.writers if w.manager in managers and w.operation == "Apply"]
     secret = manifest.kind == "Secret"
+    if appliers and len({w.manager for w in diff.writers}) > 1:
+        return finding(
+            "drift-co-owned",
+            f"{name}: {diff.display} is no longer in the policy but still live "
+            f"({_value(diff.live, secret)}), owned by {writers_text(diff.writers)}: a sync "
+            "never removes it (server-side apply removes a field only when no other manager "
+            "owns it)",
+            where,
+            path=f"{name}: {diff.display}",
+            hint="make every other manager let go: apply once as it without the field "
+            "(kubectl apply --server-side --field-manager=NAME), or remove the field with a "
+            "JSON patch (kubectl patch --type=json, op remove)",
+        )
     if appliers:
         return finding(
             "drift-removed",

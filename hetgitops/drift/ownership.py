@@ -1,14 +1,15 @@
-"""Drift stage: who wrote which field, from `metadata.managedFields` (server-side apply's field
-sets), resolved against the live object so that list entries become indexes."""
+"""Drift stage: who wrote which field, from `metadata.managedFields` (read by
+`live.managed_fields`), resolved against the live object so that list entries become indexes."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-Path = tuple[str | int, ...]
+from hetgitops.live.managed_fields import Concrete, locate, managed_fields
+
+Path = Concrete
 
 
 @dataclass(frozen=True)
@@ -30,16 +31,12 @@ class Ownership:
 
     def __init__(self, live: Mapping[str, Any]) -> None:
         self.entries: list[tuple[Writer, frozenset[Path]]] = []
-        for entry in (live.get("metadata") or {}).get("managedFields") or []:
-            if entry.get("subresource") or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
+        for entry in managed_fields(live):
+            if entry.subresource:
                 continue  # status writers never touch what the policy declares
-            writer = Writer(
-                str(entry.get("manager", "")),
-                str(entry.get("operation", "")),
-                str(entry.get("time", "")),
-            )
-            paths = frozenset(_resolve(entry.get("fieldsV1") or {}, live, ()))
-            self.entries.append((writer, paths))
+            writer = Writer(entry.manager, entry.operation, entry.time)
+            located = (locate(path, live) for path in entry.fields)
+            self.entries.append((writer, frozenset(p for p in located if p is not None)))
 
     def at(self, path: Path) -> list[Writer]:
         """Writers owning `path` itself or the atomic value that contains it (deepest first,
@@ -73,49 +70,3 @@ class Ownership:
 
 def _prefixes(path: Path) -> list[Path]:
     return [path[:i] for i in range(len(path), 0, -1)]
-
-
-def _resolve(fields: Mapping[str, Any], value: Any, prefix: Path) -> list[Path]:
-    """Concrete paths of a FieldsV1 set: `f:name` map fields, `k:{...}` list entries by key,
-    `v:value` set entries, `i:n` indexes; `.` marks the entry itself."""
-    found: list[Path] = []
-    for key, sub in fields.items():
-        if key == ".":
-            found.append(prefix)
-            continue
-        step = _step(key, value)
-        if step is None:
-            continue
-        path = (*prefix, step)
-        inner = value.get(step) if isinstance(value, dict) and isinstance(step, str) else None
-        if isinstance(value, list) and isinstance(step, int):
-            inner = value[step]
-        if sub:
-            found.extend(_resolve(sub, inner, path))
-        else:
-            found.append(path)
-    return found
-
-
-def _step(key: str, value: Any) -> str | int | None:
-    kind, _, text = key.partition(":")
-    if kind == "f":
-        return text
-    if not isinstance(value, list):
-        return None
-    if kind == "i":
-        return int(text)
-    try:
-        wanted = json.loads(text)
-    except ValueError:
-        return None
-    for index, item in enumerate(value):
-        if kind == "v" and item == wanted:
-            return index
-        if kind == "k" and isinstance(item, dict) and _matches(item, wanted):
-            return index
-    return None
-
-
-def _matches(item: Mapping[str, Any], wanted: Any) -> bool:
-    return isinstance(wanted, dict) and all(item.get(k) == v for k, v in wanted.items())

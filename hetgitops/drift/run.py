@@ -17,7 +17,6 @@ from hetgitops.drift import fleet as fleet_checks
 from hetgitops.drift import slices as dra_slices
 from hetgitops.drift.findings import finding
 from hetgitops.drift.ignore import Ignores
-from hetgitops.drift.kinds import CRD_RESOURCE, Catalogue, KindKey
 from hetgitops.drift.objects import compare_object, ident, missing, orphan, terminating
 from hetgitops.live import resources
 from hetgitops.live.client import (
@@ -29,6 +28,7 @@ from hetgitops.live.client import (
     NotServed,
     Resource,
 )
+from hetgitops.live.kinds import CRD_RESOURCE, Catalogue, KindKey
 from hetgitops.model.policy import Fleet, Policy
 from hetgitops.output.manifests import MANAGED_BY, Manifest
 from hetgitops.plan import dra

@@ -208,7 +208,7 @@ def _quantity(value: Any) -> str | None:
 
 
 def _crd(crd: Mapping[str, Any]) -> str | None:
-    """What `drift.kinds.Catalogue` and `import` read of a CustomResourceDefinition."""
+    """What `live.kinds.Catalogue` and `import` read of a CustomResourceDefinition."""
     spec = crd.get("spec")
     if not isinstance(spec, Mapping):
         return f"spec is {_a(spec)}, not an object"

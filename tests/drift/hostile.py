@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hetgitops.adopt.sources import RESOURCES
-from hetgitops.drift.kinds import BUILTIN
+from hetgitops.live.kinds import BUILTIN
 
 Answer = Callable[[BaseHTTPRequestHandler], None]
 KIND_OF_PLURAL = {plural: kind for (_, kind), (plural, _) in BUILTIN.items()}

@@ -175,8 +175,8 @@ def test_a_kind_without_a_served_crd_version_is_a_finding_not_a_crash() -> None:
     from harness import upstream
 
     from hetgitops.diagnostics import NOWHERE
-    from hetgitops.drift.kinds import Catalogue, KindKey
     from hetgitops.drift.run import DriftOptions, _kind
+    from hetgitops.live.kinds import Catalogue, KindKey
     from hetgitops.output.manifests import Manifest
 
     crd = upstream.for_test() / "kueue" / "crds" / "kueue.x-k8s.io_clusterqueues.yaml"
@@ -308,8 +308,8 @@ def test_what_koordinator_writes_on_a_quota_is_no_drift() -> None:
 
 
 def test_dra_device_classes_are_listed_and_compared() -> None:
-    from hetgitops.drift.kinds import Catalogue, KindKey
     from hetgitops.drift.objects import compare_object
+    from hetgitops.live.kinds import Catalogue, KindKey
     from hetgitops.output.manifests import Manifest
 
     resource = Catalogue().resource(KindKey("resource.k8s.io", "v1", "DeviceClass"))

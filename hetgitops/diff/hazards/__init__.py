@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hetgitops.diff.drains import Drain
+from hetgitops.diff.hazards import coowned as _coowned  # noqa: F401 (field-co-owned, live)
 from hetgitops.diff.hazards import (
     dra,
     flavor_transitions,

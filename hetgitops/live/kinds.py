@@ -1,5 +1,6 @@
-"""Drift stage: which API resource serves each kind in use, from the live CRDs (one LIST) and a
-table of the built-in kinds hetgitops emits; the CRD's schema of the version in use."""
+"""Live stage: which API resource serves each kind in use (drift, `diff --kubeconfig`), from the
+live CRDs (one LIST) and a table of the built-in kinds hetgitops emits; the CRD's schema of the
+version in use."""
 
 from __future__ import annotations
 

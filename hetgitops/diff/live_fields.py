@@ -1,0 +1,79 @@
+"""Diff stage, `diff --kubeconfig`: the live copies of the objects a change updates, read for
+their managedFields, and the `field-co-owned` hazards they give (diff/hazards/coowned.py).
+
+Read-only: one LIST per kind of an updated object (and one of the CRDs when a custom kind is
+among them, to find where it is served). A kind the cluster does not serve, or the credentials
+may not list, has no live copies here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hetgitops.diff.hazards import Hazard
+from hetgitops.diff.hazards.coowned import field_co_owned
+from hetgitops.live.client import Cluster, Forbidden, NotServed, Resource
+from hetgitops.live.kinds import BUILTIN, CRD_RESOURCE, Catalogue, KindKey
+from hetgitops.live.session import reading
+from hetgitops.output.manifests import Manifest
+
+Ident = tuple[KindKey, str, str]  # kind, namespace, name
+
+
+def updated(
+    before: Sequence[Manifest], after: Sequence[Manifest]
+) -> list[tuple[Manifest, Manifest]]:
+    """The objects on both sides whose rendered form changes, in a stable order."""
+    old = {_ident(m.obj): m for m in before}
+    pairs = [(old[key], m) for m in after if (key := _ident(m.obj)) in old]
+    changed = [(was, now) for was, now in pairs if was.obj != now.obj]
+    return sorted(changed, key=lambda pair: (str(_ident(pair[1].obj)[0]), *_ident(pair[1].obj)[1:]))
+
+
+def _ident(obj: Mapping[str, Any]) -> Ident:
+    meta = obj.get("metadata") or {}
+    return KindKey.of(obj), str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def read_live(cluster: Cluster, kinds: set[KindKey]) -> dict[Ident, dict[str, Any]]:
+    """The live objects of `kinds`, by kind, namespace and name."""
+    custom = any((key.group, key.kind) not in BUILTIN for key in kinds)
+    catalogue = Catalogue.from_crds(_listed(cluster, CRD_RESOURCE) if custom else [])
+    found: dict[Ident, dict[str, Any]] = {}
+    for key in sorted(kinds, key=str):
+        resource = catalogue.resource(key)
+        for item in _listed(cluster, resource) if resource is not None else []:
+            found[_ident(item)] = item
+    return found
+
+
+def _listed(cluster: Cluster, resource: Resource) -> list[dict[str, Any]]:
+    """A LIST, or nothing when the kind is not served or the credentials may not list it (the
+    blast radius needs only Workloads, Pods and PodGroups; this hazard is then not judged)."""
+    try:
+        return cluster.list(resource)
+    except (NotServed, Forbidden):
+        return []
+
+
+def co_owned(
+    before: Sequence[Manifest],
+    after: Sequence[Manifest],
+    *,
+    kubeconfig: Any = None,
+    context: str | None = None,
+) -> tuple[list[Hazard], int]:
+    """The field-co-owned hazards of the updated objects, and the requests made."""
+    pairs = updated(before, after)
+    if not pairs:
+        return [], 0
+    with reading(kubeconfig, context) as cluster:
+        live = read_live(cluster, {_ident(now.obj)[0] for _, now in pairs})
+        requests = cluster.requests
+    found: list[Hazard] = []
+    for was, now in pairs:
+        obj = live.get(_ident(now.obj))
+        if obj is not None:
+            found += field_co_owned(was.obj, now.obj, obj, span=now.origin)
+    return found, requests
