@@ -19,6 +19,7 @@ from hetgitops.cli.common import (
     echo_report,
     format_option,
     guarded,
+    note,
     policy_paths,
 )
 
@@ -153,7 +154,7 @@ def diff(
             raise click.UsageError(str(exc)) from None
         options = api.Options(now=now, crd_dirs=crd_dirs)
         result = diff_run.compare(*sides, options, ignore=ignore)
-        if (kubeconfig or context) and result.hazards:
+        if (kubeconfig or context) and (result.hazards or result.objects):
             from hetgitops.diff import blast
 
             try:
@@ -163,6 +164,12 @@ def diff(
                 return EXIT_ENVIRONMENT
             except diff_run.LiveNotSupported as exc:
                 raise click.UsageError(str(exc)) from None
+            if result.live_unread:
+                kinds = ", ".join(result.live_unread)
+                note(
+                    f"hetgitops diff: field ownership not read for {kinds} (not served, or the "
+                    "credentials may not list them): field-co-owned is not judged for them"
+                )
         echo_report(FORMATTERS[output_format](result))
         failing = bool(result.risks) if exit_code_on == "risk" else result.changed
         return EXIT_FINDINGS if failing else EXIT_OK

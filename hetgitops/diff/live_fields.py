@@ -3,7 +3,7 @@ their managedFields, and the `field-co-owned` hazards they give (diff/hazards/co
 
 Read-only: one LIST per kind of an updated object (and one of the CRDs when a custom kind is
 among them, to find where it is served). A kind the cluster does not serve, or the credentials
-may not list, has no live copies here.
+may not list, has no live copies here, and is returned as unread for the CLI to say.
 """
 
 from __future__ import annotations
@@ -36,24 +36,35 @@ def _ident(obj: Mapping[str, Any]) -> Ident:
     return KindKey.of(obj), str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
-def read_live(cluster: Cluster, kinds: set[KindKey]) -> dict[Ident, dict[str, Any]]:
-    """The live objects of `kinds`, by kind, namespace and name."""
+def read_live(
+    cluster: Cluster, kinds: set[KindKey]
+) -> tuple[dict[Ident, dict[str, Any]], tuple[str, ...]]:
+    """The live objects of `kinds`, by kind, namespace and name, and the kinds that could not
+    be read (not served, or the credentials may not list them)."""
+    unread: list[str] = []
     custom = any((key.group, key.kind) not in BUILTIN for key in kinds)
-    catalogue = Catalogue.from_crds(_listed(cluster, CRD_RESOURCE) if custom else [])
+    crds = _listed(cluster, CRD_RESOURCE, unread, "CustomResourceDefinition") if custom else []
+    catalogue = Catalogue.from_crds(crds)
     found: dict[Ident, dict[str, Any]] = {}
     for key in sorted(kinds, key=str):
         resource = catalogue.resource(key)
-        for item in _listed(cluster, resource) if resource is not None else []:
+        if resource is None:
+            unread.append(str(key))
+            continue
+        for item in _listed(cluster, resource, unread, str(key)):
             found[_ident(item)] = item
-    return found
+    return found, tuple(sorted(set(unread)))
 
 
-def _listed(cluster: Cluster, resource: Resource) -> list[dict[str, Any]]:
-    """A LIST, or nothing when the kind is not served or the credentials may not list it (the
-    blast radius needs only Workloads, Pods and PodGroups; this hazard is then not judged)."""
+def _listed(
+    cluster: Cluster, resource: Resource, unread: list[str], name: str
+) -> list[dict[str, Any]]:
+    """A LIST, or nothing (noted in `unread`) when the kind is not served or the credentials
+    may not list it (the blast radius needs only Workloads, Pods and PodGroups)."""
     try:
         return cluster.list(resource)
     except (NotServed, Forbidden):
+        unread.append(name)
         return []
 
 
@@ -63,17 +74,18 @@ def co_owned(
     *,
     kubeconfig: Any = None,
     context: str | None = None,
-) -> tuple[list[Hazard], int]:
-    """The field-co-owned hazards of the updated objects, and the requests made."""
+) -> tuple[list[Hazard], int, tuple[str, ...]]:
+    """The field-co-owned hazards of the updated objects, the requests made, and the kinds
+    that could not be read."""
     pairs = updated(before, after)
     if not pairs:
-        return [], 0
+        return [], 0, ()
     with reading(kubeconfig, context) as cluster:
-        live = read_live(cluster, {_ident(now.obj)[0] for _, now in pairs})
+        live, unread = read_live(cluster, {_ident(now.obj)[0] for _, now in pairs})
         requests = cluster.requests
     found: list[Hazard] = []
     for was, now in pairs:
         obj = live.get(_ident(now.obj))
         if obj is not None:
             found += field_co_owned(was.obj, now.obj, obj, span=now.origin)
-    return found, requests
+    return found, requests, unread

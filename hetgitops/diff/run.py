@@ -64,6 +64,9 @@ class DiffResult:
     objects: list[ObjectChange] = field(default_factory=list)
     ignored: tuple[str, ...] = ()
     live_requests: int = 0  # requests made for the live blast radius (0: not read)
+    # Kinds whose live copies could not be read for field ownership (not served, forbidden):
+    # their field-co-owned hazards are not judged, and the CLI says so.
+    live_unread: tuple[str, ...] = ()
 
     @property
     def invalid(self) -> bool:
@@ -277,18 +280,21 @@ def read_live_radius(result: DiffResult, *, kubeconfig: Any, context: str | None
     from hetgitops.diff.blast import with_live_radius
 
     teams = {ns: team.name for team in base.teams.values() for ns in team.namespaces}
-    result.hazards, result.live_requests = with_live_radius(
-        result.hazards,
-        kueue_api_version=base.fleet.kueue_api_version,
-        team_of_namespace=teams,
-        kubeconfig=kubeconfig,
-        context=context,
-    )
+    if result.hazards:
+        result.hazards, result.live_requests = with_live_radius(
+            result.hazards,
+            kueue_api_version=base.fleet.kueue_api_version,
+            team_of_namespace=teams,
+            kubeconfig=kubeconfig,
+            context=context,
+        )
     from hetgitops.diff.live_fields import co_owned
 
     # What the GitOps tool syncs: not the node label plans and values files (applied=False).
+    # Judged for every change, also one no other hazard flags (a removed quota key).
     before = [m for m in result.base.result.manifests if m.applied]
     after = [m for m in result.head.result.manifests if m.applied]
-    found, requests = co_owned(before, after, kubeconfig=kubeconfig, context=context)
+    found, requests, unread = co_owned(before, after, kubeconfig=kubeconfig, context=context)
     result.hazards = [*result.hazards, *sorted(found, key=lambda h: h.subject)]
     result.live_requests += requests
+    result.live_unread = unread

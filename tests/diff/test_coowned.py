@@ -88,3 +88,34 @@ def test_only_objects_the_change_updates_are_read() -> None:
     changed["spec"]["weight"] = 2
     assert updated([same], [same]) == []
     assert updated([same], [Manifest(target="volcano", obj=changed)])[0][1].obj == changed
+
+
+def test_a_kind_that_cannot_be_listed_is_named_unread_not_skipped() -> None:
+    """A Volcano Queue LIST the credentials may not make: no live copy, and the kind comes back
+    unread (the CLI says so) instead of the hazard silently passing."""
+    from hetgitops.diff.live_fields import read_live
+    from hetgitops.live.errors import Forbidden, NotServed
+    from hetgitops.live.kinds import KindKey
+
+    class Refusing:
+        def list(self, resource: object) -> list[dict[str, object]]:
+            if "customresourcedefinitions" in str(resource):
+                return [
+                    {
+                        "spec": {
+                            "group": "scheduling.volcano.sh",
+                            "names": {"kind": "Queue", "plural": "queues"},
+                            "scope": "Cluster",
+                            "versions": [{"name": "v1beta1", "served": True}],
+                        }
+                    }
+                ]
+            if "queues" in str(resource):
+                raise Forbidden("list queues", "forbidden")
+            raise NotServed("quotas")
+
+    queue = KindKey("scheduling.volcano.sh", "v1beta1", "Queue")
+    quota = KindKey("", "v1", "ResourceQuota")
+    found, unread = read_live(Refusing(), {queue, quota})  # type: ignore[arg-type]
+    assert found == {}
+    assert unread == tuple(sorted({str(queue), str(quota)}))
