@@ -198,10 +198,20 @@ def _raises(
         if edits is None:
             return
         least = max([*over, placed], default=1 if not any(raise_by.values()) else 0)
-        more = range(1, pods + 1) if not edits else ()
+        cap = added_nodes_cap(pool)
+        if least > cap:
+            return  # e.g. 2^31 cpus asked: no node count is advice (found by the manifest fuzz)
+        more = range(1, min(pods, cap) + 1) if not edits else ()
         for count in sorted({least, least + 1, *more}):
-            if count > 0:
+            if 0 < count <= cap:
                 yield (*edits, add_nodes(pool, count, template))
+
+
+def added_nodes_cap(pool: Pool) -> int:
+    """The most nodes advice adds to a pool: twice what it has, at least 64. Beyond that the
+    request, not the pool, is what to change (a job asking 2^31 cpus would otherwise be told to
+    add millions of nodes, and building that edit alone takes minutes)."""
+    return max(64, 2 * len(pool.nodes))
 
 
 def _borrowing(

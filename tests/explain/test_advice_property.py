@@ -161,3 +161,46 @@ def test_a_requests_cpu_share_is_the_teams_flavors(tmp_path: Path) -> None:
     cpu, _ = host_quota(seeded, team, capacity.unit_weight(pool, card, "nvidia.com/gpu", None) * 2)
     assert requests.get("nvidia.com/gpu") == 2 and "nvidia.com/gpu.shared" not in requests
     assert requests["cpu"] == kueue_amount("cpu", cpu)
+
+
+def test_a_request_of_two_to_the_31_cpus_is_never_told_to_add_millions_of_nodes() -> None:
+    """Found by the manifest fuzz (mutant 287): a JobSet worker asking 2147483647 cpus made the
+    advice build an edit adding ~17 million nodes, and explain hung. Node additions are capped
+    (`added_nodes_cap`); beyond the cap the advice names no node edit."""
+    from hetgitops.explain.advice_candidates import added_nodes_cap
+    from hetgitops.explain.workload import from_manifest
+
+    policy = run.load_policy([Path(__file__).resolve().parents[2] / "policies"], "2026-12-01")
+    manifest = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "x",
+            "namespace": "pretrain",
+            "labels": {"kueue.x-k8s.io/queue-name": "pretraining"},
+        },
+        "spec": {
+            "parallelism": 2,
+            "template": {
+                "spec": {
+                    "nodeSelector": {"hetgitops.io/pool": "a800-train"},
+                    "containers": [
+                        {
+                            "name": "c",
+                            "resources": {
+                                "limits": {"nvidia.com/gpu": 8},
+                                "requests": {"cpu": 2147483647},
+                            },
+                        }
+                    ],
+                }
+            },
+        },
+    }
+    answer = explain(policy, from_manifest(manifest))
+    assert answer.verdict != "admitted"
+    cap = added_nodes_cap(policy.pools["a800-train"])
+    for line in answer.policy:
+        if "added-" in line:
+            assert f"added-{cap + 1}" not in line, line
+    assert answer.policy, "the advice says why no edit admits it"
