@@ -18,7 +18,7 @@ from typing import Any
 from hetgitops.explain.manifest import documents
 from hetgitops.explain.preemption import CohortSpec, QueueSpec, Rules, Running
 from hetgitops.explain.preemption_tree import Quota
-from hetgitops.explain.state import Holder, flavor_pools, holder_of, kueue_api
+from hetgitops.explain.state import Holder, flavor_pools, holder_of, kueue_api, live_node_free
 from hetgitops.explain.workload import WorkloadError
 from hetgitops.live import resources, workloads
 from hetgitops.live.client import Cluster
@@ -145,21 +145,11 @@ def _entry(policy: Policy, entry: Mapping[str, Any]) -> Holder:
     )
 
 
-def live_holders(policy: Policy, cluster: Cluster) -> list[Holder]:
-    """The cluster's admitted Workloads (one LIST, read-only), as `read_usage` gives them."""
-    return live_view(policy, cluster)[0]
-
-
 def live_view(policy: Policy, cluster: Cluster) -> tuple[list[Holder], dict[str, dict[str, int]]]:
     """The admitted Workloads and what Kueue's topology-aware cache has free on each node of
-    the policy (Nodes and Pods read too; read-only)."""
-    from hetgitops.explain.nodes import pool_nodes
-    from hetgitops.explain.tas_usage import node_free
-
+    the policy (`state.live_node_free`: Nodes and Pods read too; read-only)."""
     pools = flavor_pools(policy)
     items = cluster.list(resources.workloads(kueue_api(policy)))
     admitted = [w for w in items if workloads.holds_quota(w)]
     holders = [holder_of(policy, w, pools) for w in admitted]
-    wanted = {n.name: list(n.units) for p in policy.pools.values() for n in pool_nodes(policy, p)}
-    nodes, pods = cluster.list(resources.NODES), cluster.list(resources.PODS)
-    return holders, node_free(wanted, nodes, pods, admitted, [])
+    return holders, live_node_free(policy, cluster, admitted, [])

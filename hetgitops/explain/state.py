@@ -13,7 +13,7 @@ what koord-scheduler counts in each ElasticQuota (`koord_state`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,7 +146,7 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
                 )
             )
     volcano = _volcano_queues(policy, cluster, notes)
-    node_free = _node_free(policy, cluster, held, notes)
+    node_free = live_node_free(policy, cluster, held, notes)
     koordinator = read_koordinator(policy, cluster, notes)
     return LiveState(
         usage,
@@ -220,10 +220,11 @@ def _volcano_queues(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[
     return found
 
 
-def _node_free(
-    policy: Policy, cluster: Cluster, admitted: list[Mapping[str, Any]], notes: list[str]
+def live_node_free(
+    policy: Policy, cluster: Cluster, admitted: Sequence[Mapping[str, Any]], notes: list[str]
 ) -> dict[str, dict[str, int]]:
-    """Per policy node: what Kueue's topology-aware cache has free (`tas_usage.node_free`)."""
+    """Per policy node: what Kueue's topology-aware cache has free (`tas_usage.node_free`),
+    from one LIST of Nodes and one of Pods; `admitted`: the Workloads that hold quota."""
     from hetgitops.explain.nodes import pool_nodes
 
     wanted = {

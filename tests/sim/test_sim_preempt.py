@@ -4,7 +4,7 @@ cohort with lending limits, everything lent, isolated, reclaim across cohorts, t
 
 Per round (seeded): every lane's pool is filled with generated Jobs of its teams until Kueue has
 judged them all and nothing moves. Then, `HETGITOPS_PREEMPT_PROBES` times over the same fill: the
-admitted Workloads are read live (`preemption_input.live_holders`, the reader `explain --preempt
+admitted Workloads are read live (`preemption_input.live_view`, the reader `explain --preempt
 --kubeconfig` uses), the model predicts the victims of one generated higher-priority probe per
 lane, the probes are submitted together, the victims Kueue really evicts for each (Preempted
 conditions naming the probe's UID) are read, and the probes are deleted, which gives their quota
