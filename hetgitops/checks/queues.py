@@ -10,7 +10,7 @@ from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
 from hetgitops.model.policy import Fleet, Origin, Policy, Team
 from hetgitops.plan.quota_plan import accelerator_resources, team_plan
-from hetgitops.plan.volcano_quota import leaf_queue_name
+from hetgitops.plan.volcano_quota import leaf_queue_name, team_queue_name
 
 # Kueue per resource group: flavors and covered resources (16 before v0.14, PR #6906), and
 # flavor x resource entries (v0.14 on).
@@ -160,9 +160,15 @@ class _Queue(NamedTuple):
 
 
 def _volcano_queues(policy: Policy) -> Iterator[_Queue]:
-    """The `<team>-<pool>` leaves (the only Queues rendered), in file order."""
+    """The `<team>-<pool>` leaves (the only Queues rendered), in file order; a `layout: team`
+    team's one queue instead of its leaves."""
     for team in in_file_order(policy.teams.values()):
         pools = {plan.pool.name for plan in team_plan(policy, team)}
+        if team.volcano_layout == "team":
+            if pools:
+                what = f"the team queue of team '{team.name}'"
+                yield _Queue(team_queue_name(team), what, team.origin, ("metadata", "name"))
+            continue
         for index, quota in enumerate(team.quotas):
             if quota.pool in pools:
                 pools.discard(quota.pool)  # a pool listed twice renders one leaf

@@ -11,7 +11,9 @@ nothing (validate_queue.go, `validateHierarchicalQueueResources`), so every sing
 change applies in one pass in any order (`tests/compilers/test_volcano_day2.py` replays it).
 
 The numbers (deserved, capability, guarantee: what the team's Kueue ClusterQueue means) are
-plan/volcano_quota.py's `QueuePlan`s; this module only spells them as Queues.
+plan/volcano_quota.py's `QueuePlan`s; this module only spells them as Queues. A team with
+`volcano.layout: team` gets one Queue across its pools instead, without nodegroup affinity (its
+jobs keep to a pool by their own nodeSelector, as `hetgitops jobs` writes them).
 """
 
 from __future__ import annotations
@@ -58,22 +60,26 @@ def queue_spec(policy: Policy, plan: QueuePlan) -> dict[str, Any]:
         "parent": plan.parent,
         "weight": plan.team.volcano_weight or DEFAULT_WEIGHT,
         "reclaimable": plan.reclaimable,
-        "deserved": resources(plan.deserved),
     }
+    if not plan.team.volcano_omit_deserved:
+        spec["deserved"] = resources(plan.deserved)
     if not plan.team.volcano_omit_capability:
         spec["capability"] = resources(plan.capability)
     if plan.guarantee:
         spec["guarantee"] = {"resource": resources(plan.guarantee)}
-    pool = policy.pools.get(plan.pool)
-    group = pool.node_group if pool is not None else plan.pool
-    groups = {"requiredDuringSchedulingIgnoredDuringExecution": [group]}
-    spec["affinity"] = {"nodeGroupAffinity": groups}
+    if plan.pool:  # a team queue (`layout: team`) spans its pools: no nodegroup affinity
+        pool = policy.pools.get(plan.pool)
+        group = pool.node_group if pool is not None else plan.pool
+        groups = {"requiredDuringSchedulingIgnoredDuringExecution": [group]}
+        spec["affinity"] = {"nodeGroupAffinity": groups}
     spec["dequeueStrategy"] = "traverse"
     return spec
 
 
 def _queue(policy: Policy, fleet: Fleet, plan: QueuePlan) -> Manifest:
-    labels = {fleet.label("team"): plan.team.name, fleet.label("pool"): plan.pool}
+    labels = {fleet.label("team"): plan.team.name}
+    if plan.pool:
+        labels[fleet.label("pool")] = plan.pool
     obj = {
         "apiVersion": API_VERSION,
         "kind": "Queue",

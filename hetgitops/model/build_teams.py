@@ -4,7 +4,7 @@ frozen dataclasses (a team's lifecycle stages default to the Fleet's)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hetgitops.load.documents import Document
@@ -80,6 +80,7 @@ def team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | Non
         volcano_reclaimable=spec.get("volcano", {}).get("reclaimable"),
         volcano_parent=spec.get("volcano", {}).get("parent"),
         volcano_omit_capability=spec.get("volcano", {}).get("omitCapability", False),
+        **_volcano_layout(spec.get("volcano", {})),
         namespace_quota_name=spec.get("namespaceQuota", {}).get("name"),
         namespace_quota_hard={
             str(k): str(v)
@@ -168,3 +169,18 @@ def _ray(spec: dict[str, Any] | None) -> RaySpec | None:
         resource_name=spec.get("resourceName"),
         serve_config=spec.get("serveConfigV2"),
     )
+
+
+def _volcano_layout(volcano: Mapping[str, Any]) -> dict[str, Any]:
+    """`spec.volcano`'s team-queue settings (layout, queueName, resources, omitDeserved,
+    capability), as Team fields."""
+    capability = volcano.get("capability")
+    return {
+        "volcano_layout": volcano.get("layout", "pool"),
+        "volcano_queue_name": volcano.get("queueName"),
+        "volcano_resources": volcano.get("resources", "all"),
+        "volcano_omit_deserved": volcano.get("omitDeserved", False),
+        "volcano_capability": None
+        if capability is None
+        else {str(k): str(v) for k, v in sorted(capability.items())},
+    }

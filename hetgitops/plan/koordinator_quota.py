@@ -5,7 +5,7 @@ that selects the pool's nodes and whose controller writes the tree's root `Elast
 nodes' allocatable x resourceRatio). Under that root this plan puts the Fleet's cohort tree as
 parent quotas (`is-parent: "true"`) and one leaf per (team, pool).
 
-The leaf numbers are the Volcano leaf Queue's (`volcano_quota.queue_plans`), which mean what the
+The leaf numbers are the Volcano leaf Queue's (`volcano_quota.pool_plans`), which mean what the
 team's Kueue ClusterQueue means: min = nominal quota, max = the most Kueue can ever admit. A
 parent's min and max are the sums of its children's: Kueue's cohorts hold no quota of their own, and
 the webhook requires the children's min to fit in the parent's.
@@ -26,7 +26,7 @@ from hetgitops.model.policy import Policy, Pool, Team, derived
 from hetgitops.plan import capacity
 from hetgitops.plan.node_labels import domain
 from hetgitops.plan.quota_plan import HOST_RESOURCES, lendable, team_plan
-from hetgitops.plan.volcano_quota import QueuePlan, queue_plans
+from hetgitops.plan.volcano_quota import QueuePlan, pool_plans
 
 # ElasticQuotaArgs.quotaGroupNamespace's default (pkg/scheduler/apis/config/v1/defaults.go:75):
 # the scheduler and the profile controller look for the trees' quotas there.
@@ -255,7 +255,7 @@ def _nodes(policy: Policy) -> tuple[QuotaNode, ...]:
     by_pool = {tree.pool.name: tree for tree in trees(policy)}
     found: list[QuotaNode] = []
     for tree in by_pool.values():
-        leaves = [_leaf(policy, tree, p) for p in queue_plans(policy) if p.pool == tree.pool.name]
+        leaves = [_leaf(policy, tree, p) for p in pool_plans(policy) if p.pool == tree.pool.name]
         found += _parents(policy, tree, leaves)
         found += sorted(leaves, key=lambda n: n.name)
     return tuple(found)

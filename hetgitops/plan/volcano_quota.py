@@ -9,12 +9,16 @@ alike); guarantee = the part Kueue never lends
 (nominal minus the lendable part), which Volcano keeps from other queues.
 The volcano compiler spells these as Queues; the volcano-kueue-mismatch check, explain and the
 jobs templates read them here.
+
+A team with `spec.volcano.layout: team` has ONE queue instead of its leaves (`team_queue`): the
+sums of the leaves' numbers, no pool (so no nodegroup affinity), named `volcano.queueName` or the
+team's name. `volcano.resources: accelerators` leaves cpu and memory out of every amount.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 
@@ -49,6 +53,8 @@ class QueuePlan:
     origin: Span
     parent: str = ROOT
     depth: int = 0
+    # A team queue (`layout: team`): pool is "" and these are the pools it sums.
+    pools: tuple[str, ...] = ()
 
 
 def capability_counts(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, int]:
@@ -77,8 +83,21 @@ def guarantee_counts(plan: FlavorPlan, team: Team) -> dict[str, int]:
 
 def leaf_queue_name(team: Team, pool: str) -> str:
     """The leaf queue of a team in a pool; jobs (`hetgitops jobs`) name it in `spec.queue`.
-    `<team>-<pool>`, unless the team keeps an adopted queue's name (`spec.volcano.queueNames`)."""
+    `<team>-<pool>`, unless the team keeps an adopted queue's name (`spec.volcano.queueNames`);
+    with `layout: team`, the team's one queue for every pool."""
+    if team.volcano_layout == "team":
+        return team_queue_name(team)
+    return _pool_leaf_name(team, pool)
+
+
+def _pool_leaf_name(team: Team, pool: str) -> str:
+    """The per-pool leaf's name whatever the layout (Koordinator's per-pool quotas keep it)."""
     return team.volcano_queue_names.get(pool) or f"{team.name}-{pool}"
+
+
+def team_queue_name(team: Team) -> str:
+    """The one queue of a `layout: team` team: `volcano.queueName`, else the team's name."""
+    return team.volcano_queue_name or team.name
 
 
 def _with_host(
@@ -124,7 +143,7 @@ def _capability(
 def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
     deserved = _deserved(policy, team, plan)
     return QueuePlan(
-        name=leaf_queue_name(team, plan.pool.name),
+        name=_pool_leaf_name(team, plan.pool.name),
         team=team,
         pool=plan.pool.name,
         reclaimable=(
@@ -140,13 +159,81 @@ def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
     )
 
 
+def pool_plans(policy: Policy) -> list[QueuePlan]:
+    """One leaf per (team, pool), whatever the team's layout: what the team may hold in each
+    pool (Koordinator's per-pool trees and the team queue's sums start here)."""
+    return list(derived(policy, "volcano_pool_plans", lambda: _pool_plans(policy)))
+
+
+def _pool_plans(policy: Policy) -> tuple[QueuePlan, ...]:
+    return tuple(
+        _leaf(policy, team, p) for team in policy.teams.values() for p in team_plan(policy, team)
+    )
+
+
 def queue_plans(policy: Policy) -> list[QueuePlan]:
-    """One leaf per (team, pool), every one a child of root (see the module docstring).
-    Computed once per policy: the volcano-kueue-mismatch check and the compiler both ask."""
+    """The Queues Volcano gets: one leaf per (team, pool), every one a child of root (see the
+    module docstring), or one queue per `layout: team` team. Computed once per policy: the
+    volcano-kueue-mismatch check and the compiler both ask."""
     return list(derived(policy, "volcano_queue_plans", lambda: _queue_plans(policy)))
 
 
 def _queue_plans(policy: Policy) -> tuple[QueuePlan, ...]:
-    return tuple(
-        _leaf(policy, team, p) for team in policy.teams.values() for p in team_plan(policy, team)
+    found: list[QueuePlan] = []
+    for team in policy.teams.values():
+        leaves = [p for p in pool_plans(policy) if p.team is team]
+        if team.volcano_layout == "team":
+            found.extend([team_queue(team, leaves)] if leaves else [])
+        else:
+            found.extend(_trimmed(team, leaf) for leaf in leaves)
+    return tuple(found)
+
+
+def _only(team: Team, values: Mapping[str, Decimal]) -> dict[str, Decimal]:
+    """`volcano.resources: accelerators` drops cpu and memory from an amount."""
+    if team.volcano_resources != "accelerators":
+        return dict(values)
+    return {r: v for r, v in values.items() if r not in HOST_RESOURCES}
+
+
+def _trimmed(team: Team, leaf: QueuePlan) -> QueuePlan:
+    if team.volcano_resources != "accelerators":
+        return leaf
+    return replace(
+        leaf,
+        deserved=_only(team, leaf.deserved),
+        capability=_only(team, leaf.capability),
+        guarantee=_only(team, leaf.guarantee),
+    )
+
+
+def _summed(amounts: list[Mapping[str, Decimal]]) -> dict[str, Decimal]:
+    total: dict[str, Decimal] = {}
+    for each in amounts:
+        for resource, value in each.items():
+            total[resource] = total.get(resource, Decimal(0)) + value
+    return {r: total[r] for r in sorted(total)}
+
+
+def team_queue(team: Team, leaves: list[QueuePlan]) -> QueuePlan:
+    """The one queue of a `layout: team` team: deserved, capability and guarantee the sums of
+    its leaves' (Volcano cannot keep them apart per pool without nodegroup affinity); an
+    explicit `volcano.capability` replaces the summed one, `omitDeserved` drops deserved.
+    Reclaimable when any leaf is (one pool's isolation cannot hold for the others)."""
+    capability = _summed([leaf.capability for leaf in leaves])
+    if team.volcano_capability is not None:
+        capability = {r: quantities.value_of(q) for r, q in sorted(team.volcano_capability.items())}
+    return QueuePlan(
+        name=team_queue_name(team),
+        team=team,
+        pool="",
+        reclaimable=any(leaf.reclaimable for leaf in leaves),
+        deserved={}
+        if team.volcano_omit_deserved
+        else _only(team, _summed([leaf.deserved for leaf in leaves])),
+        capability=_only(team, capability) if team.volcano_capability is None else capability,
+        guarantee=_only(team, _summed([leaf.guarantee for leaf in leaves])),
+        origin=team.origin.span,
+        parent=team.volcano_parent or ROOT,
+        pools=tuple(leaf.pool for leaf in leaves),
     )
