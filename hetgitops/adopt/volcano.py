@@ -24,6 +24,7 @@ from typing import Any
 
 from hetgitops.adopt.findings import finding
 from hetgitops.adopt.sources import Imported
+from hetgitops.adopt.volcano_team import adopt_team_queue, names_host, team_of_spanning
 from hetgitops.diagnostics import Diagnostic
 from hetgitops.model import quantities
 from hetgitops.plan.node_labels import pool_label
@@ -136,6 +137,8 @@ def adopt_queues(
     parents = {str(_spec(q).get("parent") or ROOT) for q in queues}
     new: dict[str, dict[str, Any]] = {}
     reclaimable: dict[str, set[bool]] = {}
+    host: dict[str, set[bool]] = {}  # per team: whether each of its queues names cpu or memory
+    layouts: dict[str, str] = {}  # per team: "team" (one queue) or "pool" (leaves) so far
     for queue in sorted(queues, key=lambda q: q.name):
         if queue.name in BUILTIN:
             continue
@@ -152,18 +155,37 @@ def adopt_queues(
             continue
         spec = _spec(queue)
         pool = _pool_of(spec, pools)
+        owner = None if _groups(spec) else team_of_spanning(queue, teams)
+        if owner is not None and owner not in layouts:
+            adopt_team_queue(teams[owner]["spec"], owner, queue)
+            layouts[owner] = "team"
+            host.setdefault(owner, set()).add(names_host(spec))
+            reclaimable.setdefault(owner, set()).add(spec.get("reclaimable") is not False)
+            adopted.queues += 1
+            continue
         if pool is None:
             adopted.diagnostics.append(
                 finding(
                     "import-object-not-adopted",
                     f"Queue {queue.name}: binds to no single imported pool (nodegroup affinity "
-                    f"{_groups(spec) or 'none'}, no single pool of its accelerator resource); "
-                    "it stays unmanaged",
+                    f"{_groups(spec) or 'none'}, no single pool of its accelerator resource"
+                    f"{_spanning_why(queue, owner, layouts)}); it stays unmanaged",
                     queue.span,
                 )
             )
             continue
         name = _team_of(queue, pool, teams)
+        if layouts.get(name) == "team":
+            adopted.diagnostics.append(
+                finding(
+                    "import-object-not-adopted",
+                    f"Queue {queue.name}: team {name} already has one queue across its pools "
+                    f"(Queue {teams[name]['spec']['volcano'].get('queueName', name)}), and a "
+                    "team has either that or a leaf per pool; it stays unmanaged",
+                    queue.span,
+                )
+            )
+            continue
         team = teams.get(name) or new.get(name)
         if team is None:
             team = new[name] = _new_team(name, queue, pool, tiers)
@@ -190,6 +212,8 @@ def adopt_queues(
             )
             continue
         _settings(team["spec"], name, queue, pool)
+        layouts[name] = "pool"
+        host.setdefault(name, set()).add(names_host(spec))
         reclaimable.setdefault(name, set()).add(_spec(queue).get("reclaimable") is not False)
         adopted.queues += 1
     for name, values in reclaimable.items():
@@ -197,8 +221,22 @@ def adopt_queues(
         if values == {False}:
             team = teams.get(name) or new[name]
             team["spec"].setdefault("volcano", {})["reclaimable"] = False
+    for name, values in host.items():
+        if values == {False}:  # every queue of the team names the accelerators only
+            team = teams.get(name) or new[name]
+            team["spec"].setdefault("volcano", {})["resources"] = "accelerators"
     adopted.teams = [new[n] for n in sorted(new)]
     return adopted
+
+
+def _spanning_why(queue: Imported, owner: str | None, layouts: Mapping[str, str]) -> str:
+    """Why a pool-less queue did not become its team's one queue either."""
+    if _groups(_spec(queue)):
+        return ""
+    if owner is None:
+        return ", no team of its name, team label or namespace"
+    has = "a queue across its pools" if layouts[owner] == "team" else "a leaf per pool"
+    return f"; team {owner} already has {has}"
 
 
 def _quota(team: Mapping[str, Any], pool: PoolRef) -> bool:

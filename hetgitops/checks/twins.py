@@ -5,6 +5,8 @@ capability = Kueue's ceiling, guarantee = what Kueue never lends). Two things ca
 exactly, and they are reported here rather than lost:
 - `guaranteePercent` is a Volcano-only floor: above what Kueue keeps, Volcano reserves cards
   that Kueue would lend.
+- A team queue (`volcano.layout: team`) whose capability is written (`volcano.capability`, as
+  import keeps a hand-written one) rather than summed from what Kueue reaches in its pools.
 - Volcano's guarantee is per resource *name*, cluster-wide (the capacity plugin's
   realCapability = cluster total - the other queues' guarantees + its own), while Kueue's is per
   flavor: guarantees on other pools of the same name (`nvidia.com/gpu`) can cut a queue below
@@ -23,7 +25,7 @@ from hetgitops.diagnostics import Diagnostic, Related, Severity
 from hetgitops.model.policy import Policy
 from hetgitops.plan import capacity
 from hetgitops.plan.quota_plan import lendable, team_plan
-from hetgitops.plan.volcano_quota import QueuePlan, queue_plans
+from hetgitops.plan.volcano_quota import QueuePlan, pool_plans, queue_plans
 
 RULE = "volcano-kueue-mismatch"
 HOST = ("cpu", "memory")
@@ -92,14 +94,54 @@ def real_capability(leaves: list[QueuePlan], totals: Counter[str]) -> dict[str, 
     return reach
 
 
+def kueue_reach(policy: Policy, plan: QueuePlan) -> dict[str, Decimal]:
+    """Per accelerator resource, what the queue's Kueue ClusterQueue reaches: a leaf's computed
+    capability, or for a team queue the sum over its pools (its capability may be written
+    instead, `volcano.capability`)."""
+    if plan.pool:
+        return {r: v for r, v in plan.capability.items() if r not in HOST}
+    total: Counter[str] = Counter()
+    for leaf in pool_plans(policy):
+        if leaf.team is plan.team:
+            total.update({r: int(v) for r, v in leaf.capability.items() if r not in HOST})
+    return {r: Decimal(n) for r, n in sorted(total.items())}
+
+
+def _team_capability(policy: Policy) -> Iterator[Diagnostic]:
+    """A team queue's written capability against what its ClusterQueue reaches in all its
+    pools together."""
+    for plan in queue_plans(policy):
+        if plan.pool or plan.team.volcano_capability is None:
+            continue
+        kueue = kueue_reach(policy, plan)
+        for resource in sorted(set(kueue) | {r for r in plan.capability if r not in HOST}):
+            said, reached = plan.capability.get(resource), kueue.get(resource, Decimal(0))
+            if said is None or said == reached:
+                continue
+            yield finding_at(
+                Severity.WARNING,
+                RULE,
+                f"Volcano queue '{plan.name}' of team '{plan.team.name}' has capability "
+                f"{said} {resource}, but its Kueue ClusterQueue reaches {reached} across its "
+                f"pools: Volcano {'admits more than' if said > reached else 'stops it before'} "
+                "Kueue would",
+                plan.team.origin,
+                "spec",
+                "volcano",
+                "capability",
+                hint="drop spec.volcano.capability to render the sum Kueue reaches",
+            )
+
+
 def _shared_names(policy: Policy) -> Iterator[Diagnostic]:
     leaves = queue_plans(policy)
     totals = _cluster_totals(policy)
     real = real_capability(leaves, totals)
     for leaf in leaves:
-        for resource, value in leaf.capability.items():
-            if resource in HOST or real[leaf.name][resource] >= value:
-                continue
+        for resource, value in kueue_reach(policy, leaf).items():
+            cut = real[leaf.name].get(resource, value)
+            if cut >= value or cut == leaf.capability.get(resource):
+                continue  # its own written capability cuts it: _team_capability says so
             if guaranteed_total(leaves)[resource] > totals[resource]:
                 continue  # more guaranteed than exists: quota-exceeds-capacity says so first
             yield finding_at(
@@ -156,4 +198,5 @@ def volcano_kueue_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
     if not _both_targets(policy):
         return
     yield from _guarantee_floor(policy)
+    yield from _team_capability(policy)
     yield from _shared_names(policy)

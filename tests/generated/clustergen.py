@@ -246,7 +246,7 @@ class _Gen(Gen):
                 gpus = sum(held[p.name] for p in pools if p.mode == "whole")
                 spec: Obj = {"weight": 1, "capability": {"nvidia.com/gpu": str(gpus * 2)}}
                 self.queue(team, spec)
-                self.drew("volcano-spanning", unsayable=f"Queue {team}")
+                self.drew("volcano-spanning")
                 continue
             for pool in pools:
                 if not held[pool.name] or pool.mode != "whole":
