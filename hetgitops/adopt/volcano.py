@@ -139,6 +139,13 @@ def adopt_queues(
     reclaimable: dict[str, set[bool]] = {}
     host: dict[str, set[bool]] = {}  # per team: whether each of its queues names cpu or memory
     layouts: dict[str, str] = {}  # per team: "team" (one queue) or "pool" (leaves) so far
+
+    def count(name: str, layout: str, spec: Mapping[str, Any]) -> None:
+        layouts[name] = layout
+        host.setdefault(name, set()).add(names_host(spec))
+        reclaimable.setdefault(name, set()).add(spec.get("reclaimable") is not False)
+        adopted.queues += 1
+
     for queue in sorted(queues, key=lambda q: q.name):
         if queue.name in BUILTIN:
             continue
@@ -158,10 +165,7 @@ def adopt_queues(
         owner = None if _groups(spec) else team_of_spanning(queue, teams)
         if owner is not None and owner not in layouts:
             adopt_team_queue(teams[owner]["spec"], owner, queue)
-            layouts[owner] = "team"
-            host.setdefault(owner, set()).add(names_host(spec))
-            reclaimable.setdefault(owner, set()).add(spec.get("reclaimable") is not False)
-            adopted.queues += 1
+            count(owner, "team", spec)
             continue
         if pool is None:
             adopted.diagnostics.append(
@@ -179,9 +183,8 @@ def adopt_queues(
             adopted.diagnostics.append(
                 finding(
                     "import-object-not-adopted",
-                    f"Queue {queue.name}: team {name} already has one queue across its pools "
-                    f"(Queue {teams[name]['spec']['volcano'].get('queueName', name)}), and a "
-                    "team has either that or a leaf per pool; it stays unmanaged",
+                    f"Queue {queue.name}: team {name} already has one queue across its pools, "
+                    "and a team has either that or a leaf per pool; it stays unmanaged",
                     queue.span,
                 )
             )
@@ -198,6 +201,10 @@ def adopt_queues(
                     queue.span,
                 )
             )
+            if not _groups(spec):  # bound by its resource alone: one queue, no affinity
+                adopt_team_queue(team["spec"], name, queue)
+                count(name, "team", spec)
+                continue
         elif name in new and not _quota(team, pool):
             # Another leaf of a team import made from Volcano queues (`<team>-<pool>`).
             _add_quota(team["spec"], queue, pool)
@@ -212,10 +219,7 @@ def adopt_queues(
             )
             continue
         _settings(team["spec"], name, queue, pool)
-        layouts[name] = "pool"
-        host.setdefault(name, set()).add(names_host(spec))
-        reclaimable.setdefault(name, set()).add(_spec(queue).get("reclaimable") is not False)
-        adopted.queues += 1
+        count(name, "pool", spec)
     for name, values in reclaimable.items():
         # Team-wide: a team whose queues differ keeps the default (reported by the round trip).
         if values == {False}:

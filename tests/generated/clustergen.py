@@ -246,7 +246,7 @@ class _Gen(Gen):
                 gpus = sum(held[p.name] for p in pools if p.mode == "whole")
                 spec: Obj = {"weight": 1, "capability": {"nvidia.com/gpu": str(gpus * 2)}}
                 self.queue(team, spec)
-                self.drew("volcano-spanning")
+                self.drew("volcano-spanning", sayable=f"Queue {team}")
                 continue
             for pool in pools:
                 if not held[pool.name] or pool.mode != "whole":
@@ -267,6 +267,7 @@ class _Gen(Gen):
                 if parent:
                     spec["parent"] = parent
                 self.queue(f"{team}-{pool.name}", spec)
+                self.drew("volcano-deserved-gpu-only", sayable=f"Queue {team}-{pool.name}")
 
     def queue(self, name: str, spec: Obj) -> None:
         self.objects.append(
@@ -288,7 +289,7 @@ def cluster(seed: int) -> Cluster:
     gen.volcano(pools, teams)
     if gen.chance(0.15):  # docs/adopt.md's first dump command took no ConfigMaps
         gen.without_gpu_configs()
-    return Cluster(seed, gen.objects, gen.constructs, gen.unsayable)
+    return Cluster(seed, gen.objects, gen.constructs, gen.unsayable, gen.sayable)
 
 
 if __name__ == "__main__":
