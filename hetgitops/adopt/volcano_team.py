@@ -6,8 +6,8 @@ pool (adopt/volcano.py), so it is bound to a Kueue team instead: the team its te
 the team of its name, or the team owning a namespace of its name. The team gets
 `spec.volcano.layout: team` (its render is one queue, not a leaf per pool), the queue's name
 when it is not the team's (`queueName`), `omitDeserved` when the queue has no deserved, and the
-queue's capability as written (`capability`: a hand-written number, which the
-volcano-kueue-mismatch check compares with what Kueue reaches).
+queue's deserved and capability as written (`deserved`, `capability`: hand-written numbers,
+which the volcano-kueue-mismatch check compares with Kueue's nominal quota and reach).
 """
 
 from __future__ import annotations
@@ -68,17 +68,16 @@ def adopt_team_queue(team: dict[str, Any], name: str, queue: Imported) -> None:
     parent = str(spec.get("parent") or ROOT)
     if parent != ROOT:
         volcano["parent"] = parent
-    if not spec.get("deserved"):
-        volcano["omitDeserved"] = True
-    capability = spec.get("capability")
-    if not capability:
-        volcano["omitCapability"] = True
-    elif isinstance(capability, Mapping):
-        volcano["capability"] = {
-            str(r): quantities.canonical(quantities.value_of(str(q)), binary=r == "memory")
-            for r, q in sorted(capability.items())
-            if _quantity(q)
-        }
+    for field, omit in (("deserved", "omitDeserved"), ("capability", "omitCapability")):
+        amounts = spec.get(field)
+        if not amounts:
+            volcano[omit] = True
+        elif isinstance(amounts, Mapping):
+            volcano[field] = {
+                str(r): quantities.canonical(quantities.value_of(str(q)), binary=r == "memory")
+                for r, q in sorted(amounts.items())
+                if _quantity(q)
+            }
 
 
 def _quantity(value: Any) -> bool:

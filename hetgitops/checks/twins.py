@@ -5,8 +5,9 @@ capability = Kueue's ceiling, guarantee = what Kueue never lends). Two things ca
 exactly, and they are reported here rather than lost:
 - `guaranteePercent` is a Volcano-only floor: above what Kueue keeps, Volcano reserves cards
   that Kueue would lend.
-- A team queue (`volcano.layout: team`) whose capability is written (`volcano.capability`, as
-  import keeps a hand-written one) rather than summed from what Kueue reaches in its pools.
+- A team queue (`volcano.layout: team`) whose deserved or capability is written
+  (`volcano.deserved`, `volcano.capability`, as import keeps hand-written ones) rather than
+  summed from Kueue's nominal quota and reach in its pools.
 - Volcano's guarantee is per resource *name*, cluster-wide (the capacity plugin's
   realCapability = cluster total - the other queues' guarantees + its own), while Kueue's is per
   flavor: guarantees on other pools of the same name (`nvidia.com/gpu`) can cut a queue below
@@ -94,43 +95,54 @@ def real_capability(leaves: list[QueuePlan], totals: Counter[str]) -> dict[str, 
     return reach
 
 
-def kueue_reach(policy: Policy, plan: QueuePlan) -> dict[str, Decimal]:
-    """Per accelerator resource, what the queue's Kueue ClusterQueue reaches: a leaf's computed
-    capability, or for a team queue the sum over its pools (its capability may be written
-    instead, `volcano.capability`)."""
+def kueue_reach(policy: Policy, plan: QueuePlan, field: str = "capability") -> dict[str, Decimal]:
+    """Per accelerator resource, what the queue's Kueue ClusterQueue reaches (`capability`) or
+    holds (`deserved`): a leaf's computed amount, or for a team queue the sum over its pools
+    (it may be written instead, `volcano.capability` / `volcano.deserved`)."""
     if plan.pool:
-        return {r: v for r, v in plan.capability.items() if r not in HOST}
+        return {r: v for r, v in getattr(plan, field).items() if r not in HOST}
     total: Counter[str] = Counter()
     for leaf in pool_plans(policy):
         if leaf.team is plan.team:
-            total.update({r: int(v) for r, v in leaf.capability.items() if r not in HOST})
+            total.update({r: int(v) for r, v in getattr(leaf, field).items() if r not in HOST})
     return {r: Decimal(n) for r, n in sorted(total.items())}
 
 
-def _team_capability(policy: Policy) -> Iterator[Diagnostic]:
-    """A team queue's written capability against what its ClusterQueue reaches in all its
-    pools together."""
+_KUEUE_TERMS = {"deserved": "nominal quota", "capability": "reach"}
+
+
+def _team_amounts(policy: Policy) -> Iterator[Diagnostic]:
+    """A team queue's written deserved or capability against what its ClusterQueue holds
+    (nominal) or reaches in all its pools together."""
     for plan in queue_plans(policy):
-        if plan.pool or plan.team.volcano_capability is None:
-            continue
-        kueue = kueue_reach(policy, plan)
-        for resource in sorted(set(kueue) | {r for r in plan.capability if r not in HOST}):
-            said, reached = plan.capability.get(resource), kueue.get(resource, Decimal(0))
-            if said is None or said == reached:
+        written = {"deserved": plan.team.volcano_deserved}
+        written["capability"] = plan.team.volcano_capability
+        for field, values in written.items():
+            if plan.pool or values is None:
                 continue
-            yield finding_at(
-                Severity.WARNING,
-                RULE,
-                f"Volcano queue '{plan.name}' of team '{plan.team.name}' has capability "
-                f"{said} {resource}, but its Kueue ClusterQueue reaches {reached} across its "
-                f"pools: Volcano {'admits more than' if said > reached else 'stops it before'} "
-                "Kueue would",
-                plan.team.origin,
-                "spec",
-                "volcano",
-                "capability",
-                hint="drop spec.volcano.capability to render the sum Kueue reaches",
-            )
+            said = {r: v for r, v in getattr(plan, field).items() if r not in HOST}
+            yield from _differences(plan, field, said, kueue_reach(policy, plan, field))
+
+
+def _differences(
+    plan: QueuePlan, field: str, said: dict[str, Decimal], kueue: dict[str, Decimal]
+) -> Iterator[Diagnostic]:
+    for resource in sorted(set(kueue) | set(said)):
+        value, reached = said.get(resource, Decimal(0)), kueue.get(resource, Decimal(0))
+        if value == reached:
+            continue
+        yield finding_at(
+            Severity.WARNING,
+            RULE,
+            f"Volcano queue '{plan.name}' of team '{plan.team.name}' has {field} {value} "
+            f"{resource}, but its Kueue ClusterQueue's {_KUEUE_TERMS[field]} across its pools "
+            f"is {reached}: the two schedulers disagree on {abs(value - reached)}",
+            plan.team.origin,
+            "spec",
+            "volcano",
+            field,
+            hint=f"drop spec.volcano.{field} to render the sum Kueue has",
+        )
 
 
 def _shared_names(policy: Policy) -> Iterator[Diagnostic]:
@@ -141,7 +153,7 @@ def _shared_names(policy: Policy) -> Iterator[Diagnostic]:
         for resource, value in kueue_reach(policy, leaf).items():
             cut = real[leaf.name].get(resource, value)
             if cut >= value or cut == leaf.capability.get(resource):
-                continue  # its own written capability cuts it: _team_capability says so
+                continue  # its own written capability cuts it: _team_amounts says so
             if guaranteed_total(leaves)[resource] > totals[resource]:
                 continue  # more guaranteed than exists: quota-exceeds-capacity says so first
             yield finding_at(
@@ -198,5 +210,5 @@ def volcano_kueue_mismatch(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
     if not _both_targets(policy):
         return
     yield from _guarantee_floor(policy)
-    yield from _team_capability(policy)
+    yield from _team_amounts(policy)
     yield from _shared_names(policy)

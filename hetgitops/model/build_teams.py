@@ -173,14 +173,17 @@ def _ray(spec: dict[str, Any] | None) -> RaySpec | None:
 
 def _volcano_layout(volcano: Mapping[str, Any]) -> dict[str, Any]:
     """`spec.volcano`'s team-queue settings (layout, queueName, resources, omitDeserved,
-    capability), as Team fields."""
-    capability = volcano.get("capability")
+    capability, deserved), as Team fields."""
+
+    def amounts(field: str) -> dict[str, str] | None:
+        values = volcano.get(field)
+        return None if values is None else {str(k): str(v) for k, v in sorted(values.items())}
+
     return {
         "volcano_layout": volcano.get("layout", "pool"),
         "volcano_queue_name": volcano.get("queueName"),
         "volcano_resources": volcano.get("resources", "all"),
         "volcano_omit_deserved": volcano.get("omitDeserved", False),
-        "volcano_capability": None
-        if capability is None
-        else {str(k): str(v) for k, v in sorted(capability.items())},
+        "volcano_capability": amounts("capability"),
+        "volcano_deserved": amounts("deserved"),
     }

@@ -86,14 +86,15 @@ class Team:
     volcano_queue_names: Mapping[str, str] = field(default_factory=dict)
     volcano_parent: str | None = None
     volcano_omit_capability: bool = False
-    # `spec.volcano.layout` / `queueName` / `resources` / `omitDeserved` / `capability`: one
-    # queue per team across its pools ("team") or one leaf per pool (None, "pool"); the
-    # resources its amounts name ("accelerators": no cpu or memory); kept from a cluster.
+    # `spec.volcano.layout` / `queueName` / `resources` / `omitDeserved` / `capability` /
+    # `deserved`: one queue per team across its pools ("team") or one leaf per pool ("pool");
+    # the resources its amounts name ("accelerators": no cpu or memory); kept from a cluster.
     volcano_layout: str = "pool"
     volcano_queue_name: str | None = None
     volcano_resources: str = "all"
     volcano_omit_deserved: bool = False
     volcano_capability: Mapping[str, str] | None = None
+    volcano_deserved: Mapping[str, str] | None = None
     # `spec.namespaceQuota`: an adopted ResourceQuota's name and its other hard limits.
     namespace_quota_name: str | None = None
     namespace_quota_hard: Mapping[str, str] = field(default_factory=dict)

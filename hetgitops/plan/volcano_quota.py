@@ -215,24 +215,30 @@ def _summed(amounts: list[Mapping[str, Decimal]]) -> dict[str, Decimal]:
     return {r: total[r] for r in sorted(total)}
 
 
+def _written(values: Mapping[str, str] | None) -> dict[str, Decimal]:
+    """An amount the team writes (`volcano.deserved`, `volcano.capability`), in base units."""
+    return {r: quantities.value_of(q) for r, q in sorted((values or {}).items())}
+
+
 def team_queue(team: Team, leaves: list[QueuePlan]) -> QueuePlan:
     """The one queue of a `layout: team` team: deserved, capability and guarantee the sums of
     its leaves' (Volcano cannot keep them apart per pool without nodegroup affinity); an
-    explicit `volcano.capability` replaces the summed one, `omitDeserved` drops deserved.
+    explicit `volcano.deserved` or `volcano.capability` replaces the summed one (as written,
+    whatever `resources` says), `omitDeserved` drops deserved.
     Reclaimable when any leaf is (one pool's isolation cannot hold for the others)."""
-    capability = _summed([leaf.capability for leaf in leaves])
-    if team.volcano_capability is not None:
-        capability = {r: quantities.value_of(q) for r, q in sorted(team.volcano_capability.items())}
+    summed = {
+        field: _only(team, _summed([getattr(leaf, field) for leaf in leaves]))
+        for field in ("deserved", "capability", "guarantee")
+    }
+    deserved = _written(team.volcano_deserved) or summed["deserved"]
     return QueuePlan(
         name=team_queue_name(team),
         team=team,
         pool="",
         reclaimable=any(leaf.reclaimable for leaf in leaves),
-        deserved={}
-        if team.volcano_omit_deserved
-        else _only(team, _summed([leaf.deserved for leaf in leaves])),
-        capability=_only(team, capability) if team.volcano_capability is None else capability,
-        guarantee=_only(team, _summed([leaf.guarantee for leaf in leaves])),
+        deserved={} if team.volcano_omit_deserved else deserved,
+        capability=_written(team.volcano_capability) or summed["capability"],
+        guarantee=summed["guarantee"],
         origin=team.origin.span,
         parent=team.volcano_parent or ROOT,
         pools=tuple(leaf.pool for leaf in leaves),

@@ -241,10 +241,12 @@ class _Gen(Gen):
                 }
             )
         self.drew(f"volcano-{shape}")
-        for team, held in teams:
+        for index, (team, held) in enumerate(teams):
             if shape == "spanning":
                 gpus = sum(held[p.name] for p in pools if p.mode == "whole")
                 spec: Obj = {"weight": 1, "capability": {"nvidia.com/gpu": str(gpus * 2)}}
+                if index % 2:  # every other team also says what it deserves (no draw: the
+                    spec["deserved"] = {"nvidia.com/gpu": str(gpus)}  # seeds stay as they were)
                 self.queue(team, spec)
                 self.drew("volcano-spanning", sayable=f"Queue {team}")
                 continue
