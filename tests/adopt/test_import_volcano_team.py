@@ -39,9 +39,8 @@ def _unchanged(text: str, got: Imported, kind: str = "Queue") -> list[str]:
     alike = []
     for item in imported_objects(text):
         found = rendered.get(item.name)
-        if item.kind == kind and found is not None:
-            if not list(roundtrip.check([item], [found])):
-                alike.append(item.name)
+        if item.kind == kind and found is not None and not list(roundtrip.check([item], [found])):
+            alike.append(item.name)
     return alike
 
 
@@ -79,23 +78,19 @@ def test_a_team_has_one_queue_or_leaves_not_both(tmp_path: Path) -> None:
     """A leaf beside the team's spanning queue stays the cluster's, named at its line."""
     generated = cluster(SPANNING)
     team = generated.sayable["volcano-spanning"][0].removeprefix("Queue ")
+    node = next(o for o in generated.objects if o["kind"] == "Node")
+    group = node["metadata"]["labels"].setdefault("volcano.sh/nodegroup-name", "extra-group")
+    affinity = {"requiredDuringSchedulingIgnoredDuringExecution": [group]}
     leaf = {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
         "kind": "Queue",
-        "metadata": {"name": f"{team}-extra"},
+        "metadata": {"name": f"{team}-extra", "labels": {"example.com/team": team}},
         "spec": {
             "weight": 1,
             "deserved": {"nvidia.com/gpu": "1"},
-            "affinity": {
-                "nodeGroupAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []}
-            },
-            "parent": "root",
+            "affinity": {"nodeGroupAffinity": affinity},
         },
     }
-    leaf["metadata"]["labels"] = {"example.com/team": team}
-    node = next(o for o in generated.objects if o["kind"] == "Node")
-    group = node["metadata"]["labels"].setdefault("volcano.sh/nodegroup-name", "extra-group")
-    leaf["spec"]["affinity"]["nodeGroupAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = [group]  # fmt: skip
     generated.objects.append(leaf)
     got = import_text(generated.text(), tmp_path / "p")
     named = [f for f in _queue_findings(got) if f"Queue {team}-extra" in f]

@@ -9,6 +9,7 @@ ClusterQueues of the cohort tree lend of that flavor and resource)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -131,9 +132,18 @@ def check_volcano_twin(scenario: str | Path) -> None:
     assert queues and any(kind == "ClusterQueue" for kind, _ in objs), scenario
     explained = {d.message for d in diagnostics if d.rule == "volcano-kueue-mismatch"}
     checked = 0
+    summed: dict[tuple[str, str], list[Decimal]] = {}  # a team queue's: the sums over pools
     for (team, flavor, resource), (nominal, ceiling, kept) in _kueue_ceilings(objs).items():
-        spec = queues[f"{team}-{_pool(flavor)}"]
+        spec = queues.get(f"{team}-{_pool(flavor)}") or queues[_team_queue(objs, team)]
+        if f"{team}-{_pool(flavor)}" not in queues:  # `volcano.layout: team`
+            sums = summed.setdefault((team, resource), [Decimal(0)] * 3)
+            summed[(team, resource)] = [
+                a + b for a, b in zip(sums, (nominal, ceiling, kept), strict=True)
+            ]
+            continue
         if resource in ("cpu", "memory"):
+            if resource not in spec["capability"] and resource not in spec["deserved"]:
+                continue  # `volcano.resources: accelerators`: Volcano bounds no cpu or memory
             # the ceiling only: cpu/memory kept and nominal round per card-equivalent
             assert _qty(spec["capability"][resource]) == ceiling, (scenario, team, resource)
             continue
@@ -147,7 +157,36 @@ def check_volcano_twin(scenario: str | Path) -> None:
             continue
         said = [m for m in explained if f"'{team}" in m and resource in m]
         assert said, (scenario, team, flavor, resource, volcano, (nominal, ceiling, kept))
+    for (team, resource), (nominal, ceiling, kept) in summed.items():
+        spec = queues[_team_queue(objs, team)]
+        if resource in ("cpu", "memory") and resource not in spec.get("deserved", {}):
+            continue  # accelerators only; the ceilings of cpu/memory round per pool
+        if resource in ("cpu", "memory"):
+            continue
+        volcano = (
+            _qty(spec.get("deserved", {}).get(resource, 0)),
+            _qty(spec["capability"].get(resource, 0)),
+            _qty(spec.get("guarantee", {}).get("resource", {}).get(resource, 0)),
+        )
+        checked += 1
+        if volcano == (nominal, ceiling, kept):
+            continue
+        said = [m for m in explained if f"'{team}" in m and resource in m]
+        assert said, (scenario, team, resource, volcano, (nominal, ceiling, kept))
     assert checked
+
+
+def _team_queue(objs: Objects, team: str) -> str:
+    """The one Queue of a `volcano.layout: team` team: its team label and no pool label."""
+    found = [
+        name
+        for (kind, name), o in objs.items()
+        if kind == "Queue"
+        and o["metadata"].get("labels", {}).get("hetgitops.io/team") == team
+        and "hetgitops.io/pool" not in o["metadata"].get("labels", {})
+    ]
+    assert len(found) == 1, (team, found)
+    return found[0]
 
 
 def _edited(tmp_path: Path, edit: Callable[[str], str]) -> list[Diagnostic]:

@@ -71,8 +71,7 @@ def test_a_team_queue_takes_its_written_name_capability_and_may_omit_deserved(
     tmp_path: Path,
 ) -> None:
     volcano = (
-        "{layout: team, queueName: beta-all, omitDeserved: true, "
-        "capability: {nvidia.com/gpu: 40}}"
+        "{layout: team, queueName: beta-all, omitDeserved: true, capability: {nvidia.com/gpu: 40}}"
     )
     spec = _queues(_policy(tmp_path / "a", volcano, lends=False))["beta-all"]["spec"]
     assert "deserved" not in spec

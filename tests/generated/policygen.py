@@ -285,6 +285,13 @@ class _Gen:
                 spec["queueingStrategy"] = r.choice(["StrictFIFO", "BestEffortFIFO"])
             if "volcano" in self.targets and r.random() < 0.5:
                 spec["volcano"] = {"weight": r.randint(1, 4)}
+                # The queue layouts hand-written clusters have, from the weight drawn (no
+                # draw of their own: every seed's other draws stay as they were).
+                weight = spec["volcano"]["weight"]
+                if weight in (2, 4):
+                    spec["volcano"]["layout"] = "team"
+                if weight in (3, 4):
+                    spec["volcano"]["resources"] = "accelerators"
             if self.fair and r.random() < 0.5:
                 spec["kueue"] = {"fairSharingWeight": r.choice([1, 2, 3])}
             teams.append(_doc("Team", name, spec))

@@ -66,7 +66,8 @@ def test_the_sweep_covers_the_language() -> None:
         "cohort-depth:1", "cohort-depth:2", "cohort-depth:3", "borrowingLimit", "lendingLimit",
         "isolated", "tainted", "fairSharing", "preemption", "target:volcano",
         "target:koordinator", "kueue-only", "migProfile", "normalized", "renameByDefault",
-        "topology:required", "target:monitoring", "target:drift-rbac",
+        "topology:required", "target:monitoring", "target:drift-rbac", "volcano:team",
+        "volcano:accelerators",
         *(f"framework:{f}" for f in ("job", "jobset", "pytorchjob", "volcano-job",
                                       "leaderworkerset", "deployment", "rayjob", "raycluster",
                                       "rayservice")),
@@ -96,6 +97,8 @@ def _constructs(docs: dict[str, list[dict[str, Any]]]) -> set[str]:
         out |= {"preemption"} if "preemption" in team["spec"] else set()
         keys = ("borrowingLimit", "lendingLimit", "normalized")
         out |= {k for q in team["spec"]["quotas"] for k in keys if k in q}
+        volcano = team["spec"].get("volcano", {})
+        out |= {f"volcano:{volcano[k]}" for k in ("layout", "resources") if k in volcano}
     for profile in docs["profiles.yaml"]:
         out.add(f"framework:{profile['spec']['framework']}")
         out |= {"migProfile"} if "migProfile" in profile["spec"]["requirements"] else set()
