@@ -253,6 +253,7 @@ NOUNS = {
     "node-moved": "running on the moving nodes, double-booked:",
     "mig-strategy-single": "whole-GPU pods on the pool's nodes, each a slice once recreated:",
     "volcano-queue-pruned": "gangs in the queue (the prune is refused while they run):",
+    "volcano-queue-layout-switched": "gangs running in the queue, counted against none after:",
     "sharing-reduced": "sharing the GPUs now:",
     "sharing-staged": "sharing the GPUs now:",
     "sharing-retired": "sharing the GPUs now:",

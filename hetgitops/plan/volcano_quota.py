@@ -239,7 +239,7 @@ def team_queue(team: Team, leaves: list[QueuePlan]) -> QueuePlan:
         deserved={} if team.volcano_omit_deserved else deserved,
         capability=_written(team.volcano_capability) or summed["capability"],
         guarantee=summed["guarantee"],
-        origin=team.origin.span,
+        origin=team.origin.at("spec", "volcano", "layout"),
         parent=team.volcano_parent or ROOT,
         pools=tuple(leaf.pool for leaf in leaves),
     )

@@ -28,6 +28,7 @@ from hetgitops.diff.hazards import (
     queues,
     sharing,
     topology,
+    volcano_layout,
     volcano_prune,
 )
 from hetgitops.diff.hazards import jobs as _jobs  # noqa: F401 (registers jobs-unmatched)
@@ -88,6 +89,7 @@ def hazards(
         *koordinator.is_parent_flipped(before, after),
         *koordinator.tree_changed(before, after),
         *volcano_prune.queue_pruned(before, after, volcano),
+        *volcano_layout.layout_switched(before, after),
         *dra.dra_mappings_changed(before, after),
         *dra.dra_pool_moved(before, after),
     ]
