@@ -1,16 +1,14 @@
 """Diff stage, day-2 hazard of Volcano Queues: a team switches between one leaf per pool and one
 queue across its pools (`spec.volcano.layout`), so its jobs' queue is deleted under them.
 
-The switch deletes the old Queues and creates the new one in one sync. Volcano v1.14.1's webhook
-lets a Queue with jobs go (validate_queue.go:267-294, validateQueueDeleting: only `root`,
-`default` and a queue with child queues are refused; 1.15's optional allocated-pods check is
-`volcano-queue-pruned`). What is left in the old queue then: the scheduler's snapshot leaves out
-every job whose queue is gone (pkg/scheduler/cache/cache.go:1515-1519, "The Queue <%v> of Job
-<%v/%v> does not exist, ignore it"; allocate.go:166-170 and enqueue.go:58-61 skip them too), so a
-pending gang stays pending for good; running pods keep running on their nodes but count against
-no queue (the new queue's capability does not see them); a new Volcano Job naming the old queue
-is refused by the job webhook (admit_job.go:204-206, "unable to find job queue"). Job templates
-from `hetgitops jobs` name the new queue once regenerated.
+The switch deletes the old Queues and creates the new one in one sync. Volcano's webhook lets a
+Queue with jobs go (it refuses only `root`, `default` and a queue with child queues; 1.15's
+optional allocated-pods check is `volcano-queue-pruned`'s). What is left in the old queue then:
+the scheduler's snapshot leaves out every job whose queue is gone, so a pending gang stays
+pending for good; running pods keep running on their nodes but count against no queue (the new
+queue's capability does not see them); a new Volcano Job naming the old queue is refused by the
+job webhook. Job templates from `hetgitops jobs` name the new queue once regenerated. Where
+upstream does each: docs/upstream.md.
 """
 
 from __future__ import annotations
