@@ -92,8 +92,13 @@ def test_accelerators_only_leaves_name_no_cpu_or_memory(tmp_path: Path) -> None:
 
 
 def test_team_only_settings_need_the_team_layout(tmp_path: Path) -> None:
-    result = _policy(tmp_path, "{queueName: beta-all}")
-    assert [d.rule for d in result.diagnostics if d.rule == "schema"] == ["schema"]
+    for index, volcano in enumerate(
+        ("{queueName: beta-all}", "{layout: pool, omitDeserved: true}")
+    ):
+        result = _policy(tmp_path / str(index), volcano)
+        assert [d.rule for d in result.diagnostics if d.rule == "schema"] == ["schema"], volcano
+    said = _policy(tmp_path / "team", "{layout: team, queueName: beta-all, omitDeserved: true}")
+    assert not [d for d in said.diagnostics if d.rule == "schema"]
 
 
 def test_a_team_queue_name_meeting_a_leaf_is_a_collision(tmp_path: Path) -> None:
