@@ -16,7 +16,7 @@ from hetgitops.explain.fit import UNSCHEDULABLE, unschedulable
 from hetgitops.explain.koord_runtime import KoordUsage
 from hetgitops.explain.koordinator import explain_koordinator
 from hetgitops.explain.kube_view import kube_scheduler
-from hetgitops.explain.nodes import pool_nodes, slots
+from hetgitops.explain.nodes import NodeView, admits, pool_nodes, slots
 from hetgitops.explain.quotas import Quotas, Usage, flavors
 from hetgitops.explain.workload import (
     DEFAULT,
@@ -28,7 +28,7 @@ from hetgitops.explain.workload import (
 from hetgitops.model.policy import Policy, Team, derived
 from hetgitops.plan import dra
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
-from hetgitops.plan.volcano_quota import QueuePlan, queue_plans
+from hetgitops.plan.volcano_quota import QueuePlan, leaf_queue_name, queue_plans
 
 MISCONFIGURED = "Misconfigured"
 NOT_MANAGED = "NotManagedByKueue"
@@ -273,7 +273,7 @@ def _volcano_view(
     pool = next((r.flavor.pool for r in verdict.pod_sets if r.flavor), None)
     return (
         f"pods run under kube-scheduler (schedulerName unset); the Volcano queue "
-        f"{team.name}-{pool} is not involved",
+        f"{leaf_queue_name(team, pool or '')} is not involved",
     )
 
 
@@ -318,10 +318,11 @@ def _volcano(policy: Policy, workload: Workload, team: Team | None) -> Explanati
             volcano=tuple(lines),
             fixes=fixes,
             policy=(
-                f"raise team {queue.team.name}'s quota in pool {queue.pool} at {queue.origin}",
+                f"raise team {queue.team.name}'s quota in pool "
+                f"{queue.pool or ', '.join(queue.pools)} at {queue.origin}",
             ),
         )
-    nodes = pool_nodes(policy, policy.pools[queue.pool])
+    nodes = _queue_nodes(policy, queue, workload)
     room = sum(slots(n, workload.pod_sets[0].requests, None) for n in nodes)
     if room < gang:
         message = (
@@ -332,3 +333,17 @@ def _volcano(policy: Policy, workload: Workload, team: Team | None) -> Explanati
             workload, name, "pending", "Unschedulable", message, volcano=tuple(lines)
         )
     return Explanation(workload, name, "admitted", "", "", volcano=tuple(lines))
+
+
+def _queue_nodes(policy: Policy, queue: QueuePlan, workload: Workload) -> list[NodeView]:
+    """The nodes a Volcano queue's gang may land on: its pool's, or for a team queue (which
+    binds no nodegroup) those of the team's pools the first pod set's selector admits."""
+    if queue.pool:
+        return pool_nodes(policy, policy.pools[queue.pool])
+    first = workload.pod_sets[0]
+    return [
+        n
+        for pool in queue.pools
+        for n in pool_nodes(policy, policy.pools[pool])
+        if admits(first.node_selector, first.node_affinity, n.labels)
+    ]
