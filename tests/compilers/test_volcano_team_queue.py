@@ -146,3 +146,16 @@ def _pod_specs(text: str) -> list[dict[str, Any]]:
     for doc in yaml.safe_load_all(text):
         walk(doc)
     return found
+
+
+def test_the_monitoring_facts_name_the_team_queue_without_a_pool(tmp_path: Path) -> None:
+    from hetgitops.compilers.monitoring.facts import facts
+
+    result = _policy(tmp_path, "{layout: team, queueName: beta-all}")
+    assert result.policy is not None and result.policy.fleet is not None
+    teams = facts(result.policy, result.policy.fleet).teams
+    assert teams["beta"].volcano_queues == {"beta-all": ""}
+    assert teams["alpha"].volcano_queues == {
+        "alpha-h100-train": "h100-train",
+        "alpha-l40s-infer": "l40s-infer",
+    }

@@ -124,7 +124,11 @@ def _team(policy: Policy, fleet: Fleet, team: Team) -> TeamFacts:
         budget_monthly=team.budget_monthly,
         nominal=nominal,
         pools={flavor_name(policy, fleet, p.pool): p.pool.name for p in plans},
-        volcano_queues={leaf_queue_name(team, p.pool.name): p.pool.name for p in plans},
+        # A team queue (`volcano.layout: team`) spans the pools: no pool label.
+        volcano_queues={
+            leaf_queue_name(team, p.pool.name): "" if team.volcano_layout == "team" else p.pool.name
+            for p in plans
+        },
     )
 
 
