@@ -182,7 +182,14 @@ class Gen:
         shared = [p for p in pools if p.mode == "timeslice"]
         if not mig and not shared:
             return
-        policy: Obj = {"operator": {"defaultRuntime": "containerd"}, "mig": {"strategy": "mixed"}}
+        # The fields the GPU Operator's CRD requires, as a minimal Helm install has them: the
+        # dump must be what the real API server accepts (the live import sweep creates it).
+        required = ("daemonsets", "driver", "toolkit", "dcgm", "dcgmExporter", "devicePlugin")
+        policy: Obj = {
+            "operator": {"defaultRuntime": "containerd"},
+            **{field: {} for field in (*required, "gfd", "nodeStatusExporter")},
+            "mig": {"strategy": "mixed"},
+        }
         if mig:
             configs: Obj = {"all-disabled": [{"devices": "all", "mig-enabled": False}]}
             for pool in mig:
