@@ -1,5 +1,5 @@
 """Check stage, taints family: taints whose arrival evicts running work, and a flavor told to
-list taints the pool does not declare.
+list taints the pool does not declare, and taints a Node cannot carry together.
 
 nfd-master applies a pool's taints to its nodes (`enableTaints`, compilers/agents.py) in the same
 sync that renders them. A `NoExecute` taint makes the kubelet's taint manager evict, at once,
@@ -83,3 +83,33 @@ def flavor_node_taints_without_taints(policy: Policy, ctx: CheckContext) -> Iter
                 hint="declare the taints the pool's nodes carry in spec.taints, or remove "
                 "spec.kueue.flavorNodeTaints",
             )
+
+
+@rule("pool-taint-duplicate", Severity.ERROR)
+def pool_taint_duplicate(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Two taints of a pool with the same key and effect: the API server refuses them on a
+    Node (taints must be unique by key and effect), so nfd-master cannot taint the pool's nodes,
+    and Kueue's ResourceFlavor webhook refuses them as the flavor's `nodeTaints`
+    (`spec.kueue.flavorNodeTaints`) the same way.
+
+    Fails: `taints: [{key: dedicated, value: a, effect: NoSchedule}, {key: dedicated, value: b,
+    effect: NoSchedule}]`.
+    Passes: one of them, or the same key with another effect.
+    Fix: keep one taint per key and effect (one value; a toleration with `operator: Exists`
+    tolerates any value).
+    """
+    for pool in policy.pools.values():
+        seen: set[tuple[str, str]] = set()
+        for index, taint in enumerate(pool.taints):
+            if (taint.key, taint.effect) in seen:
+                yield error_at(
+                    "pool-taint-duplicate",
+                    f"pool '{pool.name}' has two taints '{taint.key}' with effect {taint.effect}: "
+                    "a Node (and a ResourceFlavor's nodeTaints) takes one per key and effect",
+                    pool.origin,
+                    "spec",
+                    "taints",
+                    index,
+                    hint="keep one taint per key and effect",
+                )
+            seen.add((taint.key, taint.effect))

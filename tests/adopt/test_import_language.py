@@ -142,7 +142,9 @@ def test_an_accelerator_limit_other_than_the_queues_reach_is_a_field_change(
     ]
 
 
-H100_FLAVOR = "  tolerations:\n  - {key: dedicated, operator: Equal, value: h100, effect: NoSchedule}\n"
+H100_FLAVOR = (
+    "  tolerations:\n  - {key: dedicated, operator: Equal, value: h100, effect: NoSchedule}\n"
+)
 
 
 def test_a_flavors_node_taints_that_are_its_pools_taints_import_and_render_back(

@@ -43,3 +43,17 @@ def test_flavor_node_taints_beside_the_pools_taints_passes(policy):
     _taint(policy, "{key: dedicated, value: training, effect: NoSchedule}")
     policy.replace("pools.yaml", NODES, f"{NODES}\n  kueue: {{flavorNodeTaints: true}}")
     assert policy.spans("flavor-node-taints-without-taints") == []
+
+
+def test_two_taints_of_one_key_and_effect_are_refused(policy):
+    _taint(policy, "{key: dedicated, value: a, effect: NoSchedule}")
+    policy.replace(
+        "pools.yaml",
+        "    - {key: dedicated, value: a, effect: NoSchedule}",
+        "    - {key: dedicated, value: a, effect: NoSchedule}\n"
+        "    - {key: dedicated, value: b, effect: NoSchedule}\n"
+        "    - {key: dedicated, value: c, effect: NoExecute, evictsRunningPods: true}",
+    )
+    assert policy.spans("pool-taint-duplicate") == [
+        policy.pos("pools.yaml", "    - ^{key: dedicated, value: b")
+    ]

@@ -40,7 +40,9 @@ def _retiring(tmp_path: Path) -> Path:
     """l40s-infer tainted (its flavor renamed, the old one retiring), listing its taint."""
     root = _policy(tmp_path, LIVE)
     path = root / "pools" / "inference.yaml"
-    path.write_text(path.read_text().replace("  kueue:\n", "  kueue:\n    flavorNodeTaints: true\n"))
+    path.write_text(
+        path.read_text().replace("  kueue:\n", "  kueue:\n    flavorNodeTaints: true\n")
+    )
     return root
 
 
