@@ -104,6 +104,7 @@ def outcomes(seed: int, tmp: Path) -> Iterator[tuple[str, str, str]]:
         yield "the written policy", "refused", "import-config-missing"
         return
     rendered = _rendered(got)
+    kept_wanted = {where: c for c, objects in generated.sayable.items() for where in objects}
     for item in imported_objects(text):
         if item.kind not in MANAGED or item.name in ("root", "default"):
             continue
@@ -129,7 +130,12 @@ def outcomes(seed: int, tmp: Path) -> Iterator[tuple[str, str, str]]:
         )
         lost = [p for f in roundtrip.COMPARED[item.kind] if f in item.obj
                 for p in _lost(item.obj[f], found.get(f), f)]  # fmt: skip
-        yield where, "kept" if same and not lost else "SILENT", ", ".join(lost)
+        outcome = "kept" if same and not lost else "SILENT"
+        yield where, outcome, ", ".join(lost)
+        if outcome == "kept":
+            kept_wanted.pop(where, None)
+    for where, construct in kept_wanted.items():  # a sayable construct must be kept
+        yield where, "SILENT", f"{construct} not kept"
 
 
 def _check(seed: int, tmp: Path) -> None:
