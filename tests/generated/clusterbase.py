@@ -58,8 +58,8 @@ class Cluster:
     objects: list[Obj]
     constructs: list[str]  # what the seed drew, in drawing order
     unsayable: dict[str, list[str]]  # construct -> "Kind name" each finding must name
-    # construct -> "Kind name" the written policy must render as the cluster has it (once the
-    # language says it), unless its team is not in the policy at all
+    # construct -> "Kind name" the written policy must render as the cluster has it (a
+    # construct that became sayable: the sweep asserts it is kept, not merely named)
     sayable: dict[str, list[str]] = field(default_factory=dict)
 
     def text(self) -> str:
@@ -84,13 +84,13 @@ class Gen:
         self.unsayable: dict[str, list[str]] = {}
         self.sayable: dict[str, list[str]] = {}
 
-    def drew(self, construct: str, *, unsayable: str = "", sayable: str = "") -> None:
+    def drew(self, construct: str, *, unsayable: str = "", kept: str = "") -> None:
         if construct not in self.constructs:
             self.constructs.append(construct)
+        if kept:
+            self.sayable.setdefault(construct, []).append(kept)
         if unsayable:
             self.unsayable.setdefault(construct, []).append(unsayable)
-        if sayable:
-            self.sayable.setdefault(construct, []).append(sayable)
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
@@ -188,7 +188,14 @@ class Gen:
         shared = [p for p in pools if p.mode == "timeslice"]
         if not mig and not shared:
             return
-        policy: Obj = {"operator": {"defaultRuntime": "containerd"}, "mig": {"strategy": "mixed"}}
+        # The fields the GPU Operator's CRD requires, as a minimal Helm install has them: the
+        # dump must be what the real API server accepts (the live import sweep creates it).
+        required = ("daemonsets", "driver", "toolkit", "dcgm", "dcgmExporter", "devicePlugin")
+        policy: Obj = {
+            "operator": {"defaultRuntime": "containerd"},
+            **{field: {} for field in (*required, "gfd", "nodeStatusExporter")},
+            "mig": {"strategy": "mixed"},
+        }
         if mig:
             configs: Obj = {"all-disabled": [{"devices": "all", "mig-enabled": False}]}
             for pool in mig:

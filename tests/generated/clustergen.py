@@ -9,7 +9,9 @@ GPU-only limits or per-pool cpu, LocalQueues in labelled Namespaces, ResourceQuo
 PriorityClasses beside WorkloadPriorityClasses, and Volcano queues per team. Deterministic per
 seed (one `random.Random(seed)`, no clock, no hash order). `Cluster.constructs` names what the
 seed drew, for the sweep's table; `Cluster.unsayable` the constructs the policy language
-cannot say yet (issue 32 item 5), each with the objects import must name in a finding.
+cannot say yet (issue 32 item 5), each with the objects import must name in a finding;
+`Cluster.sayable` those it now says (a flavor's `nodeTaints`), each with the objects the
+written policy must render as the cluster has them.
 
 Reproduce a seed: `python -m tests.generated.clustergen 17 > dump.yaml`, then
 `hetgitops import -f dump.yaml -o out/`.
@@ -50,7 +52,7 @@ class _Gen(Gen):
                 spec["nodeTaints"] = [
                     {"key": pool.taint, "value": pool.name, "effect": "NoSchedule"}
                 ]
-                self.drew("flavor-node-taints", unsayable=f"ResourceFlavor {pool.name}")
+                self.drew("flavor-node-taints", kept=f"ResourceFlavor {pool.name}")
         self.objects.append(
             {
                 "apiVersion": KUEUE,
@@ -248,7 +250,7 @@ class _Gen(Gen):
                 if index % 2:  # every other team also says what it deserves (no draw: the
                     spec["deserved"] = {"nvidia.com/gpu": str(gpus)}  # seeds stay as they were)
                 self.queue(team, spec)
-                self.drew("volcano-spanning", sayable=f"Queue {team}")
+                self.drew("volcano-spanning", kept=f"Queue {team}")
                 continue
             for pool in pools:
                 if not held[pool.name] or pool.mode != "whole":
@@ -269,7 +271,7 @@ class _Gen(Gen):
                 if parent:
                     spec["parent"] = parent
                 self.queue(f"{team}-{pool.name}", spec)
-                self.drew("volcano-deserved-gpu-only", sayable=f"Queue {team}-{pool.name}")
+                self.drew("volcano-deserved-gpu-only", kept=f"Queue {team}-{pool.name}")
 
     def queue(self, name: str, spec: Obj) -> None:
         self.objects.append(

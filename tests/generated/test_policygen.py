@@ -66,8 +66,8 @@ def test_the_sweep_covers_the_language() -> None:
         "cohort-depth:1", "cohort-depth:2", "cohort-depth:3", "borrowingLimit", "lendingLimit",
         "isolated", "tainted", "fairSharing", "preemption", "target:volcano",
         "target:koordinator", "kueue-only", "migProfile", "normalized", "renameByDefault",
-        "topology:required", "target:monitoring", "target:drift-rbac", "volcano:team",
-        "volcano:accelerators",
+        "topology:required", "target:monitoring", "target:drift-rbac", "flavorNodeTaints",
+        "volcano:team", "volcano:accelerators",
         *(f"framework:{f}" for f in ("job", "jobset", "pytorchjob", "volcano-job",
                                       "leaderworkerset", "deployment", "rayjob", "raycluster",
                                       "rayservice")),
@@ -93,6 +93,7 @@ def _constructs(docs: dict[str, list[dict[str, Any]]]) -> set[str]:
         out |= {k for k in ("timeSlicing", "mps", "isolated") if k in spec}
         out |= {"renameByDefault"} if spec.get("timeSlicing", {}).get("renameByDefault") else set()
         out |= {"tainted"} if "taints" in spec and not spec.get("isolated") else set()
+        out |= {"flavorNodeTaints"} if spec.get("kueue", {}).get("flavorNodeTaints") else set()
     for team in docs["teams.yaml"]:
         out |= {"preemption"} if "preemption" in team["spec"] else set()
         keys = ("borrowingLimit", "lendingLimit", "normalized")
