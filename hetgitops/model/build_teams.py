@@ -108,6 +108,7 @@ def tier(doc: Document, spec: dict[str, Any], origin: Origin) -> PriorityTier:
         spec.get("globalDefault", False),
         spec.get("description", ""),
         origin,
+        workload_description=spec.get("workloadDescription"),
     )
 
 

@@ -100,6 +100,8 @@ class PriorityTier:
     global_default: bool
     description: str
     origin: Origin
+    # `spec.workloadDescription`: the WorkloadPriorityClass's own description; None = `description`.
+    workload_description: str | None = None
 
 
 @dataclass(frozen=True)

@@ -203,7 +203,7 @@ class _Gen(Gen):
             other = text
             if self.chance(0.3):
                 other = f"Kueue: {text}, admitted in order"
-                self.drew("priority-descriptions-differ", unsayable=f"WorkloadPriorityClass {name}")
+                self.drew("priority-descriptions-differ")  # the tier's workloadDescription
             self.objects.append(
                 {
                     "apiVersion": "kueue.x-k8s.io/v1beta2",

@@ -52,6 +52,9 @@ class _Gen:
 
     def __init__(self, seed: int) -> None:
         self.r = random.Random(seed)
+        # The language's later fields draw from their own stream, so a seed's other draws (and
+        # the explain differential's tables over them) stay what they were.
+        self.said = random.Random(f"said-{seed}")
         self.seed = seed
         self.targets = ["core", "kueue", "nodes", "gpu-operator"]
         self.mig_strategy = "mixed"
@@ -258,6 +261,8 @@ class _Gen:
                 spec.update(preemptionPolicy="Never", preemptible=True)
             elif r.random() < 0.5:
                 spec["preemptionPolicy"] = "PreemptLowerPriority"
+            if self.said.random() < 0.3:
+                spec["workloadDescription"] = f"Kueue: the {name} tier, admitted in order."
             docs.append(_doc("PriorityTier", name, spec))
         return docs
 

@@ -41,10 +41,15 @@ def tiers(
         if item.obj.get("description"):
             spec["description"] = str(item.obj["description"])
         found[item.name] = spec
+    classes = set(found)
     for item in by_kind.get("WorkloadPriorityClass", []):
         spec = found.setdefault(item.name, {"value": int(item.obj.get("value", 0))})
-        if item.obj.get("description") and "description" not in spec:
-            spec["description"] = str(item.obj["description"])
+        said = str(item.obj.get("description") or "")
+        if item.name not in classes:  # a Kueue class alone: its description is the tier's
+            if said:
+                spec["description"] = said
+        elif said != spec.get("description", ""):  # Kueue's class says its own
+            spec["workloadDescription"] = said
     if not found:
         found[DEFAULT_TIER] = {
             "value": 1000,
