@@ -4,7 +4,7 @@ frozen dataclasses (a team's lifecycle stages default to the Fleet's)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hetgitops.load.documents import Document
@@ -85,7 +85,11 @@ def team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | Non
             str(k): str(v)
             for k, v in sorted(spec.get("namespaceQuota", {}).get("hard", {}).items())
         },
+        namespace_quota_accelerators=_accelerators(spec.get("namespaceQuota", {})),
         volcano_queue_names=dict(sorted(spec.get("volcano", {}).get("queueNames", {}).items())),
+        namespace_labels={
+            str(k): str(v) for k, v in sorted(spec.get("namespaceLabels", {}).items())
+        },
         origin=origin,
         manager_quota={k: str(v) for k, v in sorted(spec.get("managerQuota", {}).items())},
         local_queue_name=spec.get("kueue", {}).get("localQueueName"),
@@ -97,6 +101,13 @@ def team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | Non
             for c in spec.get("kueue", {}).get("admissionChecks", [])
         ),
     )
+
+
+def _accelerators(quota: Mapping[str, Any]) -> dict[str, str] | None:
+    caps = quota.get("accelerators")
+    if caps is None:
+        return None
+    return {str(k): str(quantity(v)) for k, v in sorted(caps.items())}
 
 
 def tier(doc: Document, spec: dict[str, Any], origin: Origin) -> PriorityTier:

@@ -150,6 +150,12 @@ class _Gen(Gen):
 
     def namespaces(self, team: str, spec: Obj) -> Obj:
         namespace = self.rng.choice((team, f"team-{team}", f"{team}-jobs"))
+        held = any(  # a queue holding no accelerator is no team: its namespace is no team's
+            int(e["nominalQuota"])
+            for f in spec["resourceGroups"][0]["flavors"]
+            for e in f["resources"]
+            if e["name"] not in ("cpu", "memory")
+        )
         labelled = self.chance(0.5)
         labels = {"team": team} if labelled else {}
         self.objects.append(
@@ -180,9 +186,9 @@ class _Gen(Gen):
                     "spec": {"hard": hard},
                 }
             )
-            self.drew("resource-quota")
+            self.drew("resource-quota", said=f"ResourceQuota {namespace}/{team}-gpus" * held)
         if labelled:
-            self.drew("namespace-selector-labels")
+            self.drew("namespace-selector-labels", said=f"Namespace {namespace}" * held)
             return {"matchLabels": dict(labels)}
         return {}
 
@@ -203,7 +209,7 @@ class _Gen(Gen):
             other = text
             if self.chance(0.3):
                 other = f"Kueue: {text}, admitted in order"
-                self.drew("priority-descriptions-differ")  # the tier's workloadDescription
+                self.drew("priority-descriptions-differ", said=f"WorkloadPriorityClass {name}")
             self.objects.append(
                 {
                     "apiVersion": "kueue.x-k8s.io/v1beta2",
@@ -288,7 +294,7 @@ def cluster(seed: int) -> Cluster:
     gen.volcano(pools, teams)
     if gen.chance(0.15):  # docs/adopt.md's first dump command took no ConfigMaps
         gen.without_gpu_configs()
-    return Cluster(seed, gen.objects, gen.constructs, gen.unsayable)
+    return Cluster(seed, gen.objects, gen.constructs, gen.unsayable, gen.said)
 
 
 if __name__ == "__main__":

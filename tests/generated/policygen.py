@@ -292,6 +292,11 @@ class _Gen:
                 spec["volcano"] = {"weight": r.randint(1, 4)}
             if self.fair and r.random() < 0.5:
                 spec["kueue"] = {"fairSharingWeight": r.choice([1, 2, 3])}
+            if self.said.random() < 0.3:  # namespaces labelled as a cluster's selector names them
+                spec["namespaceLabels"] = {"team": name, "gpu": "true"}
+                if self.said.random() < 0.5:
+                    selector = {"matchLabels": {"team": name}}
+                    spec["kueue"] = {**spec.get("kueue", {}), "namespaceSelector": selector}
             teams.append(_doc("Team", name, spec))
         return teams
 
