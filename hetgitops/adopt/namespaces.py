@@ -115,7 +115,8 @@ def _changed(
             "selects it: Kueue starts admitting its workloads to that queue"
         )
     if before and not selects(selector, gets):
-        missing = sorted(f"{k}={v}" for k, v in has.items() if gets.get(k) != v)
+        keys = _selector_keys(selector)
+        missing = sorted(f"{k}={v}" for k, v in has.items() if k in keys and gets.get(k) != v)
         return (
             f"the policy renders it without {', '.join(missing)}, by which ClusterQueue "
             f"{queue}'s namespaceSelector selects it; a server-side sync keeps the cluster's "

@@ -292,6 +292,8 @@ class _Gen:
                 spec["volcano"] = {"weight": r.randint(1, 4)}
             if self.fair and r.random() < 0.5:
                 spec["kueue"] = {"fairSharingWeight": r.choice([1, 2, 3])}
+            if self.said.random() < 0.2:  # a quota of the cluster's own, above any reach
+                spec["namespaceQuota"] = {"accelerators": {"nvidia.com/gpu": 100000}}
             if self.said.random() < 0.3:  # namespaces labelled as a cluster's selector names them
                 spec["namespaceLabels"] = {"team": name, "gpu": "true"}
                 if self.said.random() < 0.5:

@@ -66,7 +66,8 @@ def test_the_sweep_covers_the_language() -> None:
         "cohort-depth:1", "cohort-depth:2", "cohort-depth:3", "borrowingLimit", "lendingLimit",
         "isolated", "tainted", "fairSharing", "preemption", "target:volcano",
         "target:koordinator", "kueue-only", "migProfile", "normalized", "renameByDefault",
-        "topology:required", "target:monitoring", "target:drift-rbac",
+        "topology:required", "target:monitoring", "target:drift-rbac", "namespaceLabels",
+        "namespaceSelector", "namespaceQuota.accelerators", "workloadDescription",
         *(f"framework:{f}" for f in ("job", "jobset", "pytorchjob", "volcano-job",
                                       "leaderworkerset", "deployment", "rayjob", "raycluster",
                                       "rayservice")),
@@ -94,6 +95,14 @@ def _constructs(docs: dict[str, list[dict[str, Any]]]) -> set[str]:
         out |= {"tainted"} if "taints" in spec and not spec.get("isolated") else set()
     for team in docs["teams.yaml"]:
         out |= {"preemption"} if "preemption" in team["spec"] else set()
+        out |= {"namespaceLabels"} if "namespaceLabels" in team["spec"] else set()
+        out |= (
+            {"namespaceSelector"} if "namespaceSelector" in team["spec"].get("kueue", {}) else set()
+        )
+        quota = team["spec"].get("namespaceQuota", {})
+        out |= {"namespaceQuota.accelerators"} if "accelerators" in quota else set()
+    for tier in docs["tiers.yaml"]:
+        out |= {"workloadDescription"} if "workloadDescription" in tier["spec"] else set()
         keys = ("borrowingLimit", "lendingLimit", "normalized")
         out |= {k for q in team["spec"]["quotas"] for k in keys if k in q}
     for profile in docs["profiles.yaml"]:
