@@ -11,6 +11,7 @@ from hetgitops import api
 from hetgitops.adopt import namespaces, roundtrip
 from hetgitops.adopt.creates import first_sync_creates
 from hetgitops.adopt.infer import infer
+from hetgitops.adopt.quota_caps import keep_caps
 from hetgitops.adopt.sources import Read
 from hetgitops.adopt.write import policy_files
 from hetgitops.diagnostics import Diagnostic
@@ -35,6 +36,11 @@ def bundled_versions() -> dict[str, str]:
     return {str(k): str(v) for k, v in fleet["spec"]["versions"].items()}
 
 
+def _rendered(files: dict[str, str], output: Path) -> api.Result:
+    sources = [(str(output / name), text.encode()) for name, text in files.items()]
+    return api.validate_sources(sources, api.Options(check_output=False))
+
+
 def import_objects(read: Read, output: Path, *, cluster: str) -> ImportResult:
     """The policy files for `read`'s objects (named under `output`, not yet written) and the
     findings: what could not be read, what is not translated, and the round trip's. Nothing
@@ -46,8 +52,10 @@ def import_objects(read: Read, output: Path, *, cluster: str) -> ImportResult:
     inferred = infer(read.objects, card_types(), cluster=cluster, versions=bundled_versions())
     files = policy_files(inferred)
     result = ImportResult(files, [*read.diagnostics, *inferred.diagnostics], requests=read.requests)
-    sources = [(str(output / name), text.encode()) for name, text in files.items()]
-    rendered = api.validate_sources(sources, api.Options(check_output=False))
+    rendered = _rendered(files, output)
+    if rendered.policy is not None and keep_caps(inferred, rendered.policy):
+        files = result.files = policy_files(inferred)  # the reach is known now: render again
+        rendered = _rendered(files, output)
     result.rendered = rendered
     result.diagnostics.extend(rendered.diagnostics)
     if not rendered.failed():

@@ -9,14 +9,15 @@ from hetgitops.compilers import COMPILERS
 from hetgitops.compilers.argocd import NEVER_PRUNE, RECREATE_ON_IMMUTABLE
 from hetgitops.model.policy import Fleet, Policy, PriorityTier, Team
 from hetgitops.output.manifests import Manifest, metadata
+from hetgitops.plan import namespace_labels as namespace_labels_plan
 from hetgitops.plan.namespace_quota import team_quota
 
 TARGET = "core"
 
 
 def team_label(fleet: Fleet) -> str:
-    """The namespace label a team's ClusterQueue selects on."""
-    return fleet.label("team")
+    """The namespace label a team's ClusterQueue selects on (`plan.namespace_labels`)."""
+    return namespace_labels_plan.team_label(fleet)
 
 
 def priority_class(fleet: Fleet, tier: PriorityTier) -> dict[str, Any]:
@@ -53,7 +54,7 @@ def namespace(fleet: Fleet, team: Team, name: str) -> dict[str, Any]:
         "metadata": metadata(
             fleet,
             name,
-            labels={team_label(fleet): team.name},
+            labels=namespace_labels_plan.namespace_labels(fleet, team),
             annotations=NEVER_PRUNE,
         ),
     }

@@ -94,15 +94,19 @@ def retiring_topology(fleet: Fleet, retiring: RetiringTopology) -> dict[str, Any
 
 
 def workload_priority_class(fleet: Fleet, tier: PriorityTier) -> dict[str, Any]:
-    """WorkloadPriorityClass has no spec: `value` and `description` sit at the top level."""
+    """WorkloadPriorityClass has no spec: `value` and `description` sit at the top level; the
+    description is the tier's `workloadDescription` where the policy gives one."""
     obj: dict[str, Any] = {
         "apiVersion": fleet.kueue_api_version,
         "kind": "WorkloadPriorityClass",
         "metadata": metadata(fleet, tier.name),
         "value": tier.value,
     }
-    if tier.description:
-        obj["description"] = tier.description
+    description = tier.description
+    if tier.workload_description is not None:
+        description = tier.workload_description
+    if description:
+        obj["description"] = description
     return obj
 
 

@@ -17,6 +17,7 @@ from hetgitops.model import quantities
 from hetgitops.model.policy import CohortSpec, Fleet, Policy, Pool, Team, derived
 from hetgitops.output.manifests import Manifest, metadata
 from hetgitops.plan.flavors import flavor_name
+from hetgitops.plan.namespace_labels import queue_selector
 from hetgitops.plan.preemption_rules import preemption
 from hetgitops.plan.quota_plan import FlavorPlan, accelerator_resources, host_entries, team_plan
 
@@ -196,10 +197,7 @@ def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, An
     spec: dict[str, Any] = {}
     if team.cohort is not None:
         spec["cohort" if is_v1beta1(fleet) else "cohortName"] = team.cohort
-    if team.namespace_selector is not None:
-        spec["namespaceSelector"] = dict(team.namespace_selector)
-    else:
-        spec["namespaceSelector"] = {"matchLabels": {team_label(fleet): team.name}}
+    spec["namespaceSelector"] = queue_selector(fleet, team)
     spec["queueingStrategy"] = team.queueing_strategy or fleet.queueing_strategy
     spec["stopPolicy"] = team.stop_policy or "None"
     spec["flavorFungibility"] = fungibility(fleet)

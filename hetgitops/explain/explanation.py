@@ -15,6 +15,7 @@ from hetgitops.explain.fit import UNSCHEDULABLE, unschedulable
 from hetgitops.explain.koord_runtime import KoordUsage
 from hetgitops.explain.koordinator import explain_koordinator
 from hetgitops.explain.kube_view import kube_scheduler
+from hetgitops.explain.namespace_quota import Created, created
 from hetgitops.explain.nodes import NodeView, admits, pool_nodes, slots
 from hetgitops.explain.quotas import Quotas, Usage, flavors
 from hetgitops.explain.workload import (
@@ -26,7 +27,9 @@ from hetgitops.explain.workload import (
 )
 from hetgitops.model.policy import Policy, Team, derived
 from hetgitops.plan import dra
+from hetgitops.plan import namespace_labels as ns_labels
 from hetgitops.plan.dra_claims import rendered_claim_templates
+from hetgitops.plan.namespace_quota import owner
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
 from hetgitops.plan.volcano_quota import QueuePlan, leaf_queue_name, queue_plans
 
@@ -80,6 +83,53 @@ def unrendered_claims(policy: Policy, workload: Workload) -> tuple[str, ...]:
                 if (workload.namespace, c) not in rendered
             }
         )
+    )
+
+
+FORBIDDEN = "Forbidden"
+_QUOTA_REFUSES = (
+    "Kueue admits the job, but the namespace's ResourceQuota {quota} (spec.namespaceQuota) "
+    "lets the API server create only {pods} of its pods: the rest are refused while the "
+    "workload holds its queue quota"
+)
+
+
+def _quota_refuses(policy: Policy, workload: Workload, team: Team) -> Created | None:
+    """The namespace quota the render writes (plan.namespace_quota) applied to the pods the
+    admitted job creates: None when every pod is created."""
+    if workload.namespace not in team.namespaces:
+        return None
+    made = created(policy, workload)
+    total = sum(ps.count for ps in workload.pod_sets)
+    return made if made.pods < total else None
+
+
+def _namespace_unselected(policy: Policy, workload: Workload, team: Team) -> Explanation | None:
+    """Kueue admits from a namespace only when its labels (the core target's, plan's
+    `namespace_labels`) match the ClusterQueue's namespaceSelector; a namespace the policy does
+    not render has labels explain does not know, and is not judged."""
+    fleet = policy.fleet
+    if fleet is None or "core" not in fleet.targets or workload.namespace not in team.namespaces:
+        return None
+    if owner(policy, workload.namespace) is not team or ns_labels.admits_from(fleet, team):
+        return None
+    labels = ns_labels.namespace_labels(fleet, team)
+    needed = ns_labels.missing(ns_labels.queue_selector(fleet, team), labels)
+    hint = (
+        f"namespace {workload.namespace} is labelled "
+        f"{', '.join(f'{k}={v}' for k, v in labels.items())}, which team {team.name}'s "
+        "ClusterQueue namespaceSelector does not select"
+        + (f": add {', '.join(f'{k}: {v}' for k, v in needed.items())} to spec.namespaceLabels"
+           if needed else "")
+    )  # fmt: skip
+    return Explanation(
+        workload,
+        team.name,
+        "pending",
+        MISCONFIGURED,
+        say.namespace_mismatch(),
+        policy=(hint,),
+        fixes=(Fix(team.origin.at("spec"), hint),),
     )
 
 
@@ -173,6 +223,9 @@ def explain(
             policy=(hint,),
             fixes=(Fix(team.origin.at("spec", "namespaces"), hint),),
         )
+    unselected = _namespace_unselected(policy, workload, team)
+    if unselected is not None:
+        return unselected
     policy_lines: list[str] = []
     fixes: list[Fix] = []
     if workload.tier_from_pod and workload.tier in SYSTEM_PRIORITY_CLASSES:
@@ -214,8 +267,13 @@ def explain(
     stuck = unschedulable(policy, verdict, {f.name: f for f in flavors(policy, team)})
     if stuck is not None:
         state, reason, message = "unschedulable", UNSCHEDULABLE, stuck
+    refused = _quota_refuses(policy, workload, team) if state == "admitted" else None
+    if refused is not None:
+        state, reason, message = "rejected", FORBIDDEN, refused.message
+        policy_lines.append(_QUOTA_REFUSES.format(quota=refused.quota, pods=refused.pods))
+        fixes.append(Fix(team.origin.at("spec", "namespaceQuota"), "raise the cap to the reach"))
     found: Advice | None = None
-    if with_advice and state != "admitted":
+    if with_advice and state not in ("admitted", "rejected"):
 
         def judge(edited: Policy) -> bool:
             again = explain(edited, asked, usage=usage, node_free=node_free, with_advice=False)

@@ -147,6 +147,13 @@ def local_queue_missing(queue: str | None) -> str:
     return f"LocalQueue {queue or ''} doesn't exist"
 
 
+def namespace_mismatch() -> str:
+    """The namespace's labels do not match the ClusterQueue's namespaceSelector: the scheduler's
+    admissibility check (scheduler.go:683-692, reason Misconfigured), `ErrNamespaceMismatch`'s
+    text (pkg/workload/resources.go:42)."""
+    return "workload namespace doesn't match ClusterQueue selector"
+
+
 def pending_message(failed: Iterable[tuple[str, Iterable[str]]]) -> str:
     """The Workload's message: per pod set without a flavor (name, its messages sorted), the
     messages joined by ", " (Status.Message, :353-362), pod sets by "; " (:227-245)."""

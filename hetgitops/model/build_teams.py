@@ -86,7 +86,11 @@ def team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | Non
             str(k): str(v)
             for k, v in sorted(spec.get("namespaceQuota", {}).get("hard", {}).items())
         },
+        namespace_quota_accelerators=_accelerators(spec.get("namespaceQuota", {})),
         volcano_queue_names=dict(sorted(spec.get("volcano", {}).get("queueNames", {}).items())),
+        namespace_labels={
+            str(k): str(v) for k, v in sorted(spec.get("namespaceLabels", {}).items())
+        },
         origin=origin,
         manager_quota={k: str(v) for k, v in sorted(spec.get("managerQuota", {}).items())},
         local_queue_name=spec.get("kueue", {}).get("localQueueName"),
@@ -100,6 +104,13 @@ def team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | Non
     )
 
 
+def _accelerators(quota: Mapping[str, Any]) -> dict[str, str] | None:
+    caps = quota.get("accelerators")
+    if caps is None:
+        return None
+    return {str(k): str(quantity(v)) for k, v in sorted(caps.items())}
+
+
 def tier(doc: Document, spec: dict[str, Any], origin: Origin) -> PriorityTier:
     return PriorityTier(
         doc.name,
@@ -109,6 +120,7 @@ def tier(doc: Document, spec: dict[str, Any], origin: Origin) -> PriorityTier:
         spec.get("globalDefault", False),
         spec.get("description", ""),
         origin,
+        workload_description=spec.get("workloadDescription"),
     )
 
 

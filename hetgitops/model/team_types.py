@@ -98,6 +98,11 @@ class Team:
     # `spec.namespaceQuota`: an adopted ResourceQuota's name and its other hard limits.
     namespace_quota_name: str | None = None
     namespace_quota_hard: Mapping[str, str] = field(default_factory=dict)
+    # `spec.namespaceQuota.accelerators`: the accelerators capped and each cap; None = each
+    # accelerator the queue admits, at its reach (plan.namespace_quota).
+    namespace_quota_accelerators: Mapping[str, str] | None = None
+    # `spec.namespaceLabels`: more labels on each team Namespace (plan.namespace_labels).
+    namespace_labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,8 @@ class PriorityTier:
     global_default: bool
     description: str
     origin: Origin
+    # `spec.workloadDescription`: the WorkloadPriorityClass's own description; None = `description`.
+    workload_description: str | None = None
 
 
 @dataclass(frozen=True)

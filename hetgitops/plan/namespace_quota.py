@@ -1,9 +1,11 @@
 """Plan stage: the ResourceQuota the `core` target writes in each team namespace: its name
 and its hard limits, exactly as rendered. Each accelerator is capped at what the team's queue
 can ever admit (`quota_plan.admissible`; a DRA claims resource by the devices of its
-DeviceClass), beside the limits an adopted quota already had (`Team.spec.namespaceQuota.hard`:
-cpu, pods, ...). compilers/core.py spells it as an object; explain applies it to the pods a job
-creates; both read this one fact.
+DeviceClass), or, where the team says so (`Team.spec.namespaceQuota.accelerators`, as a
+cluster's own quota had it), only the accelerators listed, each at its cap; beside them the
+limits an adopted quota already had (`Team.spec.namespaceQuota.hard`: cpu, pods, ...).
+compilers/core.py spells it as an object; explain applies it to the pods a job creates; the
+`namespace-quota-below-reach` check compares it with the reach; all read this one fact.
 """
 
 from __future__ import annotations
@@ -43,10 +45,36 @@ def team_quota(policy: Policy, team: Team) -> NamespaceQuota | None:
         return None
     # An adopted quota's other limits (cpu, pods, ...) are kept; the accelerators are ours.
     hard = {k: quantities.normalize(v) for k, v in team.namespace_quota_hard.items()}
-    hard.update({quota_key(policy, res): quantities.normalize(n) for res, n in caps.items()})
+    hard.update(
+        {
+            quota_key(policy, res): quantities.normalize(n)
+            for res, n in caps_of(policy, team).items()
+        }
+    )
     return NamespaceQuota(
         team.namespace_quota_name or QUOTA_NAME, team.name, dict(sorted(hard.items()))
     )
+
+
+def caps_of(policy: Policy, team: Team) -> dict[str, str]:
+    """Per accelerator resource, the cap the quota puts on its requests: the team's own
+    (`namespaceQuota.accelerators`), else what its queue can ever admit."""
+    if team.namespace_quota_accelerators is not None:
+        return dict(team.namespace_quota_accelerators)
+    return {res: str(n) for res, n in admissible(policy, team).items()}
+
+
+def below_reach(policy: Policy, team: Team) -> dict[str, tuple[str, int]]:
+    """The accelerators the team's own caps hold below what its queue can admit: resource ->
+    (the cap, the reach). Kueue admits up to the reach; the API server refuses pods past the cap."""
+    if team.namespace_quota_accelerators is None:
+        return {}
+    found = {}
+    for res, most in admissible(policy, team).items():
+        cap = team.namespace_quota_accelerators.get(res)
+        if cap is not None and quantities.value_of(cap) < most:
+            found[res] = (cap, most)
+    return found
 
 
 def owner(policy: Policy, namespace: str) -> Team | None:

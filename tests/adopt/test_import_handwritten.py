@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.adopt.importing import import_text
+from tests.adopt.importing import import_text, rendered_object
 from tests.generated.clustergen import cluster
 
 
@@ -23,14 +23,15 @@ def test_an_accelerator_quota_in_no_team_namespace_is_named(tmp_path: Path) -> N
     ]
 
 
-def test_namespace_labels_a_selector_matches_are_named_when_not_rendered(tmp_path: Path) -> None:
-    """Seed 0: ClusterQueue ads selects its namespace by team=ads; the rendered Namespace lacks
-    the label, so a namespace created from the policy would match nothing."""
+def test_namespace_labels_a_selector_matches_are_kept(tmp_path: Path) -> None:
+    """Seed 0: ClusterQueue ads selects its namespace by team=ads; the rendered Namespace lacked
+    the label (named, issue 32 item 5): now the team's `namespaceLabels` keeps it."""
     got = import_text(cluster(0).text(), tmp_path / "p")
-    named = [d for d in got.result.diagnostics if d.message.startswith("Namespace ads-jobs:")]
-    assert [(d.rule, d.path) for d in named] == [("import-field-changes", "metadata.labels")]
-    assert "team=ads" in named[0].message and "ClusterQueue ads" in named[0].message
-    assert named[0].span.file.endswith("teams.yaml") and named[0].span.line > 0
+    assert not [d for d in got.result.diagnostics if d.message.startswith("Namespace ads-jobs:")]
+    teams = {t["metadata"]["name"]: t["spec"] for t in yaml.safe_load_all(got.files["teams.yaml"])}
+    assert teams["ads"]["namespaceLabels"] == {"team": "ads"}
+    namespace = rendered_object(got.rendered, "Namespace", "ads-jobs")
+    assert namespace["metadata"]["labels"]["team"] == "ads"
 
 
 def test_a_queue_infer_leaves_out_is_named_once(tmp_path: Path) -> None:

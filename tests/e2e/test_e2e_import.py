@@ -75,8 +75,11 @@ def hand_written(
     names = {"vision", "nlp"} | {
         o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")
     }
+    # Labelled as their queues select them (cluster_a100's nlp selects `team: nlp`): a
+    # namespace its queue does not select would be relabelled by the first sync, and said so.
     namespaces = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in sorted(names)
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": {"team": n}}}
+        for n in sorted(names)
     ]
     # Status is written through the status subresource below (kubectl's schema check refuses
     # a partial Node status in a create, and the API server ignores it there anyway).

@@ -152,6 +152,12 @@ class _Gen(Gen):
 
     def namespaces(self, team: str, spec: Obj) -> Obj:
         namespace = self.rng.choice((team, f"team-{team}", f"{team}-jobs"))
+        held = any(  # a queue holding no accelerator is no team: its namespace is no team's
+            int(e["nominalQuota"])
+            for f in spec["resourceGroups"][0]["flavors"]
+            for e in f["resources"]
+            if e["name"] not in ("cpu", "memory")
+        )
         labelled = self.chance(0.5)
         labels = {"team": team} if labelled else {}
         self.objects.append(
@@ -182,9 +188,9 @@ class _Gen(Gen):
                     "spec": {"hard": hard},
                 }
             )
-            self.drew("resource-quota")
+            self.drew("resource-quota", kept=f"ResourceQuota {namespace}/{team}-gpus" * held)
         if labelled:
-            self.drew("namespace-selector-labels")
+            self.drew("namespace-selector-labels", kept=f"Namespace {namespace}" * held)
             return {"matchLabels": dict(labels)}
         return {}
 
@@ -205,7 +211,7 @@ class _Gen(Gen):
             other = text
             if self.chance(0.3):
                 other = f"Kueue: {text}, admitted in order"
-                self.drew("priority-descriptions-differ", unsayable=f"WorkloadPriorityClass {name}")
+                self.drew("priority-descriptions-differ", kept=f"WorkloadPriorityClass {name}")
             self.objects.append(
                 {
                     "apiVersion": "kueue.x-k8s.io/v1beta2",

@@ -53,6 +53,9 @@ class _Gen:
 
     def __init__(self, seed: int) -> None:
         self.r = random.Random(seed)
+        # The language's later fields draw from their own stream, so a seed's other draws (and
+        # the explain differential's tables over them) stay what they were.
+        self.said = random.Random(f"said-{seed}")
         self.seed = seed
         self.targets = ["core", "kueue", "nodes", "gpu-operator"]
         self.mig_strategy = "mixed"
@@ -263,6 +266,8 @@ class _Gen:
                 spec.update(preemptionPolicy="Never", preemptible=True)
             elif r.random() < 0.5:
                 spec["preemptionPolicy"] = "PreemptLowerPriority"
+            if self.said.random() < 0.3:
+                spec["workloadDescription"] = f"Kueue: the {name} tier, admitted in order."
             docs.append(_doc("PriorityTier", name, spec))
         return docs
 
@@ -299,6 +304,13 @@ class _Gen:
                     spec["volcano"]["resources"] = "accelerators"
             if self.fair and r.random() < 0.5:
                 spec["kueue"] = {"fairSharingWeight": r.choice([1, 2, 3])}
+            if self.said.random() < 0.2:  # a quota of the cluster's own, above any reach
+                spec["namespaceQuota"] = {"accelerators": {"nvidia.com/gpu": 100000}}
+            if self.said.random() < 0.3:  # namespaces labelled as a cluster's selector names them
+                spec["namespaceLabels"] = {"team": name, "gpu": "true"}
+                if self.said.random() < 0.5:
+                    selector = {"matchLabels": {"team": name}}
+                    spec["kueue"] = {**spec.get("kueue", {}), "namespaceSelector": selector}
             teams.append(_doc("Team", name, spec))
         return teams
 

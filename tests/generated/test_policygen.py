@@ -67,7 +67,8 @@ def test_the_sweep_covers_the_language() -> None:
         "isolated", "tainted", "fairSharing", "preemption", "target:volcano",
         "target:koordinator", "kueue-only", "migProfile", "normalized", "renameByDefault",
         "topology:required", "target:monitoring", "target:drift-rbac", "flavorNodeTaints",
-        "volcano:team", "volcano:accelerators",
+        "volcano:team", "volcano:accelerators", "namespaceLabels",
+        "namespaceSelector", "namespaceQuota.accelerators", "workloadDescription",
         *(f"framework:{f}" for f in ("job", "jobset", "pytorchjob", "volcano-job",
                                       "leaderworkerset", "deployment", "rayjob", "raycluster",
                                       "rayservice")),
@@ -96,6 +97,14 @@ def _constructs(docs: dict[str, list[dict[str, Any]]]) -> set[str]:
         out |= {"flavorNodeTaints"} if spec.get("kueue", {}).get("flavorNodeTaints") else set()
     for team in docs["teams.yaml"]:
         out |= {"preemption"} if "preemption" in team["spec"] else set()
+        out |= {"namespaceLabels"} if "namespaceLabels" in team["spec"] else set()
+        out |= (
+            {"namespaceSelector"} if "namespaceSelector" in team["spec"].get("kueue", {}) else set()
+        )
+        quota = team["spec"].get("namespaceQuota", {})
+        out |= {"namespaceQuota.accelerators"} if "accelerators" in quota else set()
+    for tier in docs["tiers.yaml"]:
+        out |= {"workloadDescription"} if "workloadDescription" in tier["spec"] else set()
         keys = ("borrowingLimit", "lendingLimit", "normalized")
         out |= {k for q in team["spec"]["quotas"] for k in keys if k in q}
         volcano = team["spec"].get("volcano", {})

@@ -25,6 +25,10 @@ class Inferred:
     tiers: list[dict[str, Any]] = field(default_factory=list)
     notes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Per team, the accelerator caps of the ResourceQuota its namespaceQuota adopts, by
+    # resource (`requests.<resource>`): kept where they are not the queue's reach
+    # (adopt/quota_caps.py, once the written policy is built).
+    quota_caps: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def note(self, kind: str, name: str, text: str) -> None:
         self.notes.setdefault((kind, name), []).append(text)

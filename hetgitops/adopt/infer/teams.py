@@ -15,6 +15,7 @@ from hetgitops.adopt.infer.documents import Inferred, document, is_queueing
 from hetgitops.adopt.infer.lending import LentPool
 from hetgitops.adopt.infer.pools import Pool, pool_refs
 from hetgitops.adopt.infer.quotas import quotas
+from hetgitops.adopt.namespaces import kept_labels
 from hetgitops.adopt.sources import Imported
 from hetgitops.adopt.volcano import VOLCANO, adopt_queues
 from hetgitops.adopt.volcano_scheduler import adopt_scheduler
@@ -41,10 +42,15 @@ def tiers(
         if item.obj.get("description"):
             spec["description"] = str(item.obj["description"])
         found[item.name] = spec
+    classes = set(found)
     for item in by_kind.get("WorkloadPriorityClass", []):
         spec = found.setdefault(item.name, {"value": int(item.obj.get("value", 0))})
-        if item.obj.get("description") and "description" not in spec:
-            spec["description"] = str(item.obj["description"])
+        said = str(item.obj.get("description") or "")
+        if item.name not in classes:  # a Kueue class alone: its description is the tier's
+            if said:
+                spec["description"] = said
+        elif said != spec.get("description", ""):  # Kueue's class says its own
+            spec["workloadDescription"] = said
     if not found:
         found[DEFAULT_TIER] = {
             "value": 1000,
@@ -74,8 +80,9 @@ def teams(
     local_queues: dict[str, list[Imported]] = {}
     for lq in by_kind.get("LocalQueue", []):  # by ClusterQueue: one pass, not one per queue
         local_queues.setdefault(str((lq.obj.get("spec") or {}).get("clusterQueue")), []).append(lq)
+    namespaces = {n.name: n for n in by_kind.get("Namespace", [])}
     for queue in sorted(by_kind.get("ClusterQueue", []), key=lambda q: q.name):
-        _team(queue, local_queues, flavor_pool, lifecycles, tier_names, inferred)
+        _team(queue, local_queues, flavor_pool, lifecycles, tier_names, inferred, namespaces)
 
 
 def _team(
@@ -85,6 +92,7 @@ def _team(
     lifecycles: Mapping[str, Any],
     tier_names: list[str],
     inferred: Inferred,
+    namespaces: Mapping[str, Imported],
 ) -> None:
     spec_in = queue.obj.get("spec") or {}
     locals_ = sorted(local_queues.get(queue.name, []), key=lambda lq: (lq.namespace, lq.name))
@@ -111,6 +119,10 @@ def _team(
     if strategy and strategy != "BestEffortFIFO":
         spec["queueingStrategy"] = strategy
     spec["kueue"] = _kueue(queue, spec_in, locals_, flavor_pool, inferred)
+    held = [namespaces[n] for n in spec["namespaces"] if n in namespaces]
+    labels = kept_labels(queue.name, spec["kueue"]["namespaceSelector"], held)
+    if labels:
+        spec["namespaceLabels"] = labels
     inferred.teams.append(document("Team", queue.name, spec))
     inferred.note("Team", queue.name, f"Imported from ClusterQueue {queue.name}.")
 
@@ -235,6 +247,9 @@ def namespace_quotas(by_kind: Mapping[str, list[Imported]], inferred: Inferred) 
                 )
         if chosen is not None:
             _namespace_quota(team, chosen)
+            adopted = _requests_caps(chosen)
+            if adopted is not None:
+                inferred.quota_caps[team["metadata"]["name"]] = adopted
 
 
 def _namespace_quota(team: dict[str, Any], chosen: Imported) -> None:
@@ -247,6 +262,16 @@ def _namespace_quota(team: dict[str, Any], chosen: Imported) -> None:
         spec["hard"] = other
     if spec:
         team["spec"]["namespaceQuota"] = spec
+
+
+def _requests_caps(chosen: Imported) -> dict[str, str] | None:
+    """The quota's accelerator caps by resource, when each is a `requests.<resource>` key (a
+    DRA device count cannot be said per resource, so such a quota keeps the reach)."""
+    hard = (chosen.obj.get("spec") or {}).get("hard") or {}
+    caps = {str(k): str(v) for k, v in hard.items() if _accelerator_limit(str(k))}
+    if not all(k.startswith("requests.") for k in caps):
+        return None
+    return {k.removeprefix("requests."): v for k, v in sorted(caps.items())}
 
 
 def _accelerator_limit(key: str) -> bool:
