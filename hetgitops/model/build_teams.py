@@ -59,6 +59,9 @@ def team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | Non
                 q.get("lendingLimit"),
                 origin.child("spec", "quotas", i),
                 _grants(q.get("grants", ()), origin.child("spec", "quotas", i)),
+                host_limits=q.get("hostLimits", True),
+                cpu_per_card=quantity(q.get("cpuPerCard")),
+                memory_per_card=quantity(q.get("memoryPerCard")),
             )
             for i, q in enumerate(spec["quotas"])
         ),

@@ -36,6 +36,11 @@ class Quota:
     # Cards the grants in force on the analysed day add; already counted in `cards`
     # (plan.grants.at sets both).
     granted: int = 0
+    # `hostLimits`: whether the limits also bound cpu and memory; `cpuPerCard` /
+    # `memoryPerCard`: this pool's per-card host amounts (None: the team's).
+    host_limits: bool = True
+    cpu_per_card: str | None = None
+    memory_per_card: str | None = None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ gives."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -23,6 +24,7 @@ UNITS = {"cpu": 1000, "memory": 1}
 STEPS = {"cpu": 1000, "memory": 1024**3}
 # The grids a per-card amount is looked for on, coarsest first (base units).
 GRIDS = {"cpu": (1000, 100, 10, 1), "memory": (1024**3, 1024**2, 1024, 1)}
+LIMITS = ("borrowingLimit", "lendingLimit")
 # (amount, card-equivalents as numerator and denominator), in base units.
 Bound = tuple[int, int, int]
 
@@ -30,10 +32,13 @@ Bound = tuple[int, int, int]
 def quotas(
     spec: Mapping[str, Any], flavor_pool: Mapping[str, LentPool]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The team's `quotas` and its `cpuPerCard` / `memoryPerCard`."""
+    """The team's `quotas` and its `cpuPerCard` / `memoryPerCard`; a pool whose cpu or memory
+    no team-wide amount rounds to gets its own (`quotas[].cpuPerCard`)."""
     found: list[dict[str, Any]] = []
     per_unit: dict[str, list[Fraction]] = {"cpu": [], "memory": []}
     bounds: dict[str, list[Bound]] = {"cpu": [], "memory": []}
+    # Per quota entry (its index in `found`), its own bounds: fitted alone when the team's fail.
+    own: dict[int, dict[str, list[Bound]]] = {}
     for flavor in queue_flavors(spec):
         pool = flavor_pool.get(flavor.name)
         if pool is None:
@@ -49,20 +54,54 @@ def quotas(
             start=Fraction(0),
         )
         if equivalents:
+            mine = own.setdefault(len(found), {"cpu": [], "memory": []})
             for name, into in per_unit.items():
                 value = _nominal(resources.get(name))
                 if value is not None:
                     into.append(Fraction(value) / equivalents)
-                    bounds[name].append(_bound(value, equivalents, name))
-                    bounds[name].extend(_limit_bounds(pool, resources, name))
+                    mine[name].append(_bound(value, equivalents, name))
+                    mine[name].extend(_limit_bounds(pool, resources, name))
+                    bounds[name].extend(mine[name])
+        if _gpu_only_limits(pool, resources, entry):
+            entry["hostLimits"] = False
         found.append(entry)
     per_card: dict[str, Any] = {}
     for name, key in (("cpu", "cpuPerCard"), ("memory", "memoryPerCard")):
         if per_unit[name]:
             fitted = _per_card(bounds[name], name) if bounds[name] else None
+            if fitted is None:
+                fitted = _per_pool(found, own, name, key)
             chosen = fitted if fitted is not None else _decimal(per_unit[name][0])
             per_card[key] = quantities.canonical(chosen, binary=name == "memory")
     return found, per_card
+
+
+def _per_pool(
+    found: list[dict[str, Any]], own: Mapping[int, Mapping[str, list[Bound]]], host: str, key: str
+) -> Decimal | None:
+    """No one amount fits every pool: each pool's own (None when one fits none; the round trip
+    reports it). The team gets the amount most pools fit (the first pool's on a tie), the
+    others write theirs on their quota entry."""
+    fits = {i: _per_card(b[host], host) for i, b in own.items() if b[host]}
+    if not fits or None in fits.values():
+        return None
+    counts = Counter(fits.values())
+    team = max(counts, key=lambda v: (counts[v], -min(i for i, f in fits.items() if f == v)))
+    for index, value in sorted(fits.items()):
+        if value != team and value is not None:
+            found[index][key] = quantities.canonical(value, binary=host == "memory")
+    return team
+
+
+def _gpu_only_limits(
+    lent: LentPool, resources: Mapping[str, Mapping[str, Any]], entry: Mapping[str, Any]
+) -> bool:
+    """cpu and memory without a borrowingLimit or lendingLimit where the quota entry (or the
+    pool's lending percentage) limits its accelerators: `hostLimits: false`. An isolated pool
+    limits everything to 0; without a limit of the entry the render sets no host limit."""
+    if lent.isolated or any(resources.get(h, {}).get(k) is not None for h in HOST for k in LIMITS):
+        return False
+    return lent.lend_percent is not None or any(k in entry for k in LIMITS)
 
 
 def _nominal(resource: Mapping[str, Any] | None) -> Decimal | None:
