@@ -52,6 +52,9 @@ class _Gen:
 
     def __init__(self, seed: int) -> None:
         self.r = random.Random(seed)
+        # The quota entries' host fields draw from a stream of their own, so adding them kept
+        # every other draw of a seed (and what earlier sweeps found on it) as it was.
+        self.host_r = random.Random(seed * 7919 + 1)
         self.seed = seed
         self.targets = ["core", "kueue", "nodes", "gpu-operator"]
         self.mig_strategy = "mixed"
@@ -325,7 +328,19 @@ class _Gen:
             entry["borrowingLimit"] = r.randint(0, entry["cards"])
         if limits and r.random() < 0.4:
             entry["lendingLimit"] = r.randint(0, entry["cards"])
+        self._host_fields(entry)
         return entry
+
+    def _host_fields(self, entry: Doc) -> None:
+        """Sometimes GPU-only limits, and a pool's own cpu / memory per card (never one of
+        the Fleet defaults' values, which the team also has: it would say nothing)."""
+        h = self.host_r
+        if ("borrowingLimit" in entry or "lendingLimit" in entry) and h.random() < 0.4:
+            entry["hostLimits"] = False
+        if "cards" in entry and h.random() < 0.2:
+            entry["cpuPerCard"] = h.choice([6, 20, 24])
+        if "cards" in entry and h.random() < 0.1:
+            entry["memoryPerCard"] = h.choice(["48Gi", "160Gi"])
 
     def _preemption(self, cohort: str | None) -> Doc:
         r = self.r

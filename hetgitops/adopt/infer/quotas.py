@@ -62,7 +62,7 @@ def quotas(
                     mine[name].append(_bound(value, equivalents, name))
                     mine[name].extend(_limit_bounds(pool, resources, name))
                     bounds[name].extend(mine[name])
-        if _gpu_only_limits(pool, resources, entry):
+        if _gpu_only_limits(pool, resources):
             entry["hostLimits"] = False
         found.append(entry)
     per_card: dict[str, Any] = {}
@@ -93,15 +93,17 @@ def _per_pool(
     return team
 
 
-def _gpu_only_limits(
-    lent: LentPool, resources: Mapping[str, Mapping[str, Any]], entry: Mapping[str, Any]
-) -> bool:
-    """cpu and memory without a borrowingLimit or lendingLimit where the quota entry (or the
-    pool's lending percentage) limits its accelerators: `hostLimits: false`. An isolated pool
-    limits everything to 0; without a limit of the entry the render sets no host limit."""
+def _gpu_only_limits(lent: LentPool, resources: Mapping[str, Mapping[str, Any]]) -> bool:
+    """cpu and memory without a borrowingLimit or lendingLimit where every accelerator
+    resource of the pool has one: the render would limit cpu and memory too (it limits them
+    when all the pool's resources are limited, plan.quota_plan.FlavorPlan.cards), so the
+    entry says `hostLimits: false`. An isolated pool limits everything to 0."""
     if lent.isolated or any(resources.get(h, {}).get(k) is not None for h in HOST for k in LIMITS):
         return False
-    return lent.lend_percent is not None or any(k in entry for k in LIMITS)
+    pool = lent.pool
+    own = {pool.main_resource, *(mig.resource_name(p) for p in pool.mig_profiles)}
+    limited = [resources[n] for n in sorted(own) if n in resources]
+    return any(limited and all(r.get(k) is not None for r in limited) for k in LIMITS)
 
 
 def _nominal(resource: Mapping[str, Any] | None) -> Decimal | None:
