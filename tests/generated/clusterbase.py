@@ -58,6 +58,9 @@ class Cluster:
     objects: list[Obj]
     constructs: list[str]  # what the seed drew, in drawing order
     unsayable: dict[str, list[str]]  # construct -> "Kind name" each finding must name
+    # construct -> "Kind name" the written policy must render as the cluster has it (a
+    # construct the language learnt to say: issue 32 item 5)
+    kept: dict[str, list[str]] = field(default_factory=dict)
 
     def text(self) -> str:
         return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": self.objects})
@@ -79,12 +82,15 @@ class Gen:
         self.objects: list[Obj] = []
         self.constructs: list[str] = []
         self.unsayable: dict[str, list[str]] = {}
+        self.kept: dict[str, list[str]] = {}
 
-    def drew(self, construct: str, *, unsayable: str = "") -> None:
+    def drew(self, construct: str, *, unsayable: str = "", kept: str = "") -> None:
         if construct not in self.constructs:
             self.constructs.append(construct)
         if unsayable:
             self.unsayable.setdefault(construct, []).append(unsayable)
+        if kept:
+            self.kept.setdefault(construct, []).append(kept)
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p

@@ -33,6 +33,17 @@ _TEAMS = ("vision", "nlp", "speech", "recsys", "search", "ads", "robotics", "gen
 _COHORTS = ("research", "product", "org", "engineering")
 
 
+def _sayable(pools: list[Pool], held: dict[str, int], limits: str) -> bool:
+    """Whether the language says all of a queue (import keeps it): no limit on every
+    resource (a zero entry's limit, `borrowing-limit-all-resources`), no MIG pool without
+    quota and no cluster of MIG pools only (coveredResources the render lists otherwise), no
+    MIG limits unlike between profiles (one limit per quota entry)."""
+    mig = [p for p in pools if p.mode == "mig"]
+    if limits == "all" or len(mig) == len(pools) or any(not held[p.name] for p in mig):
+        return False
+    return limits != "gpu-only" or not any(held[p.name] and len(p.layout) > 1 for p in mig)
+
+
 class _Gen(Gen):
     """The Kueue, priority and Volcano objects of a seed, over its pools (clusterbase.Gen)."""
 
@@ -115,16 +126,19 @@ class _Gen(Gen):
                         if entry["name"] in pool.resources() or limits == "all":
                             entry["borrowingLimit"] = entry["nominalQuota"]
                 flavors.append({"name": pool.name, "resources": entries})
+            # Said since issue 32 item 5 (a quota entry's cpuPerCard and hostLimits): the queue
+            # must come back as it is, unless it also says what the language cannot yet.
+            kept = f"ClusterQueue {name}" if _sayable(pools, held, limits) else ""
             if (
                 per_pool
                 and held[pools[-1].name]
                 and len(pools) > 1
                 and any(held[p.name] for p in pools[:-1])
             ):
-                self.drew("per-pool-cpu", unsayable=f"ClusterQueue {name}")
+                self.drew("per-pool-cpu", kept=kept)
             whole = any(held[p.name] for p in pools if p.mode != "mig")
             if limits == "gpu-only" and whole:  # a MIG-only queue's cpu limits follow its slices
-                self.drew("gpu-only-borrowing-limit", unsayable=f"ClusterQueue {name}")
+                self.drew("gpu-only-borrowing-limit", kept=kept)
             elif limits == "gpu-only" and any(held.values()):
                 self.drew("gpu-only-borrowing-limit-mig")
             elif limits == "all" and any(held.values()):
@@ -288,7 +302,9 @@ def cluster(seed: int) -> Cluster:
     gen.volcano(pools, teams)
     if gen.chance(0.15):  # docs/adopt.md's first dump command took no ConfigMaps
         gen.without_gpu_configs()
-    return Cluster(seed, gen.objects, gen.constructs, gen.unsayable)
+    if "dump-without-gpu-configs" in gen.constructs:
+        gen.kept = {}  # the pools' layouts are unknown: the queues' quotas cannot come back
+    return Cluster(seed, gen.objects, gen.constructs, gen.unsayable, gen.kept)
 
 
 if __name__ == "__main__":
