@@ -109,3 +109,30 @@ def test_a_pool_rate_reaches_the_volcano_twin() -> None:
     deserved = queues["alpha-l40s-pool"]["spec"]["deserved"]
     assert quantities.value_of(deserved["cpu"]) == 160
     assert quantities.value_of(deserved["memory"]) == quantities.value_of("1600Gi")
+
+
+DELTA = """\
+apiVersion: hetgitops.io/v1alpha1
+kind: Team
+metadata: {name: delta}
+spec:
+  namespaces: [delta]
+  cohort: child
+  quotas: [{pool: l40s-pool, cards: 8}]
+  tiers: [dev]
+"""
+
+
+def test_explains_quota_model_borrows_cpu_as_the_limits_say() -> None:
+    """explain's Kueue model (Available, from the plan's limits): delta lends its 96 cpu; under
+    the card limit alpha gets 48 of them (4 cards' worth), under hostLimits: false all 96."""
+    from hetgitops.explain.quotas import Quotas
+
+    def available(entry: str) -> int:
+        policy = build(extra=DELTA, teams=TEAMS.replace(ALPHA_L40S, entry))
+        alpha = policy.teams["alpha"]
+        plan = next(p for p in quota_plan.team_plan(policy, alpha) if p.pool.name == "l40s-pool")
+        return Quotas(policy).available(alpha, plan, "cpu")
+
+    assert available(ALPHA_L40S) == (96 + 48) * 1000
+    assert available(GPU_ONLY) == (96 + 96) * 1000
