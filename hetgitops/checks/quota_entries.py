@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hetgitops.checks._common import warning_at
+from hetgitops.checks._common import error_at, warning_at
 from hetgitops.checks._common import written as written_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
@@ -31,7 +31,10 @@ def _unbound_why(policy: Policy, team: Team, quota: Quota) -> str | None:
     if pool is not None and pool.isolated:
         return f"pool '{quota.pool}' is isolated: it borrows and lends no cpu or memory anyway"
     lends = pool is not None and pool.lend_max_percent is not None
-    if quota.borrowing_limit is None and quota.lending_limit is None and not lends:
+    own = quota.borrowing_limit, quota.lending_limit
+    if own == (None, None) and not (
+        quota.mig_borrowing_limits or quota.mig_lending_limits or lends
+    ):
         return "the entry has no borrowingLimit or lendingLimit (nor the pool a lending percentage)"
     return None
 
@@ -95,3 +98,42 @@ def quota_host_rate_unused(policy: Policy, ctx: CheckContext) -> Iterator[Diagno
                 key=True,
                 hint=f"delete {field} from this quota entry",
             )
+
+
+@rule("quota-mig-limit-unclaimed", Severity.ERROR)
+def quota_mig_limit_unclaimed(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A per-profile limit names a MIG profile the quota entry claims, under migStrategy mixed.
+
+    `migBorrowingLimits` / `migLendingLimits` bound the entry's own `nvidia.com/mig-<profile>`
+    resources; a profile the entry's `mig` does not list has no quota of the entry to bound,
+    and under migStrategy single every slice is `nvidia.com/gpu` (use borrowingLimit).
+    Fails: `{pool: h100, mig: {1g.10gb: 28}, migBorrowingLimits: {3g.40gb: 4}}`.
+    Passes: `{pool: h100, mig: {1g.10gb: 28, 3g.40gb: 4}, migBorrowingLimits: {3g.40gb: 4}}`.
+    Fix: add the profile to `mig`, or delete its limit.
+    """
+    single = policy.fleet is not None and policy.fleet.mig_strategy == "single"
+    for team, quota in _entries(policy):
+        for field, limits in (
+            ("migBorrowingLimits", quota.mig_borrowing_limits),
+            ("migLendingLimits", quota.mig_lending_limits),
+        ):
+            for profile in limits:
+                if profile in quota.mig and not single:
+                    continue
+                why = (
+                    "under migStrategy single its slices are nvidia.com/gpu: use the entry's "
+                    "borrowingLimit / lendingLimit"
+                    if single
+                    else f"the entry claims no {profile} instance (its mig lists "
+                    f"{', '.join(sorted(quota.mig)) or 'none'})"
+                )
+                yield error_at(
+                    "quota-mig-limit-unclaimed",
+                    f"team '{team.name}' pool '{quota.pool}': {field} {profile} bounds "
+                    f"nothing: {why}",
+                    quota.origin,
+                    field,
+                    profile,
+                    key=True,
+                    hint=f"add {profile} to the entry's mig, or delete its limit",
+                )

@@ -62,6 +62,8 @@ def team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | Non
                 host_limits=q.get("hostLimits", True),
                 cpu_per_card=quantity(q.get("cpuPerCard")),
                 memory_per_card=quantity(q.get("memoryPerCard")),
+                mig_borrowing_limits=dict(sorted(q.get("migBorrowingLimits", {}).items())),
+                mig_lending_limits=dict(sorted(q.get("migLendingLimits", {}).items())),
             )
             for i, q in enumerate(spec["quotas"])
         ),

@@ -41,6 +41,9 @@ class Quota:
     host_limits: bool = True
     cpu_per_card: str | None = None
     memory_per_card: str | None = None
+    # `migBorrowingLimits` / `migLendingLimits`: per MIG profile, instead of the entry's limit.
+    mig_borrowing_limits: Mapping[str, int] = field(default_factory=dict)
+    mig_lending_limits: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from hetgitops.diagnostics import Span
-from hetgitops.model import quantities
+from hetgitops.model import mig, quantities
 from hetgitops.model.policy import (
     DEFAULT_CPU_PER_CARD,
     DEFAULT_MEMORY_PER_CARD,
@@ -184,6 +184,22 @@ def _lending(quota: Quota, pool: Pool, *, limited: bool, nominal: int) -> int | 
     return None
 
 
+def _per_profile(
+    quota: Quota, pool: Pool, borrowing: dict[str, int | None], lending: dict[str, int | None]
+) -> None:
+    """`migBorrowingLimits` / `migLendingLimits`: each listed profile's own limit, where the
+    pool lists its resource (migStrategy mixed); an isolated pool keeps its 0s."""
+    if pool.isolated:
+        return
+    for limits, into in (
+        (quota.mig_borrowing_limits, borrowing),
+        (quota.mig_lending_limits, lending),
+    ):
+        for profile, limit in limits.items():
+            if mig.resource_name(profile) in into:
+                into[mig.resource_name(profile)] = limit
+
+
 def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     """The plan for one quota entry, or None when its pool or card type does not resolve."""
     pool = policy.pools.get(quota.pool)
@@ -208,6 +224,7 @@ def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
             bound = resource in limited
             borrowing[resource] = _borrowing(quota, pool, limited=bound)
             lending[resource] = _lending(quota, pool, limited=bound, nominal=amount)
+        _per_profile(quota, pool, borrowing, lending)
     weights = {r: capacity.unit_weight(pool, card, r, policy.fleet) for r in nominal}
     return FlavorPlan(pool, nominal, borrowing, lending, weights, quota.origin.span)
 

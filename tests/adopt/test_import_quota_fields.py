@@ -78,3 +78,19 @@ def test_per_pool_cpu_and_memory_import_on_the_quota_entry(tmp_path: Path) -> No
     h100, a100 = nlp["quotas"]
     assert "cpuPerCard" not in h100 and "memoryPerCard" not in h100
     assert (a100["cpuPerCard"], a100["memoryPerCard"]) == ("24", "256Gi")
+
+
+def test_mig_profiles_limited_unlike_amounts_import_per_profile(tmp_path: Path) -> None:
+    """clustergen seed 7: team nlp limits each MIG profile to its own count (GPU-only limits on
+    a MIG pool): one borrowingLimit cannot say it; `migBorrowingLimits` does, and the queue's
+    limits are no longer reported (its zero-quota flavors still are: issue 32 item 5's
+    coveredResources part)."""
+    from tests.generated.clustergen import cluster
+
+    got = import_text(cluster(7).text(), tmp_path / "p")
+    first = _teams(got.files)["nlp"]["quotas"][0]
+    assert first["mig"] == {"1g.5gb": 8, "2g.10gb": 4, "3g.20gb": 4}
+    assert first["migBorrowingLimits"] == first["mig"]
+    assert "borrowingLimit" not in first
+    nlp = [f for f in got.found if f.startswith("import-field-changes: ClusterQueue nlp")]
+    assert nlp and not [f for f in nlp if "borrowingLimit" in f], nlp

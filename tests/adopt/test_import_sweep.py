@@ -154,8 +154,8 @@ def test_a_seeded_slice_of_hand_written_clusters_imports_without_silent_change(
 
 # The first seeds whose ClusterQueues say GPU-only limits or per-pool cpu (issue 32 item 5).
 SAYABLE = {
-    construct: [s for s in range(60) if construct in cluster(s).kept][:2]
-    for construct in ("gpu-only-borrowing-limit", "per-pool-cpu")
+    construct: [s for s in range(120) if construct in cluster(s).kept][:2]
+    for construct in ("gpu-only-borrowing-limit", "gpu-only-borrowing-limit-mig", "per-pool-cpu")
 }
 
 

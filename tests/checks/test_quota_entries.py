@@ -55,3 +55,21 @@ def test_a_pool_rate_too_low_for_the_profile_is_the_host_share_warning(policy):
     assert policy.spans("profile-host-share") != []
     found = policy.findings("profile-host-share")
     assert all("pool 'h100-train'" in d.message for d in found), found
+
+
+def test_a_profile_limit_on_a_profile_the_entry_does_not_claim_is_an_error(policy):
+    _ml(policy, "{pool: h100-train, mig: {1g.10gb: 7}, migBorrowingLimits: {3g.40gb: 2}}")
+    at = policy.pos("teams.yaml", "migBorrowingLimits: {^3g.40gb")
+    assert policy.spans("quota-mig-limit-unclaimed") == [at]
+
+
+def test_a_profile_limit_on_a_claimed_profile_is_quiet(policy):
+    _ml(policy, "{pool: h100-train, mig: {1g.10gb: 7}, migBorrowingLimits: {1g.10gb: 2}}")
+    assert policy.spans("quota-mig-limit-unclaimed") == []
+    assert policy.spans("lending-exceeds-nominal") == []
+
+
+def test_a_profile_lending_more_than_its_count_is_refused(policy):
+    _ml(policy, "{pool: h100-train, mig: {1g.10gb: 7}, migLendingLimits: {1g.10gb: 9}}")
+    at = policy.pos("teams.yaml", "migLendingLimits: {1g.10gb: ^9}")
+    assert policy.spans("lending-exceeds-nominal") == [at]

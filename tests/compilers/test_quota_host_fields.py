@@ -136,3 +136,31 @@ def test_explains_quota_model_borrows_cpu_as_the_limits_say() -> None:
 
     assert available(ALPHA_L40S) == (96 + 48) * 1000
     assert available(GPU_ONLY) == (96 + 96) * 1000
+
+
+MIG_PROFILES = """\
+apiVersion: hetgitops.io/v1alpha1
+kind: Team
+metadata: {name: delta}
+spec:
+  namespaces: [delta]
+  cohort: child
+  quotas:
+    - pool: h100-pool
+      mig: {1g.10gb: 14}
+      borrowingLimit: 2
+      migBorrowingLimits: {1g.10gb: 5}
+      migLendingLimits: {1g.10gb: 3}
+  tiers: [dev]
+"""
+
+
+def test_per_profile_limits_reach_the_cluster_queue() -> None:
+    policy = build(extra=MIG_PROFILES)
+    (plan,) = quota_plan.team_plan(policy, policy.teams["delta"])
+    assert plan.borrowing["nvidia.com/mig-1g.10gb"] == 5  # not the entry's 2
+    assert plan.lending["nvidia.com/mig-1g.10gb"] == 3  # not the pool's 50%
+    found = objects(compile_policy(policy, ("kueue",)))
+    (flavor,) = found["ClusterQueue", "delta"]["spec"]["resourceGroups"][0]["flavors"]
+    entry = {r["name"]: r for r in flavor["resources"]}["nvidia.com/mig-1g.10gb"]
+    assert (entry["borrowingLimit"], entry["lendingLimit"]) == ("5", "3")

@@ -36,12 +36,9 @@ _COHORTS = ("research", "product", "org", "engineering")
 def _sayable(pools: list[Pool], held: dict[str, int], limits: str) -> bool:
     """Whether the language says all of a queue (import keeps it): no limit on every
     resource (a zero entry's limit, `borrowing-limit-all-resources`), no MIG pool without
-    quota and no cluster of MIG pools only (coveredResources the render lists otherwise), no
-    MIG limits unlike between profiles (one limit per quota entry)."""
+    quota and no cluster of MIG pools only (coveredResources the render lists otherwise)."""
     mig = [p for p in pools if p.mode == "mig"]
-    if limits == "all" or len(mig) == len(pools) or any(not held[p.name] for p in mig):
-        return False
-    return limits != "gpu-only" or not any(held[p.name] and len(p.layout) > 1 for p in mig)
+    return not (limits == "all" or len(mig) == len(pools) or any(not held[p.name] for p in mig))
 
 
 class _Gen(Gen):
@@ -140,7 +137,7 @@ class _Gen(Gen):
             if limits == "gpu-only" and whole:  # a MIG-only queue's cpu limits follow its slices
                 self.drew("gpu-only-borrowing-limit", kept=kept)
             elif limits == "gpu-only" and any(held.values()):
-                self.drew("gpu-only-borrowing-limit-mig")
+                self.drew("gpu-only-borrowing-limit-mig", kept=kept)
             elif limits == "all" and any(held.values()):
                 self.drew("borrowing-limit-all-resources")
             spec: Obj = {

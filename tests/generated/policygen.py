@@ -328,13 +328,19 @@ class _Gen:
             entry["borrowingLimit"] = r.randint(0, entry["cards"])
         if limits and r.random() < 0.4:
             entry["lendingLimit"] = r.randint(0, entry["cards"])
-        self._host_fields(entry)
+        bounded = cohort and not self.pools[pool]["spec"].get("isolated")
+        self._host_fields(entry, mixed=bool(bounded) and self.mig_strategy == "mixed")
         return entry
 
-    def _host_fields(self, entry: Doc) -> None:
-        """Sometimes GPU-only limits, and a pool's own cpu / memory per card (never one of
-        the Fleet defaults' values, which the team also has: it would say nothing)."""
+    def _host_fields(self, entry: Doc, *, mixed: bool) -> None:
+        """Sometimes GPU-only limits, per-profile MIG limits, and a pool's own cpu / memory per
+        card (never one of the Fleet defaults' values, which the team also has)."""
         h = self.host_r
+        # migLendingLimits is not drawn: import reads a pool's lending percentage from the
+        # same lendingLimits and cannot yet tell the two apart (docs/adopt.md).
+        if mixed and entry.get("mig") and h.random() < 0.3:
+            limits = {p: h.randint(0, n) for p, n in sorted(entry["mig"].items())}
+            entry["migBorrowingLimits"] = limits
         if ("borrowingLimit" in entry or "lendingLimit" in entry) and h.random() < 0.4:
             entry["hostLimits"] = False
         if "cards" in entry and h.random() < 0.2:

@@ -64,7 +64,7 @@ def test_the_sweep_covers_the_language() -> None:
         "vendor:nvidia", "vendor:amd", "vendor:huawei", "vendor:cambricon", "mig:single",
         "mig:mixed", "mig+whole", "timeSlicing", "mps", "topology", "no-topology",
         "cohort-depth:1", "cohort-depth:2", "cohort-depth:3", "borrowingLimit", "lendingLimit",
-        "hostLimits", "cpuPerCard",
+        "hostLimits", "cpuPerCard", "migBorrowingLimits",
         "isolated", "tainted", "fairSharing", "preemption", "target:volcano",
         "target:koordinator", "kueue-only", "migProfile", "normalized", "renameByDefault",
         "topology:required", "target:monitoring", "target:drift-rbac",
@@ -95,7 +95,8 @@ def _constructs(docs: dict[str, list[dict[str, Any]]]) -> set[str]:
         out |= {"tainted"} if "taints" in spec and not spec.get("isolated") else set()
     for team in docs["teams.yaml"]:
         out |= {"preemption"} if "preemption" in team["spec"] else set()
-        keys = ("borrowingLimit", "lendingLimit", "normalized", "hostLimits", "cpuPerCard")
+        keys = ("borrowingLimit", "lendingLimit", "normalized", "hostLimits", "cpuPerCard",
+                "migBorrowingLimits")  # fmt: skip
         out |= {k for q in team["spec"]["quotas"] for k in keys if k in q}
     for profile in docs["profiles.yaml"]:
         out.add(f"framework:{profile['spec']['framework']}")

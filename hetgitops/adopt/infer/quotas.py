@@ -145,6 +145,7 @@ def _entry(lent: LentPool, resources: Mapping[str, Mapping[str, Any]]) -> dict[s
         entry["mig"] = {p: whole(r.get("nominalQuota")) for p, r in sorted(slices.items())}
         if "cards" not in entry:  # a MIG-only quota's limits bound each profile it claims
             entry.update(_limits(lent, list(slices.values())))
+        entry.update(_profile_limits(lent, slices, entry))
     if card is None and not slices:
         return None
     return entry
@@ -169,6 +170,35 @@ def _limits(pool: LentPool, resources: Sequence[Mapping[str, Any]]) -> dict[str,
                 continue
         if len(numbers) == 1:
             found[key] = numbers.pop()
+    return found
+
+
+def _profile_limits(
+    lent: LentPool, slices: Mapping[str, Mapping[str, Any]], entry: Mapping[str, Any]
+) -> dict[str, dict[str, int]]:
+    """The limits the entry's one borrowingLimit / lendingLimit cannot say (profiles limited
+    unlike amounts, or beside a card quota), per profile: `migBorrowingLimits` /
+    `migLendingLimits`. Under migStrategy single there are no profile resources; a
+    lendingLimit the pool's lending percentage gives is left to it."""
+    found: dict[str, dict[str, int]] = {}
+    if lent.isolated or lent.strategy == "single":
+        return found
+    for key, field in (
+        ("borrowingLimit", "migBorrowingLimits"),
+        ("lendingLimit", "migLendingLimits"),
+    ):
+        if key in entry and "cards" not in entry:
+            continue  # the entry's own limit says every profile's
+        limits = {p: whole(r.get(key)) for p, r in slices.items() if r.get(key) is not None}
+        if key == "lendingLimit" and lent.lend_percent is not None:
+            percent = lent.lend_percent
+            limits = {
+                p: n
+                for p, n in limits.items()
+                if n != whole(slices[p].get("nominalQuota")) * percent // 100
+            }
+        if limits:
+            found[field] = dict(sorted(limits.items()))
     return found
 
 
