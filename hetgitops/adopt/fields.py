@@ -131,7 +131,12 @@ SHAPES: dict[str, Shape] = {
         },
     },
     "ResourceFlavor": {
-        "spec": {"nodeLabels": {"*": scalar}, "tolerations": [_TOLERATION], "topologyName": text}
+        "spec": {
+            "nodeLabels": {"*": scalar},
+            "nodeTaints": [_TOLERATION],
+            "tolerations": [_TOLERATION],
+            "topologyName": text,
+        }
     },
     "ClusterQueue": {
         "spec": {

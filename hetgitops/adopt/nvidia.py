@@ -20,7 +20,7 @@ from hetgitops.adopt import fields
 from hetgitops.adopt import nodes as nodeinfo
 from hetgitops.adopt.fields import count_of
 from hetgitops.adopt.findings import finding
-from hetgitops.adopt.sources import Imported
+from hetgitops.adopt.sources import Imported, read_live
 from hetgitops.diagnostics import Diagnostic
 
 MIG_LABEL = "nvidia.com/mig.config"
@@ -235,11 +235,25 @@ def missing(configs: GpuConfigs, nodes: Sequence[Imported]) -> Iterator[Diagnost
             if not name or name == ALL_DISABLED or name in known or (label, name) in seen:
                 continue
             seen.add((label, name))
+            unknown = "MIG layout" if label == MIG_LABEL else "sharing replicas"
+            if read_live(node):
+                # Read from the cluster itself: the config is missing there, not from a dump,
+                # and the GPU Operator cannot apply it either.
+                yield finding(
+                    "import-config-missing",
+                    f"Node {node.name}: its {label} label names the {what} config {name!r}, "
+                    "which no ConfigMap in the cluster holds, so the GPU Operator cannot apply "
+                    f"it either; the pool is written without its {unknown}, so its quotas "
+                    "cannot be kept as the cluster has them",
+                    node.span,
+                    hint="create the ConfigMap the ClusterPolicy names with that config, or "
+                    "label the node with a config it holds; then import again.",
+                )
+                continue
             yield finding(
                 "import-config-missing",
                 f"Node {node.name}: its {label} label names the {what} config {name!r}, which "
-                "no ConfigMap of the input holds; the pool is written without its "
-                f"{'MIG layout' if label == MIG_LABEL else 'sharing replicas'}, so its quotas "
-                "cannot be kept as the cluster has them",
+                f"no ConfigMap of the input holds; the pool is written without its {unknown}, "
+                "so its quotas cannot be kept as the cluster has them",
                 node.span,
             )

@@ -299,7 +299,7 @@ def from_cluster(kubeconfig: Path | None, context: str | None) -> Read:
             for obj in _list(cluster, resource, read):
                 if resource.kind == "ConfigMap" and not _relevant(obj):
                     continue
-                span = Span(f"cluster:{resource.plural}.{resource.group or 'core'}")
+                span = Span(f"{LIVE_PREFIX}{resource.plural}.{resource.group or 'core'}")
                 _add(read, obj, None, span, _MAX_LISTS)  # checked like a manifest's
     finally:
         read.requests = cluster.requests
@@ -307,6 +307,15 @@ def from_cluster(kubeconfig: Path | None, context: str | None) -> Read:
         read.source = cluster.server
         cluster.close()
     return read
+
+
+LIVE_PREFIX = "cluster:"
+
+
+def read_live(item: Imported) -> bool:
+    """Whether `item` was listed from a cluster (not read from a file): its span names the
+    resource it was listed from, with no line."""
+    return item.span.file.startswith(LIVE_PREFIX)
 
 
 def _relevant(obj: dict[str, Any]) -> bool:
@@ -325,6 +334,6 @@ def _list(cluster: Cluster, resource: Resource, read: Read) -> list[dict[str, An
             return _list(cluster, older, read)
         return []
     except Forbidden as exc:
-        where = Span(f"cluster:{resource.plural}.{resource.group or 'core'}")
+        where = Span(f"{LIVE_PREFIX}{resource.plural}.{resource.group or 'core'}")
         read.diagnostics.append(finding("import-forbidden", str(exc), where))
         return []

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 from hetgitops.checks._common import error_at, note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.compilers.jobs.targets import VOLCANO, scheduler
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy, Pool
 from hetgitops.plan import dra, routing
 from hetgitops.plan.capacity import main_resource
+from hetgitops.plan.job_targets import VOLCANO, scheduler
 from hetgitops.plan.quota_plan import cohort_root
 
 # Kueue v0.19.2 pkg/config/validation.go:484-486 and :506-508: a Configuration with more is

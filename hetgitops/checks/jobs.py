@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 from hetgitops.checks._common import note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, Selector, scheduler
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy, WorkloadProfile
+from hetgitops.plan.job_targets import KUEUE, VOLCANO, Selector, scheduler
 
 RULE = "job-integration"
 # Kueue 0.19 dropped the training-operator v1 kinds from its default integrations (#12606).

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 from hetgitops.checks._common import error_at, warning_at
 from hetgitops.checks.registry import CheckContext, rule
-from hetgitops.compilers.jobs.targets import KUEUE, VOLCANO, scheduler
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy, WorkloadProfile
 from hetgitops.plan import routing
+from hetgitops.plan.job_targets import KUEUE, VOLCANO, scheduler
 from hetgitops.plan.quota_plan import team_plan
 from hetgitops.plan.ray import (
     ELASTIC_DEFAULT_ON,

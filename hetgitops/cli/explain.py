@@ -200,7 +200,10 @@ def _preempt(
         free = None
         if kubeconfig is not None:
             read = lambda c: preemption_input.live_view(policy, c)  # noqa: E731
-            holders, free = _live(read, kubeconfig, context)
+            view = _live(read, kubeconfig, context)
+            holders, free = view.holders, view.free
+            for said in view.notes:  # what the reading could not see, before the answer
+                note(f"hetgitops explain: {said}")
             source = "the cluster"
         else:
             assert usage is not None

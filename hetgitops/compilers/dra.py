@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from hetgitops.compilers.jobs.targets import JobTarget, Selector
-from hetgitops.model.policy import Fleet, Policy, derived
+from hetgitops.model.policy import Fleet, Policy
 from hetgitops.output.manifests import Manifest, metadata
-from hetgitops.plan import dra
+from hetgitops.plan import dra, dra_claims
 
 TARGET = "kueue"
 RESOURCE_API = "resource.k8s.io/v1"
@@ -50,51 +49,18 @@ def configuration(policy: Policy) -> dict[str, Any]:
     }
 
 
-def pod_claim(target: JobTarget) -> tuple[str, dict[str, Any]] | None:
-    """(template name, template spec) a job template's pods claim, on the claims path."""
-    route = target.route
-    if not dra.claims(route.pool):
-        return None
-    profile = dra.mig_profile_of(route.card, route.resource)
-    spec = dra.claim_template_spec(dra.class_name(route.card, profile), route.per_pod)
-    return dra.claim_template_name(spec), spec
-
-
-def _claimed(policy: Policy) -> Iterator[tuple[str, str, dict[str, Any], JobTarget]]:
-    """(namespace, template name, spec, the job target claiming it) for every namespace of each
-    team whose job templates claim, in the policy's order (repeats included)."""
-    selector = Selector(policy)
-    for profile in policy.profiles.values():
-        for target in selector.targets(profile, None):
-            claim = pod_claim(target)
-            if claim is None:
-                continue
-            name, spec = claim
-            for namespace in target.team.namespaces or (target.team.name,):
-                yield namespace, name, spec, target
-
-
-def rendered_claim_templates(policy: Policy) -> frozenset[tuple[str, str]]:
-    """(namespace, name) of every ResourceClaimTemplate the render writes: a pod claims a
-    template in its own namespace only (Kueue reads it there, and finds nothing elsewhere)."""
-    return derived(
-        policy,
-        ("dra-rendered-claim-templates",),
-        lambda: frozenset((ns, name) for ns, name, _, _ in _claimed(policy)),
-    )
-
-
 def claim_templates(policy: Policy, fleet: Fleet) -> Iterator[Manifest]:
     """One ResourceClaimTemplate per (namespace, content) the job templates claim."""
     seen: dict[tuple[str, str], Manifest] = {}
-    for namespace, name, spec, target in _claimed(policy):
+    for claim in dra_claims.claimed(policy):
         obj = {
             "apiVersion": RESOURCE_API,
             "kind": "ResourceClaimTemplate",
-            "metadata": metadata(fleet, name, namespace=namespace),
-            "spec": spec,
+            "metadata": metadata(fleet, claim.name, namespace=claim.namespace),
+            "spec": claim.spec,
         }
-        seen.setdefault((namespace, name), Manifest(TARGET, obj, target.route.pool.origin.span))
+        origin = claim.target.route.pool.origin.span
+        seen.setdefault((claim.namespace, claim.name), Manifest(TARGET, obj, origin))
     for key in sorted(seen):
         yield seen[key]
 

@@ -37,7 +37,7 @@ from hetgitops.plan.flavors import (
     IMMUTABLE_WITH_TOPOLOGY,
     flavor_name,
     flavor_spec,
-    retiring_taint,
+    retiring_node_taints,
     topology_levels,
     topology_name,
 )
@@ -46,12 +46,12 @@ TARGET = "kueue"
 
 
 def retiring_resource_flavor(
-    policy: Policy, fleet: Fleet, retiring: RetiringFlavor
+    policy: Policy, fleet: Fleet, pool: Pool, retiring: RetiringFlavor
 ) -> dict[str, Any]:
     """The retiring flavor as live (its frozen fields as the policy quotes them), plus the
     taint; its `nodeTaints` is the one spec field the CRD lets change."""
     spec = {f: retiring.spec[f] for f in IMMUTABLE_WITH_TOPOLOGY if f in retiring.spec}
-    spec["nodeTaints"] = [retiring_taint(policy)]
+    spec["nodeTaints"] = retiring_node_taints(policy, pool)
     return {
         "apiVersion": fleet.kueue_api_version,
         "kind": "ResourceFlavor",
@@ -111,7 +111,7 @@ def flavor_manifests(policy: Policy, fleet: Fleet) -> Iterator[Manifest]:
         yield Manifest(TARGET, resource_flavor(policy, fleet, pool), pool.origin.span)
         if pool.retiring_flavor is not None:
             retiring = pool.retiring_flavor
-            obj = retiring_resource_flavor(policy, fleet, retiring)
+            obj = retiring_resource_flavor(policy, fleet, pool, retiring)
             yield Manifest(TARGET, obj, retiring.origin.span)
     if fleet.topology_name:
         yield Manifest(TARGET, topology(policy, fleet), fleet.origin.at("spec", "topology"))

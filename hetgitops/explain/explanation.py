@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from hetgitops.compilers.dra import rendered_claim_templates
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.explain import kueue
 from hetgitops.explain import kueue_messages as say
@@ -27,6 +26,7 @@ from hetgitops.explain.workload import (
 )
 from hetgitops.model.policy import Policy, Team, derived
 from hetgitops.plan import dra
+from hetgitops.plan.dra_claims import rendered_claim_templates
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
 from hetgitops.plan.volcano_quota import QueuePlan, queue_plans
 

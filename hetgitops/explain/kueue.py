@@ -12,10 +12,12 @@ Order and messages follow pkg/scheduler/flavorassigner/flavorassigner.go at v0.1
   node affinity contradicts: "flavor F doesn't match node affinity" (only the flavor's own label
   keys count), NoMatchingFlavor; before it, a flavor nodeTaint (NoSchedule / NoExecute) that neither
   the pod's nor the flavor's tolerations tolerate: "untolerated taint {KEY VALUE EFFECT <nil>} in
-  flavor F" (Go's %v of a corev1.Taint). hetgitops renders one such flavor: a pool's
-  `spec.kueue.retiringFlavor`, listed after the pool's new flavor with the retiring taint
-  (compilers/kueue_queues.py transition_quotas), while the new flavor's quota is the team's less
-  what the retiring one holds (all of it unless `holds` says less);
+  flavor F" (Go's %v of a corev1.Taint). The flavor's taints are plan.flavors' (read through
+  quotas.flavors): a pool with `spec.kueue.flavorNodeTaints` lists its own taints, which its
+  flavor's tolerations always tolerate, so they rule nothing out, as in Kueue; a pool's
+  `spec.kueue.retiringFlavor`, listed after the pool's new flavor with the retiring taint first
+  (compilers/kueue_queues.py transition_quotas), admits nothing new, while the new flavor's quota
+  is the team's less what the retiring one holds (all of it unless `holds` says less);
 - per resource, usage + request > PotentialAvailable: "insufficient quota for R in flavor F,
   previously considered podsets requests (a) + current podset request (b) > maximum capacity (c)",
   ExceedsMaxQuota; above Available: "insufficient unused quota for R in flavor F, N more needed",
@@ -189,7 +191,7 @@ class Assigner:
 
     def _mismatch(self, flavor: Flavor, pod_set: PodSet) -> str | None:
         """checkFlavorForPodSets (flavorassigner.go:1208-1257): the TAS match first
-        (tas_flavorassigner.go:166-204), then the flavor's nodeTaints (a retiring flavor's),
+        (tas_flavorassigner.go:166-204), then the flavor's nodeTaints (plan.flavors'),
         then the pod's node selector on the flavor's own label keys."""
         explicit = pod_set.required_topology or pod_set.preferred_topology
         if explicit and not self.tas_only:

@@ -13,6 +13,7 @@ import functools
 import json
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from hetgitops.explain.manifest import documents
@@ -145,11 +146,23 @@ def _entry(policy: Policy, entry: Mapping[str, Any]) -> Holder:
     )
 
 
-def live_view(policy: Policy, cluster: Cluster) -> tuple[list[Holder], dict[str, dict[str, int]]]:
-    """The admitted Workloads and what Kueue's topology-aware cache has free on each node of
-    the policy (`state.live_node_free`: Nodes and Pods read too; read-only)."""
+@dataclass(frozen=True)
+class LiveView:
+    """What `explain --preempt --kubeconfig` reads: the admitted Workloads, what Kueue's
+    topology-aware cache has free on each node of the policy, and what the reading could not
+    see (nodes of the policy not in the cluster, ...), said to the user, never dropped."""
+
+    holders: list[Holder]
+    free: dict[str, dict[str, int]]
+    notes: list[str]
+
+
+def live_view(policy: Policy, cluster: Cluster) -> LiveView:
+    """The cluster's view (`state.live_node_free`: Nodes and Pods read too; read-only)."""
     pools = flavor_pools(policy)
     items = cluster.list(resources.workloads(kueue_api(policy)))
     admitted = [w for w in items if workloads.holds_quota(w)]
     holders = [holder_of(policy, w, pools) for w in admitted]
-    return holders, live_node_free(policy, cluster, admitted, [])
+    notes: list[str] = []
+    free = live_node_free(policy, cluster, admitted, notes)
+    return LiveView(holders, free, notes)

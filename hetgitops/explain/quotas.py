@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetgitops.model.policy import Policy, Team
-from hetgitops.plan.flavors import flavor_name, flavor_spec, retiring_taint
+from hetgitops.plan.flavors import flavor_name, flavor_spec, retiring_node_taints
 from hetgitops.plan.quota_plan import (
     HOST_RESOURCES,
     FlavorPlan,
@@ -40,7 +40,8 @@ class Flavor:
     node_labels: Mapping[str, str]
     tolerations: tuple[Mapping[str, Any], ...]
     topology: str | None
-    # Kueue-side taints (only a retiring flavor has one: it admits nothing new).
+    # The flavor's `nodeTaints` (plan.flavors: the pool's own with `flavorNodeTaints`; a
+    # retiring flavor's start with the retiring taint, which no workload tolerates).
     node_taints: tuple[Mapping[str, Any], ...] = ()
 
 
@@ -60,6 +61,7 @@ def flavors(policy: Policy, team: Team) -> list[Flavor]:
                 spec.get("nodeLabels") or {},
                 tuple(spec.get("tolerations") or ()),
                 spec.get("topologyName"),
+                tuple(spec.get("nodeTaints") or ()),
             )
         )
         retiring = plan.pool.retiring_flavor
@@ -71,7 +73,7 @@ def flavors(policy: Policy, team: Team) -> list[Flavor]:
                     retiring.spec.get("nodeLabels") or {},
                     tuple(retiring.spec.get("tolerations") or ()),
                     retiring.spec.get("topologyName"),
-                    (retiring_taint(policy),),
+                    tuple(retiring_node_taints(policy, plan.pool)),
                 )
             )
     return found

@@ -123,6 +123,7 @@ def pool(doc: Document, spec: dict[str, Any], origin: Origin, problems: list[Dia
         cluster=spec.get("cluster"),
         flavor_name=spec.get("kueue", {}).get("flavorName"),
         flavor_node_labels=optional_map(spec.get("kueue", {}).get("nodeLabels")),
+        flavor_node_taints=bool(spec.get("kueue", {}).get("flavorNodeTaints", False)),
         volcano_node_group=spec.get("volcano", {}).get("nodeGroup"),
         allocation=spec.get("devices", {}).get("allocation", "devicePlugin"),
         migrating_from=spec.get("devices", {}).get("migratingFrom"),

@@ -107,6 +107,8 @@ class Pool:
     # `spec.kueue`: an adopted cluster's ResourceFlavor name and exact nodeLabels (import).
     flavor_name: str | None = None
     flavor_node_labels: Mapping[str, str] | None = None
+    # `spec.kueue.flavorNodeTaints`: the flavor lists the pool's taints as its nodeTaints too.
+    flavor_node_taints: bool = False
     # `spec.mig.configName`, `spec.timeSlicing.configName` / `spec.mps.configName`: an adopted
     # cluster's mig-parted config and device-plugin config names (import).
     mig_config_name: str | None = None

@@ -49,12 +49,15 @@ def identity(name: str, spec: Mapping[str, Any], fields: tuple[str, ...]) -> str
 
 
 def flavor_spec(policy: Policy, fleet: Fleet, pool: Pool) -> dict[str, Any]:
-    """The ResourceFlavor's spec: the labels it selects, the pool taints it tolerates, its
-    Topology. Its immutable fields digest into `flavor_name`."""
+    """The ResourceFlavor's spec: the labels it selects, the pool taints it lists
+    (`node_taints`) and tolerates, its Topology. Its immutable fields digest into
+    `flavor_name`."""
     labels = pool.flavor_node_labels
     spec: dict[str, Any] = {
         "nodeLabels": dict(labels if labels is not None else flavor_node_labels(policy, pool))
     }
+    if taints := node_taints(pool):
+        spec["nodeTaints"] = taints
     if pool.taints:
         spec["tolerations"] = [toleration(t) for t in pool.taints]
     # Kueue's topology-aware scheduling does not count DRA devices (plan/dra.py): a pool whose
@@ -72,6 +75,22 @@ def flavor_name(policy: Policy, fleet: Fleet, pool: Pool) -> str:
     return identity(pool.name, spec, immutable_flavor_fields(spec))
 
 
+def node_taint(taint: Taint) -> dict[str, str]:
+    """A pool taint as a flavor's `nodeTaints` entry: the Node taint's own fields."""
+    if taint.value is None:
+        return {"key": taint.key, "effect": taint.effect}
+    return {"key": taint.key, "value": taint.value, "effect": taint.effect}
+
+
+def node_taints(pool: Pool) -> list[dict[str, str]]:
+    """The pool flavor's `nodeTaints`: the pool's taints, in their order, when
+    `spec.kueue.flavorNodeTaints` says so. Kueue's flavor assigner checks them against the pod
+    set's tolerations plus the flavor's own (effects NoSchedule and NoExecute only), and the
+    flavor tolerates every pool taint (`toleration`), so they rule no job out; explain reads
+    them here all the same, so a flavor's taints have one reader."""
+    return [node_taint(t) for t in pool.taints] if pool.flavor_node_taints else []
+
+
 RETIRING_TAINT_SUFFIX = "/retiring-flavor"
 
 
@@ -79,6 +98,16 @@ def retiring_taint(policy: Policy) -> dict[str, str]:
     """The Kueue-side taint of a retiring flavor: only Kueue reads a flavor's `nodeTaints`
     (no node carries it), so it stops new admissions there and moves no pod."""
     return {"key": f"{domain(policy)}{RETIRING_TAINT_SUFFIX}", "effect": "NoSchedule"}
+
+
+def retiring_node_taints(policy: Policy, pool: Pool) -> list[dict[str, str]]:
+    """A retiring flavor's `nodeTaints`: the retiring taint first (Kueue names the first
+    untolerated taint of the list, so its message keeps naming the retirement), then the
+    pool's own (`node_taints`), any of them that has the retiring taint's key and effect left
+    out (the flavor webhook refuses a key and effect listed twice)."""
+    first = retiring_taint(policy)
+    same = (first["key"], first["effect"])
+    return [first, *(t for t in node_taints(pool) if (t["key"], t["effect"]) != same)]
 
 
 def topology_levels(policy: Policy, fleet: Fleet) -> list[str]:

@@ -46,7 +46,9 @@ def test_mig_and_time_slicing_import_and_render_back_unchanged(tmp_path: Path) -
 
 
 def test_a_sharing_setting_the_policy_would_change_is_located(tmp_path: Path) -> None:
-    """A device-plugin config key no node uses is removed by the first sync: reported."""
+    """A device-plugin config key no node uses, which the render leaves out: no sync removes
+    a ConfigMap key it never set (server-side apply keeps the other manager's key; a first
+    client-side apply has no record of it), so the cluster keeps it: reported as such."""
     text = CLUSTER.read_text().replace(
         "  l40s-shared: |\n",
         "  unused: |\n    version: v1\n    flags:\n      migStrategy: mixed\n  l40s-shared: |\n",
@@ -54,7 +56,9 @@ def test_a_sharing_setting_the_policy_would_change_is_located(tmp_path: Path) ->
     assert import_text(text, tmp_path / "p").found == [
         "import-field-changes: ConfigMap gpu-operator/time-slicing-config: the policy does not "
         'declare data.unused (the cluster has {"flags": {"migStrategy": "mixed"}, "version": '
-        '"v1"}); the first sync removes or replaces it'
+        '"v1"}); a sync leaves it as it is (no apply removes a field it never set; Argo CD\'s '
+        "Replace=true would), so the cluster keeps doing what the policy does not say: declare "
+        "it, or remove it from the cluster by hand"
     ]
 
 

@@ -140,3 +140,33 @@ def test_an_accelerator_limit_other_than_the_queues_reach_is_a_field_change(
         "import-field-changes: ResourceQuota vision/gpu-quota: the first sync sets "
         "spec.hard.requests.nvidia.com/gpu to '8' (the cluster has '12')"
     ]
+
+
+H100_FLAVOR = (
+    "  tolerations:\n  - {key: dedicated, operator: Equal, value: h100, effect: NoSchedule}\n"
+)
+
+
+def test_a_flavors_node_taints_that_are_its_pools_taints_import_and_render_back(
+    tmp_path: Path,
+) -> None:
+    """`nodeTaints` equal to the pool's taints (its tolerations) become
+    `spec.kueue.flavorNodeTaints`; the flavor renders back as the cluster has it."""
+    taints = "  nodeTaints:\n  - {key: dedicated, value: h100, effect: NoSchedule}\n"
+    got = import_text(CLUSTER.read_text().replace(H100_FLAVOR, H100_FLAVOR + taints), tmp_path)
+    assert got.found == []
+    pools = {p["metadata"]["name"]: p["spec"] for p in yaml.safe_load_all(got.files["pools.yaml"])}
+    assert pools["h100"]["kueue"]["flavorNodeTaints"] is True
+    assert "flavorNodeTaints" not in pools["a100"].get("kueue", {})
+    assert _rendered(got.rendered, "ResourceFlavor", "h100")["spec"]["nodeTaints"] == [
+        {"key": "dedicated", "value": "h100", "effect": "NoSchedule"}
+    ]
+
+
+def test_node_taints_other_than_the_pools_stay_a_located_field_change(tmp_path: Path) -> None:
+    taints = "  nodeTaints:\n  - {key: dedicated, value: other, effect: NoSchedule}\n"
+    got = import_text(CLUSTER.read_text().replace(H100_FLAVOR, H100_FLAVOR + taints), tmp_path)
+    pools = {p["metadata"]["name"]: p["spec"] for p in yaml.safe_load_all(got.files["pools.yaml"])}
+    assert "flavorNodeTaints" not in pools["h100"]["kueue"]
+    changes = [d for d in got.result.diagnostics if d.rule == "import-field-changes"]
+    assert any("ResourceFlavor h100" in d.message and "nodeTaints" in d.message for d in changes)

@@ -15,11 +15,11 @@ import pytest
 
 from hetgitops.checks.registry import RULES, CheckContext
 from hetgitops.compilers.jobs.render import TEMPLATES, compile_jobs, tree
-from hetgitops.compilers.jobs.targets import JobTarget
 from hetgitops.compilers.volcano import compile_volcano
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
+from hetgitops.plan.job_targets import JobTarget
 
 Load = Callable[[str], Policy]
 REPO = Path(__file__).resolve().parents[2]

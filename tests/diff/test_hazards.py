@@ -137,6 +137,20 @@ def test_real_compile_pool_taint_change_replaces_the_topology_flavor(
     assert flavor.op == "renamed" and flavor.old_name != flavor.name
 
 
+def test_flavor_node_taints_change_the_flavor_in_place_without_a_hazard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`flavorNodeTaints` adds nodeTaints, which the CRD lets change and the digest leaves out:
+    the same flavor updated in place, no rename, no refused update
+    (tests/e2e/test_e2e_node_taints.py applies it)."""
+    taint = "    - {key: hetgitops.io/pool, value: a800-train, effect: NoSchedule}\n"
+    edit = ("pools/training.yaml", taint, taint + "  kueue: {flavorNodeTaints: true}\n")
+    result = run_edits(tmp_path, monkeypatch, [edit])
+    assert [h.rule for h in result.hazards] == []
+    (flavor,) = [c for c in result.objects if c.kind == "ResourceFlavor"]
+    assert flavor.op == "changed" and flavor.name.startswith("a800-train-")
+
+
 def test_hazard_ids_are_documented_and_in_the_json_schema() -> None:
     import json
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import live_import
 import pytest
 import yaml
 from drift_fleet import reset, set_node_status
@@ -137,73 +138,14 @@ def test_import_reads_live_and_its_render_dry_runs_with_no_change(
             here = live.get((obj["kind"], meta.get("namespace", ""), meta["name"]))
             if here is None or obj["kind"] not in roundtrip.COMPARED:
                 continue
-            group, _, version = obj["apiVersion"].rpartition("/")
-            resource = Resource(
-                group, version, _plural(obj["kind"]), obj["kind"], bool(meta.get("namespace"))
+            after, was = live_import.compared(
+                obj["kind"], live_import.dry_run(cluster, obj), here.obj
             )
-            after = cluster.apply_dry_run(resource, obj)
-            fields = roundtrip.COMPARED[obj["kind"]]
-            if obj["kind"] == "ConfigMap":
-                # Each key holds a YAML document: the render writes it in its own layout, the
-                # mig-manager, device plugin and Volcano scheduler read what it says (the
-                # round trip's view).
-                after, here_obj = _parsed(after), _parsed(here.obj)
-                assert after == here_obj, meta["name"]
-                compared += 1
-                continue
-            if obj["kind"] == "Queue":
-                # This control plane runs no Volcano webhook: the defaults it would add
-                # (weight, reclaimable) and parent root as the scheduler reads an empty one
-                # are filled in on both sides, quantities in one form (the round trip's view).
-                assert _volcano(after) == _volcano(here.obj), meta["name"]
-                compared += 1
-                continue
-            # An absent spec and an empty one say the same (a Cohort without a parent or
-            # quota): the apply adds `spec: {}`, which sets no value.
-            # Quotas are int-or-string quantities: a hand-written `8` is stored as the number,
-            # the render writes "8"; the same quantity (Argo CD's diff rules compare them so).
-            assert {f: _quantities(after.get(f)) or None for f in fields} == {
-                f: _quantities(here.obj.get(f)) or None for f in fields
-            }, (obj["kind"], meta["name"])
+            assert after == was, (obj["kind"], meta["name"])
             compared += 1
     finally:
         cluster.close()
     assert compared == CLUSTERS[request.node.callspec.params["hand_written"]]
-
-
-def _volcano(obj: dict[str, Any]) -> dict[str, Any]:
-    from hetgitops.diagnostics import Span
-
-    return roundtrip._defaulted(sources.Imported(obj, Span("live")))
-
-
-def _parsed(obj: dict[str, Any]) -> dict[str, Any]:
-    """The data's documents as the round trip reads them (Volcano's actions trimmed, as the
-    scheduler splits them)."""
-    return roundtrip._parsed(obj)["data"]
-
-
-QUANTITY_KEYS = {"nominalQuota", "borrowingLimit", "lendingLimit"}
-
-
-def _quantities(value: Any, key: str = "") -> Any:
-    """`value` with every quota quantity in one canonical form (hetgitops' own)."""
-    from hetgitops.model import quantities
-
-    if isinstance(value, dict):
-        return {k: _quantities(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_quantities(v) for v in value]
-    if key in QUANTITY_KEYS and isinstance(value, int | float | str):
-        return quantities.normalize(value)
-    return value
-
-
-def _plural(kind: str) -> str:
-    lower = kind.lower()
-    if lower.endswith("y"):
-        return lower[:-1] + "ies"  # Topology -> topologies
-    return lower + "es" if lower.endswith("s") else lower + "s"
 
 
 def test_a_change_the_language_cannot_say_shows_in_the_server_dry_run_too(

@@ -264,3 +264,42 @@ def test_pod_sets_that_need_different_pools_are_not_answered_for_one(tmp_path: P
         "a100-transition): Kueue gives each pod set its own flavor, and hetgitops replays "
         "preemption for one flavor per workload, so no victims are predicted"
     ]
+
+
+class _EmptyCluster:
+    """A cluster with no Node, Pod or Workload: every node of the policy is missing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def list(self, resource: Any) -> list[dict[str, Any]]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+def test_live_preemption_says_which_nodes_it_could_not_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The node reading's notes reach the user (they were dropped): a policy node missing from
+    the cluster counts as full, and the answer says so on stderr before the report."""
+    monkeypatch.setattr("hetgitops.live.client.Cluster", _EmptyCluster)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    base = ["explain", "--policy", str(REPO / "policies"), "--now", NOW, "--preempt"]
+    asked = ["--team", "pretraining", "--gpus", "8", *A800, "--kubeconfig", str(kubeconfig)]
+    result = CliRunner().invoke(main, [*base, *asked])
+    assert result.exit_code in (0, 1), result.output
+    said = [line for line in result.stderr.splitlines() if "not in the cluster" in line]
+    assert said == [
+        f"hetgitops explain: {_policy_nodes()} node(s) of the policy are not in the cluster "
+        "(counted as full)"
+    ], result.stderr
+
+
+def _policy_nodes() -> int:
+    from hetgitops.explain.nodes import pool_nodes
+
+    policy = run.load_policy([REPO / "policies"], NOW)
+    return sum(len(pool_nodes(policy, pool)) for pool in policy.pools.values())

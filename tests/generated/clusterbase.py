@@ -59,8 +59,8 @@ class Cluster:
     constructs: list[str]  # what the seed drew, in drawing order
     unsayable: dict[str, list[str]]  # construct -> "Kind name" each finding must name
     # construct -> "Kind name" the written policy must render as the cluster has it (a
-    # construct the language learnt to say: issue 32 item 5)
-    kept: dict[str, list[str]] = field(default_factory=dict)
+    # construct that became sayable: the sweep asserts it is kept, not merely named)
+    sayable: dict[str, list[str]] = field(default_factory=dict)
 
     def text(self) -> str:
         return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": self.objects})
@@ -82,15 +82,15 @@ class Gen:
         self.objects: list[Obj] = []
         self.constructs: list[str] = []
         self.unsayable: dict[str, list[str]] = {}
-        self.kept: dict[str, list[str]] = {}
+        self.sayable: dict[str, list[str]] = {}
 
     def drew(self, construct: str, *, unsayable: str = "", kept: str = "") -> None:
         if construct not in self.constructs:
             self.constructs.append(construct)
+        if kept:
+            self.sayable.setdefault(construct, []).append(kept)
         if unsayable:
             self.unsayable.setdefault(construct, []).append(unsayable)
-        if kept:
-            self.kept.setdefault(construct, []).append(kept)
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
@@ -188,7 +188,14 @@ class Gen:
         shared = [p for p in pools if p.mode == "timeslice"]
         if not mig and not shared:
             return
-        policy: Obj = {"operator": {"defaultRuntime": "containerd"}, "mig": {"strategy": "mixed"}}
+        # The fields the GPU Operator's CRD requires, as a minimal Helm install has them: the
+        # dump must be what the real API server accepts (the live import sweep creates it).
+        required = ("daemonsets", "driver", "toolkit", "dcgm", "dcgmExporter", "devicePlugin")
+        policy: Obj = {
+            "operator": {"defaultRuntime": "containerd"},
+            **{field: {} for field in (*required, "gfd", "nodeStatusExporter")},
+            "mig": {"strategy": "mixed"},
+        }
         if mig:
             configs: Obj = {"all-disabled": [{"devices": "all", "mig-enabled": False}]}
             for pool in mig:

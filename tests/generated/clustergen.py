@@ -9,7 +9,9 @@ GPU-only limits or per-pool cpu, LocalQueues in labelled Namespaces, ResourceQuo
 PriorityClasses beside WorkloadPriorityClasses, and Volcano queues per team. Deterministic per
 seed (one `random.Random(seed)`, no clock, no hash order). `Cluster.constructs` names what the
 seed drew, for the sweep's table; `Cluster.unsayable` the constructs the policy language
-cannot say yet (issue 32 item 5), each with the objects import must name in a finding.
+cannot say yet (issue 32 item 5), each with the objects import must name in a finding;
+`Cluster.sayable` those it now says (a flavor's `nodeTaints`), each with the objects the
+written policy must render as the cluster has them.
 
 Reproduce a seed: `python -m tests.generated.clustergen 17 > dump.yaml`, then
 `hetgitops import -f dump.yaml -o out/`.
@@ -31,6 +33,9 @@ from tests.generated.clusterbase import (
 
 _TEAMS = ("vision", "nlp", "speech", "recsys", "search", "ads", "robotics", "genai", "ml-platform")
 _COHORTS = ("research", "product", "org", "engineering")
+# The ClusterQueue constructs the language says since issue 32 item 5 (quota entries'
+# hostLimits, cpuPerCard / memoryPerCard, migBorrowingLimits).
+QUEUE_CONSTRUCTS = ("gpu-only-borrowing-limit", "gpu-only-borrowing-limit-mig", "per-pool-cpu")
 
 
 def _sayable(pools: list[Pool], held: dict[str, int], limits: str) -> bool:
@@ -58,7 +63,7 @@ class _Gen(Gen):
                 spec["nodeTaints"] = [
                     {"key": pool.taint, "value": pool.name, "effect": "NoSchedule"}
                 ]
-                self.drew("flavor-node-taints", unsayable=f"ResourceFlavor {pool.name}")
+                self.drew("flavor-node-taints", kept=f"ResourceFlavor {pool.name}")
         self.objects.append(
             {
                 "apiVersion": KUEUE,
@@ -300,8 +305,10 @@ def cluster(seed: int) -> Cluster:
     if gen.chance(0.15):  # docs/adopt.md's first dump command took no ConfigMaps
         gen.without_gpu_configs()
     if "dump-without-gpu-configs" in gen.constructs:
-        gen.kept = {}  # the pools' layouts are unknown: the queues' quotas cannot come back
-    return Cluster(seed, gen.objects, gen.constructs, gen.unsayable, gen.kept)
+        # The pools' layouts are unknown: the queues' quotas cannot come back as they are.
+        for construct in QUEUE_CONSTRUCTS:
+            gen.sayable.pop(construct, None)
+    return Cluster(seed, gen.objects, gen.constructs, gen.unsayable, gen.sayable)
 
 
 if __name__ == "__main__":

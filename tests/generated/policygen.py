@@ -14,10 +14,11 @@ Unlike bench/fleetgen.py (one regular shape, scaled), every seed draws a differe
 card types of several vendors (NVIDIA whole, MIG single or mixed with mixed layouts,
 time-slicing, MPS; AMD, Ascend, Cambricon), whole and partitioned GPUs in one pool, a
 Topology or none, cohort trees 1-3 deep, borrowing and lending limits, isolated and tainted
-pools, tiers, fair sharing and preemption settings, a profile of every job kind, and the
-volcano and koordinator targets. Quotas are sized against what each pool offers, so the
-policy validates with no errors (warnings may remain). Only `random.Random(seed)` decides:
-the same seed gives the same bytes on any machine.
+pools (half of them with flavorNodeTaints), tiers, fair sharing and preemption settings, a
+profile of every job kind, and the volcano and koordinator targets. Quotas are sized against
+what each pool offers, so the policy validates with no errors (warnings may remain). Only
+`random.Random(seed)` decides (and, for flavorNodeTaints, a `random.Random` seeded with the
+seed and the pool's name): the same seed gives the same bytes on any machine.
 """
 
 from __future__ import annotations
@@ -189,6 +190,10 @@ class _Gen:
             spec["placement"] = r.choice(["binpack", "spread"])
         if kind in ("isolated", "tainted"):
             spec["taints"] = [{"key": "hetgitops.io/pool", "value": name, "effect": "NoSchedule"}]
+            # The flavor lists the taint too, half the time; drawn apart from self.r so every
+            # other draw of a seed stays as it was (seeds named in docs/testing.md).
+            if random.Random(f"{self.seed}/{name}/flavorNodeTaints").random() < 0.5:
+                spec["kueue"] = {"flavorNodeTaints": True}
         if kind == "isolated":
             spec["isolated"] = True
         elif r.random() < 0.7:

@@ -67,7 +67,7 @@ def test_the_sweep_covers_the_language() -> None:
         "hostLimits", "cpuPerCard", "migBorrowingLimits",
         "isolated", "tainted", "fairSharing", "preemption", "target:volcano",
         "target:koordinator", "kueue-only", "migProfile", "normalized", "renameByDefault",
-        "topology:required", "target:monitoring", "target:drift-rbac",
+        "topology:required", "target:monitoring", "target:drift-rbac", "flavorNodeTaints",
         *(f"framework:{f}" for f in ("job", "jobset", "pytorchjob", "volcano-job",
                                       "leaderworkerset", "deployment", "rayjob", "raycluster",
                                       "rayservice")),
@@ -93,6 +93,7 @@ def _constructs(docs: dict[str, list[dict[str, Any]]]) -> set[str]:
         out |= {k for k in ("timeSlicing", "mps", "isolated") if k in spec}
         out |= {"renameByDefault"} if spec.get("timeSlicing", {}).get("renameByDefault") else set()
         out |= {"tainted"} if "taints" in spec and not spec.get("isolated") else set()
+        out |= {"flavorNodeTaints"} if spec.get("kueue", {}).get("flavorNodeTaints") else set()
     for team in docs["teams.yaml"]:
         out |= {"preemption"} if "preemption" in team["spec"] else set()
         keys = ("borrowingLimit", "lendingLimit", "normalized", "hostLimits", "cpuPerCard",

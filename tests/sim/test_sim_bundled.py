@@ -16,11 +16,11 @@ import yaml
 from harness.simcluster import cluster, gitops, policyfleet
 
 from hetgitops.compilers.jobs.render import environment, render_one
-from hetgitops.compilers.jobs.targets import KUEUE, JobTarget, Selector
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 from hetgitops.plan import quota_plan, routing
 from hetgitops.plan.flavors import flavor_name
+from hetgitops.plan.job_targets import KUEUE, JobTarget, Selector
 
 from .checks import ISSUE_7_ITEM_1, agents_run, converged, eventually, get, settle, unlabelled_nodes
 from .conftest import NOW, POLICIES, render

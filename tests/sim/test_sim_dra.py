@@ -33,13 +33,13 @@ import pytest
 import yaml
 from harness.simcluster import cluster, dra, fleet, gitops, policyfleet
 
-from hetgitops.compilers.jobs.targets import Selector
 from hetgitops.explain.answer import Explanation
 from hetgitops.explain.explanation import explain
 from hetgitops.explain.workload import from_manifest
 from hetgitops.model.policy import Policy, Pool
 from hetgitops.plan import dra as dra_plan
 from hetgitops.plan import dra_devices
+from hetgitops.plan.job_targets import Selector
 from hetgitops.plan.quota_plan import kueue_amount, reach
 
 from .checks import converged, eventually, get, settle

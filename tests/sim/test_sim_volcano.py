@@ -16,10 +16,10 @@ import pytest
 import yaml
 from harness.simcluster import cluster, gitops, policyfleet
 
-from hetgitops.compilers.jobs.targets import VOLCANO, JobTarget, Selector
 from hetgitops.compilers.volcano_scheduler import CONFIG_KEY
 from hetgitops.model import quantities
 from hetgitops.model.policy import Policy
+from hetgitops.plan.job_targets import VOLCANO, JobTarget, Selector
 
 from .checks import closed_volcano_queues, eventually, get, settle
 from .conftest import NOW, POLICIES, render

@@ -57,6 +57,11 @@ def placement(
             spec["taints"] = [t for t in taints if t]
         node_labels = {str(k): str(v) for k, v in (fspec.get("nodeLabels") or {}).items()}
         spec["kueue"] = {"nodeLabels": dict(sorted(node_labels.items()))}
+        if fspec.get("nodeTaints") and fspec["nodeTaints"] == spec.get("taints"):
+            # The pool's taints, listed as the flavor's nodeTaints too (plan.flavors.node_taints
+            # renders them back in the same order and spelling); any other list stays a
+            # field the first sync changes, named by the round trip.
+            spec["kueue"]["flavorNodeTaints"] = True
         # With a topologyName the default name carries a digest: keep the flavor's own.
         if flavor.name != name or fspec.get("topologyName"):
             spec["kueue"] = {"flavorName": flavor.name, **spec["kueue"]}

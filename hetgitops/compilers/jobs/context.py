@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from hetgitops.compilers.dra import CLAIM, pod_claim
-from hetgitops.compilers.jobs.targets import KOORDINATOR, KUEUE, VOLCANO, JobTarget
+from hetgitops.compilers.dra import CLAIM
 from hetgitops.compilers.kueue_queues import local_queue_name
 from hetgitops.model.policy import Policy, WorkloadProfile
+from hetgitops.plan.dra_claims import pod_claim
 from hetgitops.plan.flavors import toleration
+from hetgitops.plan.job_targets import KOORDINATOR, KUEUE, VOLCANO, JobTarget
 from hetgitops.plan.koordinator_priority import koord_tiers
 from hetgitops.plan.koordinator_quota import leaf_quota_name
 from hetgitops.plan.node_labels import domain, pool_node_labels, topology_label

@@ -23,10 +23,10 @@ from hetgitops.compilers.jobs.context import (
     ContextError,
     _pod,
 )
-from hetgitops.compilers.jobs.targets import KOORDINATOR, VOLCANO, GroupTarget, JobTarget
 from hetgitops.model import quantities
 from hetgitops.model.policy import Policy
 from hetgitops.plan.flavors import toleration
+from hetgitops.plan.job_targets import KOORDINATOR, VOLCANO, GroupTarget, JobTarget
 from hetgitops.plan.koordinator_quota import leaf_quota_name
 from hetgitops.plan.node_labels import domain, pool_node_labels
 from hetgitops.plan.quota_plan import per_card

@@ -33,11 +33,11 @@ from markupsafe import Markup
 from hetgitops.compilers.jobs import parse
 from hetgitops.compilers.jobs import rules as _rules  # noqa: F401  (registers the rule)
 from hetgitops.compilers.jobs.context import ContextError, context
-from hetgitops.compilers.jobs.targets import JobTarget, Selector
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.load.resources import data_dir
 from hetgitops.model.policy import Policy, WorkloadProfile
 from hetgitops.output.manifests import Manifest, to_yaml
+from hetgitops.plan.job_targets import JobTarget, Selector
 
 TARGET = "jobs"
 TEMPLATE_RULE = "job-template"  # registered in compilers/jobs/rules.py, which needs no Jinja2

@@ -1,4 +1,5 @@
-"""Compile stage, `jobs`: which (profile, team, card type) get a job template, via routing.
+"""Plan stage: which (profile, team, card type) get a job template, via routing; read by the
+`jobs` compiler, the checks, and the DRA claims fact (plan/dra_claims.py).
 
 A team gets a template for a card type only where it holds quota for the resource the profile
 requests (the routed MIG profile, time-sliced or whole cards) in a pool the profile may run on,
