@@ -30,6 +30,8 @@ def borrowing_without_cohort(policy: Policy, ctx: CheckContext) -> Iterator[Diag
             for field, value in (
                 ("borrowingLimit", quota.borrowing_limit),
                 ("lendingLimit", quota.lending_limit),
+                ("migBorrowingLimits", quota.mig_borrowing_limits or None),
+                ("migLendingLimits", quota.mig_lending_limits or None),
             ):
                 if value is not None:
                     yield error_at(
@@ -71,6 +73,18 @@ def lending_exceeds_nominal(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
     """
     for team in policy.teams.values():
         for quota in team.quotas:
+            for profile, lent in quota.mig_lending_limits.items():
+                held = quota.mig.get(profile)
+                if held is not None and lent > held:
+                    yield error_at(
+                        "lending-exceeds-nominal",
+                        f"migLendingLimits {profile} {lent} exceeds the nominal quota of {held} "
+                        f"{profile} instance(s) in pool '{quota.pool}'",
+                        quota.origin,
+                        "migLendingLimits",
+                        profile,
+                        hint=f"lend at most {held}",
+                    )
             if quota.lending_limit is None:
                 continue
             nominal = _own_units(policy, quota)
@@ -116,6 +130,8 @@ def borrowing_isolated_pool(policy: Policy, ctx: CheckContext) -> Iterator[Diagn
             for field, verb, value in (
                 ("borrowingLimit", "borrow", quota.borrowing_limit),
                 ("lendingLimit", "lend", quota.lending_limit),
+                ("migBorrowingLimits", "borrow", any(quota.mig_borrowing_limits.values())),
+                ("migLendingLimits", "lend", any(quota.mig_lending_limits.values())),
             ):
                 if value:
                     yield error_at(

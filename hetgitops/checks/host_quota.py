@@ -27,9 +27,12 @@ from hetgitops.plan.routing import (
 HOST_RESOURCES = (("cpu", "cpuPerCard"), ("memory", "memoryPerCard"))
 
 
-def _pod_request(policy: Policy, team: Team, profile: WorkloadProfile) -> dict[str, Decimal]:
-    """Per accelerator unit, what one pod asks for: the profile's own amounts, else the team's."""
-    cpu, memory = quota_plan.per_card(policy, team)
+def _pod_request(
+    policy: Policy, team: Team, profile: WorkloadProfile, route: Route
+) -> dict[str, Decimal]:
+    """Per accelerator unit, what one pod asks for: the profile's own amounts, else the team's
+    in the route's pool (`routing.pod_request`)."""
+    cpu, memory = quota_plan.per_card(policy, team, route.pool.name)
     return {
         "cpu": quantities.value_of(profile.cpu_per_card or cpu),
         "memory": quantities.value_of(profile.memory_per_card or memory),
@@ -37,8 +40,9 @@ def _pod_request(policy: Policy, team: Team, profile: WorkloadProfile) -> dict[s
 
 
 def _share(policy: Policy, team: Team, route: Route) -> dict[str, Decimal]:
-    """Per accelerator unit, what the team's queue holds: per-card amount x the unit's weight."""
-    cpu, memory = quota_plan.per_card(policy, team)
+    """Per accelerator unit, what the team's queue holds: the pool's per-card amount (the quota
+    entry's, else the team's) x the unit's weight."""
+    cpu, memory = quota_plan.per_card(policy, team, route.pool.name)
     weight = capacity.unit_weight(route.pool, route.card, route.resource, policy.fleet)
     scale = Decimal(weight.numerator) / Decimal(weight.denominator)
     return {"cpu": quantities.value_of(cpu) * scale, "memory": quantities.value_of(memory) * scale}
@@ -74,7 +78,7 @@ def profile_host_share(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic
     """
     seen: set[tuple[str, str, str]] = set()
     for profile, team, route in _pairs(policy):
-        asked, held = _pod_request(policy, team, profile), _share(policy, team, route)
+        asked, held = _pod_request(policy, team, profile, route), _share(policy, team, route)
         for resource, field in HOST_RESOURCES:
             key = (profile.name, team.name, resource)
             if asked[resource] <= held[resource] or key in seen:

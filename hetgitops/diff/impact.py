@@ -13,7 +13,7 @@ from hetgitops.checks.budget import monthly_cost
 from hetgitops.model.policy import MANAGER, Policy, Team, derived
 from hetgitops.plan.clusters import cluster_policy
 from hetgitops.plan.entitlement import plan_entitlements
-from hetgitops.plan.quota_plan import FlavorPlan, reach, team_plan
+from hetgitops.plan.quota_plan import FlavorPlan, per_card, quota_entry, reach, team_plan
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,16 @@ class Amount:
     # Per accelerator resource (whole GPUs, each MIG profile, replicas apart): what a job
     # can really get; `cards` and `reach` above are card-equivalent sums of these.
     resources: tuple[ResourceAmount, ...] = ()
+    # What the cpu and memory quota of the flavor follow (`quota_plan.per_card`, the quota
+    # entry's `hostLimits`): a change of these alone changes no accelerator number.
+    host: HostTerms | None = None
+
+
+@dataclass(frozen=True)
+class HostTerms:
+    cpu_per_card: str
+    memory_per_card: str
+    host_limits: bool
 
 
 @dataclass(frozen=True)
@@ -113,7 +123,10 @@ def _amount(policy: Policy, team: Team, plan: FlavorPlan) -> Amount:
         ResourceAmount(e.resource, e.label, e.nominal, e.reach)
         for e in plan_entitlements(policy, team, plan)
     )
-    return Amount(cards, normalized, reached, resources)
+    cpu, memory = per_card(policy, team, plan.pool.name)
+    entry = quota_entry(team, plan.pool.name)
+    host = HostTerms(cpu, memory, entry is None or entry.host_limits)
+    return Amount(cards, normalized, reached, resources, host)
 
 
 def cluster_sides(policy: Policy) -> list[tuple[str, Policy]]:

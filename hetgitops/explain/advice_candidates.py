@@ -110,7 +110,7 @@ def _need(policy: Policy, team: Team, workload: Workload, pool: Pool) -> dict[st
     }
     first = next(iter(asked))
     weight = capacity.unit_weight(pool, card, first, policy.fleet)
-    for host, rate in zip(HOST_RESOURCES, per_card(policy, team), strict=True):
+    for host, rate in zip(HOST_RESOURCES, per_card(policy, team, pool.name), strict=True):
         need = sum(ps.total(host) for ps in workload.pod_sets if asked_units(ps))
         most = (found.most(team, pool, host) or 0) if held else 0
         per_unit = kueue_amount(host, rate) * weight

@@ -135,6 +135,8 @@ def _host_per_card(policy: Policy) -> tuple[int, int]:
     for team in policy.teams.values():
         cpus += [team.cpu_per_card] if team.cpu_per_card else []
         memories += [team.memory_per_card] if team.memory_per_card else []
+        cpus += [q.cpu_per_card for q in team.quotas if q.cpu_per_card]
+        memories += [q.memory_per_card for q in team.quotas if q.memory_per_card]
     for profile in policy.profiles.values():
         cpus += [profile.cpu_per_card] if profile.cpu_per_card else []
         memories += [profile.memory_per_card] if profile.memory_per_card else []

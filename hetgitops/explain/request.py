@@ -95,7 +95,7 @@ def from_request(policy: Policy, request: Request) -> Workload:
     pool = pools[0]
     card = policy.card_types[pool.card_type]
     weight = capacity.unit_weight(pool, card, resource, policy.fleet)
-    cpu, memory = host_quota(policy, team, Fraction(per_pod) * weight)
+    cpu, memory = host_quota(policy, team, Fraction(per_pod) * weight, pool.name)
     requests = {
         "cpu": kueue_amount("cpu", cpu),
         "memory": kueue_amount("memory", memory),

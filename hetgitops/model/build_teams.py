@@ -59,6 +59,11 @@ def team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | Non
                 q.get("lendingLimit"),
                 origin.child("spec", "quotas", i),
                 _grants(q.get("grants", ()), origin.child("spec", "quotas", i)),
+                host_limits=q.get("hostLimits", True),
+                cpu_per_card=quantity(q.get("cpuPerCard")),
+                memory_per_card=quantity(q.get("memoryPerCard")),
+                mig_borrowing_limits=dict(sorted(q.get("migBorrowingLimits", {}).items())),
+                mig_lending_limits=dict(sorted(q.get("migLendingLimits", {}).items())),
             )
             for i, q in enumerate(spec["quotas"])
         ),

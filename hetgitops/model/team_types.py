@@ -36,6 +36,14 @@ class Quota:
     # Cards the grants in force on the analysed day add; already counted in `cards`
     # (plan.grants.at sets both).
     granted: int = 0
+    # `hostLimits`: whether the limits also bound cpu and memory; `cpuPerCard` /
+    # `memoryPerCard`: this pool's per-card host amounts (None: the team's).
+    host_limits: bool = True
+    cpu_per_card: str | None = None
+    memory_per_card: str | None = None
+    # `migBorrowingLimits` / `migLendingLimits`: per MIG profile, instead of the entry's limit.
+    mig_borrowing_limits: Mapping[str, int] = field(default_factory=dict)
+    mig_lending_limits: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def worker_sums(policy: Policy, team: Team) -> dict[str, str]:
         local = narrowed.teams[team.name]
         for plan in team_plan(narrowed, local):
             cards = plan.cards(plan.nominal) or Fraction(0)
-            cpu, memory = host_quota(narrowed, local, cards)
+            cpu, memory = host_quota(narrowed, local, cards, plan.pool.name)
             _add(totals, "cpu", cpu)
             _add(totals, "memory", memory)
             for resource, count in sorted(plan.nominal.items()):

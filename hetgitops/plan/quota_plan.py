@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from hetgitops.diagnostics import Span
-from hetgitops.model import quantities
+from hetgitops.model import mig, quantities
 from hetgitops.model.policy import (
     DEFAULT_CPU_PER_CARD,
     DEFAULT_MEMORY_PER_CARD,
@@ -69,17 +69,35 @@ class FlavorPlan:
         return Fraction(whole) if parts is None else parts + whole
 
 
-def per_card(policy: Policy, team: Team) -> tuple[str, str]:
-    """CPU and memory that go with one accelerator unit: team, then Fleet defaults."""
+def quota_entry(team: Team, pool: str) -> Quota | None:
+    """The team's quota entry for `pool`: the first (a pool listed twice counts once)."""
+    return next((q for q in team.quotas if q.pool == pool), None)
+
+
+def per_card(policy: Policy, team: Team, pool: str | None = None) -> tuple[str, str]:
+    """CPU and memory that go with one accelerator unit: the team's quota entry for `pool`
+    (`quotas[].cpuPerCard`), then the team, then the Fleet's defaults."""
     fleet = policy.fleet
-    cpu = team.cpu_per_card or (fleet.cpu_per_card if fleet else DEFAULT_CPU_PER_CARD)
-    memory = team.memory_per_card or (fleet.memory_per_card if fleet else DEFAULT_MEMORY_PER_CARD)
+    entry = quota_entry(team, pool) if pool is not None else None
+    cpu = (
+        (entry.cpu_per_card if entry else None)
+        or team.cpu_per_card
+        or (fleet.cpu_per_card if fleet else DEFAULT_CPU_PER_CARD)
+    )
+    memory = (
+        (entry.memory_per_card if entry else None)
+        or team.memory_per_card
+        or (fleet.memory_per_card if fleet else DEFAULT_MEMORY_PER_CARD)
+    )
     return cpu, memory
 
 
-def host_quota(policy: Policy, team: Team, cards: Fraction) -> tuple[str, str]:
-    """CPU and memory for `cards` card-equivalents, rounded up to a whole CPU and GiB."""
-    cpu, memory = per_card(policy, team)
+def host_quota(
+    policy: Policy, team: Team, cards: Fraction, pool: str | None = None
+) -> tuple[str, str]:
+    """CPU and memory for `cards` card-equivalents in `pool` (None: at the team's rate),
+    rounded up to a whole CPU and GiB."""
+    cpu, memory = per_card(policy, team, pool)
     return (
         quantities.times_rounded_up(cpu, cards, step=CPU_STEP),
         quantities.times_rounded_up(memory, cards, step=MEMORY_STEP),
@@ -112,11 +130,17 @@ def host_entries(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Host
 
 
 def _host_entries(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, HostEntry]:
-    nominal = host_quota(policy, team, plan.cards(plan.nominal) or Fraction(0))
+    pool = plan.pool.name
+    nominal = host_quota(policy, team, plan.cards(plan.nominal) or Fraction(0), pool)
     borrow, lend = plan.cards(plan.borrowing), plan.cards(plan.lending)
+    entry = quota_entry(team, pool)
+    if entry is not None and not entry.host_limits and not plan.pool.isolated:
+        # `hostLimits: false`: the limits bind the accelerators only (an isolated pool still
+        # borrows and lends no cpu or memory).
+        borrow = lend = None
     limited = team.cohort is not None
-    borrowing = host_quota(policy, team, borrow) if limited and borrow is not None else None
-    lending = host_quota(policy, team, lend) if limited and lend is not None else None
+    borrowing = host_quota(policy, team, borrow, pool) if limited and borrow is not None else None
+    lending = host_quota(policy, team, lend, pool) if limited and lend is not None else None
     return {
         name: HostEntry(
             nominal[i],
@@ -160,6 +184,22 @@ def _lending(quota: Quota, pool: Pool, *, limited: bool, nominal: int) -> int | 
     return None
 
 
+def _per_profile(
+    quota: Quota, pool: Pool, borrowing: dict[str, int | None], lending: dict[str, int | None]
+) -> None:
+    """`migBorrowingLimits` / `migLendingLimits`: each listed profile's own limit, where the
+    pool lists its resource (migStrategy mixed); an isolated pool keeps its 0s."""
+    if pool.isolated:
+        return
+    for limits, into in (
+        (quota.mig_borrowing_limits, borrowing),
+        (quota.mig_lending_limits, lending),
+    ):
+        for profile, limit in limits.items():
+            if mig.resource_name(profile) in into:
+                into[mig.resource_name(profile)] = limit
+
+
 def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     """The plan for one quota entry, or None when its pool or card type does not resolve."""
     pool = policy.pools.get(quota.pool)
@@ -184,6 +224,7 @@ def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
             bound = resource in limited
             borrowing[resource] = _borrowing(quota, pool, limited=bound)
             lending[resource] = _lending(quota, pool, limited=bound, nominal=amount)
+        _per_profile(quota, pool, borrowing, lending)
     weights = {r: capacity.unit_weight(pool, card, r, policy.fleet) for r in nominal}
     return FlavorPlan(pool, nominal, borrowing, lending, weights, quota.origin.span)
 

@@ -210,8 +210,9 @@ def pod_request(
     policy: Policy, team: Team, profile: WorkloadProfile, route: Route
 ) -> dict[str, str]:
     """What one pod of the profile requests in `route` (requests == limits): cpu and memory
-    per accelerator unit (the profile's own amounts, else the team's) and the accelerator."""
-    cpu, memory = per_card(policy, team)
+    per accelerator unit (the profile's own amounts, else the team's in the route's pool) and
+    the accelerator."""
+    cpu, memory = per_card(policy, team, route.pool.name)
     return {
         "cpu": quantities.times(profile.cpu_per_card or cpu, route.per_pod),
         "memory": quantities.times(profile.memory_per_card or memory, route.per_pod),

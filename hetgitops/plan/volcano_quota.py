@@ -31,6 +31,7 @@ from hetgitops.plan.quota_plan import (
     host_entries,
     host_quota,
     lendable,
+    quota_entry,
     reach,
     team_plan,
 )
@@ -106,7 +107,7 @@ def _with_host(
     """Accelerator counts plus the cpu and memory their card-equivalents carry."""
     if not counts:
         return {}
-    cpu, memory = host_quota(policy, team, plan.cards(counts) or Fraction(0))
+    cpu, memory = host_quota(policy, team, plan.cards(counts) or Fraction(0), plan.pool.name)
     host = {"cpu": quantities.value_of(cpu), "memory": quantities.value_of(memory)}
     return {**host, **{r: Decimal(n) for r, n in sorted(counts.items())}}
 
@@ -140,6 +141,16 @@ def _capability(
     return found
 
 
+def _guarantee(policy: Policy, team: Team, plan: FlavorPlan) -> dict[str, Decimal]:
+    """`_with_host` of what Kueue never lends; under `hostLimits: false` Kueue lends all of
+    the queue's cpu and memory (they have no lendingLimit), so only accelerators are kept."""
+    found = _with_host(policy, team, plan, guarantee_counts(plan, team))
+    entry = quota_entry(team, plan.pool.name)
+    if entry is None or entry.host_limits or plan.pool.isolated or team.cohort is None:
+        return found
+    return {r: v for r, v in found.items() if r not in HOST_RESOURCES}
+
+
 def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
     deserved = _deserved(policy, team, plan)
     return QueuePlan(
@@ -153,7 +164,7 @@ def _leaf(policy: Policy, team: Team, plan: FlavorPlan) -> QueuePlan:
         ),
         deserved=deserved,
         capability=_capability(policy, team, plan, deserved),
-        guarantee=_with_host(policy, team, plan, guarantee_counts(plan, team)),
+        guarantee=_guarantee(policy, team, plan),
         origin=plan.origin,
         parent=team.volcano_parent or ROOT,
     )

@@ -21,7 +21,7 @@ from hetgitops.adopt.sources import Imported as Object
 from hetgitops.cli.main import main
 from hetgitops.model import quantities
 from tests.adopt.importing import Imported, import_text, imported_objects
-from tests.generated.clustergen import cluster
+from tests.generated.clustergen import QUEUE_CONSTRUCTS, cluster
 
 FULL = range(240)
 SLICE = range(1000, 1010)
@@ -167,6 +167,21 @@ def _check(seed: int, tmp: Path) -> None:
 def test_a_seeded_slice_of_hand_written_clusters_imports_without_silent_change(
     seed: int, tmp_path: Path
 ) -> None:
+    _check(seed, tmp_path)
+
+
+# The first seeds whose ClusterQueues say GPU-only limits or per-pool cpu (issue 32 item 5).
+SAYABLE = {
+    construct: [s for s in range(120) if construct in cluster(s).sayable][:2]
+    for construct in QUEUE_CONSTRUCTS
+}
+
+
+@pytest.mark.parametrize("seed", sorted({s for seeds in SAYABLE.values() for s in seeds}))
+def test_gpu_only_limits_and_per_pool_cpu_come_back_as_the_cluster_has_them(
+    seed: int, tmp_path: Path
+) -> None:
+    assert all(SAYABLE.values()), SAYABLE
     _check(seed, tmp_path)
 
 

@@ -120,9 +120,11 @@ spec: {value: 100, preemptionPolicy: Never, description: Experiments.}
 """
 
 
-def build(*, kueue: str = "0.19.2", fleet: str = FLEET, extra: str = "") -> Policy:
+def build(
+    *, kueue: str = "0.19.2", fleet: str = FLEET, extra: str = "", teams: str = TEAMS
+) -> Policy:
     """The policy of the documents above (schema-valid; semantic findings are not our concern)."""
-    docs = [fleet.replace("KUEUE", kueue), CARDS, POOLS, TEAMS] + ([extra] if extra else [])
+    docs = [fleet.replace("KUEUE", kueue), CARDS, POOLS, teams] + ([extra] if extra else [])
     text = "---\n".join(docs)
     result = api.validate_sources([("test.yaml", text.encode())], api.Options(check_output=False))
     assert not [d for d in result.diagnostics if d.rule == "schema"], result.diagnostics

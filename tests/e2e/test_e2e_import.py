@@ -38,6 +38,9 @@ CLUSTERS = {
     # read (integrations, fair sharing off), not rendered, nothing reported.
     "cluster_a100.yaml:controller_manager_config.yaml": 10,
     "cluster_gpu_operator.yaml": 7,  # 3 flavors, queue, local queue, the MIG and sharing maps
+    # GPU-only limits (hostLimits: false) and per-pool cpu/memory (issue 32 item 5): the
+    # render with both fields applies as the cluster has them.
+    "cluster_quota_fields.yaml": 10,
 }
 
 

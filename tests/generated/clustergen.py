@@ -33,6 +33,17 @@ from tests.generated.clusterbase import (
 
 _TEAMS = ("vision", "nlp", "speech", "recsys", "search", "ads", "robotics", "genai", "ml-platform")
 _COHORTS = ("research", "product", "org", "engineering")
+# The ClusterQueue constructs the language says since issue 32 item 5 (quota entries'
+# hostLimits, cpuPerCard / memoryPerCard, migBorrowingLimits).
+QUEUE_CONSTRUCTS = ("gpu-only-borrowing-limit", "gpu-only-borrowing-limit-mig", "per-pool-cpu")
+
+
+def _sayable(pools: list[Pool], held: dict[str, int], limits: str) -> bool:
+    """Whether the language says all of a queue (import keeps it): no limit on every
+    resource (a zero entry's limit, `borrowing-limit-all-resources`), no MIG pool without
+    quota and no cluster of MIG pools only (coveredResources the render lists otherwise)."""
+    mig = [p for p in pools if p.mode == "mig"]
+    return not (limits == "all" or len(mig) == len(pools) or any(not held[p.name] for p in mig))
 
 
 class _Gen(Gen):
@@ -117,18 +128,21 @@ class _Gen(Gen):
                         if entry["name"] in pool.resources() or limits == "all":
                             entry["borrowingLimit"] = entry["nominalQuota"]
                 flavors.append({"name": pool.name, "resources": entries})
+            # Said since issue 32 item 5 (a quota entry's cpuPerCard and hostLimits): the queue
+            # must come back as it is, unless it also says what the language cannot yet.
+            kept = f"ClusterQueue {name}" if _sayable(pools, held, limits) else ""
             if (
                 per_pool
                 and held[pools[-1].name]
                 and len(pools) > 1
                 and any(held[p.name] for p in pools[:-1])
             ):
-                self.drew("per-pool-cpu", unsayable=f"ClusterQueue {name}")
+                self.drew("per-pool-cpu", kept=kept)
             whole = any(held[p.name] for p in pools if p.mode != "mig")
             if limits == "gpu-only" and whole:  # a MIG-only queue's cpu limits follow its slices
-                self.drew("gpu-only-borrowing-limit", unsayable=f"ClusterQueue {name}")
+                self.drew("gpu-only-borrowing-limit", kept=kept)
             elif limits == "gpu-only" and any(held.values()):
-                self.drew("gpu-only-borrowing-limit-mig")
+                self.drew("gpu-only-borrowing-limit-mig", kept=kept)
             elif limits == "all" and any(held.values()):
                 self.drew("borrowing-limit-all-resources")
             spec: Obj = {
@@ -299,6 +313,10 @@ def cluster(seed: int) -> Cluster:
     gen.volcano(pools, teams)
     if gen.chance(0.15):  # docs/adopt.md's first dump command took no ConfigMaps
         gen.without_gpu_configs()
+    if "dump-without-gpu-configs" in gen.constructs:
+        # The pools' layouts are unknown: the queues' quotas cannot come back as they are.
+        for construct in QUEUE_CONSTRUCTS:
+            gen.sayable.pop(construct, None)
     return Cluster(seed, gen.objects, gen.constructs, gen.unsayable, gen.sayable)
 
 

@@ -56,6 +56,9 @@ class _Gen:
         # The language's later fields draw from their own stream, so a seed's other draws (and
         # the explain differential's tables over them) stay what they were.
         self.said = random.Random(f"said-{seed}")
+        # The quota entries' host fields draw from a stream of their own, so adding them kept
+        # every other draw of a seed (and what earlier sweeps found on it) as it was.
+        self.host_r = random.Random(seed * 7919 + 1)
         self.seed = seed
         self.targets = ["core", "kueue", "nodes", "gpu-operator"]
         self.mig_strategy = "mixed"
@@ -349,7 +352,25 @@ class _Gen:
             entry["borrowingLimit"] = r.randint(0, entry["cards"])
         if limits and r.random() < 0.4:
             entry["lendingLimit"] = r.randint(0, entry["cards"])
+        bounded = cohort and not self.pools[pool]["spec"].get("isolated")
+        self._host_fields(entry, mixed=bool(bounded) and self.mig_strategy == "mixed")
         return entry
+
+    def _host_fields(self, entry: Doc, *, mixed: bool) -> None:
+        """Sometimes GPU-only limits, per-profile MIG limits, and a pool's own cpu / memory per
+        card (never one of the Fleet defaults' values, which the team also has)."""
+        h = self.host_r
+        # migLendingLimits is not drawn: import reads a pool's lending percentage from the
+        # same lendingLimits and cannot yet tell the two apart (docs/adopt.md).
+        if mixed and entry.get("mig") and h.random() < 0.3:
+            limits = {p: h.randint(0, n) for p, n in sorted(entry["mig"].items())}
+            entry["migBorrowingLimits"] = limits
+        if ("borrowingLimit" in entry or "lendingLimit" in entry) and h.random() < 0.4:
+            entry["hostLimits"] = False
+        if "cards" in entry and h.random() < 0.2:
+            entry["cpuPerCard"] = h.choice([6, 20, 24])
+        if "cards" in entry and h.random() < 0.1:
+            entry["memoryPerCard"] = h.choice(["48Gi", "160Gi"])
 
     def _preemption(self, cohort: str | None) -> Doc:
         r = self.r

@@ -64,6 +64,7 @@ def test_the_sweep_covers_the_language() -> None:
         "vendor:nvidia", "vendor:amd", "vendor:huawei", "vendor:cambricon", "mig:single",
         "mig:mixed", "mig+whole", "timeSlicing", "mps", "topology", "no-topology",
         "cohort-depth:1", "cohort-depth:2", "cohort-depth:3", "borrowingLimit", "lendingLimit",
+        "hostLimits", "cpuPerCard", "migBorrowingLimits",
         "isolated", "tainted", "fairSharing", "preemption", "target:volcano",
         "target:koordinator", "kueue-only", "migProfile", "normalized", "renameByDefault",
         "topology:required", "target:monitoring", "target:drift-rbac", "flavorNodeTaints",
@@ -103,12 +104,13 @@ def _constructs(docs: dict[str, list[dict[str, Any]]]) -> set[str]:
         )
         quota = team["spec"].get("namespaceQuota", {})
         out |= {"namespaceQuota.accelerators"} if "accelerators" in quota else set()
-    for tier in docs["tiers.yaml"]:
-        out |= {"workloadDescription"} if "workloadDescription" in tier["spec"] else set()
-        keys = ("borrowingLimit", "lendingLimit", "normalized")
+        keys = ("borrowingLimit", "lendingLimit", "normalized", "hostLimits", "cpuPerCard",
+                "migBorrowingLimits")  # fmt: skip
         out |= {k for q in team["spec"]["quotas"] for k in keys if k in q}
         volcano = team["spec"].get("volcano", {})
         out |= {f"volcano:{volcano[k]}" for k in ("layout", "resources") if k in volcano}
+    for tier in docs["tiers.yaml"]:
+        out |= {"workloadDescription"} if "workloadDescription" in tier["spec"] else set()
     for profile in docs["profiles.yaml"]:
         out.add(f"framework:{profile['spec']['framework']}")
         out |= {"migProfile"} if "migProfile" in profile["spec"]["requirements"] else set()

@@ -6,6 +6,7 @@ gives."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -23,6 +24,7 @@ UNITS = {"cpu": 1000, "memory": 1}
 STEPS = {"cpu": 1000, "memory": 1024**3}
 # The grids a per-card amount is looked for on, coarsest first (base units).
 GRIDS = {"cpu": (1000, 100, 10, 1), "memory": (1024**3, 1024**2, 1024, 1)}
+LIMITS = ("borrowingLimit", "lendingLimit")
 # (amount, card-equivalents as numerator and denominator), in base units.
 Bound = tuple[int, int, int]
 
@@ -30,10 +32,13 @@ Bound = tuple[int, int, int]
 def quotas(
     spec: Mapping[str, Any], flavor_pool: Mapping[str, LentPool]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The team's `quotas` and its `cpuPerCard` / `memoryPerCard`."""
+    """The team's `quotas` and its `cpuPerCard` / `memoryPerCard`; a pool whose cpu or memory
+    no team-wide amount rounds to gets its own (`quotas[].cpuPerCard`)."""
     found: list[dict[str, Any]] = []
     per_unit: dict[str, list[Fraction]] = {"cpu": [], "memory": []}
     bounds: dict[str, list[Bound]] = {"cpu": [], "memory": []}
+    # Per quota entry (its index in `found`), its own bounds: fitted alone when the team's fail.
+    own: dict[int, dict[str, list[Bound]]] = {}
     for flavor in queue_flavors(spec):
         pool = flavor_pool.get(flavor.name)
         if pool is None:
@@ -49,20 +54,56 @@ def quotas(
             start=Fraction(0),
         )
         if equivalents:
+            mine = own.setdefault(len(found), {"cpu": [], "memory": []})
             for name, into in per_unit.items():
                 value = _nominal(resources.get(name))
                 if value is not None:
                     into.append(Fraction(value) / equivalents)
-                    bounds[name].append(_bound(value, equivalents, name))
-                    bounds[name].extend(_limit_bounds(pool, resources, name))
+                    mine[name].append(_bound(value, equivalents, name))
+                    mine[name].extend(_limit_bounds(pool, resources, name))
+                    bounds[name].extend(mine[name])
+        if _gpu_only_limits(pool, resources):
+            entry["hostLimits"] = False
         found.append(entry)
     per_card: dict[str, Any] = {}
     for name, key in (("cpu", "cpuPerCard"), ("memory", "memoryPerCard")):
         if per_unit[name]:
             fitted = _per_card(bounds[name], name) if bounds[name] else None
+            if fitted is None:
+                fitted = _per_pool(found, own, name, key)
             chosen = fitted if fitted is not None else _decimal(per_unit[name][0])
             per_card[key] = quantities.canonical(chosen, binary=name == "memory")
     return found, per_card
+
+
+def _per_pool(
+    found: list[dict[str, Any]], own: Mapping[int, Mapping[str, list[Bound]]], host: str, key: str
+) -> Decimal | None:
+    """No one amount fits every pool: each pool's own (None when one fits none; the round trip
+    reports it). The team gets the amount most pools fit (the first pool's on a tie), the
+    others write theirs on their quota entry."""
+    fits = {i: _per_card(b[host], host) for i, b in own.items() if b[host]}
+    if not fits or None in fits.values():
+        return None
+    counts = Counter(fits.values())
+    team = max(counts, key=lambda v: (counts[v], -min(i for i, f in fits.items() if f == v)))
+    for index, value in sorted(fits.items()):
+        if value != team and value is not None:
+            found[index][key] = quantities.canonical(value, binary=host == "memory")
+    return team
+
+
+def _gpu_only_limits(lent: LentPool, resources: Mapping[str, Mapping[str, Any]]) -> bool:
+    """cpu and memory without a borrowingLimit or lendingLimit where every accelerator
+    resource of the pool has one: the render would limit cpu and memory too (it limits them
+    when all the pool's resources are limited, plan.quota_plan.FlavorPlan.cards), so the
+    entry says `hostLimits: false`. An isolated pool limits everything to 0."""
+    if lent.isolated or any(resources.get(h, {}).get(k) is not None for h in HOST for k in LIMITS):
+        return False
+    pool = lent.pool
+    own = {pool.main_resource, *(mig.resource_name(p) for p in pool.mig_profiles)}
+    limited = [resources[n] for n in sorted(own) if n in resources]
+    return any(limited and all(r.get(k) is not None for r in limited) for k in LIMITS)
 
 
 def _nominal(resource: Mapping[str, Any] | None) -> Decimal | None:
@@ -104,6 +145,7 @@ def _entry(lent: LentPool, resources: Mapping[str, Mapping[str, Any]]) -> dict[s
         entry["mig"] = {p: whole(r.get("nominalQuota")) for p, r in sorted(slices.items())}
         if "cards" not in entry:  # a MIG-only quota's limits bound each profile it claims
             entry.update(_limits(lent, list(slices.values())))
+        entry.update(_profile_limits(lent, slices, entry))
     if card is None and not slices:
         return None
     return entry
@@ -128,6 +170,35 @@ def _limits(pool: LentPool, resources: Sequence[Mapping[str, Any]]) -> dict[str,
                 continue
         if len(numbers) == 1:
             found[key] = numbers.pop()
+    return found
+
+
+def _profile_limits(
+    lent: LentPool, slices: Mapping[str, Mapping[str, Any]], entry: Mapping[str, Any]
+) -> dict[str, dict[str, int]]:
+    """The limits the entry's one borrowingLimit / lendingLimit cannot say (profiles limited
+    unlike amounts, or beside a card quota), per profile: `migBorrowingLimits` /
+    `migLendingLimits`. Under migStrategy single there are no profile resources; a
+    lendingLimit the pool's lending percentage gives is left to it."""
+    found: dict[str, dict[str, int]] = {}
+    if lent.isolated or lent.strategy == "single":
+        return found
+    for key, field in (
+        ("borrowingLimit", "migBorrowingLimits"),
+        ("lendingLimit", "migLendingLimits"),
+    ):
+        if key in entry and "cards" not in entry:
+            continue  # the entry's own limit says every profile's
+        limits = {p: whole(r.get(key)) for p, r in slices.items() if r.get(key) is not None}
+        if key == "lendingLimit" and lent.lend_percent is not None:
+            percent = lent.lend_percent
+            limits = {
+                p: n
+                for p, n in limits.items()
+                if n != whole(slices[p].get("nominalQuota")) * percent // 100
+            }
+        if limits:
+            found[field] = dict(sorted(limits.items()))
     return found
 
 

@@ -98,7 +98,7 @@ def _head(policy: Policy, target: JobTarget, queue: str) -> dict[str, Any]:
     pod = _ray_pod(_pod(policy, first, queue, leader=True), _name(target), "ray-head")
     labels = pool_node_labels(policy, pool)
     keys = (f"{domain(policy)}/card-type", f"{domain(policy)}/pool")
-    cpu, memory = per_card(policy, target.team)
+    cpu, memory = per_card(policy, target.team, pool.name)
     ray = profile.ray
     amounts = {
         "cpu": quantities.normalize((ray.head_cpu if ray else None) or profile.cpu_per_card or cpu),

@@ -73,6 +73,24 @@ def per_resource(before: Amount | None, after: Amount | None, field: str, arrow:
     return ", ".join(parts) or "0"
 
 
+def host_change(before: Amount | None, after: Amount | None, arrow: str = "->") -> str:
+    """`cpuPerCard 12 -> 16, hostLimits true -> false`: what the flavor's cpu and memory
+    quota follow, where the two sides differ ("" when alike, or one side has no quota)."""
+    if before is None or after is None or before.host is None or after.host is None:
+        return ""
+    b, a = before.host, after.host
+    parts = [
+        f"{label} {old} {arrow} {new}"
+        for label, old, new in (
+            ("cpuPerCard", b.cpu_per_card, a.cpu_per_card),
+            ("memoryPerCard", b.memory_per_card, a.memory_per_card),
+            ("hostLimits", str(b.host_limits).lower(), str(a.host_limits).lower()),
+        )
+        if old != new
+    ]
+    return ", ".join(parts)
+
+
 def cost_delta(row: CostRow) -> float | None:
     if row.before is None and row.after is None:
         return None

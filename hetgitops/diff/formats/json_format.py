@@ -107,6 +107,9 @@ def _quota(r: QuotaRow) -> dict[str, Any]:
     }
     if r.cluster:  # multi-cluster fleets only: single-cluster reports keep their shape
         found["cluster"] = r.cluster
+    host = c.host_change(r.before, r.after)
+    if host:  # only where cpu or memory change: other reports keep their shape
+        found["hostChange"] = host
     return found
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from hetgitops.diff.formats import common as c
 from hetgitops.diff.formats.sections import Section, impact_sections, joined
 from hetgitops.diff.formats.text import finding, headline
+from hetgitops.diff.impact import QuotaRow
 from hetgitops.diff.objects import ObjectChange
 from hetgitops.diff.run import DiffResult
 from hetgitops.reporting.markdown import code_cell, text_cell
@@ -42,7 +43,7 @@ def _quota_table(result: DiffResult, rows: int | None) -> list[str]:
         lines.append(
             (f"| {text_cell(r.cluster)} " if clustered else "")
             + f"| {text_cell(r.team)} | {text_cell(r.card_type)} | {text_cell(r.pool)} | "
-            f"{text_cell(c.per_resource(r.before, r.after, 'nominal', '→'))} | "
+            f"{text_cell(_nominal(r))} | "
             f"{text_cell(c.per_resource(r.before, r.after, 'reach', '→'))} | "
             f"{c.number(b)} → {c.number(a)} ({c.signed(c.delta(b, a))}, {c.percent(b, a)}) | "
             f"{c.team_cost_delta(result, r)} |"
@@ -51,6 +52,14 @@ def _quota_table(result: DiffResult, rows: int | None) -> list[str]:
         rest = len(result.impact.quotas) - rows
         lines.append(f"\n_…and {rest} more row(s) under “All quota changes”._")
     return lines
+
+
+def _nominal(row: QuotaRow) -> str:
+    """Nominal per resource, then the cpu and memory where only they change (hostLimits, a
+    pool's cpuPerCard)."""
+    nominal = c.per_resource(row.before, row.after, "nominal", "→")
+    host = c.host_change(row.before, row.after, "→")
+    return f"{nominal}; {host}" if host else nominal
 
 
 def _summary(result: DiffResult) -> list[str]:

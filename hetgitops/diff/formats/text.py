@@ -38,6 +38,7 @@ def _quotas(result: DiffResult) -> Iterator[str]:
             f"{c.number(c.cards(b))} -> {c.number(c.cards(a))} "
             f"({c.signed(c.delta(c.cards(b), c.cards(a)))}, {c.percent(c.cards(b), c.cards(a))})"
             f"; normalized {c.number(c.normalized(b))} -> {c.number(c.normalized(a))}"
+            + (f"; host {host}" if (host := c.host_change(b, a)) else "")
         )
 
 
