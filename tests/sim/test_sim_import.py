@@ -47,9 +47,13 @@ KINDS = ("resourceflavors.kueue.x-k8s.io", "clusterqueues.kueue.x-k8s.io",
 @pytest.fixture(scope="module")
 def brownfield(sim: cluster.SimCluster, busy_fleet: busy.BusyFleet) -> Iterator[busy.BusyFleet]:
     """The busy fleet with hetgitops' labels taken off every object it rendered; labelled
-    again (the bundled tree synced back) afterwards."""
+    again (the bundled tree synced back) afterwards. A Namespace keeps the label its
+    ClusterQueue's namespaceSelector selects it by, as a hand-run cluster that admits work
+    from it must have it (without, Kueue admits nothing new from it: import says so)."""
     for kind in KINDS:
-        sim.kubectl("label", kind, "-A", "-l", SELECTOR, *(f"{k}-" for k in LABELS))
+        kept = ("hetgitops.io/team",) if kind == "namespaces" else ()
+        dropped = [f"{k}-" for k in LABELS if k not in kept]
+        sim.kubectl("label", kind, "-A", "-l", SELECTOR, *dropped)
     left = [k for k in KINDS if get_items(sim, k, "-l", SELECTOR)]
     assert left == [], f"still labelled: {left}"
     yield busy_fleet
