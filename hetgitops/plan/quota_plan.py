@@ -50,6 +50,9 @@ class FlavorPlan:
     lending: Mapping[str, int | None]
     weights: Mapping[str, Fraction]
     origin: Span
+    # The borrowingLimit / lendingLimit of a covered resource the plan does not list (one
+    # another pool of the team offers): 0 on an isolated pool and under `limitsCoverAll`.
+    foreign: tuple[int | None, int | None] = (None, None)
 
     def cards(self, counts: Mapping[str, int | None]) -> Fraction | None:
         """Physical cards `counts` amount to; None (unbounded) if any count is, or none given."""
@@ -200,6 +203,19 @@ def _per_profile(
                 into[mig.resource_name(profile)] = limit
 
 
+def _foreign(quota: Quota, pool: Pool) -> tuple[int | None, int | None]:
+    """The borrowing and lending limits of a listed resource the entry claims none of: 0 on
+    an isolated pool (it borrows nothing); under `limitsCoverAll` a borrowingLimit of 0 where
+    the entry sets one (a hand-written queue with a limit on every resource), which lets the
+    queue borrow none of it in this flavor (Kueue v0.19.2
+    pkg/cache/scheduler/resource_node.go:124-141); else unlimited. A lendingLimit there would
+    change nothing: a 0 quota lends nothing (:64-71)."""
+    if pool.isolated:
+        return 0, 0
+    borrows = quota.borrowing_limit is not None or bool(quota.mig_borrowing_limits)
+    return (0 if quota.limits_cover_all and borrows else None), None
+
+
 def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     """The plan for one quota entry, or None when its pool or card type does not resolve."""
     pool = policy.pools.get(quota.pool)
@@ -215,18 +231,52 @@ def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     )
     # Every resource the pool offers is listed (0 when unclaimed): Kueue lets a queue borrow
     # only what it lists itself.
-    nominal = {r: claimed.get(r, 0) for r in sorted({*offered, *claimed})}
+    own = {r: claimed.get(r, 0) for r in sorted({*offered, *claimed})}
+    nominal = own
+    if team.covered_resources is not None:
+        nominal = _as_covered(team.covered_resources, own)
+    # Limits and weights for the pool's own resources; a listed resource the pool lacks has
+    # none (nothing to lend; `limitsCoverAll` bounds it at 0).
+    mine = [r for r in own if r in nominal]
     limited = limited_resources(quota, pool, card, policy.fleet)
     borrowing: dict[str, int | None] = {}
     lending: dict[str, int | None] = {}
     if team.cohort is not None:
-        for resource, amount in nominal.items():
+        for resource in mine:
             bound = resource in limited
             borrowing[resource] = _borrowing(quota, pool, limited=bound)
-            lending[resource] = _lending(quota, pool, limited=bound, nominal=amount)
+            lending[resource] = _lending(quota, pool, limited=bound, nominal=own[resource])
         _per_profile(quota, pool, borrowing, lending)
-    weights = {r: capacity.unit_weight(pool, card, r, policy.fleet) for r in nominal}
-    return FlavorPlan(pool, nominal, borrowing, lending, weights, quota.origin.span)
+    foreign = _foreign(quota, pool) if team.cohort is not None else None
+    if foreign is not None and not pool.isolated:
+        for limits, limit in zip((borrowing, lending), foreign, strict=True):
+            limits.update(
+                {r: limit for r, n in nominal.items() if limit == 0 == n and limits.get(r) is None}
+            )
+    weights = {r: capacity.unit_weight(pool, card, r, policy.fleet) for r in mine}
+    return FlavorPlan(
+        pool, nominal, borrowing, lending, weights, quota.origin.span, foreign or (None, None)
+    )
+
+
+def _as_covered(listed: tuple[str, ...], nominal: Mapping[str, int]) -> dict[str, int]:
+    """`kueue.coveredResources`: each listed resource (0 where the pool lacks it), then any
+    the quota claims that the list leaves out; an unclaimed resource it leaves out is not
+    covered. Kueue skips a flavor whose quota of a requested resource is 0 and rejects a
+    pod asking an uncovered one, so the 0s add nothing the queue can admit."""
+    found = {r: nominal.get(r, 0) for r in listed}
+    found.update({r: n for r, n in nominal.items() if n and r not in found})
+    return found
+
+
+def covered_accelerators(team: Team, plans: list[FlavorPlan]) -> list[str]:
+    """The accelerator resources of the team's ClusterQueue after cpu and memory, in
+    `coveredResources` order: the team's list, then what its plans add to it; by default
+    every resource of its plans, sorted."""
+    if team.covered_resources is None:
+        return accelerator_resources(plans)
+    extra = set(accelerator_resources(plans)) - set(team.covered_resources)
+    return [*team.covered_resources, *sorted(extra)]
 
 
 def team_plan(policy: Policy, team: Team) -> list[FlavorPlan]:
