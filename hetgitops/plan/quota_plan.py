@@ -15,12 +15,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from hetgitops.diagnostics import Span
-from hetgitops.model import mig, quantities
+from hetgitops.model import quantities
 from hetgitops.model.policy import (
     DEFAULT_CPU_PER_CARD,
     DEFAULT_MEMORY_PER_CARD,
-    CardType,
-    Fleet,
     Policy,
     Pool,
     Quota,
@@ -28,6 +26,14 @@ from hetgitops.model.policy import (
     derived,
 )
 from hetgitops.plan import capacity
+from hetgitops.plan.quota_limits import (
+    as_covered,
+    borrowing_limit,
+    foreign_limits,
+    lending_limit,
+    limited_resources,
+    per_profile,
+)
 
 # Host quotas round up to whole CPUs and whole GiB, so Kueue and Volcano get tidy numbers.
 CPU_STEP = "1"
@@ -163,59 +169,6 @@ def kueue_amount(resource: str, quantity: str | int) -> int:
     return math.ceil(value * 1000 if resource == "cpu" else value)
 
 
-def limited_resources(quota: Quota, pool: Pool, card: CardType, fleet: Fleet | None) -> set[str]:
-    """What borrowingLimit / lendingLimit bound: a quota's limits are in its own units, so the
-    main card resource for `cards` / `normalized`, else every MIG resource it claims."""
-    if quota.cards is not None or quota.normalized is not None:
-        return {capacity.main_resource(pool, card)}
-    return set(capacity.quota_resources(quota, pool, card, fleet))
-
-
-def _borrowing(quota: Quota, pool: Pool, *, limited: bool) -> int | None:
-    if pool.isolated:
-        return 0
-    return quota.borrowing_limit if limited else None
-
-
-def _lending(quota: Quota, pool: Pool, *, limited: bool, nominal: int) -> int | None:
-    if pool.isolated:
-        return 0
-    if limited and quota.lending_limit is not None:
-        return quota.lending_limit
-    if pool.lend_max_percent is not None:
-        return math.floor(nominal * pool.lend_max_percent / 100)
-    return None
-
-
-def _per_profile(
-    quota: Quota, pool: Pool, borrowing: dict[str, int | None], lending: dict[str, int | None]
-) -> None:
-    """`migBorrowingLimits` / `migLendingLimits`: each listed profile's own limit, where the
-    pool lists its resource (migStrategy mixed); an isolated pool keeps its 0s."""
-    if pool.isolated:
-        return
-    for limits, into in (
-        (quota.mig_borrowing_limits, borrowing),
-        (quota.mig_lending_limits, lending),
-    ):
-        for profile, limit in limits.items():
-            if mig.resource_name(profile) in into:
-                into[mig.resource_name(profile)] = limit
-
-
-def _foreign(quota: Quota, pool: Pool) -> tuple[int | None, int | None]:
-    """The borrowing and lending limits of a listed resource the entry claims none of: 0 on
-    an isolated pool (it borrows nothing); under `limitsCoverAll` a borrowingLimit of 0 where
-    the entry sets one (a hand-written queue with a limit on every resource), which lets the
-    queue borrow none of it in this flavor (Kueue v0.19.2
-    pkg/cache/scheduler/resource_node.go:124-141); else unlimited. A lendingLimit there would
-    change nothing: a 0 quota lends nothing (:64-71)."""
-    if pool.isolated:
-        return 0, 0
-    borrows = quota.borrowing_limit is not None or bool(quota.mig_borrowing_limits)
-    return (0 if quota.limits_cover_all and borrows else None), None
-
-
 def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     """The plan for one quota entry, or None when its pool or card type does not resolve."""
     pool = policy.pools.get(quota.pool)
@@ -234,7 +187,7 @@ def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     own = {r: claimed.get(r, 0) for r in sorted({*offered, *claimed})}
     nominal = own
     if team.covered_resources is not None:
-        nominal = _as_covered(team.covered_resources, own)
+        nominal = as_covered(team.covered_resources, own)
     # Limits and weights for the pool's own resources; a listed resource the pool lacks has
     # none (nothing to lend; `limitsCoverAll` bounds it at 0).
     mine = [r for r in own if r in nominal]
@@ -244,10 +197,10 @@ def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     if team.cohort is not None:
         for resource in mine:
             bound = resource in limited
-            borrowing[resource] = _borrowing(quota, pool, limited=bound)
-            lending[resource] = _lending(quota, pool, limited=bound, nominal=own[resource])
-        _per_profile(quota, pool, borrowing, lending)
-    foreign = _foreign(quota, pool) if team.cohort is not None else None
+            borrowing[resource] = borrowing_limit(quota, pool, limited=bound)
+            lending[resource] = lending_limit(quota, pool, limited=bound, nominal=own[resource])
+        per_profile(quota, pool, borrowing, lending)
+    foreign = foreign_limits(quota, pool) if team.cohort is not None else None
     if foreign is not None and not pool.isolated:
         for limits, limit in zip((borrowing, lending), foreign, strict=True):
             limits.update(
@@ -257,16 +210,6 @@ def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     return FlavorPlan(
         pool, nominal, borrowing, lending, weights, quota.origin.span, foreign or (None, None)
     )
-
-
-def _as_covered(listed: tuple[str, ...], nominal: Mapping[str, int]) -> dict[str, int]:
-    """`kueue.coveredResources`: each listed resource (0 where the pool lacks it), then any
-    the quota claims that the list leaves out; an unclaimed resource it leaves out is not
-    covered. Kueue skips a flavor whose quota of a requested resource is 0 and rejects a
-    pod asking an uncovered one, so the 0s add nothing the queue can admit."""
-    found = {r: nominal.get(r, 0) for r in listed}
-    found.update({r: n for r, n in nominal.items() if n and r not in found})
-    return found
 
 
 def covered_accelerators(team: Team, plans: list[FlavorPlan]) -> list[str]:
