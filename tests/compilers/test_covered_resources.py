@@ -36,8 +36,9 @@ def _flavor(spec: dict[str, Any], prefix: str) -> dict[str, dict[str, Any]]:
 def test_the_queue_covers_the_listed_resources_in_their_order() -> None:
     """gamma's pool offers whole cards and 1g.10gb slices: by default both are covered,
     sorted; the list leaves the unclaimed slices out and adds a resource no pool of gamma's
-    has, at 0 (Kueue's CEL rule: every flavor lists every covered resource,
-    clusterqueue_types.go:254)."""
+    has, at 0 (Kueue v0.19.2: every flavor lists as many resources as are covered, CEL at
+    apis/kueue/v1beta2/clusterqueue_types.go:254, each named as coveredResources names it in
+    that order, pkg/webhooks/clusterqueue_webhook.go:331-340)."""
     plain = _queue(_policy(), "gamma")["resourceGroups"][0]["coveredResources"]
     assert plain == ["cpu", "memory", "nvidia.com/gpu", "nvidia.com/mig-1g.10gb"]
     listed = "  kueue: {coveredResources: [huawei.com/Ascend910, nvidia.com/gpu]}\n"

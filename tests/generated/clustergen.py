@@ -153,8 +153,8 @@ class _Gen(Gen):
                 self.drew("gpu-only-borrowing-limit-mig", kept=kept)
             elif limits == "all" and any(held.values()):
                 self.drew("borrowing-limit-all-resources", kept=kept)
-            if _covers_more(pools, held):
-                self.drew("covered-resources-fleet", kept=kept)
+            if _covers_more(pools, held):  # a queue holding nothing is no team (import)
+                self.drew("covered-resources-fleet", kept=kept * any(held.values()))
             spec: Obj = {
                 "cohortName": self.rng.choice(cohorts),
                 "resourceGroups": [
