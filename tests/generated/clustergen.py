@@ -153,8 +153,8 @@ class _Gen(Gen):
                 self.drew("gpu-only-borrowing-limit-mig", kept=kept)
             elif limits == "all" and any(held.values()):
                 self.drew("borrowing-limit-all-resources", kept=kept)
-            if _covers_more(pools, held):  # a queue holding nothing is no team (import)
-                self.drew("covered-resources-fleet", kept=kept * any(held.values()))
+            if _covers_more(pools, held):
+                self.drew("covered-resources-fleet", kept=kept)
             spec: Obj = {
                 "cohortName": self.rng.choice(cohorts),
                 "resourceGroups": [
@@ -176,7 +176,7 @@ class _Gen(Gen):
 
     def namespaces(self, team: str, spec: Obj) -> Obj:
         namespace = self.rng.choice((team, f"team-{team}", f"{team}-jobs"))
-        held = any(  # a queue holding no accelerator is no team: its namespace is no team's
+        held = any(  # only a queue holding accelerators must come back with its namespace
             int(e["nominalQuota"])
             for f in spec["resourceGroups"][0]["flavors"]
             for e in f["resources"]

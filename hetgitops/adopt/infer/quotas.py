@@ -71,8 +71,6 @@ def quotas(
         if _covers_all(pool, resources, entry):
             entry["limitsCoverAll"] = True
         found.append(entry)
-    if keep_empty and all(e == {"pool": e["pool"], "cards": 0} for e in found):
-        found = []  # a queue of empty MIG flavors only holds nothing: it is no team
     per_card: dict[str, Any] = {}
     for name, key in (("cpu", "cpuPerCard"), ("memory", "memoryPerCard")):
         if per_unit[name]:
