@@ -9,7 +9,7 @@ from hetgitops.checks._common import error_at, in_file_order, note, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Related, Severity, Span
 from hetgitops.model.policy import Fleet, Origin, Policy, Team
-from hetgitops.plan.quota_plan import accelerator_resources, team_plan
+from hetgitops.plan.quota_plan import covered_accelerators, team_plan
 from hetgitops.plan.volcano_quota import leaf_queue_name, team_queue_name
 
 # Kueue per resource group: flavors and covered resources (16 before v0.14, PR #6906), and
@@ -54,7 +54,7 @@ def kueue_limits(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
     limit = _limit(fleet)
     for team in policy.teams.values():
         plans = team_plan(policy, team)
-        flavors, resources = len(plans), 2 + len(accelerator_resources(plans))
+        flavors, resources = len(plans), 2 + len(covered_accelerators(team, plans))
         if flavors > limit:
             yield _too_big(team, f"{flavors} flavors (one per pool)", limit, fleet)
         if resources > limit:

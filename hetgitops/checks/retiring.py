@@ -24,7 +24,7 @@ from hetgitops.plan.flavors import (
     identity,
     topology_name,
 )
-from hetgitops.plan.quota_plan import accelerator_resources, team_plan
+from hetgitops.plan.quota_plan import covered_accelerators, team_plan
 
 REMOVE_WHEN_DRAINED = (
     "remove spec.kueue.retiringFlavor once `hetgitops diff --kubeconfig` shows no workload "
@@ -288,7 +288,7 @@ def retiring_hold_unknown(policy: Policy, ctx: CheckContext) -> Iterator[Diagnos
         for team_name, amounts in retiring.holds.items():
             team = policy.teams.get(team_name)
             plans = [p for p in team_plan(policy, team) if p.pool.name == pool.name] if team else []
-            if not plans:
+            if team is None or not plans:
                 yield error_at(
                     "kueue-retiring-hold-unknown",
                     f"holds names team '{team_name}', which has no quota on pool '{pool.name}'",
@@ -299,7 +299,7 @@ def retiring_hold_unknown(policy: Policy, ctx: CheckContext) -> Iterator[Diagnos
                     hint="list only teams with a quota on this pool",
                 )
                 continue
-            covered = {"cpu", "memory", *accelerator_resources(plans)}
+            covered = {"cpu", "memory", *covered_accelerators(team, plans)}
             for resource in sorted(set(amounts) - covered):
                 yield error_at(
                     "kueue-retiring-hold-unknown",

@@ -19,7 +19,7 @@ from hetgitops.output.manifests import Manifest, metadata
 from hetgitops.plan.flavors import flavor_name
 from hetgitops.plan.namespace_labels import queue_selector
 from hetgitops.plan.preemption_rules import preemption
-from hetgitops.plan.quota_plan import FlavorPlan, accelerator_resources, host_entries, team_plan
+from hetgitops.plan.quota_plan import FlavorPlan, covered_accelerators, host_entries, team_plan
 
 TARGET = "kueue"
 NEVER = "Never"
@@ -138,15 +138,12 @@ def flavor_quotas(
 ) -> dict[str, Any]:
     """One flavor: every covered resource in coveredResources order (0 where the pool has
     none), as Kueue's webhook demands."""
-    limited = team.cohort is not None
     resources = _host(policy, team, plan)
-    # A resource the pool lacks: nothing to lend, and an isolated pool borrows nothing.
-    foreign = 0 if plan.pool.isolated and limited else None
+    # A resource the plan does not list: the plan's limits for such (`FlavorPlan.foreign`).
+    foreign_borrowing, foreign_lending = plan.foreign
     for name in covered[2:]:
-        if name in plan.nominal:
-            borrow, lend = plan.borrowing.get(name), plan.lending.get(name)
-        else:
-            borrow, lend = foreign, foreign
+        borrow = plan.borrowing.get(name, foreign_borrowing)
+        lend = plan.lending.get(name, foreign_lending)
         resources.append(_entry(name, plan.nominal.get(name, 0), borrowing=borrow, lending=lend))
     return {"name": _flavor_name(policy, fleet, plan.pool), "resources": resources}
 
@@ -193,7 +190,7 @@ def transition_quotas(team: Team, plan: FlavorPlan, entry: dict[str, Any]) -> li
 
 def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, Any]:
     plans = team_plan(policy, team)
-    covered = ["cpu", "memory", *accelerator_resources(plans)]
+    covered = ["cpu", "memory", *covered_accelerators(team, plans)]
     spec: dict[str, Any] = {}
     if team.cohort is not None:
         spec["cohort" if is_v1beta1(fleet) else "cohortName"] = team.cohort

@@ -20,8 +20,8 @@ from hetgitops.plan.quota_plan import (
     FlavorPlan,
     Limits,
     Reach,
-    accelerator_resources,
     cohort_root,
+    covered_accelerators,
     kueue_amount,
     reach,
     team_plan,
@@ -110,7 +110,7 @@ def _lends(limits: tuple[int, int | None, int | None]) -> int:
 
 
 def covered(policy: Policy, team: Team) -> list[str]:
-    return [*HOST_RESOURCES, *accelerator_resources(team_plan(policy, team))]
+    return [*HOST_RESOURCES, *covered_accelerators(team, team_plan(policy, team))]
 
 
 class Quotas:

@@ -64,6 +64,7 @@ def team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | Non
                 memory_per_card=quantity(q.get("memoryPerCard")),
                 mig_borrowing_limits=dict(sorted(q.get("migBorrowingLimits", {}).items())),
                 mig_lending_limits=dict(sorted(q.get("migLendingLimits", {}).items())),
+                limits_cover_all=q.get("limitsCoverAll", False),
             )
             for i, q in enumerate(spec["quotas"])
         ),
@@ -99,6 +100,7 @@ def team(doc: Document, spec: dict[str, Any], origin: Origin, fleet: Fleet | Non
         origin=origin,
         manager_quota={k: str(v) for k, v in sorted(spec.get("managerQuota", {}).items())},
         local_queue_name=spec.get("kueue", {}).get("localQueueName"),
+        covered_resources=_covered(spec.get("kueue", {}).get("coveredResources")),
         stop_policy=spec.get("kueue", {}).get("stopPolicy"),
         namespace_selector=spec.get("kueue", {}).get("namespaceSelector"),
         fair_sharing_weight=quantity(spec.get("kueue", {}).get("fairSharingWeight")),
@@ -204,3 +206,8 @@ def _volcano_layout(volcano: Mapping[str, Any]) -> dict[str, Any]:
         "volcano_capability": amounts("capability"),
         "volcano_deserved": amounts("deserved"),
     }
+
+
+def _covered(listed: Any) -> tuple[str, ...] | None:
+    """`kueue.coveredResources` as written (None when left out)."""
+    return None if listed is None else tuple(str(r) for r in listed)

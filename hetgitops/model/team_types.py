@@ -44,6 +44,8 @@ class Quota:
     # `migBorrowingLimits` / `migLendingLimits`: per MIG profile, instead of the entry's limit.
     mig_borrowing_limits: Mapping[str, int] = field(default_factory=dict)
     mig_lending_limits: Mapping[str, int] = field(default_factory=dict)
+    # `limitsCoverAll`: the limits also bound, at 0, each listed resource the entry claims none of.
+    limits_cover_all: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,9 @@ class Team:
     namespace_selector: Mapping[str, Any] | None = None
     fair_sharing_weight: str | None = None
     admission_checks: tuple[AdmissionCheckRef, ...] = ()
+    # `spec.kueue.coveredResources`: the accelerator resources the queue covers, in order
+    # (None: those its pools offer or its quotas claim).
+    covered_resources: tuple[str, ...] | None = None
     # `spec.volcano.reclaimable` / `queueNames`: None = not the pool's isolation / <team>-<pool>.
     volcano_reclaimable: bool | None = None
     volcano_queue_names: Mapping[str, str] = field(default_factory=dict)

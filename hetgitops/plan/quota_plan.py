@@ -15,12 +15,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from hetgitops.diagnostics import Span
-from hetgitops.model import mig, quantities
+from hetgitops.model import quantities
 from hetgitops.model.policy import (
     DEFAULT_CPU_PER_CARD,
     DEFAULT_MEMORY_PER_CARD,
-    CardType,
-    Fleet,
     Policy,
     Pool,
     Quota,
@@ -28,6 +26,14 @@ from hetgitops.model.policy import (
     derived,
 )
 from hetgitops.plan import capacity
+from hetgitops.plan.quota_limits import (
+    as_covered,
+    borrowing_limit,
+    foreign_limits,
+    lending_limit,
+    limited_resources,
+    per_profile,
+)
 
 # Host quotas round up to whole CPUs and whole GiB, so Kueue and Volcano get tidy numbers.
 CPU_STEP = "1"
@@ -50,6 +56,9 @@ class FlavorPlan:
     lending: Mapping[str, int | None]
     weights: Mapping[str, Fraction]
     origin: Span
+    # The borrowingLimit / lendingLimit of a covered resource the plan does not list (one
+    # another pool of the team offers): 0 on an isolated pool and under `limitsCoverAll`.
+    foreign: tuple[int | None, int | None] = (None, None)
 
     def cards(self, counts: Mapping[str, int | None]) -> Fraction | None:
         """Physical cards `counts` amount to; None (unbounded) if any count is, or none given."""
@@ -160,46 +169,6 @@ def kueue_amount(resource: str, quantity: str | int) -> int:
     return math.ceil(value * 1000 if resource == "cpu" else value)
 
 
-def limited_resources(quota: Quota, pool: Pool, card: CardType, fleet: Fleet | None) -> set[str]:
-    """What borrowingLimit / lendingLimit bound: a quota's limits are in its own units, so the
-    main card resource for `cards` / `normalized`, else every MIG resource it claims."""
-    if quota.cards is not None or quota.normalized is not None:
-        return {capacity.main_resource(pool, card)}
-    return set(capacity.quota_resources(quota, pool, card, fleet))
-
-
-def _borrowing(quota: Quota, pool: Pool, *, limited: bool) -> int | None:
-    if pool.isolated:
-        return 0
-    return quota.borrowing_limit if limited else None
-
-
-def _lending(quota: Quota, pool: Pool, *, limited: bool, nominal: int) -> int | None:
-    if pool.isolated:
-        return 0
-    if limited and quota.lending_limit is not None:
-        return quota.lending_limit
-    if pool.lend_max_percent is not None:
-        return math.floor(nominal * pool.lend_max_percent / 100)
-    return None
-
-
-def _per_profile(
-    quota: Quota, pool: Pool, borrowing: dict[str, int | None], lending: dict[str, int | None]
-) -> None:
-    """`migBorrowingLimits` / `migLendingLimits`: each listed profile's own limit, where the
-    pool lists its resource (migStrategy mixed); an isolated pool keeps its 0s."""
-    if pool.isolated:
-        return
-    for limits, into in (
-        (quota.mig_borrowing_limits, borrowing),
-        (quota.mig_lending_limits, lending),
-    ):
-        for profile, limit in limits.items():
-            if mig.resource_name(profile) in into:
-                into[mig.resource_name(profile)] = limit
-
-
 def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     """The plan for one quota entry, or None when its pool or card type does not resolve."""
     pool = policy.pools.get(quota.pool)
@@ -215,18 +184,42 @@ def flavor_plan(policy: Policy, team: Team, quota: Quota) -> FlavorPlan | None:
     )
     # Every resource the pool offers is listed (0 when unclaimed): Kueue lets a queue borrow
     # only what it lists itself.
-    nominal = {r: claimed.get(r, 0) for r in sorted({*offered, *claimed})}
+    own = {r: claimed.get(r, 0) for r in sorted({*offered, *claimed})}
+    nominal = own
+    if team.covered_resources is not None:
+        nominal = as_covered(team.covered_resources, own)
+    # Limits and weights for the pool's own resources; a listed resource the pool lacks has
+    # none (nothing to lend; `limitsCoverAll` bounds it at 0).
+    mine = [r for r in own if r in nominal]
     limited = limited_resources(quota, pool, card, policy.fleet)
     borrowing: dict[str, int | None] = {}
     lending: dict[str, int | None] = {}
     if team.cohort is not None:
-        for resource, amount in nominal.items():
+        for resource in mine:
             bound = resource in limited
-            borrowing[resource] = _borrowing(quota, pool, limited=bound)
-            lending[resource] = _lending(quota, pool, limited=bound, nominal=amount)
-        _per_profile(quota, pool, borrowing, lending)
-    weights = {r: capacity.unit_weight(pool, card, r, policy.fleet) for r in nominal}
-    return FlavorPlan(pool, nominal, borrowing, lending, weights, quota.origin.span)
+            borrowing[resource] = borrowing_limit(quota, pool, limited=bound)
+            lending[resource] = lending_limit(quota, pool, limited=bound, nominal=own[resource])
+        per_profile(quota, pool, borrowing, lending)
+    foreign = foreign_limits(quota, pool) if team.cohort is not None else None
+    if foreign is not None and not pool.isolated:
+        for limits, limit in zip((borrowing, lending), foreign, strict=True):
+            limits.update(
+                {r: limit for r, n in nominal.items() if limit == 0 == n and limits.get(r) is None}
+            )
+    weights = {r: capacity.unit_weight(pool, card, r, policy.fleet) for r in mine}
+    return FlavorPlan(
+        pool, nominal, borrowing, lending, weights, quota.origin.span, foreign or (None, None)
+    )
+
+
+def covered_accelerators(team: Team, plans: list[FlavorPlan]) -> list[str]:
+    """The accelerator resources of the team's ClusterQueue after cpu and memory, in
+    `coveredResources` order: the team's list, then what its plans add to it; by default
+    every resource of its plans, sorted."""
+    if team.covered_resources is None:
+        return accelerator_resources(plans)
+    extra = set(accelerator_resources(plans)) - set(team.covered_resources)
+    return [*team.covered_resources, *sorted(extra)]
 
 
 def team_plan(policy: Policy, team: Team) -> list[FlavorPlan]:

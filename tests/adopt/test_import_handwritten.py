@@ -12,15 +12,23 @@ from tests.adopt.importing import import_text, rendered_object
 from tests.generated.clustergen import cluster
 
 
-def test_an_accelerator_quota_in_no_team_namespace_is_named(tmp_path: Path) -> None:
-    """Seed 6: ClusterQueue nlp holds nothing (not rendered), its namespace's GPU quota was
-    skipped by infer (no team owns the namespace) and by the round trip (a ResourceQuota)."""
+def test_a_queue_holding_nothing_on_mig_pools_is_a_team_with_its_namespace_quota(
+    tmp_path: Path,
+) -> None:
+    """Seed 6: ClusterQueue nlp holds nothing on the cluster's MIG pools. It was no team (its
+    empty flavors could not be said), so its namespace's GPU quota was named as in no team's
+    namespace; with `kueue.coveredResources` its empty flavors come back (`cards: 0`), as a
+    queue holding nothing on whole-card pools always did, and so does the quota."""
     got = import_text(cluster(6).text(), tmp_path / "p")
-    assert [f for f in got.found if f.startswith("import-object-not-adopted: ResourceQuota")] == [
-        "import-object-not-adopted: ResourceQuota nlp-jobs/nlp-gpus: it caps accelerators in a "
-        "namespace no team of the written policy owns, and the policy does not render it; it "
-        "stays as it is, outside the policy"
-    ]
+    assert [f for f in got.found if "nlp" in f] == []
+    teams = {t["metadata"]["name"]: t["spec"] for t in yaml.safe_load_all(got.files["teams.yaml"])}
+    assert {q["cards"] for q in teams["nlp"]["quotas"]} == {0}
+    quota = next(
+        m.obj
+        for m in got.rendered.manifests
+        if m.obj["kind"] == "ResourceQuota" and m.obj["metadata"]["namespace"] == "nlp-jobs"
+    )
+    assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "0"
 
 
 def test_namespace_labels_a_selector_matches_are_kept(tmp_path: Path) -> None:

@@ -83,8 +83,8 @@ def test_per_pool_cpu_and_memory_import_on_the_quota_entry(tmp_path: Path) -> No
 def test_mig_profiles_limited_unlike_amounts_import_per_profile(tmp_path: Path) -> None:
     """clustergen seed 7: team nlp limits each MIG profile to its own count (GPU-only limits on
     a MIG pool): one borrowingLimit cannot say it; `migBorrowingLimits` does, and the queue's
-    limits are no longer reported (its zero-quota flavors still are: issue 32 item 5's
-    coveredResources part)."""
+    limits are no longer reported, nor its zero-quota flavors (`kueue.coveredResources`):
+    the queue comes back as the cluster has it."""
     from tests.generated.clustergen import cluster
 
     got = import_text(cluster(7).text(), tmp_path / "p")
@@ -93,4 +93,10 @@ def test_mig_profiles_limited_unlike_amounts_import_per_profile(tmp_path: Path) 
     assert first["migBorrowingLimits"] == first["mig"]
     assert "borrowingLimit" not in first
     nlp = [f for f in got.found if f.startswith("import-field-changes: ClusterQueue nlp")]
-    assert nlp and not [f for f in nlp if "borrowingLimit" in f], nlp
+    assert nlp == []
+    # Every MIG profile of the fleet's two layouts, and no nvidia.com/gpu (all-MIG pools).
+    covered = _teams(got.files)["nlp"]["kueue"]["coveredResources"]
+    assert covered == [
+        f"nvidia.com/mig-{p}"
+        for p in ("1g.10gb", "1g.5gb", "2g.10gb", "2g.20gb", "3g.20gb", "3g.40gb")
+    ]

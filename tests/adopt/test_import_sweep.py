@@ -170,7 +170,8 @@ def test_a_seeded_slice_of_hand_written_clusters_imports_without_silent_change(
     _check(seed, tmp_path)
 
 
-# The first seeds whose ClusterQueues say GPU-only limits or per-pool cpu (issue 32 item 5).
+# The first seeds whose ClusterQueues say GPU-only limits, per-pool cpu, the fleet's covered
+# resources or limits on every resource (issue 32 item 5).
 SAYABLE = {
     construct: [s for s in range(120) if construct in cluster(s).sayable][:2]
     for construct in QUEUE_CONSTRUCTS
@@ -178,7 +179,7 @@ SAYABLE = {
 
 
 @pytest.mark.parametrize("seed", sorted({s for seeds in SAYABLE.values() for s in seeds}))
-def test_gpu_only_limits_and_per_pool_cpu_come_back_as_the_cluster_has_them(
+def test_queue_constructs_the_language_says_come_back_as_the_cluster_has_them(
     seed: int, tmp_path: Path
 ) -> None:
     assert all(SAYABLE.values()), SAYABLE

@@ -40,9 +40,18 @@ _TOTALS: Counter[str] = Counter()
 CHANGES = ("the first sync sets", "the first sync removes")
 
 
+# Beside the slice (whose 1000 and 1005 cover the fleet's resources in every queue): the first
+# seed with borrowing limits on every resource, zero entries included (issue 32 item 5).
+EXTRA = (1013,)
+# Queue constructs said since issue 32 item 5 whose objects must be KEPT live, not named.
+COVERED = ("covered-resources-fleet", "borrowing-limit-all-resources")
+
+
 def _seeds() -> list[int]:
-    first, _, last = os.environ.get("HETGITOPS_IMPORT_LIVE", SLICE).partition("-")
-    return list(range(int(first), int(last or first) + 1))
+    chosen = os.environ.get("HETGITOPS_IMPORT_LIVE")
+    first, _, last = (chosen or SLICE).partition("-")
+    seeds = list(range(int(first), int(last or first) + 1))
+    return seeds if chosen else seeds + list(EXTRA)
 
 
 def _report(line: str) -> None:
@@ -165,6 +174,9 @@ def test_a_generated_cluster_imported_live_dry_runs_with_no_unnamed_change(
     }
     outcomes: Counter[str] = Counter()
     silent: list[str] = []
+    said = generated(seed).sayable
+    wanted = {where for c in COVERED for where in said.get(c, [])}
+    not_kept: list[str] = []
     contradicted: list[str] = []
     cluster = Cluster(control_plane.admin_kubeconfig)
     try:
@@ -196,6 +208,8 @@ def test_a_generated_cluster_imported_live_dry_runs_with_no_unnamed_change(
             _report(f"seed {seed}: {where}: {outcome}")
             if outcome == "SILENT":
                 silent.append(where)
+            if where in wanted and outcome != "kept":
+                not_kept.append(f"{where}: {outcome}")
     finally:
         cluster.close()
     _TOTALS.update(outcomes)
@@ -204,6 +218,7 @@ def test_a_generated_cluster_imported_live_dry_runs_with_no_unnamed_change(
     _report(f"seed {seed}: {dict(outcomes)}; totals {dict(_TOTALS)}")
     assert outcomes["kept"], f"seed {seed}: no object kept: {dict(outcomes)}"
     assert not silent, f"seed {seed}: changed or dropped with no finding naming it: {silent}"
+    assert not not_kept, f"seed {seed}: said by the language, yet not kept live: {not_kept}"
     assert not contradicted, (
         f"seed {seed}: the dry run keeps what a finding says changes: {contradicted}"
     )

@@ -10,7 +10,8 @@ PriorityClasses beside WorkloadPriorityClasses, and Volcano queues per team. Det
 seed (one `random.Random(seed)`, no clock, no hash order). `Cluster.constructs` names what the
 seed drew, for the sweep's table; `Cluster.unsayable` the constructs the policy language
 cannot say yet (issue 32 item 5), each with the objects import must name in a finding;
-`Cluster.sayable` those it now says (a flavor's `nodeTaints`), each with the objects the
+`Cluster.sayable` those it now says (a flavor's `nodeTaints`, a queue's coveredResources and
+limits on every resource), each with the objects the
 written policy must render as the cluster has them.
 
 Reproduce a seed: `python -m tests.generated.clustergen 17 > dump.yaml`, then
@@ -34,16 +35,23 @@ from tests.generated.clusterbase import (
 _TEAMS = ("vision", "nlp", "speech", "recsys", "search", "ads", "robotics", "genai", "ml-platform")
 _COHORTS = ("research", "product", "org", "engineering")
 # The ClusterQueue constructs the language says since issue 32 item 5 (quota entries'
-# hostLimits, cpuPerCard / memoryPerCard, migBorrowingLimits).
-QUEUE_CONSTRUCTS = ("gpu-only-borrowing-limit", "gpu-only-borrowing-limit-mig", "per-pool-cpu")
+# hostLimits, cpuPerCard / memoryPerCard, migBorrowingLimits, limitsCoverAll; a team's
+# kueue.coveredResources).
+QUEUE_CONSTRUCTS = (
+    "gpu-only-borrowing-limit",
+    "gpu-only-borrowing-limit-mig",
+    "per-pool-cpu",
+    "borrowing-limit-all-resources",
+    "covered-resources-fleet",
+)
 
 
-def _sayable(pools: list[Pool], held: dict[str, int], limits: str) -> bool:
-    """Whether the language says all of a queue (import keeps it): no limit on every
-    resource (a zero entry's limit, `borrowing-limit-all-resources`), no MIG pool without
-    quota and no cluster of MIG pools only (coveredResources the render lists otherwise)."""
+def _covers_more(pools: list[Pool], held: dict[str, int]) -> bool:
+    """Whether the queue's coveredResources differ from what the render lists by itself:
+    a MIG pool without quota (its slices listed at 0, its card resource not) or a cluster of
+    MIG pools only (no `nvidia.com/gpu`)."""
     mig = [p for p in pools if p.mode == "mig"]
-    return not (limits == "all" or len(mig) == len(pools) or any(not held[p.name] for p in mig))
+    return bool(mig) and (len(mig) == len(pools) or any(not held[p.name] for p in mig))
 
 
 class _Gen(Gen):
@@ -128,9 +136,9 @@ class _Gen(Gen):
                         if entry["name"] in pool.resources() or limits == "all":
                             entry["borrowingLimit"] = entry["nominalQuota"]
                 flavors.append({"name": pool.name, "resources": entries})
-            # Said since issue 32 item 5 (a quota entry's cpuPerCard and hostLimits): the queue
-            # must come back as it is, unless it also says what the language cannot yet.
-            kept = f"ClusterQueue {name}" if _sayable(pools, held, limits) else ""
+            # Said since issue 32 item 5 (a quota entry's cpuPerCard, hostLimits and
+            # limitsCoverAll, the team's kueue.coveredResources): the queue comes back as it is.
+            kept = f"ClusterQueue {name}"
             if (
                 per_pool
                 and held[pools[-1].name]
@@ -144,7 +152,9 @@ class _Gen(Gen):
             elif limits == "gpu-only" and any(held.values()):
                 self.drew("gpu-only-borrowing-limit-mig", kept=kept)
             elif limits == "all" and any(held.values()):
-                self.drew("borrowing-limit-all-resources")
+                self.drew("borrowing-limit-all-resources", kept=kept)
+            if _covers_more(pools, held):
+                self.drew("covered-resources-fleet", kept=kept)
             spec: Obj = {
                 "cohortName": self.rng.choice(cohorts),
                 "resourceGroups": [
@@ -166,7 +176,7 @@ class _Gen(Gen):
 
     def namespaces(self, team: str, spec: Obj) -> Obj:
         namespace = self.rng.choice((team, f"team-{team}", f"{team}-jobs"))
-        held = any(  # a queue holding no accelerator is no team: its namespace is no team's
+        held = any(  # only a queue holding accelerators must come back with its namespace
             int(e["nominalQuota"])
             for f in spec["resourceGroups"][0]["flavors"]
             for e in f["resources"]

@@ -59,6 +59,8 @@ class _Gen:
         # The quota entries' host fields draw from a stream of their own, so adding them kept
         # every other draw of a seed (and what earlier sweeps found on it) as it was.
         self.host_r = random.Random(seed * 7919 + 1)
+        # kueue.coveredResources and limitsCoverAll (issue 32 item 5): a stream of their own.
+        self.covered_r = random.Random(f"covered-{seed}")
         self.seed = seed
         self.targets = ["core", "kueue", "nodes", "gpu-operator"]
         self.mig_strategy = "mixed"
@@ -314,8 +316,41 @@ class _Gen:
                 if self.said.random() < 0.5:
                     selector = {"matchLabels": {"team": name}}
                     spec["kueue"] = {**spec.get("kueue", {}), "namespaceSelector": selector}
+            self._covered(spec)
             teams.append(_doc("Team", name, spec))
         return teams
+
+    def _covered(self, spec: Doc) -> None:
+        """Sometimes the queue covers only the resources its quotas claim (a hand-written
+        queue's own list, here in reverse order), and an entry's limits bound every other
+        resource it lists at 0."""
+        c = self.covered_r
+        for entry in spec["quotas"]:
+            if ("borrowingLimit" in entry or "lendingLimit" in entry) and c.random() < 0.4:
+                entry["limitsCoverAll"] = True
+        # Without the unclaimed resources every resource of a limited entry may be limited,
+        # which then bounds its cpu and memory too (hostLimits): a queue without limits only.
+        limits = ("borrowingLimit", "lendingLimit", "migBorrowingLimits")
+        free = not any(k in entry for entry in spec["quotas"] for k in limits)
+        claimed = self._claimed(spec["quotas"]) if free else []
+        if claimed and c.random() < 0.3:
+            listed = {"coveredResources": claimed[::-1]}
+            spec["kueue"] = {**spec.get("kueue", {}), **listed}
+
+    def _claimed(self, quotas: list[Doc]) -> list[str]:
+        """The resources the quotas claim, where their names are plain (no sharing, MIG
+        under the mixed strategy); none otherwise."""
+        found: set[str] = set()
+        for entry in quotas:
+            spec = self.pools[entry["pool"]]["spec"]
+            if "timeSlicing" in spec or "mps" in spec:
+                return []
+            if "mig" in spec and self.mig_strategy != "mixed":
+                return []
+            found |= {f"nvidia.com/mig-{p}" for p in entry.get("mig", {})}
+            if "cards" in entry or "normalized" in entry:
+                found.add(CARDS[spec["cardType"]][2])
+        return sorted(found)
 
     def _quota(self, pool: str, team: str, cohort: str | None) -> Doc | None:
         r = self.r

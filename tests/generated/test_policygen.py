@@ -70,6 +70,7 @@ def test_the_sweep_covers_the_language() -> None:
         "topology:required", "target:monitoring", "target:drift-rbac", "flavorNodeTaints",
         "volcano:team", "volcano:accelerators", "namespaceLabels",
         "namespaceSelector", "namespaceQuota.accelerators", "workloadDescription",
+        "coveredResources", "limitsCoverAll",
         *(f"framework:{f}" for f in ("job", "jobset", "pytorchjob", "volcano-job",
                                       "leaderworkerset", "deployment", "rayjob", "raycluster",
                                       "rayservice")),
@@ -105,7 +106,9 @@ def _constructs(docs: dict[str, list[dict[str, Any]]]) -> set[str]:
         quota = team["spec"].get("namespaceQuota", {})
         out |= {"namespaceQuota.accelerators"} if "accelerators" in quota else set()
         keys = ("borrowingLimit", "lendingLimit", "normalized", "hostLimits", "cpuPerCard",
-                "migBorrowingLimits")  # fmt: skip
+                "migBorrowingLimits", "limitsCoverAll")  # fmt: skip
+        kueue = team["spec"].get("kueue", {})
+        out |= {"coveredResources"} if "coveredResources" in kueue else set()
         out |= {k for q in team["spec"]["quotas"] for k in keys if k in q}
         volcano = team["spec"].get("volcano", {})
         out |= {f"volcano:{volcano[k]}" for k in ("layout", "resources") if k in volcano}

@@ -30,10 +30,12 @@ Bound = tuple[int, int, int]
 
 
 def quotas(
-    spec: Mapping[str, Any], flavor_pool: Mapping[str, LentPool]
+    spec: Mapping[str, Any], flavor_pool: Mapping[str, LentPool], *, keep_empty: bool = False
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The team's `quotas` and its `cpuPerCard` / `memoryPerCard`; a pool whose cpu or memory
-    no team-wide amount rounds to gets its own (`quotas[].cpuPerCard`)."""
+    no team-wide amount rounds to gets its own (`quotas[].cpuPerCard`). `keep_empty` (the
+    team says its coveredResources): a flavor claiming nothing on a MIG pool stays, as
+    `cards: 0` (the list leaves the card resource the render would add out)."""
     found: list[dict[str, Any]] = []
     per_unit: dict[str, list[Fraction]] = {"cpu": [], "memory": []}
     bounds: dict[str, list[Bound]] = {"cpu": [], "memory": []}
@@ -45,6 +47,8 @@ def quotas(
             continue
         resources = pool.pool.resources(flavor.by_resource())
         entry = _entry(pool, resources)
+        if entry is None and keep_empty:
+            entry = {"pool": pool.pool.name, "cards": 0}
         if entry is None:
             continue
         # cpu and memory go with card-equivalents: a replica is 1/replicas of a card, a
@@ -64,6 +68,8 @@ def quotas(
                     bounds[name].extend(mine[name])
         if _gpu_only_limits(pool, resources):
             entry["hostLimits"] = False
+        if _covers_all(pool, resources, entry):
+            entry["limitsCoverAll"] = True
         found.append(entry)
     per_card: dict[str, Any] = {}
     for name, key in (("cpu", "cpuPerCard"), ("memory", "memoryPerCard")):
@@ -104,6 +110,21 @@ def _gpu_only_limits(lent: LentPool, resources: Mapping[str, Mapping[str, Any]])
     own = {pool.main_resource, *(mig.resource_name(p) for p in pool.mig_profiles)}
     limited = [resources[n] for n in sorted(own) if n in resources]
     return any(limited and all(r.get(k) is not None for r in limited) for k in LIMITS)
+
+
+def _covers_all(
+    lent: LentPool, resources: Mapping[str, Mapping[str, Any]], entry: Mapping[str, Any]
+) -> bool:
+    """Every accelerator resource the flavor lists at 0 has a borrowingLimit of 0 where the
+    entry sets one (`limitsCoverAll`; the render bounds them so). An isolated pool has them
+    anyway."""
+    if lent.isolated or lent.pool.aliases:
+        return False
+    if "borrowingLimit" not in entry and "migBorrowingLimits" not in entry:
+        return False
+    zeros = [r for n, r in resources.items() if n not in HOST and not whole(r.get("nominalQuota"))]
+    limits = [r.get("borrowingLimit") for r in zeros]
+    return bool(zeros) and all(v is not None and not whole(v) for v in limits)
 
 
 def _nominal(resource: Mapping[str, Any] | None) -> Decimal | None:

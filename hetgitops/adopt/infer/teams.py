@@ -11,6 +11,7 @@ from typing import Any
 
 from hetgitops.adopt import nodes as nodeinfo
 from hetgitops.adopt.findings import finding
+from hetgitops.adopt.infer.covered import covered_resources
 from hetgitops.adopt.infer.documents import Inferred, document, is_queueing
 from hetgitops.adopt.infer.lending import LentPool
 from hetgitops.adopt.infer.pools import Pool, pool_refs
@@ -100,7 +101,8 @@ def _team(
     cohort = spec_in.get("cohortName") or spec_in.get("cohort")
     if cohort:
         spec["cohort"] = str(cohort)
-    found, per_card = quotas(spec_in, flavor_pool)
+    covered = covered_resources(spec_in, flavor_pool)
+    found, per_card = quotas(spec_in, flavor_pool, keep_empty=covered is not None)
     if not found:
         # No accelerator quota on an imported pool (a CPU-only queue): not a team; the round
         # trip reports the queue and its LocalQueues as not adopted.
@@ -119,6 +121,8 @@ def _team(
     if strategy and strategy != "BestEffortFIFO":
         spec["queueingStrategy"] = strategy
     spec["kueue"] = _kueue(queue, spec_in, locals_, flavor_pool, inferred)
+    if covered is not None:
+        spec["kueue"]["coveredResources"] = covered
     held = [namespaces[n] for n in spec["namespaces"] if n in namespaces]
     labels = kept_labels(queue.name, spec["kueue"]["namespaceSelector"], held)
     if labels:
