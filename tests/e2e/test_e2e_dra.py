@@ -38,6 +38,9 @@ def test_rendered_selectors_compile_and_a_broken_one_is_refused(
     broken = dict(classes[0])
     cel = broken["spec"]["selectors"][0]["cel"]["expression"]  # type: ignore[index]
     broken["spec"] = {"selectors": [{"cel": {"expression": cel + " &&"}}]}
+    # A name of its own: on a control plane that already holds the class (applied by another
+    # manager in an earlier module), the dry run would meet a field conflict before the CEL.
+    broken["metadata"] = {**broken["metadata"], "name": broken["metadata"]["name"] + "-broken"}
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(broken))
     refused = apply_tree(bad, dry_run=True, check=False)
