@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import fastyaml
 import pytest
 import yaml
 from generated.policygen import generate
@@ -123,7 +124,7 @@ def _facts(value: Any) -> Any:
 
 def _model(docs: list[dict[str, Any]]) -> Any | None:
     """The model of `docs`, or None when they do not pass the schema."""
-    loaded = load_sources([("policy.yaml", yaml.safe_dump_all(docs).encode())])
+    loaded = load_sources([("policy.yaml", fastyaml.dump_all(docs).encode())])
     assert not loaded.diagnostics, loaded.diagnostics
     if any(check_documents(loaded.documents)):
         return None

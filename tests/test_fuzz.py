@@ -14,8 +14,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import fastyaml
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_yaml_emitter import assert_kubectl_reads, kubectl  # noqa: F401 (a fixture)
@@ -77,7 +77,7 @@ documents = st.fixed_dictionaries(
 
 
 def dump(*docs: Any) -> bytes:
-    return yaml.safe_dump_all(docs, allow_unicode=True).encode()
+    return fastyaml.dump_all(docs, allow_unicode=True).encode()
 
 
 def check(sources: list[tuple[str, bytes]]) -> None:
@@ -208,11 +208,11 @@ def _pipeline(sources: list[tuple[str, bytes]]) -> list[Manifest]:
         return []
     stream = manifests.stream(result.manifests)
     applied = [m.obj for m in manifests.ordered(result.manifests) if m.applied]
-    assert [d for d in yaml.safe_load_all(stream) if d is not None] == applied
+    assert [d for d in fastyaml.load_all(stream) if d is not None] == applied
     manifests.tree(result.manifests)
     made, _ = job_render.compile_jobs(result.policy)
     job_render.tree(made)
-    for doc in yaml.safe_load_all(job_render.stream(made)):
+    for doc in fastyaml.load_all(job_render.stream(made)):
         assert doc is None or isinstance(doc, dict)
     return [*result.manifests, *made]
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from hetgitops import api
 from hetgitops.adopt import namespaces, roundtrip
 from hetgitops.adopt.creates import first_sync_creates
@@ -15,7 +13,7 @@ from hetgitops.adopt.quota_caps import keep_caps
 from hetgitops.adopt.sources import Read
 from hetgitops.adopt.write import policy_files
 from hetgitops.diagnostics import Diagnostic
-from hetgitops.load.resources import data_dir
+from hetgitops.load.bundled import bundled_versions
 from hetgitops.model.catalogue import card_types
 
 # What infer says of an object it leaves out: the round trip does not say it again.
@@ -28,12 +26,6 @@ class ImportResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     rendered: api.Result | None = None
     requests: int = 0
-
-
-def bundled_versions() -> dict[str, str]:
-    text = (data_dir("policies") / "fleet.yaml").read_text("utf-8")
-    fleet = next(d for d in yaml.safe_load_all(text) if d and d.get("kind") == "Fleet")
-    return {str(k): str(v) for k, v in fleet["spec"]["versions"].items()}
 
 
 def _rendered(files: dict[str, str], output: Path) -> api.Result:
@@ -49,7 +41,7 @@ def import_objects(read: Read, output: Path, *, cluster: str) -> ImportResult:
     if nothing is not None:
         found = [*read.diagnostics, nothing]
         return ImportResult({}, found, api.Result(diagnostics=list(found)), read.requests)
-    inferred = infer(read.objects, card_types(), cluster=cluster, versions=bundled_versions())
+    inferred = infer(read.objects, card_types(), cluster=cluster, versions=dict(bundled_versions()))
     files = policy_files(inferred)
     result = ImportResult(files, [*read.diagnostics, *inferred.diagnostics], requests=read.requests)
     rendered = _rendered(files, output)

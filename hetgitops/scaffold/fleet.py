@@ -7,9 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from hetgitops.load.resources import data_dir
+from hetgitops.load.bundled import bundled_versions
 from hetgitops.model.catalogue import card_types
 from hetgitops.output.manifests import to_yaml
 from hetgitops.scaffold.answers import BadAnswer, PoolAnswer
@@ -75,13 +73,6 @@ def check(answers: Answers) -> None:
             raise BadAnswer(f"a {label} name is given twice")
 
 
-def _bundled_versions() -> Mapping[str, Any]:
-    """The component versions of the bundled fleet: the ones hetgitops is tested against."""
-    text = (data_dir("policies") / "fleet.yaml").read_text("utf-8")
-    fleet = next(d for d in yaml.safe_load_all(text) if d and d.get("kind") == "Fleet")
-    return dict(fleet["spec"]["versions"])
-
-
 def _document(kind: str, name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     return {"apiVersion": API_VERSION, "kind": kind, "metadata": {"name": name}, "spec": spec}
 
@@ -99,7 +90,7 @@ def borrows(answers: Answers) -> bool:
 def _fleet(answers: Answers) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "cluster": answers.cluster,
-        "versions": _bundled_versions(),
+        "versions": dict(bundled_versions()),
         "targets": list(answers.targets),
     }
     if borrows(answers):

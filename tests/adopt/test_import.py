@@ -9,12 +9,12 @@ import yaml
 from click.testing import CliRunner
 
 from hetgitops import api
-from hetgitops.adopt import run as engine
 from hetgitops.adopt import sources
 from hetgitops.adopt.nodes import PRODUCT_LABELS
 from hetgitops.adopt.run import import_objects
 from hetgitops.cli.main import main
 from hetgitops.diagnostics import Severity
+from hetgitops.load.bundled import bundled_versions
 from hetgitops.model.ranges import compact, expand
 from hetgitops.plan.dra import DOMAIN as DRA_DOMAIN
 
@@ -294,6 +294,6 @@ def test_the_kubernetes_minor_comes_from_kubelets_that_are_kubernetes(
     sources.from_text("cluster.yaml", text, read)
     result = import_objects(read, tmp_path / "policy", cluster="lab")
     fleet = yaml.safe_load(result.files["fleet.yaml"])
-    bundled = engine.bundled_versions()["kubernetes"]
+    bundled = bundled_versions()["kubernetes"]
     assert fleet["spec"]["versions"]["kubernetes"] == (minor or bundled)
     assert not [d for d in result.diagnostics if d.rule in ("schema", "missing-fleet")]

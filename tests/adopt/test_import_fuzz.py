@@ -19,8 +19,8 @@ import pytest
 
 from hetgitops.adopt import sources
 from hetgitops.adopt.infer import infer
-from hetgitops.adopt.run import bundled_versions
 from hetgitops.adopt.write import policy_files
+from hetgitops.load.bundled import bundled_versions
 from hetgitops.model.catalogue import card_types
 
 HERE = Path(__file__).parent

@@ -16,9 +16,9 @@ from hetgitops import api
 from hetgitops.adopt import nodes, sources
 from hetgitops.adopt import run as adopt_run
 from hetgitops.adopt.infer import Inferred, infer
-from hetgitops.adopt.run import bundled_versions
 from hetgitops.adopt.write import comment, policy_files
 from hetgitops.cli.main import main
+from hetgitops.load.bundled import bundled_versions
 from hetgitops.model.catalogue import card_types
 
 HERE = Path(__file__).parent

@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from tests import fastyaml
+
 Obj = dict[str, Any]
 KUEUE = "kueue.x-k8s.io/v1beta2"
 VOLCANO = "scheduling.volcano.sh/v1beta1"
@@ -63,7 +65,7 @@ class Cluster:
     sayable: dict[str, list[str]] = field(default_factory=dict)
 
     def text(self) -> str:
-        return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": self.objects})
+        return fastyaml.dump({"apiVersion": "v1", "kind": "List", "items": self.objects})
 
 
 def meta(name: str, namespace: str = "", **labels: str) -> Obj:

@@ -28,10 +28,10 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
-import yaml
-
 if __package__ in (None, ""):  # run as a script: tests/ on the path, as pytest puts it
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import fastyaml
+
 from generated.policy_parts import (
     CARDS,
     FRAMEWORKS,
@@ -488,7 +488,7 @@ def generate(seed: int) -> dict[str, list[Doc]]:
 
 
 def dump(docs: list[Doc]) -> str:
-    return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False)
+    return fastyaml.dump_all(docs, sort_keys=False, default_flow_style=False)
 
 
 def write_policy(seed: int, folder: Path) -> Path:
