@@ -167,7 +167,9 @@ def _dcgm(metric: str, pools: list[str], scale: str) -> str:
 
 def gpu_rules(facts: Facts) -> list[dict[str, Any]]:
     """Utilisation per GPU: `DCGM_FI_PROF_GR_ENGINE_ACTIVE` in MIG pools (GPU_UTIL is not
-    reported for MIG instances), `DCGM_FI_DEV_GPU_UTIL` (percent) elsewhere."""
+    reported for MIG instances), `DCGM_FI_DEV_GPU_UTIL` (percent) elsewhere. A team's cards:
+    what its running pods request (weighed), or on a DRA pool the GPUs dcgm-exporter labels
+    with a pod of its namespaces (`_dra_allocated`): a claim is no container request."""
     whole = [f.name for f in facts.pools.values() if f.nvidia and not f.mig]
     sliced = [f.name for f in facts.pools.values() if f.nvidia and f.mig]
     parts = []
@@ -181,6 +183,16 @@ def gpu_rules(facts: Facts) -> list[dict[str, Any]]:
         f'max by (namespace, pod, container, node, resource) ({names.POD_REQUESTS}{{node!=""}})'
         f" * on (namespace, pod) group_left () (max by (namespace, pod) ({RUNNING}) == 1)"
     )
+    on_dra = sorted(f.name for f in facts.pools.values() if f.nvidia and f.dra)
+    plugin = f'{{pool!~"{names.regex_of(on_dra)}"}}' if on_dra else ""
+    allocated = (
+        f"sum by (team, pool, card_type) ({requests}"
+        f" * on (node) group_left (pool, card_type) {NODE_POOL}{plugin}"
+        f" * on (pool, resource) group_left () {p.NODE_WEIGHT}"
+        f" * on (namespace) group_left (team) {p.NAMESPACE_TEAM})"
+    )
+    if on_dra:
+        allocated += f" or {_dra_allocated(on_dra)}"
     return [
         record(GPU_UTILISATION, " or ".join(parts)),
         record(
@@ -188,14 +200,24 @@ def gpu_rules(facts: Facts) -> list[dict[str, Any]]:
             f"avg by (team, pool, card_type) ({GPU_UTILISATION}"
             f" * on (namespace) group_left (team) {p.NAMESPACE_TEAM})",
         ),
-        record(
-            TEAM_ALLOCATED,
-            f"sum by (team, pool, card_type) ({requests}"
-            f" * on (node) group_left (pool, card_type) {NODE_POOL}"
-            f" * on (pool, resource) group_left () {p.NODE_WEIGHT}"
-            f" * on (namespace) group_left (team) {p.NAMESPACE_TEAM})",
-        ),
+        record(TEAM_ALLOCATED, allocated),
     ]
+
+
+def _dra_allocated(pools: list[str]) -> str:
+    """A team's cards in DRA pools: the distinct GPUs dcgm-exporter labels with a pod of one
+    of its namespaces. Its DRA pod mapping (`KUBERNETES_ENABLE_DRA`) copies a GPU's series
+    once per pod holding it, with `namespace`, `pod`, `container` and `dra_*` labels; it finds
+    whole GPUs only (an instance is looked up as `<gpu>-<instance>`, DRA devices are keyed by
+    the parent's UUID: docs/upstream.md), and kube-state-metrics shows no claim as a request."""
+    held = (
+        f"group by (node, gpu, namespace, pool, card_type) ({GPU_UTILISATION}"
+        f'{{pool=~"{names.regex_of(pools)}", namespace!="", GPU_I_PROFILE=""}})'
+    )
+    return (
+        f"count by (team, pool, card_type) ({held}"
+        f" * on (namespace) group_left (team) {p.NAMESPACE_TEAM})"
+    )
 
 
 def mig_rules(facts: Facts, pool_key: str) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from hetgitops.compilers import nvidia
 from hetgitops.compilers.monitoring import alerts as a
-from hetgitops.compilers.monitoring import names
+from hetgitops.compilers.monitoring import names, scenarios_dra
 from hetgitops.compilers.monitoring.facts import PoolFacts, TeamFacts
 from hetgitops.compilers.monitoring.promtests import SAMPLE, Case, Fired
 from hetgitops.compilers.monitoring.scenario_base import (
@@ -139,7 +139,9 @@ def idle(scene: Scene, alert: a.Alert) -> list[Case]:
         (team, scene.facts.pools[pool])
         for team in scene.facts.teams.values()
         for flavor, pool in team.pools.items()
-        if scene.facts.pools[pool].nvidia and nominal_resource(team, flavor, scene.facts)
+        if scene.facts.pools[pool].nvidia
+        and not scene.facts.pools[pool].dra  # no pod requests a DRA GPU: scenarios_dra
+        and nominal_resource(team, flavor, scene.facts)
     ]
     chosen = [p for p in pairs if p[1].mig][:1]
     chosen += [p for p in pairs if not p[1].mig][: SAMPLE - len(chosen)]
@@ -149,7 +151,7 @@ def idle(scene: Scene, alert: a.Alert) -> list[Case]:
         for busy in (False, True):
             percent = (threshold + 100) / 2 if busy else threshold / 2
             cases.append(_idle_case(scene, alert, team, pool, percent, fires=not busy))
-    return cases
+    return cases + scenarios_dra.idle(scene, alert)
 
 
 def _idle_case(
