@@ -106,21 +106,25 @@ def monitoring_budget_unpriced(policy: Policy, ctx: CheckContext) -> Iterator[Di
 
 @rule("monitoring-dra-idle-unseen", Severity.WARNING)
 def monitoring_dra_idle_unseen(policy: Policy, ctx: CheckContext) -> Iterator[Diagnostic]:
-    """With the monitoring target, the idle-GPU alert cannot see who holds a DRA pool's GPUs.
+    """With the monitoring target, the idle-GPU alert sees who holds a DRA pool's GPUs only
+    through dcgm-exporter's DRA pod mapping, and never sees a team holding MIG instances.
 
-    It joins the GPUs' utilisation from dcgm-exporter, labelled with the pod that holds each
-    GPU, with the cards a team's running pods request (kube-state-metrics). dcgm-exporter
-    labels a GPU given by DRA with its pod only when started with `KUBERNETES_ENABLE_DRA`
-    (off by default), and then reads ResourceSlices through `resource.k8s.io/v1beta1`, which
-    Kubernetes 1.35 no longer serves by default; on the claims path no pod requests the GPU
-    at all (a claim is no container request), so no team is ever seen holding it. The alert
-    stays silent for the pool; its capacity alert counts the GPUs dcgm-exporter sees there.
+    No container requests a claimed GPU, so on a DRA pool the alert counts the GPUs
+    dcgm-exporter labels with a pod of the team's namespaces. dcgm-exporter (4.5.3-4.8.2) does
+    so only with `KUBERNETES_ENABLE_DRA=true` (the GPU Operator values the monitoring target
+    writes set it), reading ResourceSlices through `resource.k8s.io/v1beta1`: its
+    ServiceAccount needs list and watch on `resourceslices` (the GPU Operator's Role for it
+    grants pods and configmaps only) and Kubernetes 1.35 serves v1beta1 only when enabled.
+    A MIG instance is never labelled: its pods are looked up as `<gpu>-<instance>`, DRA
+    devices are kept under the parent GPU's UUID. Without the mapping the alert stays silent
+    for the pool; its capacity alert counts the GPUs dcgm-exporter sees there either way.
     Fails: a pool with `devices: {allocation: draClaims}` in a Fleet whose targets list
-    `monitoring`.
+    `monitoring` (the message says which of the two limits applies).
     Passes: the same pool on the device plugin, or a Fleet without the monitoring target.
-    Fix: watch the pool's utilisation on the pool dashboard; for the extended-resource path run
-    dcgm-exporter with `KUBERNETES_ENABLE_DRA=true`, read access to ResourceSlices and the
-    API server serving `resource.k8s.io/v1beta1`.
+    Fix: grant dcgm-exporter's ServiceAccount `get`, `list`, `watch` on
+    `resourceslices.resource.k8s.io`, run the API server with
+    `--runtime-config=resource.k8s.io/v1beta1=true`, and check a GPU's series carries
+    `dra_claim_name`; watch a MIG pool's instances on the pool dashboard.
     """
     fleet = policy.fleet
     if fleet is None or TARGET not in fleet.targets:
@@ -128,20 +132,34 @@ def monitoring_dra_idle_unseen(policy: Policy, ctx: CheckContext) -> Iterator[Di
     for pool in policy.pools.values():
         if not dra.on_dra(pool):
             continue
-        why = (
-            "its pods claim the GPUs, which no container request shows"
-            if dra.claims(pool)
-            else "dcgm-exporter names the pod holding a DRA GPU only with KUBERNETES_ENABLE_DRA"
+        needs = (
+            "dcgm-exporter's DRA pod mapping, which needs list/watch on resourceslices and "
+            "the API server serving resource.k8s.io/v1beta1"
         )
+        if pool.mig and fleet.mig_strategy != "none":
+            text = (
+                f"pool {pool.name} gives MIG instances by DRA: the idle-GPU alert never sees a "
+                "team holding one (dcgm-exporter looks up an instance's pods as <gpu>-<instance> "
+                "and keeps DRA devices under the parent GPU's UUID), and sees its whole GPUs "
+                f"only through {needs}"
+            )
+        else:
+            text = (
+                f"pool {pool.name} gives its GPUs by DRA: the idle-GPU alert sees a team holding "
+                f"them only through {needs}; without it the alert stays silent for the pool"
+            )
         yield warning_at(
             "monitoring-dra-idle-unseen",
-            f"pool {pool.name} gives its GPUs by DRA: the idle-GPU alert never sees a team "
-            f"holding them ({why}), so it stays silent for the pool",
+            text,
             pool.origin,
             "spec",
             "devices",
             "allocation",
-            hint="watch the pool's utilisation on the pool dashboard",
+            hint=(
+                "grant dcgm-exporter's ServiceAccount get/list/watch on "
+                "resourceslices.resource.k8s.io and run kube-apiserver with "
+                "--runtime-config=resource.k8s.io/v1beta1=true"
+            ),
         )
 
 

@@ -107,6 +107,29 @@ def test_monitoring_dra_idle_unseen(policy, allocation):
     ]
 
 
+def _messages(policy):
+    return [d.message for d in policy.diagnostics() if d.rule == "monitoring-dra-idle-unseen"]
+
+
+def test_monitoring_dra_idle_unseen_says_what_makes_whole_gpus_seen(policy):
+    """Whole GPUs: seen through dcgm-exporter's DRA pod mapping, whose two cluster-side needs
+    the message and hint name (issue 36); MIG instances: never seen, said apart."""
+    _monitoring(on_dra(policy), "    idle: {utilisationPercent: 5}\n")
+    (found,) = [d for d in policy.diagnostics() if d.rule == "monitoring-dra-idle-unseen"]
+    assert "sees a team holding them only through dcgm-exporter's DRA pod mapping" in found.message
+    assert "resourceslices" in found.message and "v1beta1" in found.message
+    assert "--runtime-config=resource.k8s.io/v1beta1=true" in (found.hint or "")
+    assert "MIG" not in found.message
+    policy.replace(
+        "pools.yaml",
+        "devices: {allocation: draClaims}\n",
+        "devices: {allocation: draClaims}\n"
+        "  mig:\n    devices:\n      - {gpus: [0], profiles: {1g.10gb: 7}}\n",
+    )
+    (mig,) = _messages(policy)
+    assert "never sees a team holding one" in mig and "parent GPU's UUID" in mig
+
+
 def test_device_plugin_pools_and_unmonitored_dra_pools_pass(policy):
     _monitoring(policy, "    idle: {utilisationPercent: 5}\n")
     assert policy.spans("monitoring-dra-idle-unseen") == []

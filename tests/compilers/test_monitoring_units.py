@@ -24,6 +24,7 @@ from hetgitops.compilers.monitoring.scenario_base import nominal_resource
 from hetgitops.drift.accelerators import node_resources
 from hetgitops.model.policy import Policy, Pool
 from hetgitops.plan import dra
+from hetgitops.plan.capacity import card_equivalents, covered_gpus, node_units
 from hetgitops.plan.node_labels import domain
 from tests.compilers.test_monitoring import promtool
 
@@ -110,6 +111,20 @@ def _expected(policy: Policy, pool: Pool) -> dict[str, dict[str, int]]:
         }
         for node in pool.nodes
     }
+
+
+def policy_cards(policy: Policy) -> list[tuple[str, list[Any]]]:
+    """The capacity scenarios of FIRST: each case's name and the alerts it expects there
+    (with the weighed cards left after the cordons, in the annotation)."""
+    document = yaml.safe_load(promtool_files(policy)[CAPACITY])
+    found = []
+    for test in document["tests"]:
+        if f"pool {FIRST} " not in test["name"]:
+            continue
+        alerts = [e for c in test["alert_rule_test"] for e in c["exp_alerts"]]
+        found.append((test["name"], [e for e in alerts if e["exp_labels"]["pool"] == FIRST]))
+    assert len(found) == 2 and found[1][1], found  # ready and degraded; degraded fires
+    return found
 
 
 def _run_promtool(policy: Policy, folder: Path) -> None:
@@ -238,9 +253,11 @@ def _dcgm(node: str, gpus: int, mig: Mapping[int, Sequence[str]]) -> list[dict[s
     return series
 
 
-def _dra_series(policy: Policy, pool: Pool, cordoned: set[str]) -> list[dict[str, Any]]:
+def _dra_series(
+    policy: Policy, pool: Pool, cordoned: set[str], mig: Mapping[int, Sequence[str]]
+) -> list[dict[str, Any]]:
     """Every node of `pool` as the exporters report a DRA node: labels, cpu allocatable only,
-    its cordon, and dcgm-exporter's GPUs (two of eight partitioned into MIG instances)."""
+    its cordon, and dcgm-exporter's GPUs (8, those of `mig` partitioned into MIG instances)."""
     card = policy.card_type_of(pool)
     assert card is not None
     prefix = domain(policy)
@@ -257,50 +274,17 @@ def _dra_series(policy: Policy, pool: Pool, cordoned: set[str]) -> list[dict[str
         series.append({"series": f"{names.NODE_ALLOCATABLE}{{{ids}}}", "values": "64x5"})
         held = f'{names.NODE_UNSCHEDULABLE}{{node="{node}"}}'
         series.append({"series": held, "values": f"{int(node in cordoned)}x5"})
-        series += _dcgm(node, 8, {4: ["1g.10gb"] * 7, 5: ["3g.40gb", "3g.40gb"]})
+        series += _dcgm(node, 8, mig)
     return series
 
 
-def test_a_dra_pool_has_the_gpus_dcgm_exporter_sees_on_schedulable_nodes(tmp_path: Path) -> None:
-    """What the exporters really report for a DRA pool (kube-state-metrics: cpu allocatable
-    only; dcgm-exporter: one series per GPU or MIG instance): the rules record the pool's
-    physical GPUs on schedulable nodes, a partitioned GPU once, a cordoned node's none, and
-    the capacity alert stays quiet on the healthy pool. On the old rules the pool had no
-    allocatable cards at all: the alert fired with 0 on a healthy pool, for good."""
-    policy = _dra_mig(tmp_path)
-    pool = policy.pools[FIRST]
-    assert policy.fleet is not None and all(n.cards == 8 for n in pool.nodes)
-    folder = tmp_path / "dra"
-    folder.mkdir()
+def _promtool_test(policy: Policy, folder: Path, tests: list[dict[str, Any]]) -> None:
+    assert policy.fleet is not None
+    folder.mkdir(parents=True)
     files = rule_files(policy, policy.fleet)
     for name, text in files.items():
         (folder / name).write_text(text)
-    card = policy.card_type_of(pool)
-    assert card is not None
-    gpus = 8 * len(pool.nodes)
-    assert facts(policy, policy.fleet).pools[FIRST].committed_cards <= gpus
-    recorded = f'hetgitops:pool_allocatable_cards{{pool="{FIRST}"}}'
-    labels = f'hetgitops:pool_allocatable_cards{{card_type="{card.name}", pool="{FIRST}"}}'
-
-    def test(cordoned: set[str], value: int) -> dict[str, Any]:
-        return {
-            "interval": "5m",
-            "input_series": _dra_series(policy, pool, cordoned),
-            "promql_expr_test": [
-                {
-                    "expr": recorded,
-                    "eval_time": "20m",
-                    "exp_samples": [{"labels": labels, "value": value}],
-                }
-            ],
-        }
-
-    healthy = test(set(), gpus)
-    firing = f'ALERTS{{alertname="HetGitOpsPoolCapacityBelowCommitment", pool="{FIRST}"}}'
-    healthy["promql_expr_test"].append({"expr": firing, "eval_time": "20m", "exp_samples": []})
-    one_cordoned = test({pool.nodes[0].name}, gpus - 8)
-    suite = {"rule_files": sorted(files), "evaluation_interval": "5m"}
-    suite["tests"] = [healthy, one_cordoned]
+    suite = {"rule_files": sorted(files), "evaluation_interval": "5m", "tests": tests}
     (folder / "dra.test.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
     run = subprocess.run(
         [promtool(), "test", "rules", "dra.test.yaml"],
@@ -310,6 +294,81 @@ def test_a_dra_pool_has_the_gpus_dcgm_exporter_sees_on_schedulable_nodes(tmp_pat
         check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def _cards_test(series: list[dict[str, Any]], pool: Pool, value: Fraction) -> dict[str, Any]:
+    recorded = f'hetgitops:pool_allocatable_cards{{pool="{pool.name}"}}'
+    return {
+        "interval": "5m",
+        "input_series": series,
+        "promql_expr_test": [
+            {
+                "expr": f"round(sum({recorded}), 0.001)",
+                "eval_time": "20m",
+                "exp_samples": [{"labels": "{}", "value": round(float(value), 3)}],
+            }
+        ],
+    }
+
+
+def test_a_dra_pool_has_the_gpus_dcgm_exporter_sees_on_schedulable_nodes(tmp_path: Path) -> None:
+    """What the exporters really report for a DRA pool (kube-state-metrics: cpu allocatable
+    only; dcgm-exporter: one series per GPU or MIG instance): the rules record the pool's
+    cards on schedulable nodes (a partitioned GPU the shares of its instances), a cordoned
+    node's none, and the capacity alert stays quiet on the healthy pool. On the old rules the
+    pool had no allocatable cards at all: the alert fired with 0 on a healthy pool, for good."""
+    policy = _dra_mig(tmp_path)
+    pool = policy.pools[FIRST]
+    assert policy.fleet is not None and all(n.cards == 8 for n in pool.nodes)
+    layout = {4: ["1g.10gb"] * 7, 5: ["3g.40gb", "3g.40gb"]}
+    per_node = 6 + Fraction(7, 7) + Fraction(6, 7)  # 1g.10gb is 1/7 of an H100, 3g.40gb 3/7
+    gpus = per_node * len(pool.nodes)
+    assert facts(policy, policy.fleet).pools[FIRST].committed_cards <= gpus
+    healthy = _cards_test(_dra_series(policy, pool, set(), layout), pool, gpus)
+    firing = f'ALERTS{{alertname="HetGitOpsPoolCapacityBelowCommitment", pool="{FIRST}"}}'
+    healthy["promql_expr_test"].append({"expr": firing, "eval_time": "20m", "exp_samples": []})
+    cordoned = _dra_series(policy, pool, {pool.nodes[0].name}, layout)
+    one_cordoned = _cards_test(cordoned, pool, gpus - per_node)
+    _promtool_test(policy, tmp_path / "dra", [healthy, one_cordoned])
+
+
+def test_a_mig_pool_has_the_same_cards_on_the_device_plugin_and_on_dra(tmp_path: Path) -> None:
+    """The bundled fleet's h100-infer (GPUs 0-1 as 7 x 1g.10gb, 2-3 as 2 x 3g.40gb, 4-7
+    whole) once on the device plugin and once on DRA claims, each fed what its exporters
+    report for that layout: `hetgitops:pool_allocatable_cards` is the same, the plan's card
+    equivalents (a 3g.40gb is 3/7 of a card), and so is the point where the capacity alert
+    fires. It used to be 8 cards per node on DRA (a partitioned GPU whole) and 7.714 on the
+    device plugin, so a DRA pool short of its commitment by MIG's unused slices never fired."""
+    plugin = _policy(REPO / "policies", tmp_path / "plugin", "h100-infer", ())
+    on_dra = _dra_mig(tmp_path / "dra")
+    pool_dp, pool_dra = plugin.pools[FIRST], on_dra.pools[FIRST]
+    card = plugin.card_type_of(pool_dp)
+    assert card is not None and not dra.on_dra(pool_dp)
+    layout = covered_gpus(pool_dp, 8)
+    assert layout == covered_gpus(pool_dra, 8) and layout == {
+        0: {"1g.10gb": 7},
+        1: {"1g.10gb": 7},
+        2: {"3g.40gb": 2},
+        3: {"3g.40gb": 2},
+    }
+    per_node = card_equivalents(
+        node_units(pool_dp, card, plugin.fleet, 8, replicas="advertised"),
+        pool=pool_dp,
+        card=card,
+        fleet=plugin.fleet,
+    )
+    assert per_node == 4 + 2 + Fraction(12, 7)
+    total = per_node * len(pool_dp.nodes)
+    _recorded_cards(plugin, pool_dp, _expected(plugin, pool_dp), total, tmp_path / "dp")
+    instances = {
+        gpu: [p for p, n in profiles.items() for _ in range(n)] for gpu, profiles in layout.items()
+    }
+    series = _dra_series(on_dra, pool_dra, set(), instances)
+    _promtool_test(on_dra, tmp_path / "dra-cards", [_cards_test(series, pool_dra, total)])
+    # The capacity alert fires at the same point: the generated scenarios of each policy
+    # cordon nodes until the pool's weighed cards fall under its commitment.
+    assert policy_cards(plugin) == policy_cards(on_dra)
+    _run_promtool(on_dra, tmp_path / "scenarios")
 
 
 def test_idle_scenarios_request_a_slice_of_a_mig_pool_on_claims() -> None:

@@ -69,12 +69,14 @@ def _prometheus_rule(fleet: Fleet, name: str, spec: dict[str, Any]) -> dict[str,
 
 
 def _values(policy: Policy, fleet: Fleet, origin: Span) -> list[Manifest]:
-    volcano = facts(policy, fleet).volcano
+    found = facts(policy, fleet)
+    volcano = found.volcano
+    on_dra = any(f.dra and f.nvidia for f in found.pools.values())
     files = {
         "kube-state-metrics-helm-values.yaml": exporters.kube_state_metrics_values(
             policy, volcano=volcano
         ),
-        "gpu-operator-helm-values.yaml": exporters.gpu_operator_values(),
+        "gpu-operator-helm-values.yaml": exporters.gpu_operator_values(dra=on_dra),
     }
     if "kueue" in fleet.targets:
         files["kueue-helm-values.yaml"] = exporters.kueue_values()

@@ -81,10 +81,15 @@ def kube_state_metrics_values(policy: Policy, *, volcano: bool) -> dict[str, Any
     return values
 
 
-def gpu_operator_values() -> dict[str, Any]:
+def gpu_operator_values(*, dra: bool = False) -> dict[str, Any]:
     """GPU Operator chart values for its dcgm-exporter: a ServiceMonitor that keeps the
-    exporter's own `namespace`/`pod` labels (honorLabels), so utilisation joins to teams."""
-    return {"dcgmExporter": {"serviceMonitor": {"enabled": True, "honorLabels": True}}}
+    exporter's own `namespace`/`pod` labels (honorLabels), so utilisation joins to teams; with
+    a pool on DRA also `KUBERNETES_ENABLE_DRA` (dcgm-exporter `pkg/cmd/app.go:329-334`, off by
+    default), so a GPU a claim gives a pod carries the pod's labels (`recording._dra_allocated`)."""
+    exporter: dict[str, Any] = {"serviceMonitor": {"enabled": True, "honorLabels": True}}
+    if dra:
+        exporter["env"] = [{"name": "KUBERNETES_ENABLE_DRA", "value": "true"}]
+    return {"dcgmExporter": exporter}
 
 
 def kueue_values() -> dict[str, Any]:

@@ -28,7 +28,7 @@ class PoolFacts:
     nvidia: bool
     mig: bool  # utilisation from GR_ENGINE_ACTIVE (MIG instances), not GPU_UTIL
     # GPUs as DRA devices (claims or the extended-resource path): no Node allocatable shows
-    # them, so live capacity is the GPUs dcgm-exporter sees (`recording.NODE_GPUS`).
+    # them, so live capacity is the GPUs dcgm-exporter sees (`recording.NODE_CARDS`).
     dra: bool
     declared_cards: int
     committed_cards: Fraction  # Σ teams' nominal quota in physical cards
@@ -37,6 +37,9 @@ class PoolFacts:
     # staged sharing reduction a replica there is 1/retiringReplicas of a card (plan/capacity).
     node_weights: Mapping[str, Fraction]
     slices: frozenset[str]  # the resources whose unit is a MIG instance (`capacity.is_mig`)
+    # On a DRA pool with MIG: the card share of one instance per profile, as `node_weights`
+    # weighs its resource, so the instances dcgm-exporter reports count as the device plugin's.
+    profile_weights: Mapping[str, Fraction]
     cost_per_hour: float | None  # one card
     mig_configs: tuple[str, ...]  # the nvidia.com/mig.config values its nodes are given
     expires: dt.date | None
@@ -91,6 +94,12 @@ def _pool(policy: Policy, fleet: Fleet, pool: Pool, card: CardType) -> PoolFacts
     offered = capacity.pool_resources(pool, card, fleet)
     weights = {r: capacity.unit_weight(pool, card, r, fleet) for r in offered}
     held = {r: capacity.unit_weight(pool, card, r, fleet, replicas="advertised") for r in offered}
+    slices = frozenset(r for r in offered if capacity.is_mig(pool, card, r, fleet))
+    profiles = {
+        profile: held[r]
+        for r in sorted(slices)
+        for profile in capacity.mig_profiles(pool, card, r, fleet)
+    }
     configs = sorted(
         {found[0] for node in pool.nodes if (found := nvidia.node_mig_config(policy, pool, node))}
     )
@@ -105,7 +114,8 @@ def _pool(policy: Policy, fleet: Fleet, pool: Pool, card: CardType) -> PoolFacts
         committed_cards=Fraction(0),
         weights=weights,
         node_weights=held,
-        slices=frozenset(r for r in offered if capacity.is_mig(pool, card, r, fleet)),
+        slices=slices,
+        profile_weights=profiles if dra.on_dra(pool) else {},
         cost_per_hour=card.cost_per_hour,
         mig_configs=tuple(configs),
         expires=pool.expires,

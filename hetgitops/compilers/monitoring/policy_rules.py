@@ -20,6 +20,7 @@ COMMITTED = "hetgitops:pool_committed_cards"
 FLAVOR_INFO = "hetgitops:flavor_info"
 FLAVOR_WEIGHT = "hetgitops:flavor_resource_cards"
 NODE_WEIGHT = "hetgitops:node_resource_cards"
+MIG_WEIGHT = "hetgitops:pool_mig_profile_cards"
 FLAVOR_COST = "hetgitops:flavor_resource_cost_per_hour"
 TEAM_INFO = "hetgitops:team_info"
 TEAM_CARD_TYPES = "hetgitops:team_card_type_info"
@@ -57,6 +58,8 @@ def _pools(facts: Facts) -> Iterator[dict[str, Any]]:
             if p.cost_per_hour is not None:
                 cost = p.cost_per_hour * float(weight)
                 yield fact(FLAVOR_COST, cost, flavor=p.flavor, resource=resource)
+        for profile, weight in p.profile_weights.items():
+            yield fact(MIG_WEIGHT, weight, pool=p.name, mig_profile=profile)
         if p.expires is not None:
             epoch = calendar.timegm(p.expires.timetuple())
             yield fact(EXPIRY, epoch, pool=p.name)

@@ -17,7 +17,7 @@ from hetgitops.compilers.monitoring.facts import Facts
 
 NODE_POOL = "hetgitops:node_pool_info"
 POOL_ALLOCATABLE = "hetgitops:pool_allocatable_cards"
-NODE_GPUS = "hetgitops:node_gpus_seen"
+NODE_CARDS = "hetgitops:node_cards_seen"
 CQ_USAGE = "hetgitops:cq_flavor_usage_cards"
 CQ_NOMINAL = "hetgitops:cq_flavor_nominal_cards"
 CQ_FREE = "hetgitops:cq_flavor_free_cards"
@@ -56,7 +56,8 @@ def node_rules(pool_key: str, card_key: str, dra_pools: Sequence[str] = ()) -> l
     """A node's pool and card type, and each pool's live cards on schedulable nodes: what
     the device plugin advertises (`kube_node_status_allocatable`, weighed into cards) or, on a
     pool whose GPUs are DRA devices (which no Node's allocatable and no kube-state-metrics
-    series shows), the GPUs dcgm-exporter sees there (`NODE_GPUS`)."""
+    series shows), the GPUs and MIG instances dcgm-exporter sees there, weighed the same way
+    (`NODE_CARDS`)."""
     pool, card = names.node_label(pool_key), names.node_label(card_key)
     labelled = (
         f'label_replace(label_replace({names.NODE_LABELS}{{{pool}!=""}}, "pool", "$1", '
@@ -72,12 +73,12 @@ def node_rules(pool_key: str, card_key: str, dra_pools: Sequence[str] = ()) -> l
         return rules
     on_dra = names.regex_of(sorted(dra_pools))
     seen = (
-        f"(max by (node) ({NODE_GPUS})"
+        f"(max by (node) ({NODE_CARDS})"
         f" unless on (node) ({names.NODE_UNSCHEDULABLE} == 1))"
         f' * on (node) group_left (pool, card_type) {NODE_POOL}{{pool=~"{on_dra}"}}'
     )
     others = f'{{pool!~"{on_dra}"}}'
-    rules.append(record(NODE_GPUS, _gpus_seen()))
+    rules.append(record(NODE_CARDS, _cards_seen(on_dra)))
     rules.append(
         record(
             POOL_ALLOCATABLE,
@@ -95,15 +96,28 @@ def _advertised(schedulable: str, pools: str) -> str:
     )
 
 
-def _gpus_seen() -> str:
-    """Per node, the physical GPUs dcgm-exporter reports: one series per GPU it monitors, or
-    per MIG instance with the parent's `gpu` index, so distinct (node, gpu) pairs are counted
-    (GPU_UTIL on whole GPUs, GR_ENGINE_ACTIVE on MIG instances, as `gpu_rules` reads them)."""
-    both = f"{names.GPU_UTIL} or {names.GR_ENGINE_ACTIVE}"
-    return (
-        f'count by (node) (count by (node, gpu) (label_replace({both}, "node", "$1", '
-        f'"Hostname", "(.+)")))'
+def _dcgm_series(matcher: str = "") -> str:
+    """dcgm-exporter's per-GPU (or per-MIG-instance) series with the node as `node`."""
+    both = f"{names.GPU_UTIL}{matcher} or {names.GR_ENGINE_ACTIVE}{matcher}"
+    return f'label_replace({both}, "node", "$1", "Hostname", "(.+)")'
+
+
+def _cards_seen(on_dra: str) -> str:
+    """Per node of a DRA pool, the cards dcgm-exporter sees, as the device plugin's allocatable
+    weighs them: a whole GPU (one series per GPU it monitors) is one card, a MIG-partitioned
+    GPU (one series per instance, the parent's `gpu` index, `GPU_I_PROFILE`) the share of
+    each of its instances (`policy_rules.MIG_WEIGHT`, the pool's `node_resource_cards` of that
+    profile). Series of both counters are seen once (GPU_UTIL on whole GPUs, GR_ENGINE_ACTIVE
+    on MIG instances, as `gpu_rules` reads them)."""
+    sliced_only = _dcgm_series('{GPU_I_PROFILE!=""}')
+    instances = f"group by (node, gpu, GPU_I_ID, GPU_I_PROFILE) ({sliced_only})"
+    whole = f"group by (node, gpu) ({_dcgm_series()}) unless on (node, gpu) {instances}"
+    sliced = (
+        f'label_replace({instances}, "mig_profile", "$1", "GPU_I_PROFILE", "(.+)")'
+        f' * on (node) group_left (pool) {NODE_POOL}{{pool=~"{on_dra}"}}'
+        f" * on (pool, mig_profile) group_left () {p.MIG_WEIGHT}"
     )
+    return f"sum by (node) (({whole}) or ({sliced}))"
 
 
 def kueue_rules(facts: Facts, wait_window: str, percentile: float) -> list[dict[str, Any]]:
@@ -153,7 +167,9 @@ def _dcgm(metric: str, pools: list[str], scale: str) -> str:
 
 def gpu_rules(facts: Facts) -> list[dict[str, Any]]:
     """Utilisation per GPU: `DCGM_FI_PROF_GR_ENGINE_ACTIVE` in MIG pools (GPU_UTIL is not
-    reported for MIG instances), `DCGM_FI_DEV_GPU_UTIL` (percent) elsewhere."""
+    reported for MIG instances), `DCGM_FI_DEV_GPU_UTIL` (percent) elsewhere. A team's cards:
+    what its running pods request (weighed), or on a DRA pool the GPUs dcgm-exporter labels
+    with a pod of its namespaces (`_dra_allocated`): a claim is no container request."""
     whole = [f.name for f in facts.pools.values() if f.nvidia and not f.mig]
     sliced = [f.name for f in facts.pools.values() if f.nvidia and f.mig]
     parts = []
@@ -167,6 +183,16 @@ def gpu_rules(facts: Facts) -> list[dict[str, Any]]:
         f'max by (namespace, pod, container, node, resource) ({names.POD_REQUESTS}{{node!=""}})'
         f" * on (namespace, pod) group_left () (max by (namespace, pod) ({RUNNING}) == 1)"
     )
+    on_dra = sorted(f.name for f in facts.pools.values() if f.nvidia and f.dra)
+    plugin = f'{{pool!~"{names.regex_of(on_dra)}"}}' if on_dra else ""
+    allocated = (
+        f"sum by (team, pool, card_type) ({requests}"
+        f" * on (node) group_left (pool, card_type) {NODE_POOL}{plugin}"
+        f" * on (pool, resource) group_left () {p.NODE_WEIGHT}"
+        f" * on (namespace) group_left (team) {p.NAMESPACE_TEAM})"
+    )
+    if on_dra:
+        allocated += f" or {_dra_allocated(on_dra)}"
     return [
         record(GPU_UTILISATION, " or ".join(parts)),
         record(
@@ -174,14 +200,24 @@ def gpu_rules(facts: Facts) -> list[dict[str, Any]]:
             f"avg by (team, pool, card_type) ({GPU_UTILISATION}"
             f" * on (namespace) group_left (team) {p.NAMESPACE_TEAM})",
         ),
-        record(
-            TEAM_ALLOCATED,
-            f"sum by (team, pool, card_type) ({requests}"
-            f" * on (node) group_left (pool, card_type) {NODE_POOL}"
-            f" * on (pool, resource) group_left () {p.NODE_WEIGHT}"
-            f" * on (namespace) group_left (team) {p.NAMESPACE_TEAM})",
-        ),
+        record(TEAM_ALLOCATED, allocated),
     ]
+
+
+def _dra_allocated(pools: list[str]) -> str:
+    """A team's cards in DRA pools: the distinct GPUs dcgm-exporter labels with a pod of one
+    of its namespaces. Its DRA pod mapping (`KUBERNETES_ENABLE_DRA`) copies a GPU's series
+    once per pod holding it, with `namespace`, `pod`, `container` and `dra_*` labels; it finds
+    whole GPUs only (an instance is looked up as `<gpu>-<instance>`, DRA devices are keyed by
+    the parent's UUID: docs/upstream.md), and kube-state-metrics shows no claim as a request."""
+    held = (
+        f"group by (node, gpu, namespace, pool, card_type) ({GPU_UTILISATION}"
+        f'{{pool=~"{names.regex_of(pools)}", namespace!="", GPU_I_PROFILE=""}})'
+    )
+    return (
+        f"count by (team, pool, card_type) ({held}"
+        f" * on (namespace) group_left (team) {p.NAMESPACE_TEAM})"
+    )
 
 
 def mig_rules(facts: Facts, pool_key: str) -> list[dict[str, Any]]:

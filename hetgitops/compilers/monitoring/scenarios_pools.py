@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from hetgitops.compilers import nvidia
 from hetgitops.compilers.monitoring import alerts as a
-from hetgitops.compilers.monitoring import names
+from hetgitops.compilers.monitoring import names, scenarios_dra
 from hetgitops.compilers.monitoring.facts import PoolFacts, TeamFacts
 from hetgitops.compilers.monitoring.promtests import SAMPLE, Case, Fired
 from hetgitops.compilers.monitoring.scenario_base import (
@@ -20,8 +20,7 @@ from hetgitops.compilers.monitoring.scenario_base import (
     nominal_resource,
 )
 from hetgitops.model.policy import Node
-from hetgitops.plan import dra
-from hetgitops.plan.capacity import node_units
+from hetgitops.plan.capacity import covered_gpus, node_units
 
 
 def capacity(scene: Scene, alert: a.Alert) -> list[Case]:
@@ -87,10 +86,9 @@ def _capacity_case(
 
 
 def _node_cards(scene: Scene, pool: PoolFacts, node: Node) -> Fraction:
-    """The cards a schedulable node gives its pool: what its device plugin advertises,
-    weighed; on DRA every GPU dcgm-exporter sees there, a MIG-partitioned one whole."""
-    if pool.dra:
-        return Fraction(node.cards)
+    """The cards a schedulable node gives its pool: its units (what its device plugin
+    advertises, or on DRA the GPUs and MIG instances dcgm-exporter sees) weighed into cards,
+    a MIG instance its share of a card on either path."""
     return cards(_units(scene, pool, node), pool.node_weights)
 
 
@@ -109,22 +107,15 @@ def _allocatable(scene: Scene, pool: PoolFacts, node: Node) -> dict[str, int]:
 
 def _dcgm_gpus(scene: Scene, case: Case, pool: PoolFacts, node: Node) -> None:
     """dcgm-exporter's series on a DRA node: one per whole GPU, one per MIG instance on the
-    GPUs the node's layout partitions (with the parent's `gpu` index and GPU_I_PROFILE);
-    GR_ENGINE_ACTIVE in MIG pools, GPU_UTIL elsewhere, as the utilisation rule reads them."""
-    units = _units(scene, pool, node)
-    card = scene.policy.card_type_of(scene.policy.pools[pool.name])
-    profiles = [
-        (dra.mig_profile_of(card, r) if card else None) or r
-        for r, n in units.items()
-        if r in pool.slices
-        for _ in range(n)
-    ]
-    whole = sum(n for r, n in units.items() if r not in pool.slices) if profiles else node.cards
-    partitioned = max(node.cards - whole, 1)
+    GPUs the pool's layout partitions (with the parent's `gpu` index, GPU_I_PROFILE and
+    GPU_I_ID); GR_ENGINE_ACTIVE in MIG pools, GPU_UTIL elsewhere, as the utilisation rule
+    reads them."""
+    policy_pool = scene.policy.pools[pool.name]
+    layout = covered_gpus(policy_pool, node.cards) if pool.mig else {}
     metric = names.GR_ENGINE_ACTIVE if pool.mig else names.GPU_UTIL
     for gpu in range(node.cards):
         ids = {"gpu": str(gpu), "UUID": f"GPU-{node.name}-{gpu}", "Hostname": node.name}
-        mine = profiles[gpu - whole :: partitioned] if gpu >= whole else []
+        mine = [p for p, n in sorted(layout.get(gpu, {}).items()) for _ in range(n)]
         for number, profile in enumerate(mine):
             case.add(metric, 0.5, **ids, GPU_I_PROFILE=profile, GPU_I_ID=str(number))
         if not mine:
@@ -148,7 +139,9 @@ def idle(scene: Scene, alert: a.Alert) -> list[Case]:
         (team, scene.facts.pools[pool])
         for team in scene.facts.teams.values()
         for flavor, pool in team.pools.items()
-        if scene.facts.pools[pool].nvidia and nominal_resource(team, flavor, scene.facts)
+        if scene.facts.pools[pool].nvidia
+        and not scene.facts.pools[pool].dra  # no pod requests a DRA GPU: scenarios_dra
+        and nominal_resource(team, flavor, scene.facts)
     ]
     chosen = [p for p in pairs if p[1].mig][:1]
     chosen += [p for p in pairs if not p[1].mig][: SAMPLE - len(chosen)]
@@ -158,7 +151,7 @@ def idle(scene: Scene, alert: a.Alert) -> list[Case]:
         for busy in (False, True):
             percent = (threshold + 100) / 2 if busy else threshold / 2
             cases.append(_idle_case(scene, alert, team, pool, percent, fires=not busy))
-    return cases
+    return cases + scenarios_dra.idle(scene, alert)
 
 
 def _idle_case(
