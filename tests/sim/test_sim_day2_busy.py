@@ -45,7 +45,16 @@ from typing import Any
 
 import pytest
 import yaml
-from harness.simcluster import announce, busy, cluster, gitops, policyfleet, stranding, watch
+from harness.simcluster import (
+    announce,
+    busy,
+    cluster,
+    flux,
+    gitops,
+    policyfleet,
+    stranding,
+    watch,
+)
 
 from hetgitops.model import quantities
 from hetgitops.model.policy import Policy
@@ -729,10 +738,11 @@ DEFAULT = {
 }
 
 # The new policy fields (FIELD_CHANGES): volcano.layout prunes Queues (each tool prunes its own
-# way); namespaceLabels relabels the Namespaces neither tool prunes. By default the two that
-# disrupt or touch what the tools treat differently, one tool each.
+# way); namespaceLabels relabels the Namespaces neither tool prunes. By default only the one
+# that deletes queues under running gangs (37-48 s on the busy fleet); the rest with
+# HETGITOPS_DAY2_ALL=1 (docs/day2.md "The new policy fields under load").
 TOOLS_DIFFER |= {"volcano-team-layout", "namespace-labels"}
-DEFAULT |= {("volcano-team-layout", "flux"), ("namespace-labels", "argocd")}
+DEFAULT |= {("volcano-team-layout", "argocd")}
 
 
 def cases() -> list[Any]:
@@ -779,6 +789,8 @@ def test_day2_change_under_load(
         assert _landed(sim, baseline, (busy_fleet.tree, after_tree), hazards), (
             f"{change} is live before the sync"
         )
+    if change in FIELD_CHANGES and tool == "flux":  # the fleet as a cluster Flux manages
+        flux.forget(sim)
     sampler = Sampler(sim, pools)
     recorder = watch.Recorder(sim)
     try:
