@@ -244,6 +244,7 @@ NOUNS = {
     "jobs-unmatched": "made from the old templates, matching no flavor after the change:",
     "namespace-removed": "left outside every queue and quota:",
     "localqueue-removed": "stranded:",
+    "queue-stopped": "held in the queue:",
     "clusterqueue-removed": "holding the queue Terminating:",
     "priority-class-removed": "refused when recreated:",
     "priority-class-recreated": "of the tier that a controller could recreate during the gap "

@@ -27,7 +27,8 @@ COST: dict[str, float] = {
     "test_sim_bundled.py": 170.0,
     "test_sim_busy.py": 90.0,
     "test_sim_day2.py": 620.0,
-    "test_sim_day2_busy.py": 1290.0,  # 1,289 s alone, 2026-12-05, load 8-11 (issue 38)
+    "test_sim_day2_busy.py": 1360.0,  # 1,289 s alone, 2026-12-05, load 8-11 (issue 38); +70 s
+    # for volcano-team-layout and the stopped-LocalQueue test (busyfields, 61 s + ~10 s)
     "test_sim_dra.py": 250.0,
     "test_sim_dra_mig.py": 290.0,
     "test_sim_explain.py": 590.0,

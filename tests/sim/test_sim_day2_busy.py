@@ -45,8 +45,18 @@ from typing import Any
 
 import pytest
 import yaml
-from harness.simcluster import announce, busy, cluster, gitops, policyfleet, watch
+from harness.simcluster import (
+    announce,
+    busy,
+    cluster,
+    flux,
+    gitops,
+    policyfleet,
+    stranding,
+    watch,
+)
 
+from hetgitops.model import quantities
 from hetgitops.model.policy import Policy
 
 from . import test_sim_day2 as day2
@@ -372,6 +382,204 @@ CHANGES: dict[str, Callable[[Path], None]] = {
     **day2.CHANGES,
 }
 
+# ---- the policy fields of issue 32's last stop as day-2 events (issue 38) ------------------
+
+FLEET_ACCELERATORS = [
+    "cambricon.com/mlu",
+    "huawei.com/Ascend910",
+    "nvidia.com/gpu",
+    "nvidia.com/mig-1g.10gb",
+    "nvidia.com/mig-3g.40gb",
+]
+SERVING_LABEL = {"hetgitops.io/serving": "production"}
+
+
+def quota_host_fields(root: Path) -> None:
+    """online-inference's l40s entry (lendingLimit 12) limits the GPUs only (`hostLimits:
+    false`) and takes 16 cpu and 128Gi per card there (the fleet gives 12 and 96Gi)."""
+
+    def change(docs: Docs) -> Docs:
+        quota = _quota(docs, "online-inference", "l40s-infer")
+        quota.update({"hostLimits": False, "cpuPerCard": 16, "memoryPerCard": "128Gi"})
+        return docs
+
+    _edit(root, "teams/others.yaml", change)
+
+
+def cpu_per_card_down(root: Path) -> None:
+    """The direction that can disrupt: online-inference's l40s entry gets 4 cpu and 32Gi per
+    card, so what its running pods hold above that counts as borrowed (reclaimable)."""
+
+    def change(docs: Docs) -> Docs:
+        _quota(docs, "online-inference", "l40s-infer").update(
+            {"cpuPerCard": 4, "memoryPerCard": "32Gi"}
+        )
+        return docs
+
+    _edit(root, "teams/others.yaml", change)
+
+
+def covered_resources(root: Path) -> None:
+    """data-preprocessing's ClusterQueue covers every accelerator of the fleet in its one
+    resource group (`kueue.coveredResources`), as a hand-written queue does."""
+
+    def change(docs: Docs) -> Docs:
+        spec = _named(docs, "Team", "data-preprocessing")["spec"]
+        spec["kueue"] = {"coveredResources": FLEET_ACCELERATORS}
+        return docs
+
+    _edit(root, "teams/others.yaml", change)
+
+
+def namespace_labels(root: Path) -> None:
+    """online-inference's namespaces get a label of their own (`namespaceLabels`) and its
+    ClusterQueue selects them by it (`kueue.namespaceSelector`)."""
+
+    def change(docs: Docs) -> Docs:
+        spec = _named(docs, "Team", "online-inference")["spec"]
+        spec["namespaceLabels"] = dict(SERVING_LABEL)
+        spec["kueue"] = {"namespaceSelector": {"matchLabels": dict(SERVING_LABEL)}}
+        return docs
+
+    _edit(root, "teams/others.yaml", change)
+
+
+def volcano_team_layout(root: Path) -> None:
+    """pretraining's Volcano leaves (one per pool, the a100 gang and the Ascend job in two of
+    them) become one queue across its pools (`volcano.layout: team`)."""
+
+    def change(docs: Docs) -> Docs:
+        _named(docs, "Team", "pretraining")["spec"]["volcano"]["layout"] = "team"
+        return docs
+
+    _edit(root, "teams/training.yaml", change)
+
+
+def stop_team_queues(root: Path) -> None:
+    """research's queues are put on hold (`kueue.stopPolicy: Hold`): the work pending on its
+    LocalQueues waits for good (issue 38, item 9: stranded as `localqueue-inactive`)."""
+
+    def change(docs: Docs) -> Docs:
+        _named(docs, "Team", "research")["spec"]["kueue"] = {"stopPolicy": "Hold"}
+        return docs
+
+    _edit(root, "teams/others.yaml", change)
+
+
+FIELD_CHANGES: dict[str, Callable[[Path], None]] = {
+    "quota-host-fields": quota_host_fields,
+    "cpu-per-card-down": cpu_per_card_down,
+    "covered-resources": covered_resources,
+    "namespace-labels": namespace_labels,
+    "volcano-team-layout": volcano_team_layout,
+    "stop-team-queues": stop_team_queues,
+}
+CHANGES.update(FIELD_CHANGES)
+
+
+def _resources(queue: dict[str, Any]) -> list[Any]:
+    """A ClusterQueue's resource groups with every quantity as a number (the API server keeps
+    a custom resource's quantity as written, a render may spell it otherwise)."""
+    groups = (queue.get("spec") or {}).get("resourceGroups") or []
+    return [
+        (
+            list(g.get("coveredResources") or []),
+            [
+                (
+                    f.get("name"),
+                    [
+                        (
+                            r["name"],
+                            {
+                                k: str(quantities.value_of(str(v)))
+                                for k, v in r.items()
+                                if k != "name"
+                            },
+                        )
+                        for r in f.get("resources") or []
+                    ],
+                )
+                for f in g.get("flavors") or []
+            ],
+        )
+        for g in groups
+    ]
+
+
+def _ref(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else str(meta["name"])
+
+
+def _landed(
+    sim: cluster.SimCluster,
+    load: busy.Load,
+    trees: tuple[Path, Path],
+    hazards: list[dict[str, Any]],
+) -> list[str]:
+    """A FIELD_CHANGES case changed what it meant to: each rendered ClusterQueue's resource
+    groups, namespaceSelector and stopPolicy, each LocalQueue's stopPolicy, each Namespace's
+    labels are live as rendered, and the live Volcano Queues of a rendered team are the ones the
+    tree has (a switched layout's old leaves pruned). An object `field-co-owned` names is
+    excused: the API server keeps what another manager owns, as diff said (item 11).
+    Only the objects the change renders otherwise are read (`trees`: before, after)."""
+    failures = []
+    coowned = [h["subject"] for h in hazards if h["rule"] == "field-co-owned"]
+    before = {(o["kind"], _ref(o)): o for o in gitops.documents(trees[0])}
+    after = gitops.documents(trees[1])
+    rendered = [
+        o
+        for o in after
+        if before.get((o["kind"], _ref(o))) != o
+        and not any(s.startswith(f"{o['kind']} {_ref(o)}:") for s in coowned)
+    ]
+    for obj in rendered:
+        kind, name = obj["kind"], obj["metadata"]["name"]
+        key = f"{obj['metadata'].get('namespace')}/{name}"
+        if kind == "ClusterQueue":
+            live = load.queue_specs.get(name) or {}
+            for field_name in ("namespaceSelector", "stopPolicy"):
+                want, have = obj["spec"].get(field_name), (live.get("spec") or {}).get(field_name)
+                if want != have:
+                    failures.append(
+                        f"ClusterQueue {name} {field_name}: live {have}, rendered {want}"
+                    )
+            if _resources(live) != _resources(dict(obj)):
+                failures.append(f"ClusterQueue {name} resourceGroups: live {_resources(live)}")
+        if kind == "LocalQueue":
+            have = ((load.localqueue_specs.get(key) or {}).get("spec") or {}).get("stopPolicy")
+            if have != obj["spec"].get("stopPolicy"):
+                failures.append(f"LocalQueue {key} stopPolicy: live {have}")
+        if kind == "Namespace":
+            labels = load.namespace_labels.get(name) or {}
+            missing = {
+                k: v for k, v in obj["metadata"].get("labels", {}).items() if labels.get(k) != v
+            }
+            if missing:
+                failures.append(f"Namespace {name}: labels {missing} not live ({labels})")
+    queues = {
+        q["metadata"]["name"]: q
+        for q in json.loads(
+            sim.kubectl("get", "queues.scheduling.volcano.sh", "-o", "json").stdout
+        )["items"]
+    }
+    team = "hetgitops.io/team"
+    teams = {o["metadata"].get("labels", {}).get(team) for o in rendered if o["kind"] == "Queue"}
+    want = {
+        o["metadata"]["name"]
+        for o in after
+        if o["kind"] == "Queue" and o["metadata"].get("labels", {}).get(team) in teams
+    }
+    have = {
+        n for n, q in queues.items() if q["metadata"].get("labels", {}).get(team) in teams - {None}
+    }
+    if want != have:
+        failures.append(
+            f"Volcano queues of the teams: live {sorted(have)}, rendered {sorted(want)}"
+        )
+    return failures
+
+
 # Staged changes: the step that ends the transition (the case syncs step 1 and asserts no
 # double booking; step 2 is only diffed, live, and must be refused while the work runs: the
 # busy fleet's work never finishes) and what that diff must say.
@@ -529,6 +737,13 @@ DEFAULT = {
     ("time-slicing-down", "argocd"),  # staged: double-booked rtx4090 (44 on 24) in one step
 }
 
+# The new policy fields (FIELD_CHANGES): volcano.layout prunes Queues (each tool prunes its own
+# way); namespaceLabels relabels the Namespaces neither tool prunes. By default only the one
+# that deletes queues under running gangs (37-48 s on the busy fleet); the rest with
+# HETGITOPS_DAY2_ALL=1 (docs/day2.md "The new policy fields under load").
+TOOLS_DIFFER |= {"volcano-team-layout", "namespace-labels"}
+DEFAULT |= {("volcano-team-layout", "argocd")}
+
 
 def cases() -> list[Any]:
     every = os.environ.get("HETGITOPS_DAY2_ALL_TOOLS") == "1"
@@ -570,6 +785,12 @@ def test_day2_change_under_load(
     rules = {h["rule"] for h in hazards}
     announced_workloads, announced_pods = _live_counts(hazards, rules)
     measured = Measured(change, tool, sorted(rules), announced_pods, announced_workloads)
+    if change in FIELD_CHANGES:  # what _landed checks after the sync is not live before it
+        assert _landed(sim, baseline, (busy_fleet.tree, after_tree), hazards), (
+            f"{change} is live before the sync"
+        )
+    if change in FIELD_CHANGES and tool == "flux":  # the fleet as a cluster Flux manages
+        flux.forget(sim)
     sampler = Sampler(sim, pools)
     recorder = watch.Recorder(sim)
     try:
@@ -591,6 +812,8 @@ def test_day2_change_under_load(
         _watched(measured, recorder, baseline)
         measured.unsynced = busy.unsynced_queues(load, gitops.documents(after_tree))
         failures = _unannounced(measured, hazards, sampler, announce.Context(pools, baseline, load))
+        if change in FIELD_CHANGES:  # the new policy fields: the sync changed what they say
+            failures += _landed(sim, load, (busy_fleet.tree, after_tree), hazards)
         if change in STEP_2:
             failures += _staged(measured, change, after_dir, tmp_path / "step2", sim)
     except Exception as error:
@@ -818,3 +1041,67 @@ def test_control_experiment_the_watch_sees_an_evict_readmit_and_a_pod_deletion(
     assert workload in recorder.evicted(), recorder.seen()
     assert pod in recorder.deleted(), recorder.seen()
     assert not recorder.seen()["errors"], recorder.seen()
+
+
+# ---- issue 38, item 9's rest: work pending on an inactive LocalQueue is stranded -----------
+
+
+def _localqueue_active(sim: cluster.SimCluster, key: str) -> str:
+    """The LocalQueue's Active condition status as Kueue reports it ("" before it does)."""
+    namespace, name = key.split("/", 1)
+    result = sim.kubectl("get", "localqueues.kueue.x-k8s.io", name, "-n", namespace, "-o", "json")
+    conditions = (json.loads(result.stdout).get("status") or {}).get("conditions") or []
+    return next((str(c.get("status")) for c in conditions if c.get("type") == "Active"), "")
+
+
+def _stop_localqueue(sim: cluster.SimCluster, key: str, policy: str) -> None:
+    """Set the LocalQueue's stopPolicy and wait until Kueue reports it (Active False for a
+    stopped queue: localqueue_controller.go:194-196; True again once None)."""
+    namespace, name = key.split("/", 1)
+    patch = json.dumps({"spec": {"stopPolicy": policy}})
+    sim.kubectl(
+        "patch", "localqueues.kueue.x-k8s.io", name, "-n", namespace, "--type", "merge", "-p", patch
+    )
+    want = "True" if policy == "None" else "False"
+    deadline = time.monotonic() + 120
+    while (seen := _localqueue_active(sim, key)) != want:
+        if time.monotonic() > deadline:
+            raise cluster.SimError(f"LocalQueue {key} stopPolicy {policy}: Active {seen!r}")
+        time.sleep(1)
+
+
+def test_work_pending_on_a_stopped_localqueue_counts_as_stranded(
+    sim: cluster.SimCluster, busy_fleet: busy.BusyFleet
+) -> None:
+    """No policy change: one LocalQueue with pending work gets `stopPolicy: Hold` by hand. Kueue
+    takes it out of the queueing system (localqueue_controller.go:323, DeleteLocalQueue) and
+    its pending workloads wait for good ("LocalQueue ... is inactive", workload_controller.go:
+    2084-2085), its ClusterQueue staying active: the harness counts each as stranded
+    (`localqueue-inactive`), and no hazard announces it."""
+    baseline = busy.measure(sim, busy_fleet.pools)
+    waiting: dict[str, list[str]] = {}
+    for key in baseline.pending():
+        if not stranding.cause(baseline, key):
+            queue = baseline.workloads[key]["spec"]["queueName"]
+            waiting.setdefault(f"{key.split('/', 1)[0]}/{queue}", []).append(key)
+    assert waiting, baseline.pending()
+    localqueue, pending = sorted(waiting.items())[0]
+    _stop_localqueue(sim, localqueue, "Hold")
+    try:
+        load = busy.measure(sim, busy_fleet.pools)
+    finally:
+        _stop_localqueue(sim, localqueue, "None")
+    stranded = sorted(set(load.stranded()) - set(baseline.stranded()))
+    verdict = announce.judge(
+        hazards=[],
+        ctx=announce.Context(busy_fleet.pools, baseline, load),
+        pods_deleted=[],
+        workloads_evicted=[],
+        stranded=stranded,
+        double_booked={},
+        namespaces_deleted=[],
+    )
+    _report(Measured("stop-localqueue", "none", [], 0, 0, stranded=stranded))
+    busy.restore(sim, busy_fleet)
+    assert all(f"localqueue-inactive {k}" in stranded for k in pending), (localqueue, stranded)
+    assert all(any(f"localqueue-inactive {k}" in f for f in verdict.failures) for k in pending)

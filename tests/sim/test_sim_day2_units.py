@@ -5,6 +5,7 @@ now with Volcano's usage, and the at-rest reading."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import shutil
 from decimal import Decimal
@@ -374,3 +375,45 @@ def test_pods_never_bound_fit_in_what_an_overbooking_hazard_states() -> None:
     assert _judge([small], base, final, stranded=keys).failures
     silent = dict(renamed, message="is replaced", live="live: 4 admitted and 0 pending workload(s)")
     assert _judge([silent], base, final, stranded=keys).failures
+
+
+# ---- item 9's rest: inactive LocalQueues, namespaces the ClusterQueue does not select -------
+
+
+def test_work_pending_on_a_stopped_localqueue_or_an_unselected_namespace_is_stranded() -> None:
+    """Kueue's getQueueBlocker: a LocalQueue with a stopPolicy holds its pending work ("LocalQueue
+    ... is inactive") even when its ClusterQueue is active; the scheduler admits nothing from a
+    namespace the ClusterQueue's selector does not match."""
+    queue = _queue("research", ["rtx-a"], ["cpu", "nvidia.com/gpu"])
+    queue["spec"]["namespaceSelector"] = {"matchLabels": {"team": "research"}}
+    load = _load(
+        workloads=[
+            _workload("research/held", "held", "rtx"),
+            _workload("research/fits", "research", "rtx"),
+            _workload("sandbox/unlabelled", "research", "rtx"),
+        ],
+        queues=[queue],
+        flavors=[_flavor("rtx-a", "rtx")],
+        localqueues={
+            "research/held": "research",
+            "research/research": "research",
+            "sandbox/research": "research",
+        },
+    )
+    load = dataclasses.replace(
+        load,
+        localqueue_specs={
+            "research/held": {"spec": {"clusterQueue": "research", "stopPolicy": "Hold"}},
+            "research/research": {"spec": {"clusterQueue": "research", "stopPolicy": "None"}},
+        },
+        namespace_labels={"research": {"team": "research"}, "sandbox": {"team": "other"}},
+    )
+    assert load.stranded() == ["localqueue-inactive research/held", "unselected sandbox/unlabelled"]
+    # the live radius of the hazard: what its namespace scope holds
+    live = "live: reached: 0 admitted and 1 pending workload(s) (research 1)"
+    unlabelled = _hazard("namespace-unselected", "Namespace sandbox", "", live)
+    assert not _judge(
+        [unlabelled], _load(), load, stranded=["unselected sandbox/unlabelled"]
+    ).failures
+    held = _judge([unlabelled], _load(), load, stranded=["localqueue-inactive research/held"])
+    assert any("localqueue-inactive research/held" in f for f in held.failures), held.failures

@@ -45,7 +45,9 @@ ANNOUNCED_BY: dict[str, set[str]] = {
     "pods-deleted": {"taint-evicts", "mig-mode-flip", "mig-repartition"},
     "workloads-evicted": {"taint-evicts", "mig-mode-flip", "mig-repartition"},
     "queue-gone": {"localqueue-removed", "namespace-removed", "clusterqueue-removed"},
+    "localqueue-inactive": {"queue-stopped"},  # a team's kueue.stopPolicy
     "inactive": {"clusterqueue-removed", "kueue-flavor-removed", "kueue-topology-renamed"},
+    "unselected": {"namespace-unselected"},
     "no-flavor": {"kueue-resource-uncovered", "jobs-unmatched"},
     "unbound": {"taint-evicts", "kueue-flavor-renamed", "node-moved", "node-removed"},
     "double-booked": {

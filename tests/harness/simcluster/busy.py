@@ -396,6 +396,8 @@ class Load:
     flavors: set[str]
     queue_specs: dict[str, Obj] = field(default_factory=dict)  # ClusterQueue -> the object
     flavor_specs: dict[str, Obj] = field(default_factory=dict)  # ResourceFlavor -> the object
+    localqueue_specs: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> the object
+    namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> labels
 
     def used(self, pool: str, resource: str) -> Decimal:
         """What is taken of the pool: Kueue's admitted usage plus Volcano's bound pods."""
@@ -436,7 +438,8 @@ class Load:
 
     def stranded(self) -> list[str]:
         """Work Kueue leaves where it can never run, as `CAUSE namespace/name` (stranding.py:
-        queue gone, no flavor that can admit it, inactive ClusterQueue, a pod never bound)."""
+        queue gone, inactive LocalQueue or ClusterQueue, namespace not selected, no flavor that
+        can admit it, a pod never bound)."""
         return stranding.stranded(self)
 
 
@@ -571,11 +574,13 @@ def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Lo
                 borrowed = quantities.value_of(str(resource.get("borrowed", "0")))
                 if borrowed > 0 and _accelerator(resource["name"]):
                     borrowing.setdefault(queue["metadata"]["name"], {})[resource["name"]] = borrowed
-    localqueues = {
-        _key(q): str(q["spec"].get("clusterQueue", ""))
+    localqueue_specs = {
+        _key(q): q
         for q in _list(sim, "localqueues.kueue.x-k8s.io")
         if not q["metadata"].get("deletionTimestamp")
     }
+    localqueues = {k: str(q["spec"].get("clusterQueue", "")) for k, q in localqueue_specs.items()}
+    namespaces = [n for n in _list(sim, "namespaces") if not n["metadata"].get("deletionTimestamp")]
     flavor_specs = {f["metadata"]["name"]: f for f in _list(sim, "resourceflavors.kueue.x-k8s.io")}
     return Load(
         capacity=capacity,
@@ -585,11 +590,7 @@ def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Lo
         borrowing=borrowing,
         workloads=workloads,
         live_pods=live_pods,
-        namespaces={
-            n["metadata"]["name"]: str(n["metadata"].get("uid", ""))
-            for n in _list(sim, "namespaces")
-            if not n["metadata"].get("deletionTimestamp")
-        },
+        namespaces={n["metadata"]["name"]: str(n["metadata"].get("uid", "")) for n in namespaces},
         localqueues=localqueues,
         clusterqueues={
             q["metadata"]["name"] for q in queues if not q["metadata"].get("deletionTimestamp")
@@ -597,6 +598,10 @@ def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Lo
         flavors=set(flavor_specs),
         queue_specs={q["metadata"]["name"]: q for q in queues},
         flavor_specs=flavor_specs,
+        localqueue_specs=localqueue_specs,
+        namespace_labels={
+            n["metadata"]["name"]: dict(n["metadata"].get("labels") or {}) for n in namespaces
+        },
     )
 
 

@@ -232,6 +232,16 @@ def sync(
     return _reconcile(sim, tree, attempts=attempts)
 
 
+def forget(sim: SimCluster) -> None:
+    """The next sync reconciles its `previous` tree first even if Flux last reconciled it:
+    another tool recreated objects since, which then lack Flux's owner labels, and Flux's
+    garbage collection skips an object whose labels do not match them (seen: the Volcano
+    Queues an Argo CD sync had recreated were "skipped", not pruned)."""
+    marker = _dir(sim) / "last-tree"
+    if marker.is_file():
+        marker.write_text("")
+
+
 def tree_digest(tree: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(p for p in tree.rglob("*") if p.is_file()):

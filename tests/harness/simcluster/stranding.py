@@ -5,9 +5,17 @@ namespace/name`, one of
 - `queue-gone`: a pending Workload whose LocalQueue, or the ClusterQueue behind it, no longer
   exists (Kueue: "LocalQueue ... doesn't exist", "ClusterQueue ... doesn't exist";
   pkg/controller/core/workload_controller.go:2080-2090, getQueueBlocker);
+- `localqueue-inactive`: a pending Workload whose LocalQueue has a `spec.stopPolicy` other than
+  None (Hold or HoldAndDrain; Kueue: "LocalQueue ... is inactive",
+  workload_controller.go:741 lqActive, 2084-2085; its status is no longer updated either,
+  localqueue_controller.go:194-196);
 - `inactive`: a pending Workload whose ClusterQueue has the status condition Active False
   (a flavor or Topology it names is missing, it is stopped or being deleted; "ClusterQueue
   ... is inactive", workload_controller.go:2090-2091);
+- `unselected`: a pending Workload in a namespace whose labels its ClusterQueue's
+  namespaceSelector does not match ("workload namespace doesn't match ClusterQueue selector",
+  reason Misconfigured: pkg/scheduler/scheduler.go:683-692; the selector read by
+  `hetgitops.plan.namespace_labels.selects`); only when the reading holds the namespace's labels;
 - `no-flavor`: a pending Workload of an active ClusterQueue with a pod set that no flavor can
   admit whatever quota frees up: a requested resource no resource group covers ("resource R
   unavailable in ClusterQueue", pkg/scheduler/flavorassigner/flavorassigner.go:1069-1072), or
@@ -27,12 +35,13 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hetgitops.model.tolerations import tolerates
+from hetgitops.plan.namespace_labels import selects
 
 if TYPE_CHECKING:
     from .busy import Load
 
 Obj = Mapping[str, Any]
-CAUSES = ("queue-gone", "inactive", "no-flavor", "unbound")
+CAUSES = ("queue-gone", "localqueue-inactive", "inactive", "unselected", "no-flavor", "unbound")
 
 
 def _active(queue: Obj) -> bool:
@@ -100,19 +109,33 @@ def no_flavor(workload: Obj, queue: Obj, flavors: Mapping[str, Obj]) -> str:
     return ""
 
 
+def _stopped(localqueue: Obj | None) -> bool:
+    """The LocalQueue's spec.stopPolicy is set to other than None (Kueue's default None)."""
+    policy = ((localqueue or {}).get("spec") or {}).get("stopPolicy") or "None"
+    return bool(policy != "None")
+
+
 def cause(load: Load, key: str) -> str:
-    """The stranding cause of the pending Workload `key` (empty: it can still be admitted)."""
+    """The stranding cause of the pending Workload `key` (empty: it can still be admitted), in
+    Kueue's order: getQueueBlocker's, then the scheduler's namespace check, then the flavors."""
     workload = load.workloads[key]
     namespace = key.split("/", 1)[0]
     queue_name = (workload.get("spec") or {}).get("queueName") or ""
     target = load.localqueues.get(f"{namespace}/{queue_name}")
     if target is None or target not in load.clusterqueues:
         return "queue-gone"
+    if _stopped(load.localqueue_specs.get(f"{namespace}/{queue_name}")):
+        return "localqueue-inactive"
     queue = load.queue_specs.get(target)
     if queue is None:  # a reading without the ClusterQueues' objects: only the names
         return ""
     if not _active(queue):
         return "inactive"
+    labels = load.namespace_labels.get(namespace)
+    if labels is not None and not selects(
+        (queue.get("spec") or {}).get("namespaceSelector"), labels
+    ):
+        return "unselected"
     return "no-flavor" if no_flavor(workload, queue, load.flavor_specs) else ""
 
 
