@@ -19,35 +19,37 @@ SHARD = "HETGITOPS_SIM_SHARD"
 DEFAULT_COST = 120.0
 
 # Wall seconds per module (setup, calls and teardown; the first module of a shard also starts its
-# cluster), rounded to 10 s, from `pytest -m sim --durations=0` in two shards side by side on a
-# 2-core machine, 2026-12-05, with other work at a load of 5-8 beside them (so about twice a quiet
-# run's figures; only the ratios matter here).
+# cluster), rounded to 10 s, summed from the `--durations=0` lists of the three shards of a
+# fresh-clone `.ci/run` (7126962, 2026-12-05: shards of 27:37 / 31:09 / 28:03 with the old
+# figures, which these balance to about 1,710 s each); a module added since then carries its
+# own measured figure.
 COST: dict[str, float] = {
-    "test_sim_argocd.py": 130.0,
-    "test_sim_bundled.py": 170.0,
-    "test_sim_busy.py": 90.0,
-    "test_sim_day2.py": 620.0,
-    "test_sim_day2_busy.py": 1360.0,  # 1,289 s alone, 2026-12-05, load 8-11 (issue 38); +70 s
-    # for volcano-team-layout and the stopped-LocalQueue test (busyfields, 61 s + ~10 s)
-    "test_sim_dra.py": 250.0,
-    "test_sim_dra_mig.py": 290.0,
-    "test_sim_explain.py": 590.0,
-    "test_sim_explain_generated.py": 410.0,
-    "test_sim_flavor_rename.py": 150.0,
-    "test_sim_flux.py": 80.0,
-    "test_sim_grants.py": 40.0,
-    "test_sim_import.py": 130.0,
-    "test_sim_koordinator.py": 40.0,
-    "test_sim_koordinator_explain.py": 170.0,
-    "test_sim_koordinator_fleet.py": 640.0,
-    "test_sim_kuberay.py": 50.0,
-    "test_sim_kuberay_explain.py": 420.0,
+    "test_sim_argocd.py": 90.0,
+    "test_sim_bundled.py": 180.0,
+    "test_sim_busy.py": 170.0,
+    "test_sim_day2.py": 720.0,
+    # 1,070 s in that run, plus the volcano-team-layout case and the stopped-LocalQueue test
+    # (busyfields, 61 s + ~10 s)
+    "test_sim_day2_busy.py": 1140.0,
+    "test_sim_dra.py": 100.0,
+    "test_sim_dra_mig.py": 110.0,
+    "test_sim_explain.py": 470.0,
+    "test_sim_explain_generated.py": 310.0,
+    "test_sim_flavor_rename.py": 140.0,
+    "test_sim_flux.py": 60.0,
+    "test_sim_grants.py": 30.0,
+    "test_sim_import.py": 110.0,
+    "test_sim_koordinator.py": 30.0,
+    "test_sim_koordinator_explain.py": 90.0,
+    "test_sim_koordinator_fleet.py": 580.0,
+    "test_sim_kuberay.py": 30.0,
+    "test_sim_kuberay_explain.py": 370.0,
     "test_sim_maintenance.py": 10.0,
-    "test_sim_multicluster.py": 120.0,
-    "test_sim_preempt.py": 200.0,
-    "test_sim_quota.py": 220.0,
-    "test_sim_volcano.py": 30.0,
-    "test_sim_volcano_day2.py": 70.0,
+    "test_sim_multicluster.py": 90.0,
+    "test_sim_preempt.py": 60.0,
+    "test_sim_quota.py": 240.0,
+    "test_sim_volcano.py": 20.0,
+    "test_sim_volcano_day2.py": 50.0,
 }
 
 
