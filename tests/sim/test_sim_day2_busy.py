@@ -827,8 +827,11 @@ def test_control_experiment_the_watch_sees_an_evict_readmit_and_a_pod_deletion(
 # flavor is its 24 less the 18 its plugin pods hold (holds), all on the one switched node.
 DRA_PODS = 4
 # What the move's diff must say, each a step the harness took (docs/targets/dra.md), and
-# nothing else (the pasted snippet leaves no kueue-flavor-renamed).
+# nothing else of its own (the pasted snippet leaves no kueue-flavor-renamed).
 DRA_NEEDED = {"dra-mappings-changed", "dra-pool-moved", "kueue-flavor-transition"}
+# Said only after earlier cases of the module: a field the move removes that their Flux syncs
+# co-own (issue 38, item 11; measured with the whole module, absent when the case runs alone).
+DRA_HISTORY = {"field-co-owned"}
 
 
 def _claim_pods(sim: cluster.SimCluster, work: dict[str, Any]) -> list[dict[str, Any]]:
@@ -936,7 +939,9 @@ def test_dra_move_under_load(
     work = dra_move.claim_work(jobs, DRA_PODS)
     sampler = Sampler(sim, pools)
     recorder = watch.Recorder(sim)
-    failures = [] if rules == DRA_NEEDED else [f"diff said {sorted(rules)}, not {DRA_NEEDED}"]
+    failures = []
+    if DRA_NEEDED - rules or rules - DRA_NEEDED - DRA_HISTORY:
+        failures.append(f"diff said {sorted(rules)}, not {sorted(DRA_NEEDED)}")
     try:
         recorder.start()
         # The new node comes up on the driver (GPU Operator switch, slice published).
