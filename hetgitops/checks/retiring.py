@@ -18,6 +18,7 @@ from hetgitops.checks._common import error_at, warning_at
 from hetgitops.checks.registry import CheckContext, rule
 from hetgitops.diagnostics import Diagnostic, Severity
 from hetgitops.model.policy import Policy, Pool, RetiringFlavor
+from hetgitops.plan.capacity import plugin_resources
 from hetgitops.plan.flavors import (
     IMMUTABLE_WITH_TOPOLOGY,
     flavor_name,
@@ -300,6 +301,8 @@ def retiring_hold_unknown(policy: Policy, ctx: CheckContext) -> Iterator[Diagnos
                 )
                 continue
             covered = {"cpu", "memory", *covered_accelerators(team, plans)}
+            # A pool moving from the device plugin: its running work holds the plugin's names.
+            covered |= set(plugin_resources(policy, pool).values())
             for resource in sorted(set(amounts) - covered):
                 yield error_at(
                     "kueue-retiring-hold-unknown",

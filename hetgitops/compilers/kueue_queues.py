@@ -16,6 +16,7 @@ from hetgitops.diagnostics import Span
 from hetgitops.model import quantities
 from hetgitops.model.policy import CohortSpec, Fleet, Policy, Pool, Team, derived
 from hetgitops.output.manifests import Manifest, metadata
+from hetgitops.plan.capacity import plugin_resources, retiring_held
 from hetgitops.plan.flavors import flavor_name
 from hetgitops.plan.namespace_labels import queue_selector
 from hetgitops.plan.preemption_rules import preemption
@@ -174,17 +175,31 @@ def _reduced(resource: dict[str, Any], held: str | None) -> dict[str, Any]:
     return reduced
 
 
-def transition_quotas(team: Team, plan: FlavorPlan, entry: dict[str, Any]) -> list[dict[str, Any]]:
+def transition_quotas(
+    policy: Policy, team: Team, plan: FlavorPlan, entry: dict[str, Any]
+) -> list[dict[str, Any]]:
     """A pool with a retiring flavor: the new flavor's quota less what the retiring one holds
-    (all of it unless `holds` says less), then the retiring flavor with the team's quota, so
-    the usage Kueue keeps under its name (clusterqueue.go:596-606) stays inside this queue's
-    accounting while its nodeTaint keeps new work off it."""
+    (all of it unless `holds` says less, `retiring_held`), then the retiring flavor with the
+    team's quota, so the usage Kueue keeps under its name (clusterqueue.go:596-606) stays
+    inside this queue's accounting while its nodeTaint keeps new work off it. On a pool moving
+    from the device plugin to DRA claims that work holds the plugin's resource: the retiring
+    flavor gives it the quota of the mapped resource that replaces it (where the queue covers
+    it), not the 0 a claims pool has for it."""
     retiring = plan.pool.retiring_flavor
     if retiring is None:
         return [entry]
-    holds = retiring.holds.get(team.name, {})
-    reduced = [_reduced(r, holds.get(r["name"])) for r in entry["resources"]]
-    kept = [dict(r) for r in entry["resources"]]
+    reduced = [
+        _reduced(r, retiring_held(policy, plan.pool, team.name, r["name"]))
+        for r in entry["resources"]
+    ]
+    mapped = {old: new for new, old in plugin_resources(policy, plan.pool).items()}
+    by_name = {r["name"]: r for r in entry["resources"]}
+    kept = [
+        {**by_name[mapped[r["name"]]], "name": r["name"]}
+        if mapped.get(r["name"]) in by_name
+        else dict(r)
+        for r in entry["resources"]
+    ]
     return [{**entry, "resources": reduced}, {"name": retiring.name, "resources": kept}]
 
 
@@ -204,7 +219,7 @@ def cluster_queue_spec(policy: Policy, fleet: Fleet, team: Team) -> dict[str, An
             quota
             for plan in plans
             for quota in transition_quotas(
-                team, plan, flavor_quotas(policy, team, plan, fleet=fleet, covered=covered)
+                policy, team, plan, flavor_quotas(policy, team, plan, fleet=fleet, covered=covered)
             )
         ]
         spec["resourceGroups"] = [{"coveredResources": covered, "flavors": flavors}]

@@ -21,6 +21,8 @@ scope (Kueue v0.19 Workload status; Kubernetes Pod spec):
 - priorityclass: unfinished pods with that `priorityClassName` that a controller owns (what is
   recreated and refused);
 - resource (CQ|R): workloads admitted by the ClusterQueue, or pending in it, that request R.
+- plain (POOL|R): workloads pending with a pod set that selects POOL (its nodeSelector's pool
+  label) and requests R (a pool moved to DRA claims no longer gives R quota).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from hetgitops.live.workloads import (
 )
 from hetgitops.model import quantities
 from hetgitops.model.tolerations import tolerates
+from hetgitops.plan.node_labels import pool_label
 
 Obj = Mapping[str, Any]
 
@@ -204,6 +207,19 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
         value = scope["unmatched"]
         _count_workloads(found, work, (w for w in live_workloads if unmatched_workload(w, value)))
     for what, value in hazard.scope:
+        if what != "plain":
+            continue
+        pool, resource = value.split("|", 1)
+        _count_workloads(
+            found,
+            work,
+            (
+                w
+                for w in live_workloads
+                if waiting(w) and resource in requested(w) and pool in _selected_pools(w)
+            ),
+        )
+    for what, value in hazard.scope:
         if what != "resource":
             continue
         queue, resource = value.split("|", 1)
@@ -217,6 +233,14 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
             ),
         )
     return found
+
+
+def _selected_pools(workload: Obj) -> set[str]:
+    """The pools the workload's pod sets select by their nodeSelector's pool label."""
+    return {
+        pool_label(((p.get("template") or {}).get("spec") or {}).get("nodeSelector") or {}, "")
+        for p in (workload.get("spec") or {}).get("podSets") or []
+    } - {""}
 
 
 def _requests_any(pod: Obj, resources: Sequence[str]) -> bool:
@@ -250,6 +274,8 @@ NOUNS = {
     "priority-class-recreated": "of the tier that a controller could recreate during the gap "
     "(refused while the class is gone):",
     "kueue-resource-uncovered": "never admitted again or left uncounted:",
+    "dra-pool-moved": "pending on the moved pools with the device plugin's resources, never "
+    "admitted:",
     "node-removed": "running outside the pool's accounting:",
     "node-moved": "running on the moving nodes, double-booked:",
     "mig-strategy-single": "whole-GPU pods on the pool's nodes, each a slice once recreated:",

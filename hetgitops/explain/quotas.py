@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetgitops.model.policy import Policy, Team
+from hetgitops.plan.capacity import retiring_held
 from hetgitops.plan.flavors import flavor_name, flavor_spec, retiring_node_taints
 from hetgitops.plan.quota_plan import (
     HOST_RESOURCES,
@@ -93,10 +94,9 @@ def transition_reach(policy: Policy) -> Reach:
         pool = pools.get(pool_name)
         if pool is None or pool.retiring_flavor is None:
             continue
-        holds = pool.retiring_flavor.holds.get(team_name, {})
         reduced = {}
         for resource, (nominal, borrowing, lending) in limits.items():
-            held = holds.get(resource)
+            held = retiring_held(policy, pool, team_name, resource)
             left = 0 if held is None else max(0, nominal - kueue_amount(resource, held))
             reduced[resource] = (left, borrowing, None if lending is None else min(lending, left))
         cut[team_name, pool_name] = reduced

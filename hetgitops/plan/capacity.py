@@ -6,13 +6,15 @@ that both count MIG instances and time-slicing replicas the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Mapping
+from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
 
-from hetgitops.model import mig
+from hetgitops.model import mig, quantities
 from hetgitops.model.policy import CardType, Fleet, Policy, Pool, Quota
 from hetgitops.plan import dra
 
@@ -186,3 +188,35 @@ def card_equivalents(
 
 
 HOURS_PER_MONTH = 730
+
+
+def plugin_resources(policy: Policy, pool: Pool) -> dict[str, str]:
+    """A claims pool still `migratingFrom: devicePlugin`: each mapped quota resource -> the
+    device plugin's resource for the same devices (`nvidia.com/gpu`, `nvidia.com/mig-*`),
+    which the work admitted before the move holds. Empty for any other pool."""
+    card = policy.card_types.get(pool.card_type)
+    if card is None or not dra.claims(pool) or pool.migrating_from != dra.DEVICE_PLUGIN:
+        return {}
+    plugin = dataclasses.replace(pool, allocation=dra.DEVICE_PLUGIN, migrating_from=None)
+    fleet = policy.fleet
+    found = {main_resource(pool, card): main_resource(plugin, card)}
+    for profile in sorted({p for device in pool.mig for p in device.profiles}):
+        found[mig_resource(pool, card, profile, fleet)] = mig_resource(plugin, card, profile, fleet)
+    return found
+
+
+def retiring_held(policy: Policy, pool: Pool, team: str, resource: str) -> str | None:
+    """What a pool's retiring flavor holds of `resource` for `team` (`holds`; None: the whole
+    quota). On a pool moving from the device plugin the work there holds the plugin's resource
+    for the same cards, so `holds` given in that name (as `diff --kubeconfig` reads it off the
+    live Workloads) cuts the mapped resource too."""
+    retiring = pool.retiring_flavor
+    if retiring is None:
+        return None
+    holds = retiring.holds.get(team, {})
+    names = [resource, plugin_resources(policy, pool).get(resource, resource)]
+    listed = [holds[n] for n in dict.fromkeys(names) if n in holds]
+    if not listed:
+        return None
+    total = sum((quantities.value_of(str(v)) for v in listed), Decimal(0))
+    return quantities.canonical(total, binary=resource == "memory")

@@ -29,8 +29,8 @@ COST: dict[str, float] = {
     "test_sim_busy.py": 170.0,
     "test_sim_day2.py": 720.0,
     # 1,070 s in that run, plus the volcano-team-layout case and the stopped-LocalQueue test
-    # (busyfields, 61 s + ~10 s)
-    "test_sim_day2_busy.py": 1140.0,
+    # (busyfields, 61 s + ~10 s) and the DRA move (drabusy, 55 s in a whole-module run)
+    "test_sim_day2_busy.py": 1200.0,
     "test_sim_dra.py": 100.0,
     "test_sim_dra_mig.py": 110.0,
     "test_sim_explain.py": 470.0,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from hetgitops.diff.hazards.flavors import flavor_pool, nominal, retiring
 from hetgitops.diff.hazards.reading import of_kind
 from hetgitops.diff.hazards.registry import Hazard, hazard_rule
 from hetgitops.output.manifests import Manifest
@@ -68,13 +69,58 @@ def dra_mappings_changed(before: Sequence[Manifest], after: Sequence[Manifest]) 
     fix="follow docs/targets/dra.md's migration sequence: DeviceClasses, Kueue mappings and "
     "restart, templates, then node by node drained, device plugin off, driver on.",
 )
+def _quota_resources(manifests: Sequence[Manifest], pool: str) -> set[str]:
+    """The resources the ClusterQueues give quota on `pool`'s flavors (retiring ones aside)."""
+    gone = retiring(manifests)
+    return {
+        resource
+        for f in of_kind(manifests, "ResourceFlavor")
+        if flavor_pool(f) == pool and f.name not in gone
+        for resource, amount in nominal(manifests, f.name).items()
+        if amount > 0
+    }
+
+
+def _moved_pools(
+    before: Sequence[Manifest], after: Sequence[Manifest], resource: str
+) -> dict[str, list[str]]:
+    """Pools with a flavor (a retiring one too) that now gives quota in the mapped `resource`
+    -> the accelerator resources their flavor gave quota in before and no flavor that admits
+    gives now (the device plugin's names: work pending on them there is never admitted)."""
+    pools = sorted(
+        {
+            flavor_pool(f)
+            for f in of_kind(after, "ResourceFlavor")
+            if nominal(after, f.name).get(resource, 0) > 0
+        }
+    )
+    found = {}
+    for pool in pools:
+        lost = _quota_resources(before, pool) - _quota_resources(after, pool)
+        found[pool] = sorted(r for r in lost if "/" in r)
+    return found
+
+
 def dra_pool_moved(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
     """The order matters: a template claiming a class the scheduler has no DeviceClass or
-    ResourceSlice for stays Pending, and one Kueue has no mapping for is inadmissible."""
+    ResourceSlice for stays Pending, and one Kueue has no mapping for is inadmissible. Work
+    already pending on the pool with the device plugin's resource stays pending for good: no
+    flavor of the pool gives that resource quota any more (Kueue v0.19.2 leaves it "insufficient
+    quota", pkg/scheduler/flavorassigner/flavorassigner.go:1069-1072 for an uncovered one)."""
     old = {m.name for m in of_kind(before, "DeviceClass")}
+    _, mapped = _mappings(after)
     for m in of_kind(after, "DeviceClass"):
         if m.name in old:
             continue
+        names = [n for n, classes in mapped.items() if m.name in classes]
+        moved = _moved_pools(before, after, names[0]) if names else {}
+        lost = ", ".join(f"on pool {pool} ({', '.join(rs)})" for pool, rs in moved.items() if rs)
+        left = (
+            f" (work pending with the device plugin's resources {lost} is never admitted: "
+            "re-render it with `hetgitops jobs` and resubmit)"
+            if lost
+            else ""
+        )
         yield Hazard(
             rule="dra-pool-moved",
             subject=f"DeviceClass {m.name}",
@@ -82,7 +128,8 @@ def dra_pool_moved(before: Sequence[Manifest], after: Sequence[Manifest]) -> Ite
             "rendered from the new templates claim devices instead of requesting extended "
             "resources; running pods keep the devices the device plugin gave them; the "
             "ClusterQueues charge the mapped resource, so plain extended-resource jobs for "
-            "these pools are no longer admitted",
+            f"these pools are no longer admitted{left}",
+            scope=tuple(("plain", f"{pool}|{r}") for pool, rs in sorted(moved.items()) for r in rs),
             action="1. sync the DeviceClasses; 2. merge the mappings and restart Kueue; 3. sync "
             "the ClusterQueues, claim templates and job templates (new jobs claim and wait for "
             "moved nodes; running pods keep their devices); 4. node by node: cordon, drain, "

@@ -9,7 +9,8 @@ same pool or the same work:
   F`: the pool of F), nodes (`NodeFeatureRule rule R`: the pools of the nodes its message
   lists, else pool R), a Topology (every pool: each topology-bound flavor names it), or a
   ClusterQueue (the pools of the flavors it lists, for `stops covering R` only those covering
-  R); pods deleted, workloads evicted, pods never bound and double bookings are matched by pool;
+  R), or a DeviceClass (`dra-pool-moved`: the pools it names `on pool P (R)`); pods deleted,
+  workloads evicted, pods never bound and double bookings are matched by pool;
 - stranded Workloads are matched by the work: `Namespace N` (in N), `LocalQueue N/Q` (naming
   Q in N), `ClusterQueue C` (its LocalQueue points at C; with `stops covering R` it requests
   R), or a pool (its pod sets select the pool's label);
@@ -48,7 +49,14 @@ ANNOUNCED_BY: dict[str, set[str]] = {
     "localqueue-inactive": {"queue-stopped"},  # a team's kueue.stopPolicy
     "inactive": {"clusterqueue-removed", "kueue-flavor-removed", "kueue-topology-renamed"},
     "unselected": {"namespace-unselected"},
-    "no-flavor": {"kueue-resource-uncovered", "jobs-unmatched"},
+    # A flavor transition holds the new flavor's quota back ("new work on the pool pends"):
+    # work that fits only there has no quota until the retiring entry goes (stranding.py).
+    "no-flavor": {
+        "kueue-resource-uncovered",
+        "jobs-unmatched",
+        "dra-pool-moved",
+        "kueue-flavor-transition",
+    },
     "unbound": {"taint-evicts", "kueue-flavor-renamed", "node-moved", "node-removed"},
     "double-booked": {
         "kueue-flavor-renamed",
@@ -65,6 +73,7 @@ OVERBOOKED = re.compile(r"overbook|double[- ]book", re.IGNORECASE)
 _COUNT = re.compile(r"(\d+) admitted and (\d+) pending workload|(\d+) pod\(s\)")
 _NODES = re.compile(r"node\(s\) \(([^)]*)\)")
 _COVERING = re.compile(r"stops covering (\S+?):")
+_ON_POOL = re.compile(r"on pool (\S+) \(")  # dra-pool-moved: the pools it leaves plain work on
 
 
 def live_counts(hazard: Obj) -> tuple[int, int]:
@@ -140,6 +149,9 @@ def pools_of(hazard: Obj, ctx: Context) -> set[str]:
         return found or ({ctx.pools.pool_name[rule]} if rule in ctx.pools.pool_name else set())
     if kind == "Topology":
         return set(ctx.every_pool)
+    if kind == "DeviceClass":
+        named = _ON_POOL.findall(hazard.get("message", ""))
+        return {ctx.pools.pool_name[p] for p in named if p in ctx.pools.pool_name}
     if kind == "ClusterQueue":
         covering = _COVERING.search(hazard.get("message", ""))
         return ctx.queue_pools(name, covering.group(1) if covering else "")

@@ -40,7 +40,8 @@ from typing import Any
 import yaml
 
 from hetgitops.model import quantities
-from hetgitops.model.policy import Policy
+from hetgitops.model.policy import CardType, Policy
+from hetgitops.plan import dra as dra_plan
 
 from . import cluster, gitops, stranding
 
@@ -48,7 +49,14 @@ Obj = dict[str, Any]
 LABEL = "hetgitops.io/busy"
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
-ACCELERATOR_PREFIXES = ("nvidia.com/", "huawei.com/", "cambricon.com/", "amd.com/")
+# With the DRA claims path's quota resources (plan/dra.py DOMAIN): Kueue charges them.
+ACCELERATOR_PREFIXES = (
+    "nvidia.com/",
+    "huawei.com/",
+    "cambricon.com/",
+    "amd.com/",
+    f"{dra_plan.DOMAIN}/",
+)
 POOL_LABEL = "hetgitops.io/pool"
 
 
@@ -354,6 +362,9 @@ class Pools:
     node_pool: dict[str, str] = field(default_factory=dict)
     flavor_pool: dict[str, str] = field(default_factory=dict)
     pool_name: dict[str, str] = field(default_factory=dict)  # a policy's pool -> physical pool
+    # Physical pools a learnt policy puts on the DRA claims path -> their card type: the
+    # driver's devices there are capacity in the mapped resource (`slice_capacity`).
+    dra_cards: dict[str, CardType] = field(default_factory=dict)
 
     def learn(self, policy: Policy, tree: Path | None = None) -> None:
         """Add `policy`'s nodes (a new node joins the pool it is first seen in) and the
@@ -365,6 +376,8 @@ class Pools:
             if pool.nodes:
                 first[pool.name] = self.node_pool[pool.nodes[0].name]
                 self.pool_name.setdefault(pool.name, first[pool.name])
+                if dra_plan.claims(pool) and pool.card_type in policy.card_types:
+                    self.dra_cards[first[pool.name]] = policy.card_types[pool.card_type]
         if tree is None:
             return
         for obj in gitops.documents(tree):
@@ -510,6 +523,24 @@ def capacity_of(nodes: Iterable[Obj], pools: Pools) -> Usage:
     return capacity
 
 
+def slice_capacity(slices: Iterable[Obj], pools: Pools) -> Usage:
+    """What NVIDIA's DRA driver publishes per physical pool on the claims path, in the Kueue
+    resource each device is charged as (plan/dra.py `quota_resource`: its card, its MIG
+    profile), counted on the pool of the slice's node."""
+    capacity: Usage = {}
+    for item in slices:
+        spec = item.get("spec") or {}
+        pool = pools.node_pool.get(spec.get("nodeName") or "")
+        card = pools.dra_cards.get(pool or "")
+        if pool is None or card is None or spec.get("driver") != dra_plan.DRIVER:
+            continue
+        for device in spec.get("devices") or []:
+            profile = ((device.get("attributes") or {}).get("profile") or {}).get("string")
+            key = (pool, dra_plan.quota_resource(card, profile))
+            capacity[key] = capacity.get(key, Decimal(0)) + 1
+    return capacity
+
+
 def kueue_usage(workloads: Iterable[Obj], pools: Pools) -> Usage:
     """Every admitted Workload's `status.admission` usage, by the pool of the flavor it names."""
     kueue: Usage = {}
@@ -548,6 +579,8 @@ def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Lo
     """One reading; `light`: Nodes, Workloads and Pods only (capacity, Kueue's admitted usage
     and Volcano's bound gangs, what a sampler needs during a sync), the rest left empty."""
     capacity = capacity_of(_list(sim, "nodes"), pools)
+    if pools.dra_cards:
+        capacity.update(slice_capacity(_list(sim, "resourceslices"), pools))
     workloads = {_key(w): w for w in _list(sim, "workloads.kueue.x-k8s.io")}
     kueue = kueue_usage(workloads.values(), pools)
     live_pods = {_key(p): p for p in _list(sim, "pods")}

@@ -22,7 +22,11 @@ namespace/name`, one of
   every flavor of the covering group missing, carrying a NoSchedule/NoExecute taint the pod
   set does not tolerate (flavorassigner.go:1239-1245), or with node labels its nodeSelector
   does not match on the keys the group's flavors set (flavorassigner.go:1247-1253, only the
-  nodeSelector: the busy fleet's templates select by nodeSelector alone);
+  nodeSelector: the busy fleet's templates select by nodeSelector alone), or where every flavor
+  that fits lists the resource at nominalQuota 0 in every ClusterQueue (nobody can lend it:
+  "insufficient quota ... > maximum capacity", PotentialAvailable,
+  flavorassigner.go:1342-1356; a pool moved to DRA claims leaves the
+  device plugin's resource so);
 - `unbound`: a pod of admitted work (no scheduling gate left) that no node holds once the
   fleet is at rest (`Load.unbound`).
 
@@ -32,8 +36,10 @@ Pending is not admitted and not finished (`busy.admitted`, `busy.finished`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from hetgitops.model import quantities
 from hetgitops.model.tolerations import tolerates
 from hetgitops.plan.namespace_labels import selects
 
@@ -91,8 +97,28 @@ def _flavor_fits(pod_set: Obj, flavor: Obj | None, label_keys: set[str]) -> bool
     return all(labels.get(k) == v for k, v in selector.items() if k in label_keys)
 
 
-def no_flavor(workload: Obj, queue: Obj, flavors: Mapping[str, Obj]) -> str:
-    """Why no flavor of `queue` can admit the workload (empty: some flavor can)."""
+Quota = Mapping[tuple[str, str], Decimal]  # (flavor, resource) -> Σ nominalQuota listed
+
+
+def quota(queues: Iterable[Obj]) -> dict[tuple[str, str], Decimal]:
+    """Σ nominalQuota per (flavor, resource) over the ClusterQueues that list it (a Cohort's
+    own resourceGroups are not read: the fleets hetgitops renders give their Cohorts none)."""
+    found: dict[tuple[str, str], Decimal] = {}
+    for queue in queues:
+        for group in (queue.get("spec") or {}).get("resourceGroups") or []:
+            for flavor in group.get("flavors") or []:
+                for r in flavor.get("resources") or []:
+                    key = (str(flavor.get("name", "")), str(r.get("name", "")))
+                    amount = quantities.value_of(str(r.get("nominalQuota", "0")))
+                    found[key] = found.get(key, Decimal(0)) + amount
+    return found
+
+
+def no_flavor(
+    workload: Obj, queue: Obj, flavors: Mapping[str, Obj], listed: Quota | None = None
+) -> str:
+    """Why no flavor of `queue` can admit the workload (empty: some flavor can). With `listed`
+    (`quota`), a flavor whose resource every queue lists at 0 cannot either."""
     for pod_set in _pod_sets(workload):
         for resource in sorted(requested(pod_set)):
             group = _group_of(queue, resource)
@@ -104,8 +130,11 @@ def no_flavor(workload: Obj, queue: Obj, flavors: Mapping[str, Obj]) -> str:
                 for n in names
                 for k in ((flavors.get(n) or {}).get("spec") or {}).get("nodeLabels") or {}
             }
-            if not any(_flavor_fits(pod_set, flavors.get(n), keys) for n in names):
+            fits = [n for n in names if _flavor_fits(pod_set, flavors.get(n), keys)]
+            if not fits:
                 return f"no flavor of {', '.join(names)} fits {resource}"
+            if listed is not None and all(listed.get((n, resource)) == 0 for n in fits):
+                return f"no quota for {resource} in {', '.join(fits)}"
     return ""
 
 
@@ -115,7 +144,7 @@ def _stopped(localqueue: Obj | None) -> bool:
     return bool(policy != "None")
 
 
-def cause(load: Load, key: str) -> str:
+def cause(load: Load, key: str, listed: Quota | None = None) -> str:
     """The stranding cause of the pending Workload `key` (empty: it can still be admitted), in
     Kueue's order: getQueueBlocker's, then the scheduler's namespace check, then the flavors."""
     workload = load.workloads[key]
@@ -136,11 +165,12 @@ def cause(load: Load, key: str) -> str:
         (queue.get("spec") or {}).get("namespaceSelector"), labels
     ):
         return "unselected"
-    return "no-flavor" if no_flavor(workload, queue, load.flavor_specs) else ""
+    return "no-flavor" if no_flavor(workload, queue, load.flavor_specs, listed) else ""
 
 
 def stranded(load: Load) -> list[str]:
-    found = [f"{c} {k}" for k in load.pending() if (c := cause(load, k))]
+    listed = quota(load.queue_specs.values())
+    found = [f"{c} {k}" for k in load.pending() if (c := cause(load, k, listed))]
     return sorted(found + [f"unbound {k}" for k in load.unbound()])
 
 
