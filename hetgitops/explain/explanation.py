@@ -16,7 +16,12 @@ from hetgitops.explain.koord_runtime import KoordUsage
 from hetgitops.explain.koordinator import explain_koordinator
 from hetgitops.explain.kube_view import kube_scheduler
 from hetgitops.explain.namespace_quota import Created, created
-from hetgitops.explain.namespace_selection import LiveLabels, selected_lines, unselected
+from hetgitops.explain.namespace_selection import (
+    MISCONFIGURED,
+    LiveLabels,
+    selected_lines,
+    unselected,
+)
 from hetgitops.explain.nodes import NodeView, admits, pool_nodes, slots
 from hetgitops.explain.quotas import Quotas, Usage, flavors
 from hetgitops.explain.workload import (
@@ -32,7 +37,6 @@ from hetgitops.plan.dra_claims import rendered_claim_templates
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
 from hetgitops.plan.volcano_quota import QueuePlan, leaf_queue_name, queue_plans
 
-MISCONFIGURED = "Misconfigured"
 NOT_MANAGED = "NotManagedByKueue"
 
 
