@@ -29,3 +29,28 @@ def copy(folder: Path, *, koordinator: bool = False, team_fields: str = "") -> P
         assert anchor in text, "team finetune-nlp's namespaces changed: update tests/bundled.py"
         teams.write_text(text.replace(anchor, anchor + team_fields))
     return root
+
+
+TEAM_QUEUE = "volcano: {layout: team, queueName: all}"
+
+
+def volcano_team_jobs(folder: Path) -> tuple[Path, Path]:
+    """(policy, jobs): `folder`/policy, the bundled policy whose pretraining team has one
+    Volcano queue `all` across its pools (`volcano.layout: team`), and `folder`/jobs, its
+    job templates for Volcano as `hetgitops jobs` writes them."""
+    from click.testing import CliRunner
+
+    from hetgitops.cli.main import main
+
+    policy = folder / "policy"
+    shutil.copytree(REPO / "policies", policy)
+    teams = policy / "teams" / "training.yaml"
+    old = "volcano: {weight: 4}"
+    text = teams.read_text()
+    assert old in text, "team pretraining's volcano field changed: update tests/bundled.py"
+    teams.write_text(text.replace(old, TEAM_QUEUE))
+    out = folder / "jobs"
+    args = ["jobs", str(policy), "--scheduler", "volcano", "--team", "pretraining", "-o", str(out)]
+    run = CliRunner().invoke(main, args)
+    assert run.exit_code in (0, 1), run.output
+    return policy, out

@@ -31,7 +31,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # so that they are reported (import-kind-not-imported) instead of silently left out.
 RESOURCES = (
     resources.NODES,
-    Resource("", "v1", "namespaces", "Namespace", False),
+    resources.NAMESPACES,
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False),
     Resource(KUEUE, "v1beta2", "resourceflavors", "ResourceFlavor", False),
     Resource(KUEUE, "v1beta2", "clusterqueues", "ClusterQueue", False),

@@ -16,6 +16,12 @@ from hetgitops.explain.koord_runtime import KoordUsage
 from hetgitops.explain.koordinator import explain_koordinator
 from hetgitops.explain.kube_view import kube_scheduler
 from hetgitops.explain.namespace_quota import Created, created
+from hetgitops.explain.namespace_selection import (
+    MISCONFIGURED,
+    LiveLabels,
+    selected_lines,
+    unselected,
+)
 from hetgitops.explain.nodes import NodeView, admits, pool_nodes, slots
 from hetgitops.explain.quotas import Quotas, Usage, flavors
 from hetgitops.explain.workload import (
@@ -27,13 +33,10 @@ from hetgitops.explain.workload import (
 )
 from hetgitops.model.policy import Policy, Team, derived
 from hetgitops.plan import dra
-from hetgitops.plan import namespace_labels as ns_labels
 from hetgitops.plan.dra_claims import rendered_claim_templates
-from hetgitops.plan.namespace_quota import owner
 from hetgitops.plan.quota_plan import HOST_RESOURCES, team_plan
 from hetgitops.plan.volcano_quota import QueuePlan, leaf_queue_name, queue_plans
 
-MISCONFIGURED = "Misconfigured"
 NOT_MANAGED = "NotManagedByKueue"
 
 
@@ -104,35 +107,6 @@ def _quota_refuses(policy: Policy, workload: Workload, team: Team) -> Created | 
     return made if made.pods < total else None
 
 
-def _namespace_unselected(policy: Policy, workload: Workload, team: Team) -> Explanation | None:
-    """Kueue admits from a namespace only when its labels (the core target's, plan's
-    `namespace_labels`) match the ClusterQueue's namespaceSelector; a namespace the policy does
-    not render has labels explain does not know, and is not judged."""
-    fleet = policy.fleet
-    if fleet is None or "core" not in fleet.targets or workload.namespace not in team.namespaces:
-        return None
-    if owner(policy, workload.namespace) is not team or ns_labels.admits_from(fleet, team):
-        return None
-    labels = ns_labels.namespace_labels(fleet, team)
-    needed = ns_labels.missing(ns_labels.queue_selector(fleet, team), labels)
-    hint = (
-        f"namespace {workload.namespace} is labelled "
-        f"{', '.join(f'{k}={v}' for k, v in labels.items())}, which team {team.name}'s "
-        "ClusterQueue namespaceSelector does not select"
-        + (f": add {', '.join(f'{k}: {v}' for k, v in needed.items())} to spec.namespaceLabels"
-           if needed else "")
-    )  # fmt: skip
-    return Explanation(
-        workload,
-        team.name,
-        "pending",
-        MISCONFIGURED,
-        say.namespace_mismatch(),
-        policy=(hint,),
-        fixes=(Fix(team.origin.at("spec"), hint),),
-    )
-
-
 def _direct_claims(workload: Workload, team: Team) -> Explanation:
     """Pods that name a ResourceClaim: Kueue's DRA integration (on by default since v0.18)
     refuses the Workload before it reads any template, reason Inadmissible
@@ -173,8 +147,11 @@ def explain(
     usage: Usage | None = None,
     node_free: Mapping[str, Mapping[str, int]] | None = None,
     koord: KoordUsage | None = None,
+    namespaces: LiveLabels | None = None,
     with_advice: bool = True,
 ) -> Explanation:
+    """`namespaces`: the live Namespaces' labels (live mode), which Kueue matches the
+    ClusterQueue's namespaceSelector against; None judges the labels the policy renders."""
     asked = workload
     unknown = unrendered_claims(policy, workload)
     workload = charged(policy, workload)
@@ -223,10 +200,10 @@ def explain(
             policy=(hint,),
             fixes=(Fix(team.origin.at("spec", "namespaces"), hint),),
         )
-    unselected = _namespace_unselected(policy, workload, team)
-    if unselected is not None:
-        return unselected
-    policy_lines: list[str] = []
+    refused_here = unselected(policy, workload, team, namespaces)
+    if refused_here is not None:
+        return refused_here
+    policy_lines = list(selected_lines(policy, workload, team, namespaces))
     fixes: list[Fix] = []
     if workload.tier_from_pod and workload.tier in SYSTEM_PRIORITY_CLASSES:
         # A built-in PriorityClass: Kueue reads its value (priority.go:91-103) and admits.
@@ -276,7 +253,14 @@ def explain(
     if with_advice and state not in ("admitted", "rejected"):
 
         def judge(edited: Policy) -> bool:
-            again = explain(edited, asked, usage=usage, node_free=node_free, with_advice=False)
+            again = explain(
+                edited,
+                asked,
+                usage=usage,
+                node_free=node_free,
+                namespaces=namespaces,
+                with_advice=False,
+            )
             return again.verdict == "admitted"
 
         found = advise(policy, team, asked, judge)

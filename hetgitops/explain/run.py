@@ -108,6 +108,7 @@ def explain_all(
             usage=state.usage,
             node_free=state.node_free,
             koord=state.koordinator,
+            namespaces=state.namespaces,
         )
         lines = (
             f"read from {state.server}",

@@ -103,6 +103,9 @@ class LiveState:
     # What koord-scheduler counts in each quota of the policy's trees (koord_state.py); None
     # when the fleet renders no Koordinator quotas.
     koordinator: KoordUsage | None = None
+    # The policy's team Namespaces as the cluster labels them (`read_namespaces`): what Kueue
+    # matches a ClusterQueue's namespaceSelector against; None when not read.
+    namespaces: Mapping[str, Mapping[str, str]] | None = None
 
 
 def read_state(policy: Policy, cluster: Cluster) -> LiveState:
@@ -148,6 +151,7 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
     volcano = _volcano_queues(policy, cluster, notes)
     node_free = live_node_free(policy, cluster, held, notes)
     koordinator = read_koordinator(policy, cluster, notes)
+    namespaces = read_namespaces(policy, cluster, notes)
     return LiveState(
         usage,
         {k: tuple(sorted(v)) for k, v in sorted(admitted.items())},
@@ -158,6 +162,7 @@ def read_state(policy: Policy, cluster: Cluster) -> LiveState:
         volcano,
         node_free,
         koordinator,
+        namespaces,
     )
 
 
@@ -190,6 +195,29 @@ def _held(
                 key = (pool, str(resource))
                 held[key] = held.get(key, 0) + kueue_amount(str(resource), str(amount))
     return held
+
+
+def read_namespaces(
+    policy: Policy, cluster: Cluster, notes: list[str]
+) -> dict[str, dict[str, str]] | None:
+    """The labels of the policy's team Namespaces the cluster has (one LIST of Namespaces;
+    Kueue reads the live Namespace, resources.go:237-246), when the fleet renders them (the core
+    target); None when not rendered or not readable (a note says so)."""
+    if policy.fleet is None or "core" not in policy.fleet.targets:
+        return None
+    wanted = {n for team in policy.teams.values() for n in team.namespaces}
+    try:
+        items = cluster.list(resources.NAMESPACES)
+    except Forbidden as exc:
+        notes.append(f"Namespaces not read (judged by the labels the policy renders): {exc}")
+        return None
+    found = {}
+    for item in items:
+        meta = item.get("metadata") or {}
+        if meta.get("name") in wanted:
+            labels = meta.get("labels") or {}
+            found[str(meta["name"])] = {str(k): str(v) for k, v in sorted(labels.items())}
+    return dict(sorted(found.items()))
 
 
 def _volcano_queues(policy: Policy, cluster: Cluster, notes: list[str]) -> dict[str, QueueStatus]:

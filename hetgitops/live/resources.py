@@ -10,6 +10,7 @@ VOLCANO_GROUP = "scheduling.volcano.sh"
 
 NODES = Resource("", "v1", "nodes", "Node", False)
 PODS = Resource("", "v1", "pods", "Pod", True)
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
 JOBS = Resource("batch", "v1", "jobs", "Job", True)
 EVENTS = Resource("", "v1", "events", "Event", True)
 PODGROUPS = Resource(VOLCANO_GROUP, "v1beta1", "podgroups", "PodGroup", True)

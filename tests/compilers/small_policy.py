@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetgitops import api
+from hetgitops.compilers import compile_policy
 from hetgitops.model.policy import Policy
 from hetgitops.output.manifests import Manifest
 
@@ -141,3 +142,21 @@ def objects(manifests: list[Manifest]) -> Objects:
         (m.kind, f"{m.namespace}/{m.name}" if m.namespace else m.name): dict(m.obj)
         for m in manifests
     }
+
+
+def delta(quotas: str) -> str:
+    """Team delta (namespace delta, cohort child, tier dev) holding `quotas`: its quota
+    entries as YAML lines under `quotas:`."""
+    return (
+        "apiVersion: hetgitops.io/v1alpha1\nkind: Team\nmetadata: {name: delta}\nspec:\n"
+        "  namespaces: [delta]\n  cohort: child\n  quotas:\n" + quotas + "  tiers: [dev]\n"
+    )
+
+
+def queue_resources(policy: Policy, team: str, prefix: str = "") -> dict[str, dict[str, Any]]:
+    """The resources of the team's ClusterQueue (as the kueue compiler writes it) in its first
+    flavor whose name starts with `prefix`, by resource name."""
+    found = objects(compile_policy(policy, ("kueue",)))
+    flavors = found["ClusterQueue", team]["spec"]["resourceGroups"][0]["flavors"]
+    flavor = next(f for f in flavors if f["resources"] and f["name"].startswith(prefix))
+    return {r["name"]: r for r in flavor["resources"]}

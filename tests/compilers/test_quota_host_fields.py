@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from small_policy import FLEET, TEAMS, build, objects
+from small_policy import FLEET, TEAMS, build, delta, queue_resources
 
-from hetgitops.compilers import compile_policy
 from hetgitops.compilers.volcano import compile_volcano
 from hetgitops.model import quantities
 from hetgitops.model.policy import Policy
@@ -33,10 +32,7 @@ def _policy(entry: str, *, volcano: bool = False) -> Policy:
 
 
 def _l40s(policy: Policy, team: str = "alpha") -> dict[str, dict[str, Any]]:
-    found = objects(compile_policy(policy, ("kueue",)))
-    flavors = found["ClusterQueue", team]["spec"]["resourceGroups"][0]["flavors"]
-    flavor = next(f for f in flavors if f["resources"] and f["name"].startswith("l40s"))
-    return {r["name"]: r for r in flavor["resources"]}
+    return queue_resources(policy, team, "l40s")
 
 
 def test_by_default_the_limits_bind_cpu_and_memory_too() -> None:
@@ -93,10 +89,7 @@ def test_a_pool_rate_overrides_the_team_rate_there_only() -> None:
     assert entries["cpu"]["nominalQuota"] == "160"
     assert entries["cpu"]["borrowingLimit"] == "80"  # the limit at the pool's rate
     assert entries["memory"]["nominalQuota"] == "1600Gi"
-    found = objects(compile_policy(policy, ("kueue",)))
-    flavors = found["ClusterQueue", "alpha"]["spec"]["resourceGroups"][0]["flavors"]
-    ascend = next(f for f in flavors if f["name"].startswith("ascend"))
-    by_name = {r["name"]: r for r in ascend["resources"]}
+    by_name = queue_resources(policy, "alpha", "ascend")
     assert by_name["cpu"]["nominalQuota"] == "96"  # the Fleet's 12 per card elsewhere
     alpha = policy.teams["alpha"]
     assert quota_plan.per_card(policy, alpha, "l40s-pool") == ("20", "200Gi")
@@ -111,16 +104,7 @@ def test_a_pool_rate_reaches_the_volcano_twin() -> None:
     assert quantities.value_of(deserved["memory"]) == quantities.value_of("1600Gi")
 
 
-DELTA = """\
-apiVersion: hetgitops.io/v1alpha1
-kind: Team
-metadata: {name: delta}
-spec:
-  namespaces: [delta]
-  cohort: child
-  quotas: [{pool: l40s-pool, cards: 8}]
-  tiers: [dev]
-"""
+DELTA = delta("    - {pool: l40s-pool, cards: 8}\n")
 
 
 def test_explains_quota_model_borrows_cpu_as_the_limits_say() -> None:
@@ -138,21 +122,10 @@ def test_explains_quota_model_borrows_cpu_as_the_limits_say() -> None:
     assert available(GPU_ONLY) == (96 + 96) * 1000
 
 
-MIG_PROFILES = """\
-apiVersion: hetgitops.io/v1alpha1
-kind: Team
-metadata: {name: delta}
-spec:
-  namespaces: [delta]
-  cohort: child
-  quotas:
-    - pool: h100-pool
-      mig: {1g.10gb: 14}
-      borrowingLimit: 2
-      migBorrowingLimits: {1g.10gb: 5}
-      migLendingLimits: {1g.10gb: 3}
-  tiers: [dev]
-"""
+MIG_PROFILES = delta(
+    "    - pool: h100-pool\n      mig: {1g.10gb: 14}\n      borrowingLimit: 2\n"
+    "      migBorrowingLimits: {1g.10gb: 5}\n      migLendingLimits: {1g.10gb: 3}\n"
+)
 
 
 def test_per_profile_limits_reach_the_cluster_queue() -> None:
@@ -160,7 +133,5 @@ def test_per_profile_limits_reach_the_cluster_queue() -> None:
     (plan,) = quota_plan.team_plan(policy, policy.teams["delta"])
     assert plan.borrowing["nvidia.com/mig-1g.10gb"] == 5  # not the entry's 2
     assert plan.lending["nvidia.com/mig-1g.10gb"] == 3  # not the pool's 50%
-    found = objects(compile_policy(policy, ("kueue",)))
-    (flavor,) = found["ClusterQueue", "delta"]["spec"]["resourceGroups"][0]["flavors"]
-    entry = {r["name"]: r for r in flavor["resources"]}["nvidia.com/mig-1g.10gb"]
+    entry = queue_resources(policy, "delta")["nvidia.com/mig-1g.10gb"]
     assert (entry["borrowingLimit"], entry["lendingLimit"]) == ("5", "3")

@@ -6,28 +6,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from small_policy import build, objects
+from small_policy import build, delta, queue_resources
 
 from hetgitops.checks._common import quota_uses
 from hetgitops.checks.budget import monthly_cost
-from hetgitops.compilers import compile_policy
 from hetgitops.model.policy import Policy
 from hetgitops.plan import capacity
 from hetgitops.plan.quota_plan import team_plan
 
 Load = Callable[[str], Policy]
 
-MIG_ONLY = """\
-apiVersion: hetgitops.io/v1alpha1
-kind: Team
-metadata: {name: delta}
-spec:
-  namespaces: [delta]
-  cohort: child
-  quotas:
-    - {pool: h100-pool, mig: {1g.10gb: 28}, borrowingLimit: 2, lendingLimit: 3}
-  tiers: [dev]
-"""
+MIG_ONLY = delta(
+    "    - {pool: h100-pool, mig: {1g.10gb: 28}, borrowingLimit: 2, lendingLimit: 3}\n"
+)
 
 
 def test_mig_only_quota_limits_bound_its_mig_resources() -> None:
@@ -44,9 +35,7 @@ def test_mig_only_quota_limits_bound_its_mig_resources() -> None:
 
 
 def test_mig_only_limits_reach_the_cluster_queue() -> None:
-    found = objects(compile_policy(build(extra=MIG_ONLY), ("kueue",)))
-    flavor = found["ClusterQueue", "delta"]["spec"]["resourceGroups"][0]["flavors"][0]
-    by_name = {r["name"]: r for r in flavor["resources"]}
+    by_name = queue_resources(build(extra=MIG_ONLY), "delta")
     mig = by_name["nvidia.com/mig-1g.10gb"]
     assert (mig["nominalQuota"], mig["borrowingLimit"], mig["lendingLimit"]) == ("28", "2", "3")
     assert "borrowingLimit" not in by_name["nvidia.com/gpu"]

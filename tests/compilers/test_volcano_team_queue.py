@@ -8,11 +8,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import bundled
 import yaml
-from click.testing import CliRunner
 
 from hetgitops import api
-from hetgitops.cli.main import main
 from hetgitops.compilers.volcano import compile_volcano
 from hetgitops.model import quantities
 
@@ -107,15 +106,7 @@ def test_a_team_queue_name_meeting_a_leaf_is_a_collision(tmp_path: Path) -> None
 
 
 def test_jobs_submit_to_the_team_queue_and_still_pin_the_pool(tmp_path: Path) -> None:
-    policy = tmp_path / "policy"
-    shutil.copytree(REPO / "policies", policy)
-    teams = policy / "teams" / "training.yaml"
-    old = "volcano: {weight: 4}"
-    teams.write_text(teams.read_text().replace(old, "volcano: {layout: team, queueName: all}"))
-    out = tmp_path / "jobs"
-    args = ["jobs", str(policy), "--scheduler", "volcano", "--team", "pretraining", "-o", str(out)]
-    run = CliRunner().invoke(main, args)
-    assert run.exit_code in (0, 1), run.output
+    _, out = bundled.volcano_team_jobs(tmp_path)
     files = sorted(out.rglob("*.yaml"))
     assert files
     for path in files:

@@ -2,16 +2,24 @@
 dry-run applied by the real API server, in the round trip's view (ConfigMaps by what their
 documents say, Volcano queues with the webhook's defaults, quota quantities in one form).
 Shared by the hand-written fixtures (test_e2e_import.py) and the generated clusters
-(test_e2e_import_generated.py)."""
+(test_e2e_import_generated.py, test_e2e_import_volcano_team.py), which `seeded` creates on
+the API server and removes afterwards."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from drift_fleet import reset, set_node_status
+from harness.controlplane.harness import ControlPlane
 
 from hetgitops.adopt import roundtrip, sources
 from hetgitops.diagnostics import Span
 from hetgitops.live.client import Cluster, Resource
 from hetgitops.model import quantities
+from tests.generated.clustergen import cluster as generated
 
 QUANTITY_KEYS = {"nominalQuota", "borrowingLimit", "lendingLimit"}
 
@@ -74,3 +82,64 @@ def plural(kind: str) -> str:
     if lower.endswith("y"):
         return lower[:-1] + "ies"  # Topology -> topologies
     return lower + "es" if lower.endswith("s") else lower + "s"
+
+
+def namespaces(plane: ControlPlane) -> set[str]:
+    """The cluster's namespaces, as `namespace/NAME`."""
+    return set(plane.kubectl("get", "namespaces", "-o", "name").stdout.split())
+
+
+@contextmanager
+def seeded(plane: ControlPlane, seed: int) -> Iterator[tuple[list[dict[str, Any]], set[str]]]:
+    """(the objects, the namespaces before): the generated cluster of `seed`
+    (tests/generated/clustergen.py) created on the API server after a reset, Nodes with their
+    status; removed afterwards."""
+    reset(plane)
+    before = namespaces(plane)
+    objects = generated(seed).objects
+    specs = [{k: v for k, v in o.items() if k != "status"} for o in objects]
+    # The GPU Operator's namespace is not in the dump (its ConfigMaps are): a cluster has it.
+    listed = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
+    wanted = {o["metadata"].get("namespace") for o in objects} - listed - {None}
+    specs += [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        for name in sorted(wanted)
+    ]
+    # Namespaces first: an object cannot be created in a namespace that does not exist yet.
+    specs.sort(key=lambda o: o["kind"] != "Namespace")
+    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": specs})
+    try:
+        made = plane.kubectl(
+            "apply", "--server-side", "--field-manager=kubectl-admin", "-f", "-",
+            input=body, check=False,
+        )  # fmt: skip
+        assert made.returncode == 0, f"seed {seed}: the API server refused the dump: {made.stderr}"
+        for obj in objects:
+            if obj["kind"] == "Node":
+                set_node_status(plane, obj["metadata"]["name"], obj["status"])
+        yield objects, before
+    finally:
+        _clear(plane, objects, before)
+
+
+def _clear(plane: ControlPlane, objects: list[dict[str, Any]], before: set[str]) -> None:
+    """Delete the seed's objects; its namespaces are finalized by hand (this control plane
+    runs no namespace controller), so the next seed starts from the cluster before it."""
+    refs = [
+        {"apiVersion": o["apiVersion"], "kind": o["kind"], "metadata": {
+            k: v for k, v in o["metadata"].items() if k in ("name", "namespace")}}
+        for o in objects if o["kind"] != "Namespace"
+    ]  # fmt: skip
+    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": refs})
+    plane.kubectl("delete", "-f", "-", "--ignore-not-found", "--wait=false", input=body)
+    for name in sorted(namespaces(plane) - before):
+        short = name.split("/")[1]
+        plane.kubectl("delete", "namespace", short, "--wait=false", "--ignore-not-found")
+        done = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": short},
+                "spec": {"finalizers": []}}  # fmt: skip
+        plane.kubectl(
+            "replace", "--raw", f"/api/v1/namespaces/{short}/finalize", "-f", "-",
+            input=json.dumps(done),
+        )  # fmt: skip
+    left = namespaces(plane) - before
+    assert not left, f"namespaces still there after finalizing: {sorted(left)}"

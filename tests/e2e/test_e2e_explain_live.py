@@ -1,7 +1,8 @@
 """E2E: `explain --kubeconfig` and `explain workload` against a real API server, read-only
 (issue 20 item 2): the ClusterQueue's flavorsUsage and admitted Workloads (what preemption
 would free), the policy's nodes with a bound pod (per-node free units for the topology
-placement), Volcano Queue status, and an existing PodGroup and bare Pod in policy terms."""
+placement), Volcano Queue status, an existing PodGroup and bare Pod in policy terms, and the
+team Namespace's live labels, which Kueue matches the ClusterQueue's namespaceSelector against."""
 
 from __future__ import annotations
 
@@ -224,3 +225,32 @@ def test_explain_workload_reads_a_podgroup_and_a_bare_pod(fleet: ControlPlane) -
     assert "6 node(s) lack nvidia.com/gpu" in pod.output
     assert "28 node(s) carry the taint {hetgitops.io/pool: a800-train}" in pod.output
     assert "no kueue.x-k8s.io/queue-name label" in pod.output
+
+
+def test_the_namespace_selector_is_judged_on_the_live_namespace(fleet: ControlPlane) -> None:
+    """Kueue matches the ClusterQueue's namespaceSelector against the live Namespace (v0.19.2
+    pkg/workload/resources.go:237-246): with ft-nlp's team label taken off in the cluster, a
+    job the policy's labels admit pends, Misconfigured, and the answer is to sync the policy's
+    labels, not to add them to it."""
+    label = "hetgitops.io/team"
+    asked = ("--team", "finetune-nlp", "--card", "h100-80gb", "--gpus", "4", "--format", "json")
+    fleet.kubectl("label", "namespace", "ft-nlp", f"{label}-")
+    try:
+        result = _explain(fleet, *asked)
+    finally:
+        fleet.kubectl("label", "namespace", "ft-nlp", f"{label}=finetune-nlp")
+    assert result.exit_code == 1, result.output
+    (e,) = json.loads(result.stdout)["explanations"]
+    assert (e["verdict"], e["reason"]) == ("pending", "Misconfigured"), e
+    assert e["message"] == "workload namespace doesn't match ClusterQueue selector"
+    (hint,) = e["policy"]
+    labelled, renders = hint.split("; the policy renders ")
+    # the live labels: the API server's own name label among them, the team label not
+    assert labelled.startswith("namespace ft-nlp is labelled in the cluster "), hint
+    assert "kubernetes.io/metadata.name=ft-nlp" in labelled and label not in labelled
+    assert renders.startswith(f"{label}=finetune-nlp on it"), hint
+    assert f"the policy renders {label}=finetune-nlp on it, which the selector selects" in hint
+    assert "spec.namespaceLabels" not in hint and e["fixes"] == []
+    # labelled again as the policy renders it: judged on the same live reading, selected
+    again = json.loads(_explain(fleet, *asked).stdout)["explanations"][0]
+    assert again["verdict"] == "admitted", again

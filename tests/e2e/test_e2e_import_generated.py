@@ -12,7 +12,6 @@ The CI runs a seeded slice; `HETGITOPS_IMPORT_LIVE=FIRST-LAST` runs seeds FIRST.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -21,7 +20,6 @@ from typing import Any
 
 import live_import
 import pytest
-from drift_fleet import reset, set_node_status
 from harness.controlplane.harness import ControlPlane
 
 from hetgitops.adopt import roundtrip, sources
@@ -61,65 +59,13 @@ def _report(line: str) -> None:
             out.write(line + "\n")
 
 
-def _namespaces(plane: ControlPlane) -> set[str]:
-    return set(plane.kubectl("get", "namespaces", "-o", "name").stdout.split())
-
-
-def _clear(plane: ControlPlane, objects: list[dict[str, Any]], before: set[str]) -> None:
-    """Delete the seed's objects; its namespaces are finalized by hand (this control plane
-    runs no namespace controller), so the next seed starts from the cluster before it."""
-    refs = [
-        {"apiVersion": o["apiVersion"], "kind": o["kind"], "metadata": {
-            k: v for k, v in o["metadata"].items() if k in ("name", "namespace")}}
-        for o in objects if o["kind"] != "Namespace"
-    ]  # fmt: skip
-    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": refs})
-    plane.kubectl("delete", "-f", "-", "--ignore-not-found", "--wait=false", input=body)
-    for name in sorted(_namespaces(plane) - before):
-        short = name.split("/")[1]
-        plane.kubectl("delete", "namespace", short, "--wait=false", "--ignore-not-found")
-        done = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": short},
-                "spec": {"finalizers": []}}  # fmt: skip
-        plane.kubectl(
-            "replace", "--raw", f"/api/v1/namespaces/{short}/finalize", "-f", "-",
-            input=json.dumps(done),
-        )  # fmt: skip
-    left = _namespaces(plane) - before
-    assert not left, f"namespaces still there after finalizing: {sorted(left)}"
-
-
 @pytest.fixture(params=_seeds(), ids=lambda seed: f"seed{seed}")
 def created(control_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[int]:
     """The cluster of one seed, created on the real API server; removed afterwards."""
-    reset(control_plane)
     seed = int(request.param)
-    before = _namespaces(control_plane)
-    stray = sorted(before - {f"namespace/{n}" for n in SYSTEM})
-    objects = generated(seed).objects
-    specs = [{k: v for k, v in o.items() if k != "status"} for o in objects]
-    # The GPU Operator's namespace is not in the dump (its ConfigMaps are): a cluster has it.
-    listed = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
-    wanted = {o["metadata"].get("namespace") for o in objects} - listed - {None}
-    specs += [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-        for name in sorted(wanted)
-    ]
-    # Namespaces first: an object cannot be created in a namespace that does not exist yet.
-    specs.sort(key=lambda o: o["kind"] != "Namespace")
-    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": specs})
-    try:
-        made = control_plane.kubectl(
-            "apply", "--server-side", "--field-manager=kubectl-admin", "-f", "-",
-            input=body, check=False,
-        )  # fmt: skip
-        assert made.returncode == 0, f"seed {seed}: the API server refused the dump: {made.stderr}"
-        for obj in objects:
-            if obj["kind"] == "Node":
-                set_node_status(control_plane, obj["metadata"]["name"], obj["status"])
-        request.node.stray_namespaces = stray
+    with live_import.seeded(control_plane, seed) as (_, before):
+        request.node.stray_namespaces = sorted(before - {f"namespace/{n}" for n in SYSTEM})
         yield seed
-    finally:
-        _clear(control_plane, objects, before)
 
 
 def _where(item: sources.Imported) -> str:

@@ -3,25 +3,16 @@ pool): the gang is placed on the team's pool its selector names, not looked up a
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
+import bundled
 from click.testing import CliRunner
 
 from hetgitops.cli.main import main
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def test_a_volcano_job_of_a_team_queue_is_explained(tmp_path: Path) -> None:
-    policy = tmp_path / "policy"
-    shutil.copytree(REPO / "policies", policy)
-    teams = policy / "teams" / "training.yaml"
-    old = "volcano: {weight: 4}"
-    teams.write_text(teams.read_text().replace(old, "volcano: {layout: team, queueName: all}"))
-    out = tmp_path / "jobs"
-    args = ["jobs", str(policy), "--scheduler", "volcano", "--team", "pretraining", "-o", str(out)]
-    assert CliRunner().invoke(main, args).exit_code in (0, 1)
+    policy, out = bundled.volcano_team_jobs(tmp_path)
     job = out / "ascend-pretrain" / "pretraining" / "ascend-910b.yaml"
     assert "batch.volcano.sh" in job.read_text()
     run = CliRunner().invoke(main, ["explain", str(policy), "-f", str(job)])
