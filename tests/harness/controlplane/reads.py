@@ -223,7 +223,9 @@ def _one(
     api: Client, resource: Resource, read: Read, args: tuple[str, ...]
 ) -> subprocess.CompletedProcess[str] | None:
     status, obj = api.get(resource.path(read.namespace, read.objects[0]))
-    if status == 404 and obj.get("reason") == "NotFound":
+    # The object is missing (not the resource: a CRD deleted since discovery names no object).
+    missing = (obj.get("details") or {}).get("name") == read.objects[0]
+    if status == 404 and obj.get("reason") == "NotFound" and missing:
         line = f"Error from server (NotFound): {obj.get('message', '')}\n"
         return subprocess.CompletedProcess(["kubectl", *args], 1, "", line)
     if status != 200:
