@@ -14,11 +14,11 @@ import yaml
 
 from hetgitops import api
 from hetgitops.compilers.monitoring import names
-from hetgitops.compilers.monitoring.promtests import promtool_files, rule_files
+from hetgitops.compilers.monitoring.promtests import promtool_files
 from hetgitops.model.policy import Policy
 from hetgitops.plan.node_labels import domain
 from tests.compilers.test_monitoring import promtool
-from tests.compilers.test_monitoring_units import DRA_VARIANT, NOW, REPO
+from tests.compilers.test_monitoring_units import DRA_VARIANT, NOW, REPO, promtool_suite
 
 IDLE = "HetGitOpsGPUsAllocatedButIdle"
 POOL = "l40s-infer"  # whole GPUs on DRA claims
@@ -75,21 +75,7 @@ def _running(namespace: str, pod: str) -> dict[str, str]:
 
 
 def _run(policy: Policy, folder: Path, tests: list[dict[str, Any]]) -> None:
-    assert policy.fleet is not None
-    folder.mkdir(parents=True)
-    files = rule_files(policy, policy.fleet)
-    for name, text in files.items():
-        (folder / name).write_text(text)
-    suite = {"rule_files": sorted(files), "evaluation_interval": "5m", "tests": tests}
-    (folder / "idle.test.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
-    run = subprocess.run(
-        [promtool(), "test", "rules", "idle.test.yaml"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
+    promtool_suite(policy, folder, tests, "idle.test.yaml")
 
 
 def test_the_idle_alert_sees_a_team_holding_dra_gpus(tmp_path: Path) -> None:

@@ -278,16 +278,19 @@ def _dra_series(
     return series
 
 
-def _promtool_test(policy: Policy, folder: Path, tests: list[dict[str, Any]]) -> None:
+def promtool_suite(
+    policy: Policy, folder: Path, tests: list[dict[str, Any]], suite_file: str = "dra.test.yaml"
+) -> None:
+    """`tests` against `policy`'s rule files in the real promtool (written under `folder`)."""
     assert policy.fleet is not None
     folder.mkdir(parents=True)
     files = rule_files(policy, policy.fleet)
     for name, text in files.items():
         (folder / name).write_text(text)
     suite = {"rule_files": sorted(files), "evaluation_interval": "5m", "tests": tests}
-    (folder / "dra.test.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    (folder / suite_file).write_text(yaml.safe_dump(suite, sort_keys=False))
     run = subprocess.run(
-        [promtool(), "test", "rules", "dra.test.yaml"],
+        [promtool(), "test", "rules", suite_file],
         cwd=folder,
         capture_output=True,
         text=True,
@@ -329,7 +332,7 @@ def test_a_dra_pool_has_the_gpus_dcgm_exporter_sees_on_schedulable_nodes(tmp_pat
     healthy["promql_expr_test"].append({"expr": firing, "eval_time": "20m", "exp_samples": []})
     cordoned = _dra_series(policy, pool, {pool.nodes[0].name}, layout)
     one_cordoned = _cards_test(cordoned, pool, gpus - per_node)
-    _promtool_test(policy, tmp_path / "dra", [healthy, one_cordoned])
+    promtool_suite(policy, tmp_path / "dra", [healthy, one_cordoned])
 
 
 def test_a_mig_pool_has_the_same_cards_on_the_device_plugin_and_on_dra(tmp_path: Path) -> None:
@@ -364,7 +367,7 @@ def test_a_mig_pool_has_the_same_cards_on_the_device_plugin_and_on_dra(tmp_path:
         gpu: [p for p, n in profiles.items() for _ in range(n)] for gpu, profiles in layout.items()
     }
     series = _dra_series(on_dra, pool_dra, set(), instances)
-    _promtool_test(on_dra, tmp_path / "dra-cards", [_cards_test(series, pool_dra, total)])
+    promtool_suite(on_dra, tmp_path / "dra-cards", [_cards_test(series, pool_dra, total)])
     # The capacity alert fires at the same point: the generated scenarios of each policy
     # cordon nodes until the pool's weighed cards fall under its commitment.
     assert policy_cards(plugin) == policy_cards(on_dra)

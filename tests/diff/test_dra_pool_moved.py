@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from hetgitops.diff.blast import LiveWork, annotate
 from hetgitops.diff.hazards import Hazard
 
+from .offline import hazards
 from .test_blast import workload
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,19 +39,9 @@ def _moved(tmp_path: Path, *, retiring: bool) -> Path:
 
 
 def _moved_hazard(head: Path) -> dict[str, Any]:
-    result = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "hetgitops"),
-            *("diff", "--base-dir", str(REPO / "policies"), "--head-dir", str(head)),
-            *("--format", "json", "--now", NOW.isoformat()),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode in (0, 1), result.stderr
-    (found,) = [h for h in json.loads(result.stdout)["hazards"] if h["rule"] == "dra-pool-moved"]
-    return dict(found)
+    found = hazards(REPO / "policies", head, NOW)
+    (moved,) = [h for h in found if h["rule"] == "dra-pool-moved"]
+    return dict(moved)
 
 
 def test_the_move_names_the_pool_whose_plain_work_is_never_admitted(tmp_path: Path) -> None:
