@@ -59,16 +59,6 @@ def dra_mappings_changed(before: Sequence[Manifest], after: Sequence[Manifest]) 
     )
 
 
-@hazard_rule(
-    "dra-pool-moved",
-    when=(
-        "A card type (or MIG profile) gets its DRA DeviceClass: its pools move from the device "
-        "plugin to the DRA driver. Job templates switch from extended resources to claims, "
-        "running pods keep their devices, and the ClusterQueues charge the new resource."
-    ),
-    fix="follow docs/targets/dra.md's migration sequence: DeviceClasses, Kueue mappings and "
-    "restart, templates, then node by node drained, device plugin off, driver on.",
-)
 def _quota_resources(manifests: Sequence[Manifest], pool: str) -> set[str]:
     """The resources the ClusterQueues give quota on `pool`'s flavors (retiring ones aside)."""
     gone = retiring(manifests)
@@ -101,6 +91,16 @@ def _moved_pools(
     return found
 
 
+@hazard_rule(
+    "dra-pool-moved",
+    when=(
+        "A card type (or MIG profile) gets its DRA DeviceClass: its pools move from the device "
+        "plugin to the DRA driver. Job templates switch from extended resources to claims, "
+        "running pods keep their devices, and the ClusterQueues charge the new resource."
+    ),
+    fix="follow docs/targets/dra.md's migration sequence: DeviceClasses, Kueue mappings and "
+    "restart, templates, then node by node drained, device plugin off, driver on.",
+)
 def dra_pool_moved(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iterator[Hazard]:
     """The order matters: a template claiming a class the scheduler has no DeviceClass or
     ResourceSlice for stays Pending, and one Kueue has no mapping for is inadmissible. Work
