@@ -47,6 +47,7 @@ class Read:
     namespace: str | None  # None: every namespace (-A)
     selector: str
     field_selector: str
+    managed_fields: bool = False  # --show-managed-fields: kubectl drops them otherwise
 
 
 _VALUED = {
@@ -73,6 +74,8 @@ def parse(args: tuple[str, ...]) -> Read | None:
         flag, equals, inline = arg.partition("=")
         if arg in ("-A", "--all-namespaces"):
             every = True
+        elif arg == "--show-managed-fields":
+            values["managed_fields"] = "true"
         elif flag in _VALUED and flag.startswith("--") and equals:
             values[_VALUED[flag]] = inline
         elif arg in _VALUED and rest:
@@ -91,7 +94,12 @@ def parse(args: tuple[str, ...]) -> Read | None:
         return None
     namespace = None if every else values.get("namespace", "default")
     return Read(
-        names, objects, namespace, values.get("selector", ""), values.get("field_selector", "")
+        names,
+        objects,
+        namespace,
+        values.get("selector", ""),
+        values.get("field_selector", ""),
+        managed_fields="managed_fields" in values,
     )
 
 
@@ -214,7 +222,8 @@ def answer(
         if status != 200:
             return None
         for item in listed.get("items") or []:
-            items.append({"apiVersion": resource.group_version, "kind": resource.kind, **item})
+            item = {"apiVersion": resource.group_version, "kind": resource.kind, **item}
+            items.append(item if read.managed_fields else _without_managed_fields(item))
     body = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
     return subprocess.CompletedProcess(["kubectl", *args], 0, json.dumps(body, indent=4) + "\n", "")
 
@@ -230,4 +239,16 @@ def _one(
         return subprocess.CompletedProcess(["kubectl", *args], 1, "", line)
     if status != 200:
         return None
-    return subprocess.CompletedProcess(["kubectl", *args], 0, json.dumps(obj, indent=4) + "\n", "")
+    shown = obj if read.managed_fields else _without_managed_fields(obj)
+    return subprocess.CompletedProcess(
+        ["kubectl", *args], 0, json.dumps(shown, indent=4) + "\n", ""
+    )
+
+
+def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """What kubectl prints: `metadata.managedFields` left out unless --show-managed-fields
+    (kubectl's printers strip them by default since v1.21)."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or "managedFields" not in meta:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
