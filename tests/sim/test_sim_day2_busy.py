@@ -61,6 +61,7 @@ from harness.simcluster import (
 from hetgitops.model import quantities
 from hetgitops.model.policy import Policy
 from hetgitops.plan import dra as dra_plan
+from tests.diff import offline
 
 from . import test_sim_day2 as day2
 from .conftest import NOW, POLICIES, render
@@ -223,18 +224,7 @@ def paste_snippets(root: Path, hazards: list[dict[str, Any]]) -> None:
 
 
 def _offline_diff(before: Path, after: Path) -> list[dict[str, Any]]:
-    result = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "hetgitops"),
-            *("diff", "--base-dir", str(before), "--head-dir", str(after)),
-            *("--format", "json", "--now", NOW.isoformat()),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode in (0, 1), result.stderr
-    return list(json.loads(result.stdout)["hazards"])
+    return offline.hazards(before, after, NOW)
 
 
 def drop_topology_level(root: Path) -> None:
