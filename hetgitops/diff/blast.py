@@ -16,8 +16,11 @@ scope (Kueue v0.19 Workload status; Kubernetes Pod spec):
   counted apart: their controller recreates them);
 - namespace: workloads and unfinished pods in it;
 - localqueue: workloads in its namespace that name it (`spec.queueName`);
+- drained (a LocalQueue): unfinished pods of the workloads admitted through it, which a
+  HoldAndDrain stopPolicy evicts (`pod_workload`: the pod, or its owner, owns the Workload);
 - clusterqueue: workloads admitted by it (`status.admission.clusterQueue`);
-- volcanoqueue: PodGroups in that Volcano Queue (`spec.queue`) with pods running;
+- volcanoqueue: PodGroups in that Volcano Queue (`spec.queue`), those with pods running and
+  those waiting apart (a gang still waiting in a deleted queue is never scheduled);
 - priorityclass: unfinished pods with that `priorityClassName` that a controller owns (what is
   recreated and refused);
 - resource (CQ|R): workloads admitted by the ClusterQueue, or pending in it, that request R.
@@ -46,11 +49,14 @@ from hetgitops.live.workloads import (
     finished,
     holds_quota,
     local_queue,
+    owner_uids,
     pod_finished,
     pod_node,
     pod_requests,
+    pod_workload,
     podgroup_queue,
     podgroup_running,
+    podgroup_waiting,
     requested,
     waiting,
 )
@@ -116,6 +122,7 @@ class Radius:
     pods: Counter[str] = field(default_factory=Counter)
     daemon_pods: int = 0
     gangs: Counter[str] = field(default_factory=Counter)  # running Volcano PodGroups
+    waiting_gangs: Counter[str] = field(default_factory=Counter)  # ... and waiting ones
 
     def text(self, noun: str) -> str:
         parts = []
@@ -128,8 +135,11 @@ class Radius:
             parts.append(f"{sum(self.pods.values())} pod(s){_teams(self.pods)}")
         if self.daemon_pods:
             parts.append(f"{self.daemon_pods} DaemonSet pod(s) (node agents)")
-        if self.gangs:
-            parts.append(f"{sum(self.gangs.values())} running PodGroup(s){_teams(self.gangs)}")
+        if self.gangs or self.waiting_gangs:
+            parts.append(
+                f"{sum(self.gangs.values())} running and {sum(self.waiting_gangs.values())} "
+                f"waiting PodGroup(s){_teams(self.gangs + self.waiting_gangs)}"
+            )
         return f"live: {noun} " + "; ".join(parts) if parts else f"live: {noun} nothing now"
 
 
@@ -185,6 +195,17 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
             work,
             (w for w in live_workloads if _in(w, namespace) and _queue(w) == name),
         )
+    if "drained" in scope:
+        namespace, name = scope["drained"].split("/", 1)
+        by_owner = {
+            uid: w
+            for w in live_workloads
+            if _in(w, namespace) and _queue(w) == name and holds_quota(w)
+            for uid in owner_uids(w)
+        }
+        for pod in work.pods:
+            if _in(pod, namespace) and not pod_finished(pod) and pod_workload(pod, by_owner):
+                found.pods[work.team(pod)] += 1
     if "clusterqueue" in scope:
         queue = scope["clusterqueue"]
         _count_workloads(
@@ -201,8 +222,12 @@ def radius(hazard: Hazard, work: LiveWork) -> Radius:
     if "volcanoqueue" in scope:
         queue = scope["volcanoqueue"]
         for group in work.podgroups:
-            if podgroup_queue(group) == queue and podgroup_running(group):
+            if podgroup_queue(group) != queue:
+                continue
+            if podgroup_running(group):
                 found.gangs[work.team(group)] += 1
+            elif podgroup_waiting(group):
+                found.waiting_gangs[work.team(group)] += 1
     if "unmatched" in scope:
         value = scope["unmatched"]
         _count_workloads(found, work, (w for w in live_workloads if unmatched_workload(w, value)))
@@ -279,8 +304,10 @@ NOUNS = {
     "node-removed": "running outside the pool's accounting:",
     "node-moved": "running on the moving nodes, double-booked:",
     "mig-strategy-single": "whole-GPU pods on the pool's nodes, each a slice once recreated:",
-    "volcano-queue-pruned": "gangs in the queue (the prune is refused while they run):",
-    "volcano-queue-layout-switched": "gangs running in the queue, counted against none after:",
+    "volcano-queue-pruned": "gangs in the queue (the prune is refused while one runs; one "
+    "still waiting when it goes is never scheduled):",
+    "volcano-queue-layout-switched": "gangs in the queue (running ones counted against none "
+    "after, waiting ones never scheduled):",
     "sharing-reduced": "sharing the GPUs now:",
     "sharing-staged": "sharing the GPUs now:",
     "sharing-retired": "sharing the GPUs now:",

@@ -169,6 +169,15 @@ def podgroup_running(group: Obj) -> bool:
     return status.get("phase") == "Running" or int(status.get("running") or 0) > 0
 
 
+def podgroup_waiting(group: Obj) -> bool:
+    """The gang waits to be scheduled: no pod of it running and not done (phase Pending,
+    Inqueue or Unknown; Volcano v1.15.1 `pkg/apis/scheduling/types.go` PodGroupPhase). A gang
+    whose queue is deleted waits for good: the scheduler's snapshot drops a job whose queue is
+    gone (`pkg/scheduler/cache/cache.go:1515-1519`)."""
+    phase = (group.get("status") or {}).get("phase") or "Pending"
+    return not podgroup_running(group) and phase in ("Pending", "Inqueue", "Unknown")
+
+
 def priority(workload: Obj) -> int:
     """`spec.priority`, 0 when unset (Kueue v0.19.2 pkg/util/priority/priority.go:37-42,
     Priority: ptr.Deref(Spec.Priority, constants.DefaultPriority), which is 0)."""

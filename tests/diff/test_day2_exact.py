@@ -207,7 +207,8 @@ def test_removing_a_pool_under_a_volcano_gang_is_a_hazard_from_volcano_1_15(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """(4) The bundled fleet declares Volcano 1.15.1: pruning the pool's Queue is announced at
-    the queue's policy line and the live radius counts the running gangs in it; declared
+    the queue's policy line and the live radius counts the running gangs in it and, apart, the
+    waiting ones (never scheduled once the queue goes); declared
     1.14.1 (no queue-delete check), nothing."""
     from tests.diff.test_hazards import _compare
 
@@ -227,8 +228,8 @@ def test_removing_a_pool_under_a_volcano_gang_is_a_hazard_from_volcano_1_15(
     )
     (live,) = annotate([pruned], work)
     assert live.live.endswith(
-        "gangs in the queue (the prune is refused while they run): 1 running PodGroup(s) "
-        "(research 1)"
+        "gangs in the queue (the prune is refused while one runs; one still waiting when it "
+        "goes is never scheduled): 1 running and 1 waiting PodGroup(s) (research 2)"
     )
     v114 = ("fleet.yaml", 'volcano: "1.15.1"', 'volcano: "1.14.1"')
     older = _compare(tmp_path / "v114", monkeypatch, [v114], [v114, *POOL_REMOVED])

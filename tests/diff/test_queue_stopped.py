@@ -51,3 +51,55 @@ def test_hold_and_drain_says_it_evicts_and_lifting_the_hold_is_no_hazard(
     assert [h for h in drain.hazards if h.rule == RULE]
     lifted = _compare(tmp_path / "lift", monkeypatch, [_stop("Hold")], [])
     assert [h for h in lifted.hazards if h.rule == RULE] == []
+
+
+def _workload(name: str, queue: str, owner: str, *, admitted: bool) -> dict[str, object]:
+    conditions = [{"type": "QuotaReserved", "status": "True"}] if admitted else []
+    return {
+        "metadata": {"name": name, "namespace": "research", "ownerReferences": [{"uid": owner}]},
+        "spec": {"queueName": queue, "podSets": []},
+        "status": {"conditions": conditions, "admission": {"clusterQueue": "research"}}
+        if admitted
+        else {},
+    }
+
+
+def _pod(name: str, uid: str, owner: str = "", phase: str = "Running") -> dict[str, object]:
+    meta: dict[str, object] = {"name": name, "namespace": "research", "uid": uid}
+    if owner:
+        meta["ownerReferences"] = [{"uid": owner}]
+    return {"metadata": meta, "spec": {"nodeName": "n1"}, "status": {"phase": phase}}
+
+
+def test_hold_and_drain_counts_the_pods_of_what_it_evicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HoldAndDrain's live radius also counts the pods the eviction stops: those of the
+    workloads admitted through the LocalQueue (a Job's pods through the Job, a bare pod that
+    owns its Workload), not those of pending work, of another queue, or finished ones."""
+    drain = _compare(tmp_path, monkeypatch, [], [_stop("HoldAndDrain")])
+    found = [h for h in drain.hazards if h.rule == RULE]
+    work = LiveWork(
+        workloads=[
+            _workload("job", "research", "job-uid", admitted=True),
+            _workload("bare", "research", "bare-pod", admitted=True),
+            _workload("waits", "research", "other-job", admitted=False),
+            _workload("sandbox", "sandbox", "sandbox-job", admitted=True),
+        ],
+        pods=[
+            _pod("job-0", "p0", "job-uid"),
+            _pod("job-1", "p1", "job-uid"),
+            _pod("job-2", "p2", "job-uid", phase="Succeeded"),
+            _pod("bare", "bare-pod"),
+            _pod("waits-0", "p3", "other-job", phase="Pending"),
+            _pod("sandbox-0", "p4", "sandbox-job"),
+        ],
+        team_of_namespace={"research": "research"},
+    )
+    live = {h.subject: h.live for h in annotate(found, work)}
+    assert live["LocalQueue research/research"].endswith(
+        "2 admitted and 1 pending workload(s) (research 3); 3 pod(s) (research 3)"
+    ), live
+    held = _compare(tmp_path / "hold", monkeypatch, [], [_stop("Hold")])
+    kept = {h.subject: h.live for h in annotate([h for h in held.hazards if h.rule == RULE], work)}
+    assert "pod(s)" not in kept["LocalQueue research/research"], kept

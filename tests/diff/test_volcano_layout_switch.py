@@ -31,12 +31,25 @@ def test_leaves_to_one_team_queue_names_each_deleted_leaf(
                 "metadata": {"name": "gang", "namespace": "pretrain"},
                 "spec": {"queue": LEAVES[1], "minMember": 2},
                 "status": {"phase": "Running", "running": 2},
-            }
+            },
+            {
+                "metadata": {"name": "waits", "namespace": "pretrain"},
+                "spec": {"queue": LEAVES[1], "minMember": 4},
+                "status": {"phase": "Inqueue"},
+            },
+            {
+                "metadata": {"name": "done", "namespace": "pretrain"},
+                "spec": {"queue": LEAVES[1], "minMember": 1},
+                "status": {"phase": "Completed"},
+            },
         ],
         team_of_namespace={"pretrain": "pretraining"},
     )
     live = {h.subject: h.live for h in annotate(found, work)}
-    assert live[f"Queue {LEAVES[1]}"].endswith("1 running PodGroup(s) (pretraining 1)")
+    # The waiting gang is what the switch strands (never scheduled); the finished one is not.
+    assert live[f"Queue {LEAVES[1]}"].endswith(
+        "1 running and 1 waiting PodGroup(s) (pretraining 2)"
+    )
 
 
 def test_one_team_queue_back_to_leaves_names_the_team_queue(

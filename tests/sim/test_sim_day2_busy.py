@@ -53,6 +53,7 @@ from harness.simcluster import (
     dra_move,
     flux,
     gitops,
+    owners,
     policyfleet,
     stranding,
     watch,
@@ -448,15 +449,25 @@ def volcano_team_layout(root: Path) -> None:
     _edit(root, "teams/training.yaml", change)
 
 
-def stop_team_queues(root: Path) -> None:
-    """research's queues are put on hold (`kueue.stopPolicy: Hold`): the work pending on its
-    LocalQueues waits for good (issue 38, item 9: stranded as `localqueue-inactive`)."""
-
+def _stop_research(root: Path, policy: str) -> None:
     def change(docs: Docs) -> Docs:
-        _named(docs, "Team", "research")["spec"]["kueue"] = {"stopPolicy": "Hold"}
+        _named(docs, "Team", "research")["spec"]["kueue"] = {"stopPolicy": policy}
         return docs
 
     _edit(root, "teams/others.yaml", change)
+
+
+def stop_team_queues(root: Path) -> None:
+    """research's queues are put on hold (`kueue.stopPolicy: Hold`): the work pending on its
+    LocalQueues waits for good (issue 38, item 9: stranded as `localqueue-inactive`)."""
+    _stop_research(root, "Hold")
+
+
+def drain_team_queues(root: Path) -> None:
+    """research's queues are drained (`kueue.stopPolicy: HoldAndDrain`): Kueue also evicts what
+    they admitted (notebooks, the data-filter Job, bare Pods), which `queue-stopped` announces
+    with the admitted workloads and their pods as its live radius."""
+    _stop_research(root, "HoldAndDrain")
 
 
 FIELD_CHANGES: dict[str, Callable[[Path], None]] = {
@@ -466,6 +477,7 @@ FIELD_CHANGES: dict[str, Callable[[Path], None]] = {
     "namespace-labels": namespace_labels,
     "volcano-team-layout": volcano_team_layout,
     "stop-team-queues": stop_team_queues,
+    "drain-team-queues": drain_team_queues,
 }
 CHANGES.update(FIELD_CHANGES)
 
@@ -504,28 +516,17 @@ def _ref(obj: dict[str, Any]) -> str:
     return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else str(meta["name"])
 
 
-def _landed(
-    sim: cluster.SimCluster,
-    load: busy.Load,
-    trees: tuple[Path, Path],
-    hazards: list[dict[str, Any]],
-) -> list[str]:
+def _landed(sim: cluster.SimCluster, load: busy.Load, trees: tuple[Path, Path]) -> list[str]:
     """A FIELD_CHANGES case changed what it meant to: each rendered ClusterQueue's resource
     groups, namespaceSelector and stopPolicy, each LocalQueue's stopPolicy, each Namespace's
     labels are live as rendered, and the live Volcano Queues of a rendered team are the ones the
-    tree has (a switched layout's old leaves pruned). An object `field-co-owned` names is
-    excused: the API server keeps what another manager owns, as diff said (item 11).
+    tree has (a switched layout's old leaves pruned). No object is excused: each case starts on
+    a fleet its tool alone owns (owners.reset), so no second manager keeps an old field alive.
     Only the objects the change renders otherwise are read (`trees`: before, after)."""
     failures = []
-    coowned = [h["subject"] for h in hazards if h["rule"] == "field-co-owned"]
     before = {(o["kind"], _ref(o)): o for o in gitops.documents(trees[0])}
     after = gitops.documents(trees[1])
-    rendered = [
-        o
-        for o in after
-        if before.get((o["kind"], _ref(o))) != o
-        and not any(s.startswith(f"{o['kind']} {_ref(o)}:") for s in coowned)
-    ]
+    rendered = [o for o in after if before.get((o["kind"], _ref(o))) != o]
     for obj in rendered:
         kind, name = obj["kind"], obj["metadata"]["name"]
         key = f"{obj['metadata'].get('namespace')}/{name}"
@@ -774,16 +775,16 @@ def test_day2_change_under_load(
     pools = busy_fleet.pools
     pools.learn(after, after_tree)
     baseline = busy_fleet.baseline
+    # The fleet as a cluster this tool alone manages, whatever the cases before did (item 11).
+    owners.reset(sim, busy_fleet.tree, tool)
     hazards = _diff(POLICIES, after_dir, sim)
     rules = {h["rule"] for h in hazards}
     announced_workloads, announced_pods = _live_counts(hazards, rules)
     measured = Measured(change, tool, sorted(rules), announced_pods, announced_workloads)
     if change in FIELD_CHANGES:  # what _landed checks after the sync is not live before it
-        assert _landed(sim, baseline, (busy_fleet.tree, after_tree), hazards), (
+        assert _landed(sim, baseline, (busy_fleet.tree, after_tree)), (
             f"{change} is live before the sync"
         )
-    if change in FIELD_CHANGES and tool == "flux":  # the fleet as a cluster Flux manages
-        flux.forget(sim)
     sampler = Sampler(sim, pools)
     recorder = watch.Recorder(sim)
     try:
@@ -806,7 +807,7 @@ def test_day2_change_under_load(
         measured.unsynced = busy.unsynced_queues(load, gitops.documents(after_tree))
         failures = _unannounced(measured, hazards, sampler, announce.Context(pools, baseline, load))
         if change in FIELD_CHANGES:  # the new policy fields: the sync changed what they say
-            failures += _landed(sim, load, (busy_fleet.tree, after_tree), hazards)
+            failures += _landed(sim, load, (busy_fleet.tree, after_tree))
         if change in STEP_2:
             failures += _staged(measured, change, after_dir, tmp_path / "step2", sim)
     except Exception as error:
@@ -1036,6 +1037,39 @@ def test_control_experiment_the_watch_sees_an_evict_readmit_and_a_pod_deletion(
     assert not recorder.seen()["errors"], recorder.seen()
 
 
+# ---- issue 38, item 11: each case on a fleet its tool alone owns ---------------------------
+
+
+def _co_owned(sim: cluster.SimCluster, after_dir: Path) -> list[str]:
+    return [h["subject"] for h in _diff(POLICIES, after_dir, sim) if h["rule"] == "field-co-owned"]
+
+
+def test_each_case_starts_with_its_tools_ownership(
+    sim: cluster.SimCluster, busy_fleet: busy.BusyFleet, tmp_path: Path
+) -> None:
+    """Flux, then the Argo CD model, sync the bundled tree, as two cases in a row do: every
+    field both applied has two appliers now, so a change that drops one (the DRA move drops
+    the device plugin's resource from l40s-infer's Volcano Queues) meets `field-co-owned`, and
+    what a case measures would depend on the cases before it. After owners.reset the same diff
+    says nothing of the kind, and only the tool's own sync writes the objects."""
+    tree = busy_fleet.tree
+    after_dir = tmp_path / "policy"
+    shutil.copytree(POLICIES, after_dir)
+    dra_move.move(after_dir)
+    try:
+        flux.forget(sim)
+        TOOLS["flux"](sim, tree)
+        TOOLS["argocd"](sim, tree, tree)
+        shared = _co_owned(sim, after_dir)
+        assert shared, "two appliers, yet no field-co-owned: this test would prove nothing"
+        for tool in ("flux", "argocd"):
+            owners.reset(sim, tree, tool)
+            assert not owners.foreign(owners.live(sim, tree), tool)
+            assert not _co_owned(sim, after_dir), (tool, "before the reset:", shared)
+    finally:
+        owners.reset(sim, tree, "argocd")
+
+
 # ---- issue 38, item 9's rest: work pending on an inactive LocalQueue is stranded -----------
 
 
@@ -1108,9 +1142,6 @@ DRA_PODS = 4
 # What the move's diff must say, each a step the harness took (docs/targets/dra.md), and
 # nothing else of its own (the pasted snippet leaves no kueue-flavor-renamed).
 DRA_NEEDED = {"dra-mappings-changed", "dra-pool-moved", "kueue-flavor-transition"}
-# Said only after earlier cases of the module: a field the move removes that their Flux syncs
-# co-own (issue 38, item 11; measured with the whole module, absent when the case runs alone).
-DRA_HISTORY = {"field-co-owned"}
 
 
 def _claim_pods(sim: cluster.SimCluster, work: dict[str, Any]) -> list[dict[str, Any]]:
@@ -1194,6 +1225,16 @@ def test_dra_move_under_load(
     started = time.monotonic()
     after_dir = tmp_path / "policy"
     shutil.copytree(POLICIES, after_dir)
+    owners.reset(sim, busy_fleet.tree, "argocd")  # item 11: whatever the cases before did
+    # The case's own plain work, pending on the pool before the move (not whatever the fleet
+    # happens to hold pending then): after it, no flavor gives it quota.
+    plain = dra_move.plain_work(busy_fleet.jobs_dir)
+    busy.submit(sim, [plain])
+    try:
+        plain_key = dra_move.wait_pending(sim, plain)
+    except cluster.SimError:
+        dra_move.remove_plain_work(sim, plain)
+        raise
     dra_move.move(after_dir)
     stanza = dra_move.paste_transition(after_dir, _diff(POLICIES, after_dir, sim))
     after_tree = render(after_dir, tmp_path / "after")
@@ -1219,7 +1260,7 @@ def test_dra_move_under_load(
     sampler = Sampler(sim, pools)
     recorder = watch.Recorder(sim)
     failures = []
-    if DRA_NEEDED - rules or rules - DRA_NEEDED - DRA_HISTORY:
+    if rules != DRA_NEEDED:
         failures.append(f"diff said {sorted(rules)}, not {sorted(DRA_NEEDED)}")
     try:
         recorder.start()
@@ -1248,10 +1289,11 @@ def test_dra_move_under_load(
         )
         failures += _claims_checked(sim, load, work, published, flavor)
         # The pool's plain nvidia.com/gpu work pending before the move has no quota left
-        # anywhere: stranded, and announced by dra-pool-moved for this pool.
+        # anywhere (the retiring flavor's taint keeps new work off it): stranded, and announced
+        # by dra-pool-moved for this pool.
         said = measured.announced_by.get("no-flavor", [])
-        if not measured.stranded or "dra-pool-moved" not in said:
-            failures.append(f"stranded {measured.stranded}, announced by {said}")
+        if f"no-flavor {plain_key}" not in measured.stranded or "dra-pool-moved" not in said:
+            failures.append(f"{plain_key}: stranded {measured.stranded}, announced by {said}")
         mapped = (pools.pool_name[dra_move.POOL], f"{dra_plan.DOMAIN}/l40s-48gb")
         measured.peak[f"{mapped[0]}|{mapped[1]} (driver)"] = f"{load.capacity.get(mapped)}"
     except Exception as error:
@@ -1259,6 +1301,7 @@ def test_dra_move_under_load(
         raise
     finally:
         dra_move.remove_claim_work(sim, work)
+        dra_move.remove_plain_work(sim, plain)
         dra.configure_kueue(sim, None)
         dra.withdraw(sim)
         measured.restored_by_refill = _revert(sim, busy_fleet, after_tree, "argocd", after)

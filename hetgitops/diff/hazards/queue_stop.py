@@ -50,5 +50,6 @@ def queue_stopped(before: Sequence[Manifest], after: Sequence[Manifest]) -> Iter
             action=f"move the jobs that must run from queue {name} to another queue before the "
             "sync, or set the team's kueue.stopPolicy back to None when the hold is over",
             span=new.origin,
-            scope=(("localqueue", key),),
+            scope=(("localqueue", key),)
+            + ((("drained", key),) if policy == "HoldAndDrain" else ()),
         )

@@ -74,7 +74,10 @@ def layout_switched(before: Sequence[Manifest], after: Sequence[Manifest]) -> It
                 f"no queue, and a new Job naming {name} is refused by the job webhook",
                 action=f"before the sync, let the jobs in {name} finish or resubmit the pending "
                 f"ones to {now} (`kubectl get podgroups -A` shows each one's spec.queue); "
-                "regenerate job templates with `hetgitops jobs`",
+                "regenerate job templates with `hetgitops jobs`; a tool prunes only what it "
+                f"applied itself: if {name} stays after the sync (Flux skips an object without "
+                "its kustomize.toolkit.fluxcd.io labels, e.g. one another tool recreated), "
+                "delete it once its jobs are gone",
                 span=next(iter(new[team].values())).origin,
                 scope=(("volcanoqueue", name),),
             )

@@ -60,7 +60,8 @@ def queue_pruned(
             "started with --enable-queue-allocated-pods-check (off by default), refuses to "
             f'delete it while it has allocated pods ("queue {name} cannot be deleted because it '
             'has allocated Pods"), so while a gang of the queue runs the prune fails and the '
-            "sync stays unfinished; without the flag the Queue goes and the gang keeps running",
+            "sync stays unfinished; without the flag the Queue goes, the gang keeps running, "
+            "and a gang still waiting in it is never scheduled",
             action="let the queue's running gangs finish (or move them) before the sync, or keep "
             "the "
             f"quota entry that makes the queue one more change; `kubectl get queue {name} -o "

@@ -43,8 +43,9 @@ from .stranding import split
 Obj = Mapping[str, Any]
 
 ANNOUNCED_BY: dict[str, set[str]] = {
-    "pods-deleted": {"taint-evicts", "mig-mode-flip", "mig-repartition"},
-    "workloads-evicted": {"taint-evicts", "mig-mode-flip", "mig-repartition"},
+    # queue-stopped: a team's kueue.stopPolicy HoldAndDrain evicts what its queues admitted.
+    "pods-deleted": {"taint-evicts", "mig-mode-flip", "mig-repartition", "queue-stopped"},
+    "workloads-evicted": {"taint-evicts", "mig-mode-flip", "mig-repartition", "queue-stopped"},
     "queue-gone": {"localqueue-removed", "namespace-removed", "clusterqueue-removed"},
     "localqueue-inactive": {"queue-stopped"},  # a team's kueue.stopPolicy
     "inactive": {"clusterqueue-removed", "kueue-flavor-removed", "kueue-topology-renamed"},
@@ -155,6 +156,8 @@ def pools_of(hazard: Obj, ctx: Context) -> set[str]:
     if kind == "ClusterQueue":
         covering = _COVERING.search(hazard.get("message", ""))
         return ctx.queue_pools(name, covering.group(1) if covering else "")
+    if kind == "LocalQueue" and "/" in name:  # the pools of the ClusterQueue behind it
+        return ctx.queue_pools(ctx.cluster_queue(*name.split("/", 1)))
     return set()
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,11 @@ POOL = "l40s-infer"
 SWITCHED = ("gpu-l40s-05",)  # nodes that come up on the DRA driver
 NODES = ('names: "gpu-l40s-[01:04]"', 'names: "gpu-l40s-[01:05]"')
 CLAIM_WORK = "llm-serving/online-inference/l40s-48gb.yaml"  # a `hetgitops jobs` template
+# Plain work on the pool before the move (the bundled `hetgitops jobs` output): finetune-vision
+# runs 10 on its 8 there (borrowing 2); 8 more would borrow 10, more than online-inference lends,
+# so the Job waits with the device plugin's resource when the pool moves.
+PLAIN_WORK = "data-filter/finetune-vision/l40s-48gb.yaml"
+PLAIN_PODS = 8
 LABEL = "hetgitops.io/dra-move"
 _HOLDS = re.compile(r"\(holds: (\{.*\})\)")
 
@@ -117,6 +123,52 @@ def claim_work(jobs_dir: Path, pods: int) -> Obj:
     template = obj["spec"]["template"]["metadata"]["labels"]
     obj["spec"]["selector"]["matchLabels"][LABEL] = template[LABEL] = "true"
     return obj
+
+
+def plain_work(jobs_dir: Path) -> Obj:
+    """The case's own pending plain Job on the pool (PLAIN_WORK), labelled `LABEL: plain`."""
+    (obj,) = [d for d in yaml.safe_load_all((jobs_dir / PLAIN_WORK).read_text()) if d]
+    obj["metadata"]["name"] += "-dra-plain"
+    obj["metadata"].setdefault("labels", {})[LABEL] = "plain"
+    obj["spec"]["parallelism"] = obj["spec"]["completions"] = PLAIN_PODS
+    return dict(obj)
+
+
+def _workload_of(sim: cluster.SimCluster, obj: Obj) -> Obj | None:
+    namespace = obj["metadata"]["namespace"]
+    listed = sim.kubectl("get", "workloads.kueue.x-k8s.io", "-n", namespace, "-o", "json")
+    for workload in json.loads(listed.stdout)["items"]:
+        for owner in workload["metadata"].get("ownerReferences") or []:
+            if owner.get("kind") == obj["kind"] and owner.get("name") == obj["metadata"]["name"]:
+                return dict(workload)
+    return None
+
+
+def wait_pending(sim: cluster.SimCluster, obj: Obj, timeout: float = 120) -> str:
+    """Until Kueue has looked at the Job's Workload and left it pending (QuotaReserved False);
+    its `namespace/name`. On timeout, or if Kueue admits it, what the Workload said."""
+    deadline, seen = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        seen = _workload_of(sim, obj)
+        conditions = {
+            c.get("type"): c for c in ((seen or {}).get("status") or {}).get("conditions") or []
+        }
+        reserved = conditions.get("QuotaReserved") or {}
+        if reserved.get("status") == "True":
+            raise cluster.SimError(f"the plain work was admitted, not left pending: {reserved}")
+        if seen is not None and reserved.get("status") == "False":
+            return f"{seen['metadata']['namespace']}/{seen['metadata']['name']}"
+        time.sleep(1)
+    status = (seen or {}).get("status")
+    raise cluster.SimError(f"the plain work's Workload not pending after {timeout:.0f}s: {status}")
+
+
+def remove_plain_work(sim: cluster.SimCluster, obj: Obj) -> None:
+    namespace, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
+    sim.kubectl("delete", "job", name, "-n", namespace, "--wait=true", "--ignore-not-found")
+    cluster.wait_for(
+        lambda: _workload_of(sim, obj) is None, timeout=120, what=f"Workload of job {name} gone"
+    )
 
 
 def remove_claim_work(sim: cluster.SimCluster, obj: Obj) -> None:
