@@ -168,7 +168,8 @@ def diff(
                 kinds = ", ".join(result.live_unread)
                 note(
                     f"hetgitops diff: field ownership not read for {kinds} (not served, or the "
-                    "credentials may not list them): field-co-owned is not judged for them"
+                    "credentials may not list them): field-co-owned and object-terminating are "
+                    "not judged for them"
                 )
         echo_report(FORMATTERS[output_format](result))
         failing = bool(result.risks) if exit_code_on == "risk" else result.changed

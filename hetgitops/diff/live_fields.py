@@ -1,5 +1,7 @@
-"""Diff stage, `diff --kubeconfig`: the live copies of the objects a change updates, read for
-their managedFields, and the `field-co-owned` hazards they give (diff/hazards/coowned.py).
+"""Diff stage, `diff --kubeconfig`: the live copies of the objects a change adds or updates,
+read for their managedFields and their deletion, and the `field-co-owned`
+(diff/hazards/coowned.py) and `object-terminating` (diff/hazards/terminating.py) hazards they
+give.
 
 Read-only: one LIST per kind of an updated object (and one of the CRDs when a custom kind is
 among them, to find where it is served). A kind the cluster does not serve, or the credentials
@@ -13,6 +15,7 @@ from typing import Any
 
 from hetgitops.diff.hazards import Hazard
 from hetgitops.diff.hazards.coowned import field_co_owned
+from hetgitops.diff.hazards.terminating import object_terminating
 from hetgitops.live.client import Cluster, Forbidden, NotServed, Resource
 from hetgitops.live.kinds import BUILTIN, CRD_RESOURCE, Catalogue, KindKey
 from hetgitops.live.session import reading
@@ -75,17 +78,24 @@ def co_owned(
     kubeconfig: Any = None,
     context: str | None = None,
 ) -> tuple[list[Hazard], int, tuple[str, ...]]:
-    """The field-co-owned hazards of the updated objects, the requests made, and the kinds
-    that could not be read."""
+    """The field-co-owned hazards of the updated objects and the object-terminating ones of the
+    updated and added objects, the requests made, and the kinds that could not be read."""
     pairs = updated(before, after)
-    if not pairs:
+    known = {_ident(m.obj) for m in before}
+    added = [m for m in after if _ident(m.obj) not in known]
+    if not pairs and not added:
         return [], 0, ()
+    kinds = {_ident(now.obj)[0] for _, now in pairs} | {_ident(m.obj)[0] for m in added}
     with reading(kubeconfig, context) as cluster:
-        live, unread = read_live(cluster, {_ident(now.obj)[0] for _, now in pairs})
+        live, unread = read_live(cluster, kinds)
         requests = cluster.requests
     found: list[Hazard] = []
     for was, now in pairs:
         obj = live.get(_ident(now.obj))
         if obj is not None:
             found += field_co_owned(was.obj, now.obj, obj, span=now.origin)
+    for now in [*(now for _, now in pairs), *added]:
+        obj = live.get(_ident(now.obj))
+        if obj is not None:
+            found += object_terminating(now.obj, obj, span=now.origin)
     return found, requests, unread

@@ -417,3 +417,26 @@ def test_work_pending_on_a_stopped_localqueue_or_an_unselected_namespace_is_stra
     ).failures
     held = _judge([unlabelled], _load(), load, stranded=["localqueue-inactive research/held"])
     assert any("localqueue-inactive research/held" in f for f in held.failures), held.failures
+
+
+def test_a_queue_the_revert_left_terminating_is_found(tmp_path: Path) -> None:
+    """The rename-team revert re-applies ClusterQueue finetune-vision while its old copy waits on
+    Kueue's resource-in-use finalizer: restore must see it (the queue admits nothing), not a
+    queue the tree does not have or a live one."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "kustomization.yaml").write_text("resources: [queues.yaml]\n")
+    (tree / "queues.yaml").write_text(
+        "kind: ClusterQueue\nmetadata: {name: finetune-vision}\n---\n"
+        "kind: ClusterQueue\nmetadata: {name: research}\n"
+    )
+    deleting = {"deletionTimestamp": "2026-12-06T01:27:43Z"}
+    load = _load(
+        queues=[
+            _queue("finetune-vision", [], [])
+            | {"metadata": {"name": "finetune-vision", **deleting}},
+            _queue("research", [], []),
+            _queue("vision", [], []) | {"metadata": {"name": "vision", **deleting}},
+        ]
+    )
+    assert busy.terminating_queues(load, tree) == {"finetune-vision"}

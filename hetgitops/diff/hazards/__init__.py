@@ -34,6 +34,7 @@ from hetgitops.diff.hazards import (
     volcano_prune,
 )
 from hetgitops.diff.hazards import jobs as _jobs  # noqa: F401 (registers jobs-unmatched)
+from hetgitops.diff.hazards import terminating as _terminating  # noqa: F401 (live)
 from hetgitops.diff.hazards.reading import Indexed
 from hetgitops.diff.hazards.registry import HAZARDS, Hazard, HazardRule, hazard_rule
 from hetgitops.model.policy import Policy

@@ -21,6 +21,12 @@ BINARIES = ("kube-apiserver", "etcd")
 # Part of the cache key: changing how we build must invalidate old binaries just like a source
 # change does.
 _RECIPE = "v1 CGO_ENABLED=0 -trimpath -mod=readonly -ldflags=-s -w +version"
+# The compiler's DWARF tables are work the linker throws away (`-ldflags -w`): not making them
+# cuts a cold build's compile CPU by about 15 % (nfd-master, fresh GOCACHE: 172.8 -> 147.0
+# CPU-seconds, 90.8 -> 76.4 s wall, 2026-12-06). The binaries behave the same (their build IDs
+# differ, nothing else they run), so _RECIPE, the cache key, does not name it: a cache built
+# with the tables stays valid rather than costing every warm machine its Go builds again.
+COMPILE_FLAGS = ("-gcflags=all=-dwarf=false",)
 
 
 class BuildError(RuntimeError):
@@ -136,6 +142,7 @@ def _go_build(out: Path) -> None:
     command = [
         "go",
         "build",
+        *COMPILE_FLAGS,
         "-ldflags",
         _ldflags(),
         "-o",

@@ -18,11 +18,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.controlplane.build import BuildError, build_lock, cache_root, go_available, go_download
+from harness.controlplane.build import (
+    COMPILE_FLAGS,
+    BuildError,
+    build_lock,
+    cache_root,
+    go_available,
+    go_download,
+)
 
 GO_DIR = Path(__file__).resolve().parent / "go"
 
-# Part of the cache key, as in tests/harness/controlplane/build.py.
+# Part of the cache key, as in tests/harness/controlplane/build.py (COMPILE_FLAGS is not: see
+# there).
 _RECIPE = "v1 CGO_ENABLED=0 -trimpath -mod=readonly -ldflags=-s -w"
 
 
@@ -310,7 +318,16 @@ def _go_build(component: Component, out: Path) -> None:
     # One `go build` per binary: with -o DIR and several packages Go names the files after the
     # last path element, and Volcano's are all called `scheduler`, `controller-manager`, ...
     for binary, package in component.binaries.items():
-        command = ["go", "build", "-ldflags", _ldflags(component), "-o", str(out / binary), package]
+        command = [
+            "go",
+            "build",
+            *COMPILE_FLAGS,
+            "-ldflags",
+            _ldflags(component),
+            "-o",
+            str(out / binary),
+            package,
+        ]
         result = subprocess.run(
             command, cwd=component.directory, env=_build_env(component), check=False
         )

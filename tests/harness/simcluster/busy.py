@@ -740,17 +740,51 @@ def _owner(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(owners[0].get("kind", "")), str(owners[0].get("name", ""))
 
 
+CLUSTER_QUEUES = "clusterqueues.kueue.x-k8s.io"
+
+
+def terminating_queues(load: Load, tree: Path) -> set[str]:
+    """ClusterQueues of the tree that are live but being deleted: a revert re-applied a queue
+    the change had removed while Kueue's resource-in-use finalizer still waited on the work it
+    admitted, and the apply does not stop a deletion (diff's `object-terminating`). Kueue
+    admits nothing to such a queue until that work is gone."""
+    names = {o["metadata"]["name"] for o in gitops.documents(tree) if o["kind"] == "ClusterQueue"}
+    return {
+        name
+        for name, queue in load.queue_specs.items()
+        if name in names and queue["metadata"].get("deletionTimestamp")
+    }
+
+
+def _remake_queues(sim: cluster.SimCluster, tree: Path, names: set[str]) -> None:
+    """Once the work they held is deleted, the queues go; then they are applied again."""
+    cluster.wait_for(
+        lambda: not names & {q["metadata"]["name"] for q in _list(sim, CLUSTER_QUEUES)},
+        timeout=180,
+        what=f"ClusterQueues {sorted(names)} deleted once their admitted work is gone",
+    )
+    queues = [
+        o
+        for o in gitops.documents(tree)
+        if o["kind"] == "ClusterQueue" and o["metadata"]["name"] in names
+    ]
+    gitops.apply_objects(sim, queues, manager=gitops.ARGOCD_MANAGER)
+
+
 def restore(sim: cluster.SimCluster, fleet: BusyFleet, *, timeout: float = 300) -> bool:
     """After a change and its revert, put the work back as the baseline had it: recreate the
     planned-pending work and whatever Kueue admitted on a flavor the bundled tree does not
-    have (it is admitted on the old flavor again, or pends, as before the change); if the
-    fleet still differs from the baseline, clear and refill it. Renews `fleet.baseline`;
-    True when it took a refill."""
+    have (it is admitted on the old flavor again, or pends, as before the change), and the
+    work of a ClusterQueue the revert left Terminating (`terminating_queues`: the queue goes
+    once that work is deleted, and is applied again before the work comes back); if the fleet
+    still differs from the baseline, clear and refill it. Renews `fleet.baseline`; True when
+    it took a refill."""
     objs = {ref(o): o for o in manifests(fleet.policy, fleet.jobs_dir)}
     flavors = {
         o["metadata"]["name"] for o in gitops.documents(fleet.tree) if o["kind"] == "ResourceFlavor"
     }
     load = measure(sim, fleet.pools)
+    stuck = terminating_queues(load, fleet.tree)
     again = {k for k, o in objs.items() if is_pending(o)}
     pods_to_delete = []
     for workload in load.workloads.values():
@@ -760,7 +794,8 @@ def restore(sim: cluster.SimCluster, fleet: BusyFleet, *, timeout: float = 300) 
             or []
             for f in (a.get("flavors") or {}).values()
         }
-        if not admitted(workload) or assigned <= flavors:
+        queue = (workload.get("status") or {}).get("admission", {}).get("clusterQueue")
+        if not admitted(workload) or (assigned <= flavors and queue not in stuck):
             continue
         kind, name = _owner(workload)
         namespace = workload["metadata"]["namespace"]
@@ -788,6 +823,8 @@ def restore(sim: cluster.SimCluster, fleet: BusyFleet, *, timeout: float = 300) 
     chosen = [objs[k] for k in objs if k in again]
     for obj in chosen:
         sim.kubectl("delete", "-f", "-", "--wait=true", "--ignore-not-found", input=json.dumps(obj))
+    if stuck:
+        _remake_queues(sim, fleet.tree, stuck)
     # Created in the fill's order: the planned-pending work after the rest is admitted again.
     for batch in ([o for o in chosen if not is_pending(o)], [o for o in chosen if is_pending(o)]):
         if batch:

@@ -45,11 +45,14 @@ POOL = "l40s-infer"
 SWITCHED = ("gpu-l40s-05",)  # nodes that come up on the DRA driver
 NODES = ('names: "gpu-l40s-[01:04]"', 'names: "gpu-l40s-[01:05]"')
 CLAIM_WORK = "llm-serving/online-inference/l40s-48gb.yaml"  # a `hetgitops jobs` template
-# Plain work on the pool before the move (the bundled `hetgitops jobs` output): finetune-vision
-# runs 10 on its 8 there (borrowing 2); 8 more would borrow 10, more than online-inference lends,
-# so the Job waits with the device plugin's resource when the pool moves.
+# Plain work on the pool before the move: the pool's batch Job template (the bundled `hetgitops
+# jobs` output) submitted to online-inference's queue, the team that moves (no case before this
+# one removes its ClusterQueue). online-inference runs 18 of its 24 there; 8 more are above its
+# nominal quota, and at the `dev` tier the Job preempts nothing, so it waits with the device
+# plugin's resource when the pool moves.
 PLAIN_WORK = "data-filter/finetune-vision/l40s-48gb.yaml"
 PLAIN_PODS = 8
+_QUEUE_LABELS = ("kueue.x-k8s.io/queue-name", "hetgitops.io/team")
 LABEL = "hetgitops.io/dra-move"
 _HOLDS = re.compile(r"\(holds: (\{.*\})\)")
 
@@ -126,8 +129,16 @@ def claim_work(jobs_dir: Path, pods: int) -> Obj:
 
 
 def plain_work(jobs_dir: Path) -> Obj:
-    """The case's own pending plain Job on the pool (PLAIN_WORK), labelled `LABEL: plain`."""
+    """The case's own pending plain Job on the pool (PLAIN_WORK in the claiming team's
+    namespace and queue), labelled `LABEL: plain`."""
     (obj,) = [d for d in yaml.safe_load_all((jobs_dir / PLAIN_WORK).read_text()) if d]
+    (team,) = [d for d in yaml.safe_load_all((jobs_dir / CLAIM_WORK).read_text()) if d]
+    obj["metadata"]["namespace"] = team["metadata"]["namespace"]
+    for key in _QUEUE_LABELS:
+        obj["metadata"]["labels"][key] = team["metadata"]["labels"][key]
+    obj["spec"]["template"]["metadata"]["labels"]["hetgitops.io/team"] = team["metadata"]["labels"][
+        "hetgitops.io/team"
+    ]
     obj["metadata"]["name"] += "-dra-plain"
     obj["metadata"].setdefault("labels", {})[LABEL] = "plain"
     obj["spec"]["parallelism"] = obj["spec"]["completions"] = PLAIN_PODS
@@ -145,8 +156,9 @@ def _workload_of(sim: cluster.SimCluster, obj: Obj) -> Obj | None:
 
 
 def wait_pending(sim: cluster.SimCluster, obj: Obj, timeout: float = 120) -> str:
-    """Until Kueue has looked at the Job's Workload and left it pending (QuotaReserved False);
-    its `namespace/name`. On timeout, or if Kueue admits it, what the Workload said."""
+    """Until Kueue has looked at the Job's Workload and left it pending for quota (QuotaReserved
+    False, reason Pending: not Inadmissible, which a missing or inactive queue gives); its
+    `namespace/name`. On timeout, or if Kueue admits it, what the Workload said."""
     deadline, seen = time.monotonic() + timeout, None
     while time.monotonic() < deadline:
         seen = _workload_of(sim, obj)
@@ -157,6 +169,8 @@ def wait_pending(sim: cluster.SimCluster, obj: Obj, timeout: float = 120) -> str
         if reserved.get("status") == "True":
             raise cluster.SimError(f"the plain work was admitted, not left pending: {reserved}")
         if seen is not None and reserved.get("status") == "False":
+            if reserved.get("reason") != "Pending":
+                raise cluster.SimError(f"the plain work cannot be admitted at all: {reserved}")
             return f"{seen['metadata']['namespace']}/{seen['metadata']['name']}"
         time.sleep(1)
     status = (seen or {}).get("status")
