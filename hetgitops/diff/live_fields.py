@@ -3,9 +3,9 @@ read for their managedFields and their deletion, and the `field-co-owned`
 (diff/hazards/coowned.py) and `object-terminating` (diff/hazards/terminating.py) hazards they
 give.
 
-Read-only: one LIST per kind of an updated object (and one of the CRDs when a custom kind is
-among them, to find where it is served). A kind the cluster does not serve, or the credentials
-may not list, has no live copies here, and is returned as unread for the CLI to say.
+Read-only: one LIST per kind of an added or updated object (and one of the CRDs when a custom
+kind is among them, to find where it is served). A kind the cluster does not serve, or the
+credentials may not list, has no live copies here, and is returned as unread for the CLI to say.
 """
 
 from __future__ import annotations

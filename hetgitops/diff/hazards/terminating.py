@@ -41,6 +41,7 @@ def object_terminating(new: Obj, live: Obj, *, span: Span = NOWHERE) -> Iterator
     kind, name = str(new.get("kind", "")), str((new.get("metadata") or {}).get("name", ""))
     namespace = (new.get("metadata") or {}).get("namespace")
     subject = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+    where = f" -n {namespace}" if namespace else ""
     finalizers = ", ".join(str(f) for f in meta.get("finalizers") or []) or "none left"
     waits = (
         "; Kueue admits nothing to it until every workload it admitted has finished"
@@ -53,7 +54,7 @@ def object_terminating(new: Obj, live: Obj, *, span: Span = NOWHERE) -> Iterator
         message=f"is being deleted in the cluster (since {since}; finalizers: {finalizers}): the "
         f"sync's apply does not stop that, so it stays Terminating and goes when the finalizers "
         f"are done, and only the next sync after that creates it again{waits}",
-        action=f"sync again once `kubectl get {kind.lower()} {name}` says NotFound; to have it "
-        "back sooner, let the work that holds it finish or move it elsewhere",
+        action=f"sync again once `kubectl get {kind.lower()} {name}{where}` says NotFound; to "
+        "have it back sooner, let the work that holds it finish or move it elsewhere",
         span=span,
     )
