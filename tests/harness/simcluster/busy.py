@@ -39,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from hetgitops.live.workloads import cluster_queue
 from hetgitops.model import quantities
 from hetgitops.model.policy import CardType, Policy
 from hetgitops.plan import dra as dra_plan
@@ -794,8 +795,7 @@ def restore(sim: cluster.SimCluster, fleet: BusyFleet, *, timeout: float = 300) 
             or []
             for f in (a.get("flavors") or {}).values()
         }
-        queue = (workload.get("status") or {}).get("admission", {}).get("clusterQueue")
-        if not admitted(workload) or (assigned <= flavors and queue not in stuck):
+        if not admitted(workload) or (assigned <= flavors and cluster_queue(workload) not in stuck):
             continue
         kind, name = _owner(workload)
         namespace = workload["metadata"]["namespace"]

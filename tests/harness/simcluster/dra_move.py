@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from hetgitops.live.workloads import condition
 from hetgitops.model.policy import Policy
 from hetgitops.plan import dra as dra_plan
 
@@ -162,10 +163,7 @@ def wait_pending(sim: cluster.SimCluster, obj: Obj, timeout: float = 120) -> str
     deadline, seen = time.monotonic() + timeout, None
     while time.monotonic() < deadline:
         seen = _workload_of(sim, obj)
-        conditions = {
-            c.get("type"): c for c in ((seen or {}).get("status") or {}).get("conditions") or []
-        }
-        reserved = conditions.get("QuotaReserved") or {}
+        reserved = condition(seen or {}, "QuotaReserved") or {}
         if reserved.get("status") == "True":
             raise cluster.SimError(f"the plain work was admitted, not left pending: {reserved}")
         if seen is not None and reserved.get("status") == "False":
