@@ -13,7 +13,8 @@ readings agree and the watches saw no state change between them; then, against t
 - pods deleted or evicted (baseline pods ever deleted or failed; DaemonSets have none here),
 - workloads evicted or requeued (admitted in the baseline, ever not admitted since),
 - stranded work as Kueue leaves it (stranding.py: queue gone, no flavor that can admit it,
-  inactive ClusterQueue, admitted pods never bound),
+  inactive ClusterQueue, admitted pods never bound), and Volcano gangs waiting in a deleted
+  Queue,
 - namespaces deleted or made again (by name and uid; never allowed),
 - double booking: taken above what the pool's nodes hold, at any sample.
 

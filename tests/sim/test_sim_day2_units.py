@@ -440,3 +440,45 @@ def test_a_queue_the_revert_left_terminating_is_found(tmp_path: Path) -> None:
         ]
     )
     assert busy.terminating_queues(load, tree) == {"finetune-vision"}
+
+
+def _podgroup(key: str, queue: str, phase: str, running: int = 0) -> Obj:
+    namespace, name = key.split("/")
+    return {
+        "metadata": {"namespace": namespace, "name": name},
+        "spec": {"queue": queue, "minMember": 4},
+        "status": {"phase": phase, "running": running},
+    }
+
+
+def test_a_gang_waiting_in_a_deleted_volcano_queue_is_stranded_and_held_to_its_hazard() -> None:
+    """Volcano's scheduler drops a job whose Queue is gone: a gang still waiting there is never
+    scheduled (a running one keeps running). It is announced only by the prune hazard of its
+    own Queue, within the waiting PodGroups that hazard's live line names."""
+    groups = [
+        _podgroup("research/waiting", "research-a100", "Pending"),
+        _podgroup("research/inqueue", "research-a100", "Inqueue"),
+        _podgroup("research/running", "research-a100", "Running", running=4),
+        _podgroup("pretrain/waiting", "pretrain", "Pending"),
+    ]
+    load = dataclasses.replace(
+        _load(),
+        podgroups={f"{g['metadata']['namespace']}/{g['metadata']['name']}": g for g in groups},
+        volcano_queues={"default", "root", "pretrain"},
+    )
+    assert load.stranded() == [
+        "volcano-queue-gone research/inqueue",
+        "volcano-queue-gone research/waiting",
+    ]
+    # no Queue read (a light reading, or no Volcano): nothing is claimed
+    assert dataclasses.replace(load, volcano_queues=set()).stranded() == []
+    stranded = load.stranded()
+    live = "live: reached: 1 running and 2 waiting PodGroup(s) (research 3)"
+    pruned = _hazard("volcano-queue-pruned", "Queue research-a100", "leaves the policy", live)
+    assert not _judge([pruned], _load(), load, stranded=stranded).failures
+    other = _hazard("volcano-queue-pruned", "Queue pretrain", "leaves the policy", live)
+    failures = _judge([other], _load(), load, stranded=stranded).failures
+    assert any("about Queue research-a100" in f for f in failures), failures
+    short = _hazard("volcano-queue-pruned", "Queue research-a100", "", live.replace("2 w", "1 w"))
+    failures = _judge([short], _load(), load, stranded=stranded).failures
+    assert any("2 measured, the live radius" in f for f in failures), failures

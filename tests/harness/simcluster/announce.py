@@ -14,7 +14,8 @@ same pool or the same work:
 - stranded Workloads are matched by the work: `Namespace N` (in N), `LocalQueue N/Q` (naming
   Q in N), `ClusterQueue C` (its LocalQueue points at C; with `stops covering R` it requests
   R), or a pool (its pod sets select the pool's label);
-- a double booking only by a hazard whose text says the pool is overbooked or double-booked.
+- a double booking only by a hazard whose text says the pool is overbooked or double-booked;
+- a Volcano gang waiting in a deleted Queue by the hazard about that Queue (`Queue Q`).
 
 Each announced count is then held against the live radius of the hazards that announce it,
 per pool (or per cause for stranded work): pods deleted against the pods they name; pods never
@@ -22,9 +23,10 @@ bound against the pods they name, or against the amount an overbooking hazard st
 they request must fit in it: a flavor rename's live line gives the usage Kueue stops counting,
 the room the newly admitted work will not find); workloads evicted against the workloads plus
 the pods they name (a pod-scoped radius, `taint-evicts`, reaches a workload through its pods);
-stranded workloads against the workloads they name; the size of a double booking (taken -
-held) against the amount of that resource the hazard states (the usage its live line says it
-stops counting, else the amount its message gives).
+stranded workloads against the workloads they name; stranded gangs against the waiting
+PodGroups they name; the size of a double booking (taken - held) against the amount of that
+resource the hazard states (the usage its live line says it stops counting, else the amount
+its message gives).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from hetgitops.live.workloads import podgroup_queue
 from hetgitops.model import quantities
 
 from .busy import ACCELERATOR_PREFIXES, POOL_LABEL, Load, Pools
@@ -69,12 +72,15 @@ ANNOUNCED_BY: dict[str, set[str]] = {
         "kueue-resource-uncovered",
     },
     "namespaces-deleted": set(),
+    # A Queue pruned while a gang waits in it: the gang is never scheduled.
+    "volcano-queue-gone": {"volcano-queue-pruned"},
 }
 OVERBOOKED = re.compile(r"overbook|double[- ]book", re.IGNORECASE)
 _COUNT = re.compile(r"(\d+) admitted and (\d+) pending workload|(\d+) pod\(s\)")
 _NODES = re.compile(r"node\(s\) \(([^)]*)\)")
 _COVERING = re.compile(r"stops covering (\S+?):")
 _ON_POOL = re.compile(r"on pool (\S+) \(")  # dra-pool-moved: the pools it leaves plain work on
+_GANGS = re.compile(r"(\d+) running and (\d+) waiting PodGroup")
 
 
 def live_counts(hazard: Obj) -> tuple[int, int]:
@@ -86,6 +92,11 @@ def live_counts(hazard: Obj) -> tuple[int, int]:
         else:
             workloads += int(match.group(1)) + int(match.group(2))
     return workloads, pods
+
+
+def waiting_gangs(hazard: Obj) -> int:
+    """The waiting PodGroups the hazard's live line names."""
+    return sum(int(m.group(2)) for m in _GANGS.finditer(hazard.get("live", "")))
 
 
 def stated_amount(hazard: Obj, resource: str) -> Decimal:
@@ -261,6 +272,33 @@ def _judge(
         )
 
 
+def _gangs_stranded(
+    verdict: Verdict, keys: list[str], hazards: Sequence[Obj], ctx: Context
+) -> None:
+    """Gangs waiting in a deleted Volcano Queue, each held against the hazards about its
+    Queue; their radius is the waiting PodGroups they name."""
+    if not keys:
+        return
+    said: list[Obj] = []
+    for key in keys:
+        group = ctx.final.podgroups.get(key) or ctx.baseline.podgroups.get(key) or {}
+        subject = f"Queue {podgroup_queue(group)}"
+        about = [
+            h
+            for h in hazards
+            if h["rule"] in ANNOUNCED_BY["volcano-queue-gone"] and h["subject"] == subject
+        ]
+        if not about:
+            verdict.failures.append(
+                f"volcano-queue-gone {key}: no hazard of "
+                f"{sorted(ANNOUNCED_BY['volcano-queue-gone'])} about {subject}"
+            )
+        said += [h for h in about if h not in said]
+    if said:
+        covered = sum(waiting_gangs(h) for h in said)
+        _judge(verdict, "volcano-queue-gone", "its gangs", keys, said, covered)
+
+
 def judge(
     *,
     hazards: Sequence[Obj],
@@ -308,6 +346,7 @@ def judge(
         for k in by_cause.pop("unbound", [])
     }
     _by_pool(verdict, "unbound", unbound, hazards, ctx, unplaced)
+    _gangs_stranded(verdict, by_cause.pop("volcano-queue-gone", []), hazards, ctx)
     for cause, keys in sorted(by_cause.items()):
         said = []
         for key in keys:

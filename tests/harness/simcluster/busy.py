@@ -412,6 +412,8 @@ class Load:
     flavor_specs: dict[str, Obj] = field(default_factory=dict)  # ResourceFlavor -> the object
     localqueue_specs: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> the object
     namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> labels
+    podgroups: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> PodGroup
+    volcano_queues: set[str] = field(default_factory=set)  # Volcano Queues not being deleted
 
     def used(self, pool: str, resource: str) -> Decimal:
         """What is taken of the pool: Kueue's admitted usage plus Volcano's bound pods."""
@@ -453,7 +455,7 @@ class Load:
     def stranded(self) -> list[str]:
         """Work Kueue leaves where it can never run, as `CAUSE namespace/name` (stranding.py:
         queue gone, inactive LocalQueue or ClusterQueue, namespace not selected, no flavor that
-        can admit it, a pod never bound)."""
+        can admit it, a pod never bound), and the Volcano gangs waiting in a deleted Queue."""
         return stranding.stranded(self)
 
 
@@ -635,6 +637,12 @@ def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Lo
         localqueue_specs=localqueue_specs,
         namespace_labels={
             n["metadata"]["name"]: dict(n["metadata"].get("labels") or {}) for n in namespaces
+        },
+        podgroups={_key(g): g for g in _list(sim, "podgroups.scheduling.volcano.sh")},
+        volcano_queues={
+            q["metadata"]["name"]
+            for q in _list(sim, "queues.scheduling.volcano.sh")
+            if not q["metadata"].get("deletionTimestamp")
         },
     )
 

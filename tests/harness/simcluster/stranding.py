@@ -28,7 +28,12 @@ namespace/name`, one of
   flavorassigner.go:1342-1356; a pool moved to DRA claims leaves the
   device plugin's resource so);
 - `unbound`: a pod of admitted work (no scheduling gate left) that no node holds once the
-  fleet is at rest (`Load.unbound`).
+  fleet is at rest (`Load.unbound`);
+- `volcano-queue-gone`: a Volcano PodGroup (`namespace/name` of the PodGroup, not of a
+  Workload) that waits (`hetgitops.live.workloads.podgroup_waiting`) in a Queue that no
+  longer exists: Volcano's scheduler drops a job whose queue is gone from its snapshot
+  (v1.15.1 pkg/scheduler/cache/cache.go:1515-1519), so the gang is never scheduled. Only
+  when the reading holds Volcano's Queues (a fleet with Volcano has `default` and `root`).
 
 Pending is not admitted and not finished (`busy.admitted`, `busy.finished`).
 """
@@ -39,6 +44,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from hetgitops.live.workloads import podgroup_queue, podgroup_waiting
 from hetgitops.model import quantities
 from hetgitops.model.tolerations import tolerates
 from hetgitops.plan.namespace_labels import selects
@@ -47,7 +53,15 @@ if TYPE_CHECKING:
     from .busy import Load
 
 Obj = Mapping[str, Any]
-CAUSES = ("queue-gone", "localqueue-inactive", "inactive", "unselected", "no-flavor", "unbound")
+CAUSES = (
+    "queue-gone",
+    "localqueue-inactive",
+    "inactive",
+    "unselected",
+    "no-flavor",
+    "unbound",
+    "volcano-queue-gone",
+)
 
 
 def _active(queue: Obj) -> bool:
@@ -168,9 +182,21 @@ def cause(load: Load, key: str, listed: Quota | None = None) -> str:
     return "no-flavor" if no_flavor(workload, queue, load.flavor_specs, listed) else ""
 
 
+def gangs_queue_gone(load: Load) -> list[str]:
+    """The waiting PodGroups whose Volcano Queue is gone (none when no Queue was read)."""
+    if not load.volcano_queues:
+        return []
+    return sorted(
+        key
+        for key, group in load.podgroups.items()
+        if podgroup_waiting(group) and podgroup_queue(group) not in load.volcano_queues
+    )
+
+
 def stranded(load: Load) -> list[str]:
     listed = quota(load.queue_specs.values())
     found = [f"{c} {k}" for k in load.pending() if (c := cause(load, k, listed))]
+    found += [f"volcano-queue-gone {k}" for k in gangs_queue_gone(load)]
     return sorted(found + [f"unbound {k}" for k in load.unbound()])
 
 
