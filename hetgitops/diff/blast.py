@@ -304,8 +304,8 @@ NOUNS = {
     "node-removed": "running outside the pool's accounting:",
     "node-moved": "running on the moving nodes, double-booked:",
     "mig-strategy-single": "whole-GPU pods on the pool's nodes, each a slice once recreated:",
-    "volcano-queue-pruned": "gangs in the queue (the prune is refused while one runs; one "
-    "still waiting when it goes is never scheduled):",
+    "volcano-queue-pruned": "gangs in the queue (one still waiting when it goes is never "
+    "scheduled; under the 1.15 delete check the prune is refused while one runs):",
     "volcano-queue-layout-switched": "gangs in the queue (running ones counted against none "
     "after, waiting ones never scheduled):",
     "sharing-reduced": "sharing the GPUs now:",

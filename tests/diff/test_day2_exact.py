@@ -203,13 +203,14 @@ def _podgroup(name: str, queue: str, phase: str) -> dict[str, object]:
     }
 
 
-def test_removing_a_pool_under_a_volcano_gang_is_a_hazard_from_volcano_1_15(
+def test_removing_a_pool_under_a_volcano_gang_is_a_hazard_on_every_volcano(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """(4) The bundled fleet declares Volcano 1.15.1: pruning the pool's Queue is announced at
     the queue's policy line and the live radius counts the running gangs in it and, apart, the
-    waiting ones (never scheduled once the queue goes); declared
-    1.14.1 (no queue-delete check), nothing."""
+    waiting ones (never scheduled once the queue goes). Declared 1.14.1 (no queue-delete
+    check), the prune is not refused, but a waiting gang is still stranded: the hazard says
+    that much and no more."""
     from tests.diff.test_hazards import _compare
 
     result = _compare(tmp_path / "v115", monkeypatch, [], POOL_REMOVED)
@@ -228,13 +229,19 @@ def test_removing_a_pool_under_a_volcano_gang_is_a_hazard_from_volcano_1_15(
     )
     (live,) = annotate([pruned], work)
     assert live.live.endswith(
-        "gangs in the queue (the prune is refused while one runs; one still waiting when it "
-        "goes is never scheduled): 1 running and 1 waiting PodGroup(s) (research 2)"
+        "gangs in the queue (one still waiting when it goes is never scheduled; under the 1.15 "
+        "delete check the prune is refused while one runs): 1 running and 1 waiting "
+        "PodGroup(s) (research 2)"
     )
+    assert "status.allocated.pods" in pruned.action
     v114 = ("fleet.yaml", 'volcano: "1.15.1"', 'volcano: "1.14.1"')
     older = _compare(tmp_path / "v114", monkeypatch, [v114], [v114, *POOL_REMOVED])
     assert not older.invalid
-    assert not [h for h in older.hazards if h.rule == "volcano-queue-pruned"]
+    (unchecked,) = [h for h in older.hazards if h.rule == "volcano-queue-pruned"]
+    assert unchecked.subject == "Queue research-mlu370-eval"
+    assert "Volcano 1.14.1 deletes a Queue whatever is in it" in unchecked.message
+    assert "never scheduled" in unchecked.message
+    assert "allocated-pods-check" not in unchecked.message + unchecked.action
 
 
 # GPU 1 of every h100-infer node goes from 7 x 1g.10gb to 2 x 3g.40gb, and online-inference's

@@ -1,12 +1,18 @@
 """Diff stage, day-2 hazard of Volcano Queues: a Queue the sync prunes (its pool or team left the
-policy) while a gang runs in it, on a Volcano whose webhook can refuse the delete.
+policy) while gangs run or wait in it.
 
-Volcano v1.15.0 added `--enable-queue-allocated-pods-check` to the webhook manager (off by default).
-With it, a Queue DELETE is refused while `status.allocated` counts pods ("queue %s cannot be deleted
-because it has allocated Pods"); the scheduler counts one pod per allocated task and writes it to
-the Queue. v1.14.1's validateQueueDeleting has no such check: the Queue goes and the gang keeps
-running. So under a declared Volcano >= 1.15 the prune may be refused and the sync stall until the
-gang ends; the policy does not say how the webhook is started, so the hazard says "if".
+Every Volcano: the scheduler ignores a job whose Queue does not exist (v1.14.1
+pkg/scheduler/cache/cache.go:1515-1519, "The Queue <%v> of Job <%v/%v> does not exist, ignore
+it."), so a gang still waiting in the Queue when it goes is never scheduled; one running keeps
+its pods. v1.14.1's validateQueueDeleting (pkg/webhooks/admission/queues/validate/
+validate_queue.go:267-294) refuses only `default`, `root` and a queue with children.
+
+From v1.15.0 the webhook manager has `--enable-queue-allocated-pods-check` (off by default).
+With it, a Queue DELETE is refused while `status.allocated` counts pods ("queue %s cannot be
+deleted because it has allocated Pods"); the scheduler counts one pod per allocated task and
+writes it to the Queue. So under a declared Volcano >= 1.15 the prune may also be refused and the
+sync stall until the gang ends; the policy does not say how the webhook is started, so the
+hazard says "if".
 """
 
 from __future__ import annotations
@@ -33,39 +39,65 @@ def _queues(manifests: Sequence[Manifest]) -> dict[str, Manifest]:
 @hazard_rule(
     "volcano-queue-pruned",
     when=(
-        "A Volcano Queue leaves the policy (its pool or team is removed) on a Volcano of 1.15 "
-        "or later: a webhook started with --enable-queue-allocated-pods-check refuses to delete "
-        "a Queue whose status.allocated counts pods, so the prune fails and the sync stays "
-        "unfinished while a gang of the queue runs."
+        "A Volcano Queue leaves the policy (its pool or team is removed): a gang still waiting "
+        "in it when the sync prunes it is never scheduled (Volcano's scheduler ignores a job "
+        "whose Queue does not exist). On Volcano 1.15 or later, a webhook started with "
+        "--enable-queue-allocated-pods-check also refuses to delete a Queue whose "
+        "status.allocated counts pods, so while a gang of the queue runs the prune fails and "
+        "the sync stays unfinished."
     ),
     fix=(
-        "let the queue's running gangs finish (or move them) before the sync, or keep the "
-        "quota entry that makes the queue one more change; `kubectl get queue NAME -o "
-        "jsonpath='{.status.allocated.pods}'` says when it is empty."
+        "let the queue's gangs finish or start (or move them to another queue) before the "
+        "sync, or keep the quota entry that makes the queue one more change; `kubectl get "
+        "podgroups -A` with the queue's name in `spec.queue` lists what is still in it."
     ),
 )
 def queue_pruned(
     before: Sequence[Manifest], after: Sequence[Manifest], volcano: tuple[int, ...] | None
 ) -> Iterator[Hazard]:
-    """Volcano Queues on the base side only, when the declared Volcano has the check."""
-    if volcano is None or volcano < CHECKED_FROM:
-        return
-    version = ".".join(map(str, volcano))
+    """Volcano Queues on the base side only; the 1.15 delete check named when declared."""
+    checked = volcano is not None and volcano >= CHECKED_FROM
+    named = f"Volcano {'.'.join(map(str, volcano))}" if volcano is not None else "Volcano"
     old, new = _queues(before), _queues(after)
     for name in sorted(set(old) - set(new)):
+        waiting = (
+            "a gang still waiting in it when it goes is never scheduled (the scheduler ignores a "
+            "job whose Queue does not exist)"
+        )
+        if checked:
+            message = (
+                f"leaves the policy, so the sync prunes it: {named}'s webhook, when started "
+                "with --enable-queue-allocated-pods-check (off by default), refuses to delete "
+                f'it while it has allocated pods ("queue {name} cannot be deleted because it has '
+                'allocated Pods"), so while a gang of the queue runs the prune fails and the '
+                f"sync stays unfinished; without the flag the Queue goes, the gang keeps running, "
+                f"and {waiting}"
+            )
+        else:
+            message = (
+                f"leaves the policy, so the sync prunes it: {named} deletes a Queue whatever is "
+                f"in it; a gang running there keeps its pods, but {waiting}"
+            )
+            if volcano is None:
+                message += (
+                    " (from Volcano 1.15, a webhook started with "
+                    "--enable-queue-allocated-pods-check also refuses the delete while a gang runs)"
+                )
+        check = (
+            f"; `kubectl get queue {name} -o jsonpath='{{.status.allocated.pods}}'` is empty or 0 "
+            "when the prune will not be refused"
+            if checked
+            else ""
+        )
         yield Hazard(
             rule="volcano-queue-pruned",
             subject=f"Queue {name}",
-            message=f"leaves the policy, so the sync prunes it: Volcano {version}'s webhook, when "
-            "started with --enable-queue-allocated-pods-check (off by default), refuses to "
-            f'delete it while it has allocated pods ("queue {name} cannot be deleted because it '
-            'has allocated Pods"), so while a gang of the queue runs the prune fails and the '
-            "sync stays unfinished; without the flag the Queue goes, the gang keeps running, "
-            "and a gang still waiting in it is never scheduled",
-            action="let the queue's running gangs finish (or move them) before the sync, or keep "
-            "the "
-            f"quota entry that makes the queue one more change; `kubectl get queue {name} -o "
-            "jsonpath='{.status.allocated.pods}'` is empty or 0 when it is safe",
+            message=message,
+            action="let the queue's gangs finish or start (or move them) before the sync, or "
+            "keep the quota entry that makes the queue one more change; `kubectl get podgroups "
+            "-A -o custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,"
+            f"QUEUE:.spec.queue,PHASE:.status.phase` lists the gangs, those in {name} among them"
+            + check,
             span=old[name].origin,
             scope=(("volcanoqueue", name),),
         )
