@@ -15,7 +15,7 @@ same pool or the same work:
   Q in N), `ClusterQueue C` (its LocalQueue points at C; with `stops covering R` it requests
   R), or a pool (its pod sets select the pool's label);
 - a double booking only by a hazard whose text says the pool is overbooked or double-booked;
-- a Volcano gang waiting in a deleted Queue by the hazard about that Queue (`Queue Q`).
+- a Volcano gang waiting in a deleted Queue by a hazard about that Queue (`Queue Q`).
 
 Each announced count is then held against the live radius of the hazards that announce it,
 per pool (or per cause for stranded work): pods deleted against the pods they name; pods never
@@ -72,8 +72,9 @@ ANNOUNCED_BY: dict[str, set[str]] = {
         "kueue-resource-uncovered",
     },
     "namespaces-deleted": set(),
-    # A Queue pruned while a gang waits in it: the gang is never scheduled.
-    "volcano-queue-gone": {"volcano-queue-pruned"},
+    # A Queue pruned while a gang waits in it (its pool or team gone, or the team's queue
+    # layout switched): the gang is never scheduled.
+    "volcano-queue-gone": {"volcano-queue-pruned", "volcano-queue-layout-switched"},
 }
 OVERBOOKED = re.compile(r"overbook|double[- ]book", re.IGNORECASE)
 _COUNT = re.compile(r"(\d+) admitted and (\d+) pending workload|(\d+) pod\(s\)")
