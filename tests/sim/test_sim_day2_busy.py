@@ -740,6 +740,11 @@ TOOLS_DIFFER |= {"volcano-team-layout", "namespace-labels"}
 DEFAULT |= {("volcano-team-layout", "argocd")}
 
 
+# The changes that delete pretraining's a100 Volcano Queue, where the busy fleet's waiting gang
+# (busy.WAITING_GANG) is: it must be counted stranded, and announced.
+STRANDS_WAITING_GANG = {"volcano-team-layout", "remove-pool"}
+
+
 def cases() -> list[Any]:
     every = os.environ.get("HETGITOPS_DAY2_ALL_TOOLS") == "1"
     chosen = os.environ.get("HETGITOPS_DAY2_ALL") == "1" or every
@@ -811,6 +816,10 @@ def test_day2_change_under_load(
             failures += _landed(sim, load, (busy_fleet.tree, after_tree))
         if change in STEP_2:
             failures += _staged(measured, change, after_dir, tmp_path / "step2", sim)
+        if change in STRANDS_WAITING_GANG:  # so the Volcano stranding is never judged vacuously
+            gang = f"volcano-queue-gone pretrain/{busy.WAITING_GANG}-"
+            if not any(entry.startswith(gang) for entry in measured.stranded):
+                failures.append(f"the waiting gang's Queue went, not stranded: {measured.stranded}")
     except Exception as error:
         measured.error = f"{type(error).__name__}: {error}"[:400]
         raise

@@ -59,6 +59,9 @@ ACCELERATOR_PREFIXES = (
     f"{dra_plan.DOMAIN}/",
 )
 POOL_LABEL = "hetgitops.io/pool"
+# The Volcano Job of the gang that waits for good (hand_written); its PodGroup is named
+# `{job}-{job uid}` (Volcano v1.14.1 job_controller_actions.go:63-65).
+WAITING_GANG = "busy-gang-a100-waiting"
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,8 @@ class Fill:
 #   a800-train 120/128: pretraining 32 (PyTorchJob) + 56 (7 Jobs x 8) = 88, borrowing 8 of the
 #     12 finetune-nlp and finetune-vision lend (25 % of 24 each); finetune-nlp 16 (JobSet);
 #     finetune-vision 16; one more 8-GPU pretraining Job pends (borrowing limit of the cohort).
-#   a100-transition 12/16: finetune-nlp 4 + pretraining 4 (Kueue), a 4-pod Volcano gang.
+#   a100-transition 12/16: finetune-nlp 4 + pretraining 4 (Kueue), a 4-pod Volcano gang; a
+#     24-pod gang waits in the same Volcano Queue for good.
 #   ascend-910b 12/16: data-preprocessing 4 (Kueue), the ascend-pretrain Volcano job (8).
 #   h100-infer: whole GPUs 18/24 (llm-serving 12 replicas, finetune-nlp 6); 1g.10gb 64/84
 #     (small-model-serving 44 replicas, research 16-pod Job + 4 bare Pods); 3g.40gb 18/24.
@@ -214,6 +218,16 @@ def hand_written(policy: Policy) -> list[Obj]:
             },
         }
     )
+    # A gang that never fits: 24 pods, all or none, where the A100 pool has 16 cards. It waits
+    # in the same Queue for good (PodGroup Pending: Volcano's job controller makes no pods
+    # before Inqueue, job_controller_actions.go:405-408), so a change that deletes that Queue
+    # strands it (stranding.py `volcano-queue-gone`; volcano-team-layout and remove-pool do).
+    # Submitted with the pending work, after the running gang has its nodes.
+    waiting = copy.deepcopy(objs[0])  # the gang above
+    waiting["metadata"]["name"] = WAITING_GANG
+    waiting["metadata"]["labels"][LABEL] = "pending"
+    waiting["spec"]["minAvailable"] = waiting["spec"]["tasks"][0]["replicas"] = 24
+    objs.append(waiting)
     # Serving on 3g.40gb slices (the bundled templates use 1g.10gb and whole cards).
     serving = _pool_pod_spec(policy, "h100-infer", "nvidia.com/mig-3g.40gb", 1)
     serving["restartPolicy"] = "Always"
@@ -730,7 +744,9 @@ def fill(
     # (nodeSelector kubernetes.io/hostname) from the usage it sees at admission; a gang the
     # Volcano scheduler binds to that node a moment later leaves the pinned pod Pending for
     # good ("Insufficient nvidia.com/gpu"). Seen here with both submitted together.
-    gangs = [o for o in objs if o["apiVersion"].startswith("batch.volcano.sh/")]
+    gangs = [
+        o for o in objs if o["apiVersion"].startswith("batch.volcano.sh/") and not is_pending(o)
+    ]
     pending = [o for o in objs if is_pending(o)]
     for batch in (gangs, [o for o in objs if o not in gangs and o not in pending], pending):
         submit(sim, batch)
