@@ -1,18 +1,16 @@
 """Diff stage, day-2 hazard of Volcano Queues: a Queue the sync prunes (its pool or team left the
 policy) while gangs run or wait in it.
 
-Every Volcano: the scheduler ignores a job whose Queue does not exist (v1.14.1
-pkg/scheduler/cache/cache.go:1515-1519, "The Queue <%v> of Job <%v/%v> does not exist, ignore
-it."), so a gang still waiting in the Queue when it goes is never scheduled; one running keeps
-its pods. v1.14.1's validateQueueDeleting (pkg/webhooks/admission/queues/validate/
-validate_queue.go:267-294) refuses only `default`, `root` and a queue with children.
+Every Volcano: the scheduler ignores a job whose Queue does not exist, so a gang still waiting in
+the Queue when it goes is never scheduled; one running keeps its pods. v1.14.1's queue-delete
+check refuses only `default`, `root` and a queue with children.
 
 From v1.15.0 the webhook manager has `--enable-queue-allocated-pods-check` (off by default).
 With it, a Queue DELETE is refused while `status.allocated` counts pods ("queue %s cannot be
 deleted because it has allocated Pods"); the scheduler counts one pod per allocated task and
 writes it to the Queue. So under a declared Volcano >= 1.15 the prune may also be refused and the
 sync stall until the gang ends; the policy does not say how the webhook is started, so the
-hazard says "if".
+hazard says "if". The upstream lines are in docs/upstream.md.
 """
 
 from __future__ import annotations
