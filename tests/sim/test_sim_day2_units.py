@@ -482,3 +482,32 @@ def test_a_gang_waiting_in_a_deleted_volcano_queue_is_stranded_and_held_to_its_h
     short = _hazard("volcano-queue-pruned", "Queue research-a100", "", live.replace("2 w", "1 w"))
     failures = _judge([short], _load(), load, stranded=stranded).failures
     assert any("2 measured, the live radius" in f for f in failures), failures
+
+
+def test_running_pods_hold_their_cards_on_unlabelled_nodes_and_in_used_mig_slices() -> None:
+    """A removed pool's nodes lose their label but keep running what they ran: held for the
+    baseline pool, not overbooked. A MIG slice in use is not destroyed by a re-partition
+    (mig-parted refuses), whatever the node advertises. Fewer time-slicing replicas under the
+    same pods stay an overbooking."""
+    unlabelled = _node("l40s-1", None, 8)
+    mig = _node("dev-1", "rtx", 0)
+    mig["status"]["allocatable"]["nvidia.com/mig-3g.40gb"] = "1"
+    sliced = _node("dev-2", "rtx", 2)  # time-slicing went from 4 replicas to 2
+    pods = [
+        _pod("ft/a", node="l40s-1"),
+        _pod("ft/b", node="l40s-1"),
+        _pod("ft/done", node="l40s-1", phase="Succeeded"),
+        _pod("serve/m1", node="dev-1"),
+        _pod("serve/m2", node="dev-1"),
+        _pod("serve/m3", node="dev-1"),
+        *[_pod(f"dev/t{i}", node="dev-2") for i in range(4)],
+    ]
+    for pod in pods[3:6]:
+        pod["spec"]["containers"][0]["resources"]["requests"] = {"nvidia.com/mig-3g.40gb": "1"}
+    nodes = [unlabelled, mig, sliced]
+    held = busy.held_by_running(nodes, pods, POOLS)
+    assert held == {
+        ("l40s", "nvidia.com/gpu"): Decimal(2),
+        ("rtx", "nvidia.com/mig-3g.40gb"): Decimal(2),
+    }
+    assert ("rtx", "nvidia.com/gpu") not in held  # 4 pods on 2 replicas: still over

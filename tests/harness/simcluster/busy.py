@@ -59,6 +59,8 @@ ACCELERATOR_PREFIXES = (
     f"{dra_plan.DOMAIN}/",
 )
 POOL_LABEL = "hetgitops.io/pool"
+MIG_PREFIX = "nvidia.com/mig-"
+FINISHED = ("Succeeded", "Failed")
 # The Volcano Job of the gang that waits for good (hand_written); its PodGroup is named
 # `{job}-{job uid}` (Volcano v1.14.1 job_controller_actions.go:63-65).
 WAITING_GANG = "busy-gang-a100-waiting"
@@ -540,6 +542,45 @@ def capacity_of(nodes: Iterable[Obj], pools: Pools) -> Usage:
     return capacity
 
 
+def held_by_running(nodes: Iterable[Obj], pods: Iterable[Obj], pools: Pools) -> Usage:
+    """What bound, unfinished pods still hold where the node's own figure counts less, per
+    physical pool, added to `capacity_of`:
+
+    - on a node that carries no pool label now (its pool removed, or left out of every
+      pool), everything they use, for the node's baseline pool: they keep running on cards
+      no flavor admits to again, so that is held, not overbooked (`node-removed`);
+    - a MIG slice a pod uses beyond what the node advertises: mig-parted cannot destroy a
+      slice in use (the GPU keeps its old layout, `mig-repartition`), while the sim's node
+      model advertises the new layout at once.
+
+    Time-slicing replicas are not held so: fewer replicas under the same pods is the
+    overbooking itself (`sharing-reduced`)."""
+    by_name = {str((n.get("metadata") or {}).get("name", "")): n for n in nodes}
+    used: dict[str, Counter[str]] = {}
+    for pod in pods:
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        if node in by_name and (pod.get("status") or {}).get("phase") not in FINISHED:
+            used.setdefault(node, Counter()).update(_pod_requests(pod))
+    held: Usage = {}
+    for name, amounts in sorted(used.items()):
+        node = by_name[name]
+        label = ((node.get("metadata") or {}).get("labels") or {}).get(POOL_LABEL, "")
+        allocatable = dict(_amounts((node.get("status") or {}).get("allocatable") or {}))
+        pool = pools.pool_name.get(label)
+        for resource, amount in amounts.items():
+            if not _accelerator(resource):
+                continue
+            if pool is None:
+                extra, into = Decimal(amount), pools.node_pool.get(name)
+            elif resource.startswith(MIG_PREFIX):
+                extra, into = Decimal(amount) - allocatable.get(resource, Decimal(0)), pool
+            else:
+                continue
+            if into is not None and extra > 0:
+                held[into, resource] = held.get((into, resource), Decimal(0)) + extra
+    return held
+
+
 def slice_capacity(slices: Iterable[Obj], pools: Pools) -> Usage:
     """What NVIDIA's DRA driver publishes per physical pool on the claims path, in the Kueue
     resource each device is charged as (plan/dra.py `quota_resource`: its card, its MIG
@@ -595,12 +636,15 @@ def pod_usage(pods: Iterable[Obj], pools: Pools) -> tuple[Usage, Usage]:
 def measure(sim: cluster.SimCluster, pools: Pools, *, light: bool = False) -> Load:
     """One reading; `light`: Nodes, Workloads and Pods only (capacity, Kueue's admitted usage
     and Volcano's bound gangs, what a sampler needs during a sync), the rest left empty."""
-    capacity = capacity_of(_list(sim, "nodes"), pools)
+    nodes = _list(sim, "nodes")
+    capacity = capacity_of(nodes, pools)
     if pools.dra_cards:
         capacity.update(slice_capacity(_list(sim, "resourceslices"), pools))
     workloads = {_key(w): w for w in _list(sim, "workloads.kueue.x-k8s.io")}
     kueue = kueue_usage(workloads.values(), pools)
     live_pods = {_key(p): p for p in _list(sim, "pods")}
+    for key, amount in held_by_running(nodes, live_pods.values(), pools).items():
+        capacity[key] = capacity.get(key, Decimal(0)) + amount
     pods_usage, volcano = pod_usage(live_pods.values(), pools)
     if light:
         return Load(
