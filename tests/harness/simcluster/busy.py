@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from hetgitops.live.workloads import cluster_queue
+from hetgitops.live.workloads import cluster_queue, pod_finished
 from hetgitops.model import quantities
 from hetgitops.model.policy import CardType, Policy
 from hetgitops.plan import dra as dra_plan
@@ -60,7 +60,6 @@ ACCELERATOR_PREFIXES = (
 )
 POOL_LABEL = "hetgitops.io/pool"
 MIG_PREFIX = "nvidia.com/mig-"
-FINISHED = ("Succeeded", "Failed")
 # The Volcano Job of the gang that waits for good (hand_written); its PodGroup is named
 # `{job}-{job uid}` (Volcano v1.14.1 job_controller_actions.go:63-65).
 WAITING_GANG = "busy-gang-a100-waiting"
@@ -559,7 +558,7 @@ def held_by_running(nodes: Iterable[Obj], pods: Iterable[Obj], pools: Pools) -> 
     used: dict[str, Counter[str]] = {}
     for pod in pods:
         node = str((pod.get("spec") or {}).get("nodeName") or "")
-        if node in by_name and (pod.get("status") or {}).get("phase") not in FINISHED:
+        if node in by_name and not pod_finished(pod):
             used.setdefault(node, Counter()).update(_pod_requests(pod))
     held: Usage = {}
     for name, amounts in sorted(used.items()):
